@@ -1,0 +1,1 @@
+"""Concrete components behind the Protocols of ``ovtui.interfaces``: one file per kind."""

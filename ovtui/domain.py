@@ -1,0 +1,274 @@
+"""The domain model of seed 000 §3–§7, as pydantic models.
+
+The models double as the JSON wire format (rollout files, dataset lines, the remote benchmark
+protocol, pending plans), so every one of them round-trips exactly through ``model_dump_json`` /
+``model_validate_json``. Runtime handles (the store behind an ExperienceSet) are private
+attributes: never serialised, never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from ovtui.memory.fileformat import MemoryFile
+
+if TYPE_CHECKING:
+    from ovtui.workspace.store import MemoryStore
+
+
+class Model(BaseModel):
+    """Base: unknown keys are rejected so a typo in a rollout file is an error, not silence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class PolicyStatus(str, Enum):
+    DRAFT = "draft"
+    STAGING = "staging"
+    PRODUCTION = "production"
+    DEPRECATED = "deprecated"
+    ARCHIVED = "archived"
+
+    @classmethod
+    def parse(cls, value: object) -> PolicyStatus:
+        """OpenViking treats a missing or unknown status as production."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.PRODUCTION
+
+
+class TrajectoryOutcome(str, Enum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+    PARTIAL = "partial"
+    UNFINISHED = "unfinished"
+    UNKNOWN = "unknown"
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+class TextPart(Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolPart(Model):
+    type: Literal["tool"] = "tool"
+    tool_id: str
+    tool_name: str
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+    tool_output: str = ""
+    tool_status: Literal["completed", "error", "pending", "running"] = "completed"
+
+
+Part = Annotated[TextPart | ToolPart, Field(discriminator="type")]
+
+
+class Message(Model):
+    role: Literal["system", "user", "assistant", "tool"]
+    parts: list[Part] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_parts(self) -> list[ToolPart]:
+        return [p for p in self.parts if isinstance(p, ToolPart)]
+
+
+# --- cases, rubrics, evaluations ----------------------------------------------------------------
+
+
+class RubricCriterion(Model):
+    name: str
+    description: str = ""
+    required: bool = True
+    weight: float = 1.0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Rubric(Model):
+    name: str
+    description: str = ""
+    criteria: list[RubricCriterion] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Case(Model):
+    name: str
+    task_signature: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    rubric: Rubric
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class CriterionResult(Model):
+    criterion_name: str
+    passed: bool
+    score: float
+    feedback: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RubricEvaluation(Model):
+    passed: bool
+    score: float
+    criterion_results: list[CriterionResult] = Field(default_factory=list)
+    feedback: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Rollout(Model):
+    case: Case
+    messages: list[Message] = Field(default_factory=list)
+    policy_snapshot_id: str = ""
+    evaluation: RubricEvaluation | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+# --- memories -----------------------------------------------------------------------------------
+
+
+class Experience(Model):
+    name: str
+    uri: str
+    version: int
+    status: PolicyStatus
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExperienceSet(Model):
+    """A snapshot of the experiences directory. ``lock()``/``reload()`` need the store it came from."""
+
+    root_uri: str
+    policies: list[Experience] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    _store: Any = PrivateAttr(default=None)
+
+    def bind(self, store: MemoryStore) -> ExperienceSet:
+        self._store = store
+        return self
+
+    @property
+    def store(self) -> MemoryStore:  # noqa: F821 - imported for type checking only
+        if self._store is None:
+            raise RuntimeError("this ExperienceSet is detached from a workspace: load it with ExperienceSetLoader")
+        return self._store
+
+    def by_name(self) -> dict[str, Experience]:
+        return {p.name: p for p in self.policies}
+
+    @asynccontextmanager
+    async def lock(self, purpose: str = "apply") -> AsyncIterator[None]:
+        """The workspace lock: an OS file lock, so it serialises processes as well as tasks."""
+        async with self.store.lock.held(purpose):
+            yield
+
+    async def reload(self) -> ExperienceSet:
+        from ovtui.components.memory_store import ExperienceSetLoader
+
+        return ExperienceSetLoader(self.store).load_sync()
+
+
+class Trajectory(Model):
+    name: str
+    uri: str
+    content: str
+    outcome: TrajectoryOutcome | str = TrajectoryOutcome.UNKNOWN
+    retrieval_anchor: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RolloutAnalysis(Model):
+    rollout: Rollout
+    evaluation: RubricEvaluation
+    trajectories: list[Trajectory] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+# --- gradients and plans ------------------------------------------------------------------------
+
+
+class PatchSemanticGradient(Model):
+    """A proposed before/after of one experience file. ``before_file`` None means: create."""
+
+    before_file: MemoryFile | None
+    after_file: MemoryFile
+    base_version: int | None
+    rationale: str = ""
+    evidence_trajectory_uris: list[str] = Field(default_factory=list)
+    confidence: float = 0.5
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def target_experience_name(self) -> str:
+        return str(self.after_file.fields.get("experience_name", ""))
+
+    @property
+    def target_experience_uri(self) -> str | None:
+        return self.before_file.uri if self.before_file is not None else self.after_file.uri
+
+
+SemanticGradient = PatchSemanticGradient
+
+PolicyPlanItemKind = Literal["upsert_experience", "delete_experience"]
+
+
+class PolicyPlanItem(Model):
+    kind: PolicyPlanItemKind
+    target_experience_name: str
+    target_experience_uri: str | None = None
+    before_content: str | None = None
+    after_content: str | None = None
+    base_version: int | None = None
+    confidence: float | None = None
+    evidence_trajectory_uris: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class PolicyUpdatePlan(Model):
+    items: list[PolicyPlanItem] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ItemError(Model):
+    """Why one plan item was not written. ``stale`` marks a compare-and-swap conflict."""
+
+    item: int
+    target: str
+    message: str
+    stale: bool = False
+
+
+class PolicyApplyResult(Model):
+    updated_policy_set: ExperienceSet
+    written_uris: list[str] = Field(default_factory=list)
+    deleted_uris: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    item_errors: list[ItemError] = Field(default_factory=list)
+    dry_run: bool = False
+    history_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def stale_items(self) -> list[int]:
+        return [e.item for e in self.item_errors if e.stale]
+
+
+class RolloutTrainingResult(Model):
+    analyses: list[RolloutAnalysis] = Field(default_factory=list)
+    gradients: list[PatchSemanticGradient] = Field(default_factory=list)
+    plan: PolicyUpdatePlan = Field(default_factory=PolicyUpdatePlan)
+    apply_result: PolicyApplyResult | None = None
+    errors: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)

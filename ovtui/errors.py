@@ -1,0 +1,40 @@
+"""Errors that name what went wrong and where: a file, a field, a line."""
+
+from __future__ import annotations
+
+
+class OvtuiError(Exception):
+    """Base of every error the kernel raises on purpose."""
+
+
+class MemoryFormatError(OvtuiError):
+    def __init__(self, source: str, message: str, line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        self.reason = message
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {message}")
+
+
+class UnsafePathError(OvtuiError):
+    """A name or path that would leave the workspace or is not a valid memory name."""
+
+
+class PatchError(OvtuiError):
+    """A SEARCH/REPLACE block that did not match exactly once."""
+
+
+class LockTimeoutError(OvtuiError):
+    """The workspace lock could not be taken in time; the message names the holder."""
+
+
+class StaleItemError(OvtuiError):
+    """A plan item whose target changed after it was planned (compare-and-swap failed)."""
+
+
+class RevertConflictError(OvtuiError):
+    """A file changed after the history record that is being reverted."""
+
+
+class ConfigError(OvtuiError):
+    """ovtui.toml is missing a value or holds a wrong one."""

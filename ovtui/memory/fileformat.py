@@ -1,0 +1,90 @@
+"""The OpenViking memory file format.
+
+A file is a Markdown body (the ``content`` field), a blank line, then exactly one trailing comment
+that holds every other field as JSON indented by two spaces::
+
+    ## Situation
+    ...
+
+    <!-- MEMORY_FIELDS
+    {
+      "experience_name": "x",
+      "version": 2
+    }
+    -->
+
+``content`` never appears inside the JSON, and keys whose value is null are not written. A file
+without the trailing comment is still a memory (all fields empty) so hand-written notes load.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ovtui.errors import MemoryFormatError
+
+FIELDS_OPEN = "<!-- MEMORY_FIELDS"
+FIELDS_CLOSE = "-->"
+# The comment must close the file: only whitespace may follow it.
+_TRAILER = re.compile(r"\n?<!-- MEMORY_FIELDS[ \t]*\n(?P<json>.*?)\n?-->\s*\Z", re.DOTALL)
+
+
+class MemoryFile(BaseModel):
+    """One parsed memory file: its body plus its fields (without ``content``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    uri: str | None = None
+    content: str = ""
+    fields: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def version(self) -> int:
+        value = self.fields.get("version", 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def render(self) -> str:
+        return render_memory(self.content, self.fields)
+
+    def without(self, *keys: str) -> dict[str, Any]:
+        return {k: v for k, v in self.fields.items() if k not in keys}
+
+
+def normalise_content(content: str) -> str:
+    """The body as stored: no trailing whitespace lines, so parse(render(x)) is exact."""
+    return content.rstrip()
+
+
+def render_memory(content: str, fields: dict[str, Any]) -> str:
+    clean = {k: v for k, v in fields.items() if v is not None and k != "content"}
+    body = normalise_content(content)
+    payload = json.dumps(clean, indent=2, ensure_ascii=False)
+    head = f"{body}\n\n" if body else ""
+    return f"{head}{FIELDS_OPEN}\n{payload}\n{FIELDS_CLOSE}\n"
+
+
+def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None) -> MemoryFile:
+    """Parse a memory file; ``source`` names the file in errors (with the line of the problem)."""
+    if "\x00" in text:
+        raise MemoryFormatError(source, "contains a NUL byte (binary file?)")
+    match = _TRAILER.search(text)
+    if match is None:
+        if FIELDS_OPEN in text:
+            line = text[: text.index(FIELDS_OPEN)].count("\n") + 1
+            raise MemoryFormatError(source, "MEMORY_FIELDS comment is not closed or is not at the end", line)
+        return MemoryFile(uri=uri, content=normalise_content(text), fields={})
+    raw = match.group("json")
+    json_line = text[: match.start("json")].count("\n") + 1
+    try:
+        fields = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise MemoryFormatError(source, f"MEMORY_FIELDS is not valid JSON: {exc.msg}", json_line + exc.lineno - 1) from exc
+    if not isinstance(fields, dict):
+        raise MemoryFormatError(source, "MEMORY_FIELDS must hold a JSON object", json_line)
+    fields.pop("content", None)
+    fields = {k: v for k, v in fields.items() if v is not None}
+    return MemoryFile(uri=uri, content=normalise_content(text[: match.start()]), fields=fields)

@@ -1,0 +1,123 @@
+"""Reading and listing memory files of a workspace, with clear errors for bad files.
+
+A bad file (broken MEMORY_FIELDS, not UTF-8, binary, too large, an unsafe name) is reported with
+its path and never modified: listing skips it and records the problem, so the rest of the
+workspace keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ovtui.errors import MemoryFormatError, OvtuiError, UnsafePathError
+from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema, default_registry
+from ovtui.workspace.fsio import atomic_write_text
+from ovtui.workspace.locks import WorkspaceLock
+from ovtui.workspace.paths import HIDDEN_MEMORY_NAMES, MAX_MEMORY_FILE_BYTES, WorkspacePaths, validate_name
+
+
+@dataclass
+class LoadReport:
+    files: list[MemoryFile] = field(default_factory=list)
+    problems: list[MemoryFormatError] = field(default_factory=list)
+
+
+class MemoryStore:
+    """One workspace's memory files. Writes of plans go through the updater and the journal."""
+
+    def __init__(
+        self,
+        paths: WorkspacePaths,
+        registry: MemoryTypeRegistry | None = None,
+        *,
+        lock_timeout: float | None = None,
+    ) -> None:
+        self.paths = paths
+        self.registry = registry or default_registry()
+        self.lock = WorkspaceLock(paths.state, **({"timeout": lock_timeout} if lock_timeout is not None else {}))
+
+    @classmethod
+    def open(cls, root: Path | str, user: str = "default", **kwargs: object) -> MemoryStore:
+        return cls(WorkspacePaths(Path(root), user), **kwargs)  # type: ignore[arg-type]
+
+    # --- locations ---
+    def type_dir(self, memory_type: str) -> Path:
+        return self.paths.root / self.registry.get(memory_type).directory
+
+    def type_uri(self, memory_type: str) -> str:
+        return self.paths.uri_prefix + self.registry.get(memory_type).directory
+
+    def path_for_name(self, memory_type: str, name: str) -> Path:
+        schema = self.registry.get(memory_type)
+        if schema.operation_mode == "add_only":
+            raise OvtuiError(f"{memory_type} files are add-only: use new_path_for")
+        return self.paths.inside(self.type_dir(memory_type) / schema.filename(name))
+
+    def uri_for_name(self, memory_type: str, name: str) -> str:
+        return self.paths.uri_for(self.path_for_name(memory_type, name))
+
+    def schema_for_uri(self, uri: str) -> MemoryTypeSchema:
+        parent = self.paths.path_for(uri).parent
+        rel = parent.relative_to(self.paths.root).as_posix()
+        schema = self.registry.for_directory(rel)
+        if schema is None:
+            raise UnsafePathError(f"{uri} is not in a known memory type directory")
+        return schema
+
+    # --- reading ---
+    def read_text(self, path: Path) -> str:
+        """The text of a memory file, refusing binaries, non-UTF-8 and oversized files by name."""
+        path = self.paths.inside(path)
+        rel = self.paths.relative(path)
+        size = path.stat().st_size
+        if size > MAX_MEMORY_FILE_BYTES:
+            raise MemoryFormatError(rel, f"file is {size} bytes, larger than the {MAX_MEMORY_FILE_BYTES} byte limit")
+        data = path.read_bytes()
+        if b"\x00" in data:
+            raise MemoryFormatError(rel, "contains NUL bytes (binary file?)")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise MemoryFormatError(rel, f"is not valid UTF-8 (byte {exc.start})", line) from None
+
+    def read(self, path: Path) -> MemoryFile:
+        path = self.paths.inside(path)
+        text = self.read_text(path)
+        return parse_memory(text, source=self.paths.relative(path), uri=self.paths.uri_for(path))
+
+    def read_uri(self, uri: str) -> MemoryFile | None:
+        path = self.paths.path_for(uri)
+        return self.read(path) if path.exists() else None
+
+    def list_paths(self, memory_type: str) -> list[Path]:
+        folder = self.type_dir(memory_type)
+        if not folder.is_dir():
+            return []
+        with os.scandir(folder) as entries:
+            names = sorted(e.name for e in entries if e.name.endswith(".md") and e.is_file())
+        return [folder / n for n in names if n not in HIDDEN_MEMORY_NAMES and not n.startswith(".")]
+
+    def load_type(self, memory_type: str) -> LoadReport:
+        report = LoadReport()
+        for path in self.list_paths(memory_type):
+            try:
+                validate_name(path.stem, what="file name")
+                report.files.append(self.read(path))
+            except MemoryFormatError as exc:
+                report.problems.append(exc)
+            except (UnsafePathError, OSError) as exc:
+                report.problems.append(MemoryFormatError(self.paths.relative(path), str(exc)))
+        return report
+
+    # --- plain writes (outside plans: trajectories are add-only and written by the analyzer) ---
+    def write_new(self, path: Path, memory: MemoryFile) -> str:
+        """Create a file that must not exist yet; returns its URI."""
+        path = self.paths.inside(path)
+        if path.exists():
+            raise OvtuiError(f"{self.paths.relative(path)} already exists (add-only)")
+        atomic_write_text(path, memory.render())
+        return self.paths.uri_for(path)
