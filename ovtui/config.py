@@ -1,0 +1,103 @@
+"""``ovtui.toml``: read with tomllib, validated by pydantic, written with tomli-w.
+
+An API key never lives here: ``[llm] api_key_env`` names the environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ovtui.errors import ConfigError
+
+CONFIG_NAME = "ovtui.toml"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LLMConfig(Section):
+    backend: Literal["offline", "openai"] = "offline"
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = Field(8, ge=1, le=256)
+    timeout: float = Field(60.0, gt=0)
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_retries: int = Field(4, ge=0, le=20)
+    cache: bool = False
+    # Price per million tokens, for the cost shown in the app and reports (0 = unknown).
+    prompt_price_per_mtok: float = 0.0
+    completion_price_per_mtok: float = 0.0
+
+
+class TrainerConfig(Section):
+    batch_size: int = Field(8, ge=1)
+    epochs: int = Field(1, ge=1)
+    max_gradients_per_update: int = Field(8, ge=1)
+    max_wait_seconds: float = Field(10.0, gt=0)
+    rollout_concurrency: int = Field(8, ge=1)
+    dataset: str = "support"
+
+
+class ReviewConfig(Section):
+    policy: str = "ask"
+    dry_run: bool = False
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, value: str) -> str:
+        if value in {"ask", "all", "none"} or value.startswith("confidence>="):
+            return value
+        raise ValueError("must be ask, all, none or confidence>=X")
+
+
+class WorkspaceConfig(Section):
+    user: str = "default"
+
+
+class UIConfig(Section):
+    theme: str = "textual-dark"
+
+
+class OvtuiConfig(Section):
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    trainer: TrainerConfig = Field(default_factory=TrainerConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
+    ui: UIConfig = Field(default_factory=UIConfig)
+    keys: dict[str, str] = Field(default_factory=dict)
+
+
+def _describe(exc: ValidationError, source: Path) -> str:
+    lines = [f"{source}: invalid configuration"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        lines.append(f"  [{where}] {err['msg']}")
+    return "\n".join(lines)
+
+
+def load_config(root: Path) -> OvtuiConfig:
+    path = root / CONFIG_NAME
+    if not path.exists():
+        return OvtuiConfig()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        return OvtuiConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from exc
+
+
+def save_config(root: Path, config: OvtuiConfig) -> None:
+    from ovtui.workspace.fsio import atomic_write_text
+
+    data = config.model_dump(mode="json", exclude_defaults=False)
+    atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data))
