@@ -1,0 +1,72 @@
+"""Case loaders: a list in memory, or a JSONL dataset (one Case JSON per line)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ovtui.domain import Case
+from ovtui.errors import OvtuiError
+from ovtui.workspace.paths import WorkspacePaths, validate_name
+
+
+class ListCaseLoader:
+    def __init__(self, cases: list[Case], batch_size: int = 8) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.cases = cases
+        self.batch_size = batch_size
+
+    async def batches(self, context: Any = None) -> AsyncIterator[list[Case]]:
+        for start in range(0, len(self.cases), self.batch_size):
+            yield self.cases[start : start + self.batch_size]
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+class DatasetError(OvtuiError):
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], list[str]]:
+    """Parse a JSONL case file; returns the valid cases and one problem per bad line (path:line)."""
+    shown = display or str(path)
+    cases: list[Case] = []
+    problems: list[str] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        return [], [f"{shown}: cannot read: {exc}"]
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(Case.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "line"
+            problems.append(f"{shown}:{number}: [{where}] {first['msg']}")
+    return cases, problems
+
+
+class JsonlCaseLoader(ListCaseLoader):
+    """``datasets/<name>/<split>.jsonl``; a bad line is an error naming the file and line."""
+
+    def __init__(self, paths: WorkspacePaths, dataset: str, split: str, batch_size: int = 8, limit: int | None = None):
+        validate_name(dataset, what="dataset name")
+        validate_name(split, what="split name")
+        path = paths.inside(paths.datasets / dataset / f"{split}.jsonl")
+        if not path.exists():
+            raise OvtuiError(f"{paths.relative(path)}: dataset split not found")
+        cases, problems = read_cases(path, display=paths.relative(path))
+        if problems:
+            raise DatasetError(problems)
+        super().__init__(cases[:limit] if limit else cases, batch_size)
+        self.path = path
+

@@ -1,0 +1,97 @@
+"""TrajectoryRolloutAnalyzer: rollout → persisted trajectories (seed 000 §6.4).
+
+Evaluation precedence: the rollout's own evaluation, else the injected evaluator, else a fallback
+that only says whether a trajectory was extracted (and carries no reward bonus). The evaluation's
+feedback is appended to what the backend reads. Trajectory files are add-only and named
+``<name>_<timestamp>.md``; they record the case name and the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
+from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
+from ovtui.interfaces import RolloutEvaluator
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.workspace.paths import slugify
+from ovtui.workspace.store import MemoryStore
+
+TRAJECTORIES = "trajectories"
+
+
+def feedback_text(evaluation: RubricEvaluation) -> str:
+    lines = [f"Evaluation: {'PASSED' if evaluation.passed else 'FAILED'} (score {evaluation.score:.2f})"]
+    lines += [f"- {line}" for line in evaluation.feedback]
+    for result in evaluation.criterion_results:
+        mark = "ok" if result.passed else "FAILED"
+        lines.append(f"- [{mark}] {result.criterion_name}: {'; '.join(result.feedback)}".rstrip(": "))
+    return "\n".join(lines)
+
+
+def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
+    if evaluation.passed:
+        return TrajectoryOutcome.SUCCESS
+    return TrajectoryOutcome.PARTIAL if evaluation.score > 0 else TrajectoryOutcome.FAILURE
+
+
+class TrajectoryRolloutAnalyzer:
+    def __init__(self, store: MemoryStore, extractor: TrajectoryExtractor, evaluator: RolloutEvaluator | None = None):
+        self.store = store
+        self.extractor = extractor
+        self.evaluator = evaluator
+
+    async def analyze(self, rollout: Rollout, context: Any = None) -> RolloutAnalysis:
+        evaluation, source = await self._evaluation(rollout, context)
+        drafts = await self.extractor.extract(rollout, evaluation, feedback_text(evaluation))
+        if source == "fallback":
+            # Without a grader the only signal is whether anything could be extracted: no reward bonus.
+            evaluation = RubricEvaluation(
+                passed=False, score=0.0, feedback=["no evaluation available; trajectory extracted" if drafts
+                                                   else "no evaluation available; nothing extracted"],
+                metadata={"source": "fallback"},
+            )
+        trajectories = await asyncio.to_thread(self._write_all, rollout, evaluation, drafts)
+        return RolloutAnalysis(
+            rollout=rollout, evaluation=evaluation, trajectories=trajectories,
+            metadata={"evaluation_source": source, "backend": self.extractor.label},
+        )
+
+    async def _evaluation(self, rollout: Rollout, context: Any) -> tuple[RubricEvaluation, str]:
+        if rollout.evaluation is not None:
+            return rollout.evaluation, "rollout"
+        if self.evaluator is not None:
+            return await self.evaluator.evaluate(rollout, context), "evaluator"
+        return RubricEvaluation(passed=False, score=0.0, metadata={"source": "fallback"}), "fallback"
+
+    def _write_all(self, rollout: Rollout, evaluation: RubricEvaluation, drafts: list[TrajectoryDraft]) -> list[Trajectory]:
+        return [self._write(rollout, evaluation, draft) for draft in drafts]
+
+    def _write(self, rollout: Rollout, evaluation: RubricEvaluation, draft: TrajectoryDraft) -> Trajectory:
+        name = slugify(draft.name, fallback="trajectory")
+        folder = self.store.type_dir(TRAJECTORIES)
+        schema = self.store.registry.get(TRAJECTORIES)
+        now = datetime.now(UTC)
+        path = folder / schema.filename(name, when=now)
+        suffix = 1
+        while path.exists():  # add-only: two rollouts in the same second get distinct files
+            suffix += 1
+            path = folder / schema.filename(f"{name}_{suffix}", when=now)
+        outcome = draft.outcome if draft.outcome != TrajectoryOutcome.UNKNOWN else outcome_of(evaluation)
+        fields = {
+            "trajectory_name": name,
+            "memory_type": TRAJECTORIES,
+            "outcome": TrajectoryOutcome(outcome).value,
+            "case_name": rollout.case.name,
+            "retrieval_anchor": draft.retrieval_anchor or None,
+            "reward": evaluation.score,
+            "version": 1,
+        }
+        uri = self.store.write_new(path, MemoryFile(content=draft.content, fields=fields))
+        return Trajectory(
+            name=name, uri=uri, content=draft.content, outcome=TrajectoryOutcome(outcome),
+            retrieval_anchor=draft.retrieval_anchor,
+            metadata={"case_name": rollout.case.name, "reward": evaluation.score, "passed": evaluation.passed},
+        )

@@ -1,0 +1,161 @@
+"""PolicyTrainingEngine: the analyze → estimate → plan → review → apply kernel (seed 000 §8).
+
+Batch and streaming trainers share it. Analysis and estimation run concurrently (bounded); plan
+runs outside the lock (it may call an LLM) against a snapshot; apply takes the workspace lock and
+compare-and-swaps every item. Items that went stale are re-estimated and re-planned once against
+the fresh policy set; what is still stale after that is left to the person as a pending plan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from ovtui.domain import (
+    ExperienceSet,
+    PatchSemanticGradient,
+    PolicyApplyResult,
+    PolicyUpdatePlan,
+    Rollout,
+    RolloutAnalysis,
+)
+from ovtui.events import EventBus
+from ovtui.interfaces import GradientEstimator, PolicyOptimizer, PolicyUpdater, RolloutAnalyzer
+from ovtui.review import ItemDecision, PendingPlans, ReviewPolicy, apply_reviewed
+
+
+@dataclass
+class EstimateOutcome:
+    analyses: list[RolloutAnalysis] = field(default_factory=list)
+    gradients: list[PatchSemanticGradient] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ApplyOutcome:
+    plan: PolicyUpdatePlan
+    result: PolicyApplyResult | None = None
+    pending_id: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+class PolicyTrainingEngine:
+    def __init__(
+        self,
+        analyzer: RolloutAnalyzer,
+        estimator: GradientEstimator,
+        optimizer: PolicyOptimizer,
+        updater: PolicyUpdater,
+        *,
+        review: ReviewPolicy,
+        pending: PendingPlans,
+        events: EventBus | None = None,
+        concurrency: int = 8,
+        wait_for_review: bool = False,
+    ) -> None:
+        self.analyzer = analyzer
+        self.estimator = estimator
+        self.optimizer = optimizer
+        self.updater = updater
+        self.review = review
+        self.pending = pending
+        self.events = events or EventBus()
+        self.wait_for_review = wait_for_review
+        self._limit = asyncio.Semaphore(concurrency)
+        self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
+
+    # --- analyze + estimate -------------------------------------------------------------------
+    async def analyze_and_estimate(
+        self, rollouts: list[Rollout], policy_set: ExperienceSet, analyses: list[RolloutAnalysis] | None = None
+    ) -> EstimateOutcome:
+        outcome = EstimateOutcome()
+        done = 0
+
+        async def one(index: int, rollout: Rollout) -> None:
+            nonlocal done
+            async with self._limit:
+                try:
+                    analysis = analyses[index] if analyses else await self.analyzer.analyze(rollout, None)
+                    outcome.analyses.append(analysis)
+                    self._count("trajectories", len(analysis.trajectories))
+                    gradients = await self.estimator.estimate(analysis, policy_set, None)
+                    outcome.gradients.extend(gradients)
+                    self._count("gradients", len(gradients))
+                except Exception as exc:  # one bad rollout must not sink the batch
+                    message = f"rollout {rollout.case.name!r}: {type(exc).__name__}: {exc}"
+                    outcome.errors.append(message)
+                    self.events.log(message, level="error")
+                finally:
+                    done += 1
+                    self._count("rollouts", 1)
+
+        await asyncio.gather(*(one(i, r) for i, r in enumerate(rollouts)))
+        return outcome
+
+    def _count(self, stage: str, amount: int) -> None:
+        self.counts[stage] += amount
+        self.events.emit("counts", **self.counts)
+
+    # --- plan + review + apply ------------------------------------------------------------------
+    async def plan_and_apply(
+        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet, *, run_id: str | None = None,
+        analyses: list[RolloutAnalysis] | None = None, replan: bool = True,
+    ) -> ApplyOutcome:
+        latest = await policy_set.reload()
+        plan = await self.optimizer.plan(gradients, latest, None)
+        self._count("plans", 1)
+        outcome = ApplyOutcome(plan=plan)
+        if not plan.items:
+            self.events.log("plan is empty: nothing to review")
+            outcome.result = await self.updater.apply(plan, latest, {"plan_id": plan.metadata.get("plan_id"),
+                                                                      "decisions": []})
+            return outcome
+        decisions = self.review.decisions(plan)
+        if self.review.asks:
+            return await self._ask(plan, decisions, run_id, outcome)
+        result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
+        outcome.result = result
+        self._announce(plan, result)
+        stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
+        if stale:
+            await self._handle_stale(plan, latest, stale, analyses, run_id, replan, outcome)
+        return outcome
+
+    async def _ask(
+        self, plan: PolicyUpdatePlan, decisions: list[ItemDecision], run_id: str | None, outcome: ApplyOutcome
+    ) -> ApplyOutcome:
+        pending = self.pending.park(plan, decisions, run_id=run_id)
+        outcome.pending_id = pending.plan_id
+        self.events.emit("plan_pending", plan_id=pending.plan_id, items=len(plan.items))
+        if self.wait_for_review:
+            settled = await self.pending.wait_settled(pending.plan_id)
+            self.events.log(f"plan {pending.plan_id} {settled.status}")
+        return outcome
+
+    async def _handle_stale(
+        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, stale: list[int], analyses: list[RolloutAnalysis] | None,
+        run_id: str | None, replan: bool, outcome: ApplyOutcome,
+    ) -> None:
+        metadata = {**plan.metadata, "plan_id": f"{plan.metadata.get('plan_id')}-stale", "stale_of": plan.metadata.get("plan_id")}
+        stale_plan = PolicyUpdatePlan(items=[plan.items[i] for i in stale], metadata=metadata)
+        evidence = {uri for item in stale_plan.items for uri in item.evidence_trajectory_uris}
+        sources = [a for a in (analyses or []) if any(t.uri in evidence for t in a.trajectories)]
+        if replan and sources:
+            self.events.log(f"{len(stale)} stale item(s): re-planning once against the current policy set")
+            fresh = await policy_set.reload()
+            again = await self.analyze_and_estimate([a.rollout for a in sources], fresh, analyses=sources)
+            retry = await self.plan_and_apply(again.gradients, fresh, run_id=run_id, analyses=sources, replan=False)
+            outcome.errors.extend(retry.errors)
+            return
+        parked = self.pending.park(stale_plan, [ItemDecision(item=i) for i in range(len(stale))], run_id=run_id)
+        parked.stale = list(range(len(stale)))
+        self.pending.save(parked)
+        outcome.errors.append(f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}")
+        self.events.emit("plan_pending", plan_id=parked.plan_id, items=len(stale), stale=True)
+
+    def _announce(self, plan: PolicyUpdatePlan, result: PolicyApplyResult) -> None:
+        self.events.emit(
+            "plan_applied", plan_id=plan.metadata.get("plan_id"), written=len(result.written_uris),
+            deleted=len(result.deleted_uris), errors=list(result.errors), dry_run=result.dry_run,
+            history_id=result.history_id,
+        )
+

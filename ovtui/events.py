@@ -1,0 +1,65 @@
+"""Run events: what the kernel tells the app, the CLI progress bar and ``events.jsonl``.
+
+The kernel never imports Textual; it calls plain callbacks with Event objects, and the app turns
+them into messages.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+EventKind = str  # run_started | progress | log | usage | eval | plan_pending | plan_applied | run_finished | error
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: EventKind
+    data: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=time.time)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, default=str)
+
+
+Listener = Callable[[Event], None]
+
+
+class EventBus:
+    """Fans events out to listeners and, when given a file, appends them as JSON lines."""
+
+    def __init__(self, listeners: list[Listener] | None = None, log_path: Path | None = None) -> None:
+        self.listeners = list(listeners or [])
+        self.log_path = log_path
+        self._lock = threading.Lock()
+        self._handle = None
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = log_path.open("a", encoding="utf-8")
+
+    def emit(self, kind: EventKind, **data: Any) -> Event:
+        event = Event(kind, data)
+        with self._lock:
+            if self._handle is not None:
+                self._handle.write(event.to_json() + "\n")
+                self._handle.flush()
+        for listener in self.listeners:
+            listener(event)
+        return event
+
+    def progress(self, stage: str, done: int, total: int, **extra: Any) -> None:
+        self.emit("progress", stage=stage, done=done, total=total, **extra)
+
+    def log(self, message: str, level: str = "info") -> None:
+        self.emit("log", message=message, level=level)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None

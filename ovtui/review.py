@@ -1,0 +1,199 @@
+"""The review gate between plan and apply, and the pending plans it parks for a person.
+
+A policy decides per item: ``all`` approves everything, ``none`` rejects everything,
+``confidence>=X`` approves items at or above X, ``ask`` parks the plan in ``.ovtui/pending/`` for
+the app. Pending plans are files, so they survive a restart. Whether approved by a policy or by a
+person, a plan is applied by the same ``apply_reviewed`` path, so files and records are identical.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ovtui.domain import ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.errors import OvtuiError
+from ovtui.interfaces import PolicyUpdater
+from ovtui.workspace.fsio import atomic_write_text, remove_durably
+from ovtui.workspace.paths import validate_name
+from ovtui.workspace.store import MemoryStore
+
+Decision = Literal["pending", "approved", "rejected"]
+
+
+class ItemDecision(Model):
+    item: int
+    decision: Decision = "pending"
+    note: str = ""
+
+
+class ReviewPolicy:
+    def __init__(self, spec: str) -> None:
+        self.spec = spec.strip()
+        self.threshold: float | None = None
+        if self.spec.startswith("confidence>="):
+            try:
+                self.threshold = float(self.spec.split(">=", 1)[1])
+            except ValueError:
+                raise OvtuiError(f"review policy {spec!r}: the threshold is not a number") from None
+        elif self.spec not in {"all", "none", "ask"}:
+            raise OvtuiError(f"unknown review policy {spec!r}: use all, none, ask or confidence>=X")
+
+    @property
+    def asks(self) -> bool:
+        return self.spec == "ask"
+
+    def decide(self, item: PolicyPlanItem) -> Decision:
+        if self.spec == "all":
+            return "approved"
+        if self.spec == "none":
+            return "rejected"
+        if self.threshold is not None:
+            return "approved" if (item.confidence or 0.0) >= self.threshold else "rejected"
+        return "pending"
+
+    def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
+        note = f"auto: {self.spec}"
+        return [ItemDecision(item=i, decision=self.decide(it), note=note) for i, it in enumerate(plan.items)]
+
+
+class PendingPlan(Model):
+    plan_id: str
+    plan: PolicyUpdatePlan
+    decisions: list[ItemDecision]
+    stale: list[int] = Field(default_factory=list)
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    run_id: str | None = None
+    status: Literal["pending", "applied", "discarded"] = "pending"
+    history_id: str | None = None
+
+    @property
+    def undecided(self) -> int:
+        return sum(d.decision == "pending" for d in self.decisions)
+
+
+def approved_subplan(plan: PolicyUpdatePlan, decisions: list[ItemDecision]) -> tuple[PolicyUpdatePlan, list[int]]:
+    """The approved items (in order) and their indices in the original plan."""
+    chosen = [d.item for d in decisions if d.decision == "approved"]
+    return PolicyUpdatePlan(items=[plan.items[i] for i in chosen], metadata=dict(plan.metadata)), chosen
+
+
+async def apply_reviewed(
+    updater: PolicyUpdater, plan: PolicyUpdatePlan, decisions: list[ItemDecision], policy_set: ExperienceSet
+) -> tuple[PolicyApplyResult, list[int]]:
+    """Apply the approved part of a plan; the record carries every decision, rejected ones too."""
+    subplan, chosen = approved_subplan(plan, decisions)
+    context: dict[str, Any] = {
+        "plan_id": plan.metadata.get("plan_id"),
+        "decisions": [d.model_dump() for d in decisions],
+        "item_indices": chosen,
+    }
+    result = await updater.apply(subplan, policy_set, context)
+    return result, chosen
+
+
+class PendingPlans:
+    """``.ovtui/pending/<plan_id>.json``; in-process waiters are woken when a plan is settled."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.folder = store.paths.state / "pending"
+        self._settled: dict[str, asyncio.Event] = {}
+
+    def _path(self, plan_id: str) -> Path:
+        return self.folder / f"{validate_name(plan_id, what='plan id')}.json"
+
+    def park(self, plan: PolicyUpdatePlan, decisions: list[ItemDecision], run_id: str | None = None) -> PendingPlan:
+        plan_id = str(plan.metadata.get("plan_id") or "")
+        pending = PendingPlan(plan_id=plan_id, plan=plan, decisions=decisions, run_id=run_id)
+        self.save(pending)
+        return pending
+
+    def save(self, pending: PendingPlan) -> None:
+        atomic_write_text(self._path(pending.plan_id), pending.model_dump_json(indent=2))
+
+    def get(self, plan_id: str) -> PendingPlan:
+        path = self._path(plan_id)
+        if not path.exists():
+            raise OvtuiError(f"no pending plan {plan_id!r}")
+        return PendingPlan.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def list(self) -> list[PendingPlan]:
+        """Pending plans, oldest first; a corrupt file is skipped (it stays on disk for inspection)."""
+        if not self.folder.is_dir():
+            return []
+        plans: list[PendingPlan] = []
+        for path in sorted(self.folder.glob("*.json")):
+            try:
+                plan = PendingPlan.model_validate_json(path.read_text(encoding="utf-8"))
+            except (ValueError, OSError):
+                continue
+            if plan.status == "pending":
+                plans.append(plan)
+        return sorted(plans, key=lambda p: p.created_at)
+
+    def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
+        pending = self.get(plan_id)
+        if not 0 <= item < len(pending.decisions):
+            raise OvtuiError(f"plan {plan_id} has no item {item}")
+        pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
+        self.save(pending)
+        return pending
+
+    def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
+        pending = self.get(plan_id)
+        pending.decisions = [ItemDecision(item=d.item, decision=decision, note=note) for d in pending.decisions]
+        self.save(pending)
+        return pending
+
+    def edit_after(self, plan_id: str, item: int, after_content: str) -> PendingPlan:
+        pending = self.get(plan_id)
+        target = pending.plan.items[item]
+        if target.kind != "upsert_experience":
+            raise OvtuiError("only an upsert's after-content can be edited")
+        target.after_content = after_content.strip()
+        target.metadata["edited_by_reviewer"] = True
+        self.save(pending)
+        return pending
+
+    def refresh_stale(self, policy_set: ExperienceSet) -> list[str]:
+        """Mark items whose target changed since planning; returns the ids of plans that changed."""
+        current = policy_set.by_name()
+        changed: list[str] = []
+        for pending in self.list():
+            stale = [i for i, it in enumerate(pending.plan.items) if _is_stale(it, current)]
+            if stale != pending.stale:
+                pending.stale = stale
+                self.save(pending)
+                changed.append(pending.plan_id)
+        return changed
+
+    def settle(self, pending: PendingPlan, status: Literal["applied", "discarded"], history_id: str | None) -> None:
+        pending.status = status
+        pending.history_id = history_id
+        self.save(pending)
+        self._event(pending.plan_id).set()
+
+    def remove(self, plan_id: str) -> None:
+        remove_durably(self._path(plan_id))
+
+    async def wait_settled(self, plan_id: str) -> PendingPlan:
+        await self._event(plan_id).wait()
+        return self.get(plan_id)
+
+    def _event(self, plan_id: str) -> asyncio.Event:
+        return self._settled.setdefault(plan_id, asyncio.Event())
+
+
+def _is_stale(item: PolicyPlanItem, current: dict[str, Any]) -> bool:
+    existing = current.get(item.target_experience_name)
+    if item.before_content is None and item.base_version is None:
+        return existing is not None
+    if existing is None:
+        return True
+    return existing.version != item.base_version or existing.content.strip() != (item.before_content or "").strip()
+
