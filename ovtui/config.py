@@ -43,6 +43,8 @@ class TrainerConfig(Section):
     max_wait_seconds: float = Field(10.0, gt=0)
     rollout_concurrency: int = Field(8, ge=1)
     dataset: str = "support"
+    # Who runs the cases: the built-in scripted sample agent, or one chat call per case to the LLM.
+    agent: Literal["sample", "llm"] = "sample"
 
 
 class ReviewConfig(Section):

@@ -1,0 +1,109 @@
+"""Streaming from the inbox: rollout files dropped into ``inbox/rollouts/`` are trained on.
+
+A processed file moves to ``inbox/done/``; a file that is not a valid Rollout moves to
+``inbox/rejected/`` next to a ``.reason.txt`` naming the problem. Nothing is ever deleted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+from watchfiles import Change, awatch
+
+from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.events import EventBus
+from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES, WorkspacePaths
+
+Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
+MAX_ROLLOUT_BYTES = 4 * MAX_MEMORY_FILE_BYTES
+
+
+def _unique(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / name
+    if not target.exists():
+        return target
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    return folder / f"{Path(name).stem}.{stamp}{Path(name).suffix}"
+
+
+class InboxProcessor:
+    def __init__(self, paths: WorkspacePaths, submit: Submit, events: EventBus) -> None:
+        self.paths = paths
+        self.submit = submit
+        self.events = events
+        self.incoming = paths.inbox / "rollouts"
+        self.done = paths.inbox / "done"
+        self.rejected = paths.quarantine
+        self._seen: set[Path] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.processed = 0
+        self.rejected_count = 0
+
+    def reject(self, path: Path, reason: str) -> Path:
+        target = _unique(self.rejected, path.name)
+        shutil.move(str(path), target)
+        target.with_name(target.name + ".reason.txt").write_text(reason + "\n", encoding="utf-8")
+        self.rejected_count += 1
+        self.events.log(f"rejected {self.paths.relative(path)}: {reason}", level="warning")
+        return target
+
+    def load(self, path: Path) -> Rollout | None:
+        try:
+            if path.stat().st_size > MAX_ROLLOUT_BYTES:
+                self.reject(path, f"file is larger than {MAX_ROLLOUT_BYTES} bytes")
+                return None
+            return Rollout.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "document"
+            self.reject(path, f"not a valid Rollout: [{where}] {first['msg']} ({exc.error_count()} problem(s))")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.reject(path, f"cannot read: {exc}")
+        return None
+
+    def start(self, path: Path) -> None:
+        """Begin training on one file in the background (batching needs several in flight)."""
+        if path in self._seen or path.suffix != ".json" or not path.is_file():
+            return
+        self._seen.add(path)
+        task = asyncio.create_task(self._handle(path))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, path: Path) -> None:
+        rollout = self.load(path)
+        if rollout is None:
+            return
+        try:
+            result = await self.submit(rollout)
+        except Exception as exc:
+            self.reject(path, f"training failed: {type(exc).__name__}: {exc}")
+            return
+        shutil.move(str(path), _unique(self.done, path.name))
+        self.processed += 1
+        self.events.emit("inbox_processed", file=path.name, errors=result.errors)
+
+    def scan(self) -> None:
+        if self.incoming.is_dir():
+            for path in sorted(self.incoming.glob("*.json")):
+                self.start(path)
+
+    async def drain(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Process what is there, then every new file until ``stop`` is set."""
+        self.incoming.mkdir(parents=True, exist_ok=True)
+        self.scan()
+        async for changes in awatch(self.incoming, stop_event=stop, debounce=50, step=20):
+            for change, name in changes:
+                if change in (Change.added, Change.modified):
+                    self.start(Path(name))
+        await self.drain()

@@ -1,0 +1,252 @@
+"""The one object the CLI and the app drive: a workspace with its kernel wired from ovtui.toml.
+
+Nothing here knows about Textual. Long operations take an EventBus (progress, logs, usage,
+pending plans) and an asyncio.Event for cancellation, and return a RunReport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ovtui.components.case_loader import JsonlCaseLoader
+from ovtui.components.gradient_estimator import ExperienceGradientEstimator
+from ovtui.components.memory_store import ExperienceSetLoader
+from ovtui.components.policy_optimizer import PatchMergePolicyOptimizer
+from ovtui.components.policy_trainer import BatchPolicyTrainer
+from ovtui.components.snapshotter import ContentHashPolicySnapshotter
+from ovtui.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
+from ovtui.config import OvtuiConfig, load_config
+from ovtui.context import PipelineContext
+from ovtui.domain import ExperienceSet, PolicyApplyResult
+from ovtui.engine import PolicyTrainingEngine
+from ovtui.errors import OvtuiError
+from ovtui.events import EventBus, Listener
+from ovtui.interfaces import PolicyUpdater, RolloutExecutor
+from ovtui.pipeline import OfflinePolicyOptimizationPipeline, RunCancelled
+from ovtui.reports import RunReport
+from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed
+from ovtui.workspace.paths import WorkspacePaths
+from ovtui.workspace.store import MemoryStore
+
+
+@dataclass
+class TrainOptions:
+    dataset: str | None = None
+    epochs: int | None = None
+    batch_size: int | None = None
+    approve: str | None = None  # review policy; None = from config
+    dry_run: bool | None = None
+    eval_split: str | None = "test"
+    limit: int | None = None
+
+
+def run_stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "_" + uuid.uuid4().hex[:6]
+
+
+class Workspace:
+    def __init__(self, root: Path | str, config: OvtuiConfig | None = None) -> None:
+        root = Path(root)
+        if not root.is_dir():
+            raise OvtuiError(f"{root} is not a folder")
+        self.config = config or load_config(root)
+        self.paths = WorkspacePaths(root, self.config.workspace.user)
+        self.store = MemoryStore(self.paths)
+        self.pending = PendingPlans(self.store)
+        self._llm: Any = None
+
+    @property
+    def root(self) -> Path:
+        return self.paths.root
+
+    @property
+    def backend_label(self) -> str:
+        return "offline" if self.config.llm.backend == "offline" else f"llm:{self.config.llm.model}"
+
+    def experiences(self) -> ExperienceSet:
+        return ExperienceSetLoader(self.store).load_sync()
+
+    # --- wiring --------------------------------------------------------------------------------
+    def llm_client(self) -> Any:
+        if self._llm is None:
+            from ovtui.llm.client import LLMClient
+
+            cache = self.paths.state / "llm_cache" if self.config.llm.cache else None
+            self._llm = LLMClient(self.config.llm, cache_dir=cache)
+        return self._llm
+
+    def updater(self, dry_run: bool) -> PolicyUpdater:
+        from ovtui.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
+
+        return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
+
+    def executor(self) -> RolloutExecutor:
+        from ovtui.sample_env.agent import SampleAgentExecutor
+        from ovtui.sample_env.evaluator import SampleEvaluator
+
+        if self.config.trainer.agent == "llm":
+            from ovtui.components.rollout_executor import SingleTurnLLMRolloutExecutor
+
+            return SingleTurnLLMRolloutExecutor(self.llm_client(), evaluator=SampleEvaluator())
+        return SampleAgentExecutor()
+
+    def engine(self, events: EventBus, *, approve: str, dry_run: bool, wait_for_review: bool) -> PolicyTrainingEngine:
+        if self.config.llm.backend == "offline":
+            from ovtui.components.offline import OfflineGradientProposer, OfflinePlanMerger, OfflineTrajectoryExtractor
+
+            extractor: Any = OfflineTrajectoryExtractor()
+            proposer: Any = OfflineGradientProposer()
+            merger: Any = OfflinePlanMerger()
+        else:
+            from ovtui.components.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
+
+            client = self.llm_client()
+            extractor = LLMTrajectoryExtractor(client, self.store)
+            proposer = LLMGradientProposer(client, self.store)
+            merger = LLMPlanMerger(client, self.store)
+        return PolicyTrainingEngine(
+            TrajectoryRolloutAnalyzer(self.store, extractor),
+            ExperienceGradientEstimator(self.store, proposer),
+            PatchMergePolicyOptimizer(self.store, merger),
+            self.updater(dry_run),
+            review=ReviewPolicy(approve),
+            pending=self.pending,
+            events=events,
+            concurrency=self.config.trainer.rollout_concurrency,
+            wait_for_review=wait_for_review,
+        )
+
+    def open_run(self, listeners: list[Listener] | None) -> tuple[str, EventBus]:
+        run_id = run_stamp()
+        return run_id, EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl")
+
+    def save_report(self, report: RunReport) -> Path:
+        from ovtui.workspace.fsio import atomic_write_text
+
+        path = self.paths.runs / report.run_id / "report.json"
+        atomic_write_text(path, report.model_dump_json(indent=2))
+        return path
+
+    # --- operations ----------------------------------------------------------------------------
+    async def train(
+        self, options: TrainOptions, listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None, *, wait_for_review: bool = False,
+    ) -> RunReport:
+        cfg = self.config.trainer
+        dataset = options.dataset or cfg.dataset
+        approve = options.approve or self.config.review.policy
+        dry_run = self.config.review.dry_run if options.dry_run is None else options.dry_run
+        run_id, events = self.open_run(listeners)
+        report = RunReport(run_id=run_id, command="train", backend=self.backend_label, dataset=dataset)
+        batch = options.batch_size or cfg.batch_size
+        try:
+            train_cases = JsonlCaseLoader(self.paths, dataset, "train", batch, options.limit)
+            eval_cases = (JsonlCaseLoader(self.paths, dataset, options.eval_split, batch)
+                          if options.eval_split else None)
+            engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            pipeline = OfflinePolicyOptimizationPipeline(
+                ContentHashPolicySnapshotter(), self.executor(), BatchPolicyTrainer(engine, run_id=run_id),
+                events=events, cancel=cancel,
+            )
+            events.emit("run_started", run_id=run_id, command="train", dataset=dataset, backend=self.backend_label,
+                        epochs=options.epochs or cfg.epochs, approve=approve, dry_run=dry_run)
+            result = await pipeline.train(
+                train_cases, await ExperienceSetLoader(self.store).load(),
+                PipelineContext(max_epochs=options.epochs or cfg.epochs), eval_loader=eval_cases,
+            )
+            report.stages = result.stages
+            for training in result.training:
+                report.errors += training.errors
+                if training.apply_result and training.apply_result.history_id:
+                    report.history_ids.append(training.apply_result.history_id)
+                if training.metadata.get("pending_plan"):
+                    report.pending_plans.append(str(training.metadata["pending_plan"]))
+        except RunCancelled:
+            report.cancelled = True
+        finally:
+            report.usage = self._usage()
+            self.save_report(report)
+            events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
+            events.close()
+        return report
+
+    async def evaluate(
+        self, dataset: str | None = None, split: str = "test", listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> RunReport:
+        dataset = dataset or self.config.trainer.dataset
+        run_id, events = self.open_run(listeners)
+        report = RunReport(run_id=run_id, command="eval", backend=self.backend_label, dataset=dataset)
+        try:
+            loader = JsonlCaseLoader(self.paths, dataset, split, self.config.trainer.batch_size)
+            pipeline = OfflinePolicyOptimizationPipeline(
+                ContentHashPolicySnapshotter(), self.executor(), BatchPolicyTrainer(self.engine(
+                    events, approve="none", dry_run=True, wait_for_review=False)), events=events, cancel=cancel,
+            )
+            events.emit("run_started", run_id=run_id, command="eval", dataset=dataset, backend=self.backend_label)
+            report.stages.append((await pipeline.eval(loader, await ExperienceSetLoader(self.store).load())).report)
+        except RunCancelled:
+            report.cancelled = True
+        finally:
+            self.save_report(report)
+            events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
+            events.close()
+        return report
+
+    async def stream(
+        self, listeners: list[Listener] | None = None, stop: asyncio.Event | None = None,
+        *, approve: str | None = None, dry_run: bool | None = None, wait_for_review: bool = False,
+    ) -> RunReport:
+        """Train from ``inbox/rollouts/`` until ``stop`` is set (the CLI's ``--watch``, the app's streaming)."""
+        from ovtui.components.policy_trainer import StreamingPolicyTrainer, StreamingPolicyTrainerConfig
+        from ovtui.inbox import InboxProcessor
+
+        cfg = self.config.trainer
+        stop = stop or asyncio.Event()
+        run_id, events = self.open_run(listeners)
+        approve = approve or self.config.review.policy
+        dry_run = self.config.review.dry_run if dry_run is None else dry_run
+        report = RunReport(run_id=run_id, command="stream", backend=self.backend_label, dataset="inbox")
+        engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+        trainer = StreamingPolicyTrainer(
+            engine, self.experiences(),
+            StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds), run_id=run_id,
+        )
+        inbox = InboxProcessor(self.paths, trainer.submit_rollout, events)
+        events.emit("run_started", run_id=run_id, command="stream", backend=self.backend_label, approve=approve)
+        try:
+            await inbox.watch(stop)
+        finally:
+            await trainer.close()
+            await inbox.drain()
+            if inbox.rejected_count:
+                report.errors.append(f"{inbox.rejected_count} file(s) rejected")
+            report.usage = self._usage()
+            self.save_report(report)
+            events.emit("run_finished", report=report.model_dump(mode="json"), processed=inbox.processed,
+                        rejected=inbox.rejected_count, cancelled=False)
+            events.close()
+        return report
+
+    async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
+        """Apply a reviewed plan: the same path as ``--approve all``, so files and records match."""
+        pending = self.pending.get(plan_id)
+        if pending.undecided:
+            raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
+        result, _ = await apply_reviewed(self.updater(dry_run), pending.plan, pending.decisions, self.experiences())
+        if not dry_run:
+            self.pending.settle(pending, "applied", result.history_id)
+        return result
+
+    def discard_pending(self, plan_id: str) -> None:
+        self.pending.settle(self.pending.get(plan_id), "discarded", None)
+
+    def _usage(self) -> dict[str, dict[str, float]]:
+        if self._llm is None:
+            return {}
+        return dict(self._llm.usage.as_dict())
