@@ -1,0 +1,118 @@
+"""``ovtui train`` and ``ovtui eval``: the kernel headless, with a progress line on a TTY."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ovtui.events import Event
+from ovtui.reports import RunReport
+from ovtui.service import TrainOptions, Workspace
+
+
+class ProgressLine:
+    """One self-overwriting status line on stderr; silent when stderr is not a terminal."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self.counts: dict[str, int] = {}
+        self.stage = ""
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "log" and event.data.get("level") in {"error", "warning"}:
+            self.clear()
+            print(f"{event.data['level']}: {event.data['message']}", file=self.stream)
+        if not self.enabled:
+            return
+        if event.kind == "progress":
+            done, total = int(event.data["done"]), max(1, int(event.data["total"]))
+            filled = int(24 * done / total)
+            self.stage = f"{event.data['stage']:<15} [{'#' * filled}{'.' * (24 - filled)}] {done}/{total}"
+        elif event.kind == "counts":
+            self.counts = {k: int(v) for k, v in event.data.items()}
+        elif event.kind == "eval":
+            self.clear()
+            return
+        counts = " ".join(f"{k}={v}" for k, v in self.counts.items())
+        self.stream.write(f"\r\x1b[2K{self.stage}  {counts}")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    train = sub.add_parser("train", help="train the policy on a dataset (or stream from the inbox with --watch)")
+    train.add_argument("workspace", nargs="?", default=".", type=Path)
+    train.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
+    train.add_argument("--epochs", type=int, help="epochs over the train split (default: [trainer] epochs)")
+    train.add_argument("--batch-size", type=int)
+    train.add_argument("--limit", type=int, help="use only the first N train cases")
+    train.add_argument("--approve", metavar="POLICY", help="all | none | ask | confidence>=X (default: [review] policy)")
+    train.add_argument("--dry-run", action="store_true", default=None, help="write no memory file, only the records")
+    train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
+    train.add_argument("--watch", action="store_true", help="stream rollouts from inbox/rollouts/ until interrupted")
+    train.set_defaults(handler=run_train)
+
+    evaluate = sub.add_parser("eval", help="accuracy of the current policy on a split (writes only the report)")
+    evaluate.add_argument("workspace", nargs="?", default=".", type=Path)
+    evaluate.add_argument("--dataset")
+    evaluate.add_argument("--split", default="test")
+    evaluate.set_defaults(handler=run_eval)
+
+
+def _finish(report: RunReport, workspace: Workspace) -> int:
+    print(report.summary())
+    print(f"report: {workspace.paths.relative(workspace.paths.runs / report.run_id / 'report.json')}")
+    if report.cancelled:
+        print("run cancelled; everything applied so far is consistent and recorded", file=sys.stderr)
+        return 130
+    return 1 if report.errors and not report.stages else 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    workspace = Workspace(args.workspace)
+    progress = ProgressLine()
+    print(f"ovtui train · {workspace.paths.relative(workspace.root) or '.'} · backend {workspace.backend_label}")
+    if args.watch:
+        return asyncio.run(_watch(workspace, args, progress))
+    options = TrainOptions(dataset=args.dataset, epochs=args.epochs, batch_size=args.batch_size, approve=args.approve,
+                           dry_run=args.dry_run, eval_split=None if args.no_eval else "test", limit=args.limit)
+    report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
+    progress.clear()
+    return _finish(report, workspace)
+
+
+async def _cancellable(start):  # noqa: ANN001, ANN202 - a coroutine factory taking the cancel event
+    """Ctrl-C asks the run to stop between batches instead of killing it mid-apply."""
+    cancel = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, cancel.set)
+    try:
+        return await start(cancel)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
+    print("watching inbox/rollouts/ — Ctrl-C to stop")
+    report = await _cancellable(lambda stop: workspace.stream([progress], stop, approve=args.approve,
+                                                              dry_run=args.dry_run))
+    progress.clear()
+    print(report.summary() or "stopped")
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    workspace = Workspace(args.workspace)
+    progress = ProgressLine()
+    report = asyncio.run(_cancellable(lambda cancel: workspace.evaluate(args.dataset, args.split, [progress], cancel)))
+    progress.clear()
+    return _finish(report, workspace)
