@@ -9,6 +9,7 @@ feedback is appended to what the backend reads. Trajectory files are add-only an
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,7 +39,12 @@ def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
 
 
 class TrajectoryRolloutAnalyzer:
-    def __init__(self, store: MemoryStore, extractor: TrajectoryExtractor, evaluator: RolloutEvaluator | None = None):
+    # Choosing a free add-only name and creating the file must not interleave between threads.
+    _naming = threading.Lock()
+
+    def __init__(
+        self, store: MemoryStore, extractor: TrajectoryExtractor, evaluator: RolloutEvaluator | None = None
+    ):
         self.store = store
         self.extractor = extractor
         self.evaluator = evaluator
@@ -49,13 +55,20 @@ class TrajectoryRolloutAnalyzer:
         if source == "fallback":
             # Without a grader the only signal is whether anything could be extracted: no reward bonus.
             evaluation = RubricEvaluation(
-                passed=False, score=0.0, feedback=["no evaluation available; trajectory extracted" if drafts
-                                                   else "no evaluation available; nothing extracted"],
+                passed=False,
+                score=0.0,
+                feedback=[
+                    "no evaluation available; trajectory extracted"
+                    if drafts
+                    else "no evaluation available; nothing extracted"
+                ],
                 metadata={"source": "fallback"},
             )
         trajectories = await asyncio.to_thread(self._write_all, rollout, evaluation, drafts)
         return RolloutAnalysis(
-            rollout=rollout, evaluation=evaluation, trajectories=trajectories,
+            rollout=rollout,
+            evaluation=evaluation,
+            trajectories=trajectories,
             metadata={"evaluation_source": source, "backend": self.extractor.label},
         )
 
@@ -66,7 +79,9 @@ class TrajectoryRolloutAnalyzer:
             return await self.evaluator.evaluate(rollout, context), "evaluator"
         return RubricEvaluation(passed=False, score=0.0, metadata={"source": "fallback"}), "fallback"
 
-    def _write_all(self, rollout: Rollout, evaluation: RubricEvaluation, drafts: list[TrajectoryDraft]) -> list[Trajectory]:
+    def _write_all(
+        self, rollout: Rollout, evaluation: RubricEvaluation, drafts: list[TrajectoryDraft]
+    ) -> list[Trajectory]:
         return [self._write(rollout, evaluation, draft) for draft in drafts]
 
     def _write(self, rollout: Rollout, evaluation: RubricEvaluation, draft: TrajectoryDraft) -> Trajectory:
@@ -74,11 +89,6 @@ class TrajectoryRolloutAnalyzer:
         folder = self.store.type_dir(TRAJECTORIES)
         schema = self.store.registry.get(TRAJECTORIES)
         now = datetime.now(UTC)
-        path = folder / schema.filename(name, when=now)
-        suffix = 1
-        while path.exists():  # add-only: two rollouts in the same second get distinct files
-            suffix += 1
-            path = folder / schema.filename(f"{name}_{suffix}", when=now)
         outcome = draft.outcome if draft.outcome != TrajectoryOutcome.UNKNOWN else outcome_of(evaluation)
         fields = {
             "trajectory_name": name,
@@ -89,9 +99,23 @@ class TrajectoryRolloutAnalyzer:
             "reward": evaluation.score,
             "version": 1,
         }
-        uri = self.store.write_new(path, MemoryFile(content=draft.content, fields=fields))
+        memory = MemoryFile(content=draft.content, fields=fields)
+        with self._naming:
+            path = folder / schema.filename(name, when=now)
+            suffix = 1
+            while path.exists():  # add-only: two rollouts in the same second get distinct files
+                suffix += 1
+                path = folder / schema.filename(f"{name}_{suffix}", when=now)
+            uri = self.store.write_new(path, memory)
         return Trajectory(
-            name=name, uri=uri, content=draft.content, outcome=TrajectoryOutcome(outcome),
+            name=name,
+            uri=uri,
+            content=draft.content,
+            outcome=TrajectoryOutcome(outcome),
             retrieval_anchor=draft.retrieval_anchor,
-            metadata={"case_name": rollout.case.name, "reward": evaluation.score, "passed": evaluation.passed},
+            metadata={
+                "case_name": rollout.case.name,
+                "reward": evaluation.score,
+                "passed": evaluation.passed,
+            },
         )

@@ -1,0 +1,98 @@
+"""OfflineTrajectoryExtractor: a trajectory from the tool sequence and the evaluation, no model."""
+
+from __future__ import annotations
+
+import re
+
+from ovtui.components.backends import TrajectoryDraft
+from ovtui.components.offline.steps import first_request, rollout_steps
+from ovtui.components.offline.text import intent_name, scrub_specifics
+from ovtui.domain import Case, Rollout, RubricEvaluation, TrajectoryOutcome
+
+OFFLINE_LABEL = "offline"
+PARTIAL_SCORE = 0.5
+# "Evaluation: FAILED (score 0.40)" and "[ok] criterion" add nothing to the evaluation itself.
+_RESTATED = re.compile(r"^(evaluation: (passed|failed)\b|\[(ok|pass|passed)\]\s*\S+$)", re.IGNORECASE)
+_MARK = re.compile(r"^\[\w+\]\s*")
+
+
+def task_name(case: Case) -> str:
+    """The task's snake_case name: its signature, else its rubric's name, else its name without ids."""
+    for candidate in (case.task_signature, case.rubric.name, case.name):
+        if candidate.strip():
+            name = intent_name(candidate, fallback="")
+            if name:
+                return name
+    return "general_request"
+
+
+def task_words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
+    if evaluation.passed:
+        return TrajectoryOutcome.SUCCESS
+    if not evaluation.criterion_results and evaluation.score == 0:
+        return TrajectoryOutcome.UNKNOWN
+    return TrajectoryOutcome.PARTIAL if evaluation.score >= PARTIAL_SCORE else TrajectoryOutcome.FAILURE
+
+
+def outcome_lines(evaluation: RubricEvaluation, feedback: str) -> list[str]:
+    results = evaluation.criterion_results
+    met = sum(r.passed for r in results)
+    summary = f"{outcome_of(evaluation).value}: score {evaluation.score:.2f}"
+    if results:
+        summary += f", {met} of {len(results)} criteria met"
+    lines = [summary]
+    for result in results:
+        if not result.passed:
+            why = "; ".join(result.feedback) or "not met"
+            lines.append(f"{result.criterion_name} failed: {scrub_specifics(why)}")
+    # The caller's feedback mostly restates the evaluation read above; keep only what is new.
+    known = " ".join(lines).lower()
+    for raw in feedback.splitlines():
+        line = raw.strip(" -")
+        if _RESTATED.match(line):
+            continue
+        line = scrub_specifics(_MARK.sub("", line))
+        if line and line.split(": ", 1)[-1].lower() not in known:
+            lines.append(line)
+            known += " " + line.lower()
+    return lines
+
+
+class OfflineTrajectoryExtractor:
+    """TrajectoryExtractor without a model: Task / Steps / Outcome from what the rollout did."""
+
+    label = OFFLINE_LABEL
+
+    async def extract(
+        self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str
+    ) -> list[TrajectoryDraft]:
+        return [self.draft(rollout, evaluation, feedback)]
+
+    def draft(self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str = "") -> TrajectoryDraft:
+        name = task_name(rollout.case)
+        request = scrub_specifics(
+            first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
+        )
+        steps = rollout_steps(rollout.messages)
+        step_lines = [f"{i}. {s.describe()}" for i, s in enumerate(steps, start=1)] or [
+            "1. no tool calls; the agent only replied"
+        ]
+        task = f'- {task_words(name)}: "{request}"' if request else f"- {task_words(name)}"
+        content = "\n".join(
+            [
+                "## Task",
+                task,
+                "## Steps",
+                *step_lines,
+                "## Outcome",
+                *(f"- {x}" for x in outcome_lines(evaluation, feedback)),
+            ]
+        )
+        anchor = f"{task_words(name)}: {request}" if request else task_words(name)
+        return TrajectoryDraft(
+            name=name, content=content, outcome=outcome_of(evaluation), retrieval_anchor=anchor[:200]
+        )

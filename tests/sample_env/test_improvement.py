@@ -1,0 +1,101 @@
+"""Acceptance: offline training makes the sample agent good at held-out and brand-new cases.
+
+Uses the minimal in-memory loop of ``sample_loop`` (the same backends the pipeline uses, applied to
+the ExperienceSet in memory): 3 epochs on the shipped train split, starting from the shipped
+starter memories.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from sample_loop import LoopReport, accuracy, evaluate, train
+
+from ovtui.components.memory_store import ExperienceSetLoader
+from ovtui.components.offline.sections import SECTIONS, parse_sections
+from ovtui.domain import Case, Experience, ExperienceSet
+from ovtui.memory.fileformat import parse_memory, render_memory
+from ovtui.sample_env.generate import generate_cases, read_cases
+from ovtui.sample_env.intents import INTENTS
+from ovtui.workspace.store import MemoryStore
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
+SPECIFIC = re.compile(r"\bC\d{4}\b|\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b|@|\d{4}-\d{2}-\d{2}|\b\d{2,}\b")
+
+
+@pytest.fixture(scope="module")
+def start() -> ExperienceSet:
+    return ExperienceSetLoader(MemoryStore.open(SAMPLE)).load_sync()
+
+
+@pytest.fixture(scope="module")
+def trained(start: ExperienceSet) -> tuple[ExperienceSet, LoopReport]:
+    cases = read_cases(SAMPLE / "datasets" / "support" / "train.jsonl")
+    return train(cases, start, epochs=3, batch_size=8)
+
+
+def case_specifics(cases: list[Case]) -> set[str]:
+    """Every id, name, email and date the training cases mention."""
+    values: set[str] = set()
+    for case in cases:
+        db = case.input["db"]
+        values |= set(db["customers"]) | set(db["reservations"])
+        for customer in db["customers"].values():
+            values |= {customer["email"], *customer["name"].split()}
+        values |= {r["date"] for r in db["reservations"].values()}
+    return values
+
+
+def learned_experiences(start: ExperienceSet, trained: ExperienceSet) -> list[Experience]:
+    before = start.by_name()
+    return [p for p in trained.policies if p.name not in before]
+
+
+def test_accuracy_on_the_held_out_test_split(
+    start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+) -> None:
+    cases = read_cases(SAMPLE / "datasets" / "support" / "test.jsonl")
+    baseline, after = accuracy(evaluate(cases, start)), accuracy(evaluate(cases, trained[0]))
+    assert baseline <= 0.4
+    assert after >= 0.8, (baseline, after)
+
+
+def test_it_holds_for_new_cases_from_another_seed(
+    start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+) -> None:
+    cases = generate_cases("test", 20, seed=2024)
+    assert accuracy(evaluate(cases, start)) <= 0.4
+    assert accuracy(evaluate(cases, trained[0])) >= 0.8
+
+
+def test_training_got_better_batch_by_batch(trained: tuple[ExperienceSet, LoopReport]) -> None:
+    report = trained[1]
+    assert report.batch_accuracy[0] <= 0.4
+    assert report.batch_accuracy[-1] >= 0.8
+    assert report.decisions > 0
+
+
+def test_learned_experiences_read_like_guidance(
+    start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+) -> None:
+    learned = learned_experiences(start, trained[0])
+    specifics = case_specifics(read_cases(SAMPLE / "datasets" / "support" / "train.jsonl"))
+    assert sorted(p.name for p in learned) == sorted(i.signature for i in INTENTS)
+    for experience in learned:
+        headings = [line[3:] for line in experience.content.splitlines() if line.startswith("## ")]
+        assert headings == list(SECTIONS), experience.name
+        assert not SPECIFIC.search(experience.content), (experience.name, SPECIFIC.search(experience.content))
+        assert not {w for w in specifics if w in experience.content}, experience.name
+        sections = parse_sections(experience.content)
+        assert sections.approach and sections.reflect, experience.name
+        assert all(re.match(r"- (NEVER|ALWAYS) ", line) for line in sections.reflect), sections.reflect
+        assert len(experience.content.splitlines()) == len(set(experience.content.splitlines()))
+        text = render_memory(
+            experience.content, {"experience_name": experience.name, "version": experience.version}
+        )
+        assert parse_memory(text).content == experience.content
+    # The starter experiences about other requests were not touched.
+    for name, experience in start.by_name().items():
+        assert trained[0].by_name()[name].content == experience.content

@@ -1,0 +1,68 @@
+"""The shipped sample workspace: valid config and memory files, mirrored links, a low baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ovtui.components.memory_store import ExperienceSetLoader
+from ovtui.components.offline.sections import SECTIONS
+from ovtui.config import load_config
+from ovtui.context import ExecutionContext
+from ovtui.sample_env import SampleAgentExecutor
+from ovtui.sample_env.generate import read_cases
+from ovtui.sample_env.workspace import write_sample_workspace
+from ovtui.workspace.store import MemoryStore
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
+
+
+@pytest.fixture(scope="module")
+def store() -> MemoryStore:
+    return MemoryStore.open(SAMPLE)
+
+
+def test_config_validates() -> None:
+    config = load_config(SAMPLE)
+    assert config.llm.backend == "offline"
+    assert (config.trainer.dataset, config.review.policy, config.review.dry_run) == ("support", "ask", False)
+    assert (config.workspace.user, config.trainer.agent) == ("default", "sample")
+
+
+def test_memory_files_parse_and_follow_the_format(store: MemoryStore) -> None:
+    experiences, trajectories = store.load_type("experiences"), store.load_type("trajectories")
+    assert experiences.problems == [] and trajectories.problems == []
+    assert len(experiences.files) == 12 and len(trajectories.files) == 3
+    for memory in experiences.files:
+        assert memory.uri is not None and memory.uri.endswith(f"/{memory.fields['experience_name']}.md")
+        assert (memory.fields["memory_type"], memory.fields["version"]) == ("experiences", 1)
+        headings = [line[3:] for line in memory.content.splitlines() if line.startswith("## ")]
+        assert headings == list(SECTIONS)
+    assert all((SAMPLE / "inbox" / name / ".gitkeep").exists() for name in ("rollouts", "sessions"))
+
+
+def test_links_are_mirrored_as_backlinks(store: MemoryStore) -> None:
+    links = [link for m in store.load_type("experiences").files for link in m.fields.get("links", [])]
+    assert len(links) == 3
+    for link in links:
+        assert link["link_type"] == "derived_from" and link["weight"] == 1.0
+        trajectory = store.read_uri(link["to_uri"])
+        assert trajectory is not None and trajectory.fields["backlinks"] == [link]
+        assert store.read_uri(link["from_uri"]) is not None
+
+
+def test_the_files_are_what_the_builder_writes(tmp_path: Path) -> None:
+    write_sample_workspace(tmp_path)
+    built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    for relative in built:
+        assert (SAMPLE / relative).read_bytes() == (tmp_path / relative).read_bytes(), relative
+
+
+def test_starter_experiences_leave_the_graded_intents_to_learn(store: MemoryStore) -> None:
+    policy_set = ExperienceSetLoader(store).load_sync()
+    cases = read_cases(SAMPLE / "datasets" / "support" / "test.jsonl")
+    rollouts = SampleAgentExecutor().execute_sync(cases, policy_set, ExecutionContext("baseline"))
+    used = {name for r in rollouts for name in r.metadata["experiences_used"]}
+    assert used <= {"conversation_etiquette"}
+    assert sum(bool(r.evaluation and r.evaluation.passed) for r in rollouts) / len(rollouts) <= 0.4
