@@ -6,12 +6,15 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from ovtui.events import Event
 from ovtui.reports import RunReport
 from ovtui.service import TrainOptions, Workspace
+
+T = TypeVar("T")
 
 
 class ProgressLine:
@@ -49,19 +52,29 @@ class ProgressLine:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    train = sub.add_parser("train", help="train the policy on a dataset (or stream from the inbox with --watch)")
+    train = sub.add_parser(
+        "train", help="train the policy on a dataset (or stream from the inbox with --watch)"
+    )
     train.add_argument("workspace", nargs="?", default=".", type=Path)
     train.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
     train.add_argument("--epochs", type=int, help="epochs over the train split (default: [trainer] epochs)")
     train.add_argument("--batch-size", type=int)
     train.add_argument("--limit", type=int, help="use only the first N train cases")
-    train.add_argument("--approve", metavar="POLICY", help="all | none | ask | confidence>=X (default: [review] policy)")
-    train.add_argument("--dry-run", action="store_true", default=None, help="write no memory file, only the records")
+    train.add_argument(
+        "--approve", metavar="POLICY", help="all | none | ask | confidence>=X (default: [review] policy)"
+    )
+    train.add_argument(
+        "--dry-run", action="store_true", default=None, help="write no memory file, only the records"
+    )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
-    train.add_argument("--watch", action="store_true", help="stream rollouts from inbox/rollouts/ until interrupted")
+    train.add_argument(
+        "--watch", action="store_true", help="stream rollouts from inbox/rollouts/ until interrupted"
+    )
     train.set_defaults(handler=run_train)
 
-    evaluate = sub.add_parser("eval", help="accuracy of the current policy on a split (writes only the report)")
+    evaluate = sub.add_parser(
+        "eval", help="accuracy of the current policy on a split (writes only the report)"
+    )
     evaluate.add_argument("workspace", nargs="?", default=".", type=Path)
     evaluate.add_argument("--dataset")
     evaluate.add_argument("--split", default="test")
@@ -80,17 +93,26 @@ def _finish(report: RunReport, workspace: Workspace) -> int:
 def run_train(args: argparse.Namespace) -> int:
     workspace = Workspace(args.workspace)
     progress = ProgressLine()
-    print(f"ovtui train · {workspace.paths.relative(workspace.root) or '.'} · backend {workspace.backend_label}")
+    print(
+        f"ovtui train · {workspace.paths.relative(workspace.root) or '.'} · backend {workspace.backend_label}"
+    )
     if args.watch:
         return asyncio.run(_watch(workspace, args, progress))
-    options = TrainOptions(dataset=args.dataset, epochs=args.epochs, batch_size=args.batch_size, approve=args.approve,
-                           dry_run=args.dry_run, eval_split=None if args.no_eval else "test", limit=args.limit)
+    options = TrainOptions(
+        dataset=args.dataset,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        approve=args.approve,
+        dry_run=args.dry_run,
+        eval_split=None if args.no_eval else "test",
+        limit=args.limit,
+    )
     report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
     progress.clear()
     return _finish(report, workspace)
 
 
-async def _cancellable(start):  # noqa: ANN001, ANN202 - a coroutine factory taking the cancel event
+async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]]) -> T:
     """Ctrl-C asks the run to stop between batches instead of killing it mid-apply."""
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -103,8 +125,9 @@ async def _cancellable(start):  # noqa: ANN001, ANN202 - a coroutine factory tak
 
 async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
     print("watching inbox/rollouts/ — Ctrl-C to stop")
-    report = await _cancellable(lambda stop: workspace.stream([progress], stop, approve=args.approve,
-                                                              dry_run=args.dry_run))
+    report = await _cancellable(
+        lambda stop: workspace.stream([progress], stop, approve=args.approve, dry_run=args.dry_run)
+    )
     progress.clear()
     print(report.summary() or "stopped")
     return 0
@@ -113,6 +136,8 @@ async def _watch(workspace: Workspace, args: argparse.Namespace, progress: Progr
 def run_eval(args: argparse.Namespace) -> int:
     workspace = Workspace(args.workspace)
     progress = ProgressLine()
-    report = asyncio.run(_cancellable(lambda cancel: workspace.evaluate(args.dataset, args.split, [progress], cancel)))
+    report = asyncio.run(
+        _cancellable(lambda cancel: workspace.evaluate(args.dataset, args.split, [progress], cancel))
+    )
     progress.clear()
     return _finish(report, workspace)

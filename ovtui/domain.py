@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -27,7 +27,7 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PolicyStatus(str, Enum):
+class PolicyStatus(StrEnum):
     DRAFT = "draft"
     STAGING = "staging"
     PRODUCTION = "production"
@@ -43,7 +43,7 @@ class PolicyStatus(str, Enum):
             return cls.PRODUCTION
 
 
-class TrajectoryOutcome(str, Enum):
+class TrajectoryOutcome(StrEnum):
     SUCCESS = "success"
     FAILURE = "failure"
     PARTIAL = "partial"
@@ -160,9 +160,11 @@ class ExperienceSet(Model):
         return self
 
     @property
-    def store(self) -> MemoryStore:  # noqa: F821 - imported for type checking only
+    def store(self) -> MemoryStore:
         if self._store is None:
-            raise RuntimeError("this ExperienceSet is detached from a workspace: load it with ExperienceSetLoader")
+            raise RuntimeError(
+                "this ExperienceSet is detached from a workspace: load it with ExperienceSetLoader"
+            )
         return self._store
 
     def by_name(self) -> dict[str, Experience]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+
 from ovtui.domain import (
     ExperienceSet,
     PatchSemanticGradient,
@@ -65,7 +66,10 @@ class PolicyTrainingEngine:
 
     # --- analyze + estimate -------------------------------------------------------------------
     async def analyze_and_estimate(
-        self, rollouts: list[Rollout], policy_set: ExperienceSet, analyses: list[RolloutAnalysis] | None = None
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
     ) -> EstimateOutcome:
         outcome = EstimateOutcome()
         done = 0
@@ -97,8 +101,13 @@ class PolicyTrainingEngine:
 
     # --- plan + review + apply ------------------------------------------------------------------
     async def plan_and_apply(
-        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet, *, run_id: str | None = None,
-        analyses: list[RolloutAnalysis] | None = None, replan: bool = True,
+        self,
+        gradients: list[PatchSemanticGradient],
+        policy_set: ExperienceSet,
+        *,
+        run_id: str | None = None,
+        analyses: list[RolloutAnalysis] | None = None,
+        replan: bool = True,
     ) -> ApplyOutcome:
         latest = await policy_set.reload()
         plan = await self.optimizer.plan(gradients, latest, None)
@@ -106,8 +115,9 @@ class PolicyTrainingEngine:
         outcome = ApplyOutcome(plan=plan)
         if not plan.items:
             self.events.log("plan is empty: nothing to review")
-            outcome.result = await self.updater.apply(plan, latest, {"plan_id": plan.metadata.get("plan_id"),
-                                                                      "decisions": []})
+            outcome.result = await self.updater.apply(
+                plan, latest, {"plan_id": plan.metadata.get("plan_id"), "decisions": []}
+            )
             return outcome
         decisions = self.review.decisions(plan)
         if self.review.asks:
@@ -132,10 +142,20 @@ class PolicyTrainingEngine:
         return outcome
 
     async def _handle_stale(
-        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, stale: list[int], analyses: list[RolloutAnalysis] | None,
-        run_id: str | None, replan: bool, outcome: ApplyOutcome,
+        self,
+        plan: PolicyUpdatePlan,
+        policy_set: ExperienceSet,
+        stale: list[int],
+        analyses: list[RolloutAnalysis] | None,
+        run_id: str | None,
+        replan: bool,
+        outcome: ApplyOutcome,
     ) -> None:
-        metadata = {**plan.metadata, "plan_id": f"{plan.metadata.get('plan_id')}-stale", "stale_of": plan.metadata.get("plan_id")}
+        metadata = {
+            **plan.metadata,
+            "plan_id": f"{plan.metadata.get('plan_id')}-stale",
+            "stale_of": plan.metadata.get("plan_id"),
+        }
         stale_plan = PolicyUpdatePlan(items=[plan.items[i] for i in stale], metadata=metadata)
         evidence = {uri for item in stale_plan.items for uri in item.evidence_trajectory_uris}
         sources = [a for a in (analyses or []) if any(t.uri in evidence for t in a.trajectories)]
@@ -143,19 +163,28 @@ class PolicyTrainingEngine:
             self.events.log(f"{len(stale)} stale item(s): re-planning once against the current policy set")
             fresh = await policy_set.reload()
             again = await self.analyze_and_estimate([a.rollout for a in sources], fresh, analyses=sources)
-            retry = await self.plan_and_apply(again.gradients, fresh, run_id=run_id, analyses=sources, replan=False)
+            retry = await self.plan_and_apply(
+                again.gradients, fresh, run_id=run_id, analyses=sources, replan=False
+            )
             outcome.errors.extend(retry.errors)
             return
-        parked = self.pending.park(stale_plan, [ItemDecision(item=i) for i in range(len(stale))], run_id=run_id)
+        parked = self.pending.park(
+            stale_plan, [ItemDecision(item=i) for i in range(len(stale))], run_id=run_id
+        )
         parked.stale = list(range(len(stale)))
         self.pending.save(parked)
-        outcome.errors.append(f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}")
+        outcome.errors.append(
+            f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}"
+        )
         self.events.emit("plan_pending", plan_id=parked.plan_id, items=len(stale), stale=True)
 
     def _announce(self, plan: PolicyUpdatePlan, result: PolicyApplyResult) -> None:
         self.events.emit(
-            "plan_applied", plan_id=plan.metadata.get("plan_id"), written=len(result.written_uris),
-            deleted=len(result.deleted_uris), errors=list(result.errors), dry_run=result.dry_run,
+            "plan_applied",
+            plan_id=plan.metadata.get("plan_id"),
+            written=len(result.written_uris),
+            deleted=len(result.deleted_uris),
+            errors=list(result.errors),
+            dry_run=result.dry_run,
             history_id=result.history_id,
         )
-

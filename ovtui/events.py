@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-EventKind = str  # run_started | progress | log | usage | eval | plan_pending | plan_applied | run_finished | error
+EventKind = (
+    str  # run_started | progress | log | usage | eval | plan_pending | plan_applied | run_finished | error
+)
 
 
 @dataclass(frozen=True)

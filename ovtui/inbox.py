@@ -62,7 +62,9 @@ class InboxProcessor:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "document"
-            self.reject(path, f"not a valid Rollout: [{where}] {first['msg']} ({exc.error_count()} problem(s))")
+            self.reject(
+                path, f"not a valid Rollout: [{where}] {first['msg']} ({exc.error_count()} problem(s))"
+            )
         except (OSError, UnicodeDecodeError) as exc:
             self.reject(path, f"cannot read: {exc}")
         return None

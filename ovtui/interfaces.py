@@ -57,7 +57,9 @@ class PolicyOptimizer(Protocol):
 
 @runtime_checkable
 class PolicyUpdater(Protocol):
-    async def apply(self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, context: Any) -> PolicyApplyResult: ...
+    async def apply(
+        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, context: Any
+    ) -> PolicyApplyResult: ...
 
 
 @runtime_checkable

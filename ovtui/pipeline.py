@@ -54,7 +54,9 @@ class OfflinePolicyOptimizationPipeline:
         if self.cancel.is_set():
             raise RunCancelled("run cancelled")
 
-    async def _rollouts(self, loader: ListCaseLoader, policy_set: ExperienceSet, stage: str, epoch: int) -> list[Rollout]:
+    async def _rollouts(
+        self, loader: ListCaseLoader, policy_set: ExperienceSet, stage: str, epoch: int
+    ) -> list[Rollout]:
         total = len(loader)
         out: list[Rollout] = []
         self.events.progress(stage, 0, total, epoch=epoch)
@@ -66,8 +68,9 @@ class OfflinePolicyOptimizationPipeline:
             self.events.progress(stage, len(out), total, epoch=epoch)
         return out
 
-    async def eval(self, loader: ListCaseLoader, policy_set: ExperienceSet, *, stage: str = "eval",
-                   epoch: int = -1) -> PipelineEvaluationResult:
+    async def eval(
+        self, loader: ListCaseLoader, policy_set: ExperienceSet, *, stage: str = "eval", epoch: int = -1
+    ) -> PipelineEvaluationResult:
         rollouts = await self._rollouts(loader, policy_set, stage, epoch)
         missing = [r.case.name for r in rollouts if r.evaluation is None]
         if missing:
@@ -77,7 +80,10 @@ class OfflinePolicyOptimizationPipeline:
         return PipelineEvaluationResult(report=report, rollouts=rollouts)
 
     async def train(
-        self, train_loader: ListCaseLoader, policy_set: ExperienceSet, context: PipelineContext,
+        self,
+        train_loader: ListCaseLoader,
+        policy_set: ExperienceSet,
+        context: PipelineContext,
         eval_loader: ListCaseLoader | None = None,
     ) -> PipelineResult:
         result = PipelineResult(policy_set=policy_set)
@@ -90,7 +96,9 @@ class OfflinePolicyOptimizationPipeline:
             async for batch in train_loader.batches():
                 self._check_cancel()
                 snapshot = await self.snapshotter.snapshot(policy_set)
-                exec_ctx = ExecutionContext(policy_snapshot_id=snapshot, metadata={"epoch": epoch, "training": True})
+                exec_ctx = ExecutionContext(
+                    policy_snapshot_id=snapshot, metadata={"epoch": epoch, "training": True}
+                )
                 rollouts = await self.executor.execute(batch, policy_set, exec_ctx)
                 rollouts_seen.extend(rollouts)
                 self.events.progress("train_rollouts", len(rollouts_seen), len(train_loader), epoch=epoch)
@@ -121,12 +129,19 @@ class OfflinePolicyOptimizationPipeline:
         return await self.trainer.train_rollouts(rollouts, policy_set, context)
 
 
-def summarise(stage: str, epoch: int, rollouts: list[Rollout], *, commits: int | None = None,
-              errors: int | None = None) -> StageReport:
+def summarise(
+    stage: str, epoch: int, rollouts: list[Rollout], *, commits: int | None = None, errors: int | None = None
+) -> StageReport:
     graded = [r for r in rollouts if r.evaluation is not None]
     passed = sum(1 for r in graded if r.evaluation and r.evaluation.passed)
     reward = sum(r.evaluation.score for r in graded if r.evaluation) / len(graded) if graded else 0.0
     return StageReport(
-        stage=stage, epoch=epoch, cases=len(rollouts), passed=passed, avg_reward=reward, commits=commits,
-        errors=errors, failed_cases=[r.case.name for r in graded if r.evaluation and not r.evaluation.passed],
+        stage=stage,
+        epoch=epoch,
+        cases=len(rollouts),
+        passed=passed,
+        avg_reward=reward,
+        commits=commits,
+        errors=errors,
+        failed_cases=[r.case.name for r in graded if r.evaluation and not r.evaluation.passed],
     )

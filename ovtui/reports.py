@@ -22,8 +22,10 @@ class StageReport(Model):
         return self.passed / self.cases if self.cases else 0.0
 
     def line(self) -> str:
-        text = (f"[{self.stage}] epoch={self.epoch} cases={self.cases} accuracy={self.accuracy:.2%} "
-                f"passed={self.passed}/{self.cases} avg_reward={self.avg_reward:.6f}")
+        text = (
+            f"[{self.stage}] epoch={self.epoch} cases={self.cases} accuracy={self.accuracy:.2%} "
+            f"passed={self.passed}/{self.cases} avg_reward={self.avg_reward:.6f}"
+        )
         if self.commits is not None:
             text += f" commits={self.commits} errors={self.errors or 0}"
         return text

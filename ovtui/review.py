@@ -9,6 +9,7 @@ person, a plan is applied by the same ``apply_reviewed`` path, so files and reco
 from __future__ import annotations
 
 import asyncio
+import builtins
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -76,7 +77,9 @@ class PendingPlan(Model):
         return sum(d.decision == "pending" for d in self.decisions)
 
 
-def approved_subplan(plan: PolicyUpdatePlan, decisions: list[ItemDecision]) -> tuple[PolicyUpdatePlan, list[int]]:
+def approved_subplan(
+    plan: PolicyUpdatePlan, decisions: list[ItemDecision]
+) -> tuple[PolicyUpdatePlan, list[int]]:
     """The approved items (in order) and their indices in the original plan."""
     chosen = [d.item for d in decisions if d.decision == "approved"]
     return PolicyUpdatePlan(items=[plan.items[i] for i in chosen], metadata=dict(plan.metadata)), chosen
@@ -107,7 +110,9 @@ class PendingPlans:
     def _path(self, plan_id: str) -> Path:
         return self.folder / f"{validate_name(plan_id, what='plan id')}.json"
 
-    def park(self, plan: PolicyUpdatePlan, decisions: list[ItemDecision], run_id: str | None = None) -> PendingPlan:
+    def park(
+        self, plan: PolicyUpdatePlan, decisions: list[ItemDecision], run_id: str | None = None
+    ) -> PendingPlan:
         plan_id = str(plan.metadata.get("plan_id") or "")
         pending = PendingPlan(plan_id=plan_id, plan=plan, decisions=decisions, run_id=run_id)
         self.save(pending)
@@ -146,7 +151,9 @@ class PendingPlans:
 
     def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
         pending = self.get(plan_id)
-        pending.decisions = [ItemDecision(item=d.item, decision=decision, note=note) for d in pending.decisions]
+        pending.decisions = [
+            ItemDecision(item=d.item, decision=decision, note=note) for d in pending.decisions
+        ]
         self.save(pending)
         return pending
 
@@ -160,10 +167,10 @@ class PendingPlans:
         self.save(pending)
         return pending
 
-    def refresh_stale(self, policy_set: ExperienceSet) -> list[str]:
+    def refresh_stale(self, policy_set: ExperienceSet) -> builtins.list[str]:
         """Mark items whose target changed since planning; returns the ids of plans that changed."""
         current = policy_set.by_name()
-        changed: list[str] = []
+        changed: builtins.list[str] = []
         for pending in self.list():
             stale = [i for i, it in enumerate(pending.plan.items) if _is_stale(it, current)]
             if stale != pending.stale:
@@ -172,7 +179,9 @@ class PendingPlans:
                 changed.append(pending.plan_id)
         return changed
 
-    def settle(self, pending: PendingPlan, status: Literal["applied", "discarded"], history_id: str | None) -> None:
+    def settle(
+        self, pending: PendingPlan, status: Literal["applied", "discarded"], history_id: str | None
+    ) -> None:
         pending.status = status
         pending.history_id = history_id
         self.save(pending)
@@ -195,5 +204,7 @@ def _is_stale(item: PolicyPlanItem, current: dict[str, Any]) -> bool:
         return existing is not None
     if existing is None:
         return True
-    return existing.version != item.base_version or existing.content.strip() != (item.before_content or "").strip()
-
+    return (
+        existing.version != item.base_version
+        or existing.content.strip() != (item.before_content or "").strip()
+    )

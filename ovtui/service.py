@@ -95,9 +95,15 @@ class Workspace:
             return SingleTurnLLMRolloutExecutor(self.llm_client(), evaluator=SampleEvaluator())
         return SampleAgentExecutor()
 
-    def engine(self, events: EventBus, *, approve: str, dry_run: bool, wait_for_review: bool) -> PolicyTrainingEngine:
+    def engine(
+        self, events: EventBus, *, approve: str, dry_run: bool, wait_for_review: bool
+    ) -> PolicyTrainingEngine:
         if self.config.llm.backend == "offline":
-            from ovtui.components.offline import OfflineGradientProposer, OfflinePlanMerger, OfflineTrajectoryExtractor
+            from ovtui.components.offline import (
+                OfflineGradientProposer,
+                OfflinePlanMerger,
+                OfflineTrajectoryExtractor,
+            )
 
             extractor: Any = OfflineTrajectoryExtractor()
             proposer: Any = OfflineGradientProposer()
@@ -134,8 +140,12 @@ class Workspace:
 
     # --- operations ----------------------------------------------------------------------------
     async def train(
-        self, options: TrainOptions, listeners: list[Listener] | None = None,
-        cancel: asyncio.Event | None = None, *, wait_for_review: bool = False,
+        self,
+        options: TrainOptions,
+        listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+        *,
+        wait_for_review: bool = False,
     ) -> RunReport:
         cfg = self.config.trainer
         dataset = options.dataset or cfg.dataset
@@ -146,18 +156,34 @@ class Workspace:
         batch = options.batch_size or cfg.batch_size
         try:
             train_cases = JsonlCaseLoader(self.paths, dataset, "train", batch, options.limit)
-            eval_cases = (JsonlCaseLoader(self.paths, dataset, options.eval_split, batch)
-                          if options.eval_split else None)
+            eval_cases = (
+                JsonlCaseLoader(self.paths, dataset, options.eval_split, batch)
+                if options.eval_split
+                else None
+            )
             engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
             pipeline = OfflinePolicyOptimizationPipeline(
-                ContentHashPolicySnapshotter(), self.executor(), BatchPolicyTrainer(engine, run_id=run_id),
-                events=events, cancel=cancel,
+                ContentHashPolicySnapshotter(),
+                self.executor(),
+                BatchPolicyTrainer(engine, run_id=run_id),
+                events=events,
+                cancel=cancel,
             )
-            events.emit("run_started", run_id=run_id, command="train", dataset=dataset, backend=self.backend_label,
-                        epochs=options.epochs or cfg.epochs, approve=approve, dry_run=dry_run)
+            events.emit(
+                "run_started",
+                run_id=run_id,
+                command="train",
+                dataset=dataset,
+                backend=self.backend_label,
+                epochs=options.epochs or cfg.epochs,
+                approve=approve,
+                dry_run=dry_run,
+            )
             result = await pipeline.train(
-                train_cases, await ExperienceSetLoader(self.store).load(),
-                PipelineContext(max_epochs=options.epochs or cfg.epochs), eval_loader=eval_cases,
+                train_cases,
+                await ExperienceSetLoader(self.store).load(),
+                PipelineContext(max_epochs=options.epochs or cfg.epochs),
+                eval_loader=eval_cases,
             )
             report.stages = result.stages
             for training in result.training:
@@ -176,7 +202,10 @@ class Workspace:
         return report
 
     async def evaluate(
-        self, dataset: str | None = None, split: str = "test", listeners: list[Listener] | None = None,
+        self,
+        dataset: str | None = None,
+        split: str = "test",
+        listeners: list[Listener] | None = None,
         cancel: asyncio.Event | None = None,
     ) -> RunReport:
         dataset = dataset or self.config.trainer.dataset
@@ -185,11 +214,18 @@ class Workspace:
         try:
             loader = JsonlCaseLoader(self.paths, dataset, split, self.config.trainer.batch_size)
             pipeline = OfflinePolicyOptimizationPipeline(
-                ContentHashPolicySnapshotter(), self.executor(), BatchPolicyTrainer(self.engine(
-                    events, approve="none", dry_run=True, wait_for_review=False)), events=events, cancel=cancel,
+                ContentHashPolicySnapshotter(),
+                self.executor(),
+                BatchPolicyTrainer(self.engine(events, approve="none", dry_run=True, wait_for_review=False)),
+                events=events,
+                cancel=cancel,
             )
-            events.emit("run_started", run_id=run_id, command="eval", dataset=dataset, backend=self.backend_label)
-            report.stages.append((await pipeline.eval(loader, await ExperienceSetLoader(self.store).load())).report)
+            events.emit(
+                "run_started", run_id=run_id, command="eval", dataset=dataset, backend=self.backend_label
+            )
+            report.stages.append(
+                (await pipeline.eval(loader, await ExperienceSetLoader(self.store).load())).report
+            )
         except RunCancelled:
             report.cancelled = True
         finally:
@@ -199,10 +235,15 @@ class Workspace:
         return report
 
     async def stream(
-        self, listeners: list[Listener] | None = None, stop: asyncio.Event | None = None,
-        *, approve: str | None = None, dry_run: bool | None = None, wait_for_review: bool = False,
+        self,
+        listeners: list[Listener] | None = None,
+        stop: asyncio.Event | None = None,
+        *,
+        approve: str | None = None,
+        dry_run: bool | None = None,
+        wait_for_review: bool = False,
     ) -> RunReport:
-        """Train from ``inbox/rollouts/`` until ``stop`` is set (the CLI's ``--watch``, the app's streaming)."""
+        """Train from ``inbox/rollouts/`` until ``stop`` is set (``train --watch``, the app's streaming)."""
         from ovtui.components.policy_trainer import StreamingPolicyTrainer, StreamingPolicyTrainerConfig
         from ovtui.inbox import InboxProcessor
 
@@ -214,11 +255,15 @@ class Workspace:
         report = RunReport(run_id=run_id, command="stream", backend=self.backend_label, dataset="inbox")
         engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
         trainer = StreamingPolicyTrainer(
-            engine, self.experiences(),
-            StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds), run_id=run_id,
+            engine,
+            self.experiences(),
+            StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds),
+            run_id=run_id,
         )
         inbox = InboxProcessor(self.paths, trainer.submit_rollout, events)
-        events.emit("run_started", run_id=run_id, command="stream", backend=self.backend_label, approve=approve)
+        events.emit(
+            "run_started", run_id=run_id, command="stream", backend=self.backend_label, approve=approve
+        )
         try:
             await inbox.watch(stop)
         finally:
@@ -228,8 +273,13 @@ class Workspace:
                 report.errors.append(f"{inbox.rejected_count} file(s) rejected")
             report.usage = self._usage()
             self.save_report(report)
-            events.emit("run_finished", report=report.model_dump(mode="json"), processed=inbox.processed,
-                        rejected=inbox.rejected_count, cancelled=False)
+            events.emit(
+                "run_finished",
+                report=report.model_dump(mode="json"),
+                processed=inbox.processed,
+                rejected=inbox.rejected_count,
+                cancelled=False,
+            )
             events.close()
         return report
 
@@ -238,7 +288,9 @@ class Workspace:
         pending = self.pending.get(plan_id)
         if pending.undecided:
             raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
-        result, _ = await apply_reviewed(self.updater(dry_run), pending.plan, pending.decisions, self.experiences())
+        result, _ = await apply_reviewed(
+            self.updater(dry_run), pending.plan, pending.decisions, self.experiences()
+        )
         if not dry_run:
             self.pending.settle(pending, "applied", result.history_id)
         return result

@@ -15,9 +15,17 @@ from ovtui.workspace.fsio import atomic_write_text
 from ovtui.workspace.store import MemoryStore
 
 
-def _item(name: str, confidence: float, before: str | None = None, version: int | None = None) -> PolicyPlanItem:
-    return PolicyPlanItem(kind="upsert_experience", target_experience_name=name, before_content=before,
-                          after_content=f"## Situation\n- {name}", base_version=version, confidence=confidence)
+def _item(
+    name: str, confidence: float, before: str | None = None, version: int | None = None
+) -> PolicyPlanItem:
+    return PolicyPlanItem(
+        kind="upsert_experience",
+        target_experience_name=name,
+        before_content=before,
+        after_content=f"## Situation\n- {name}",
+        base_version=version,
+        confidence=confidence,
+    )
 
 
 def _plan(*items: PolicyPlanItem, plan_id: str = "p1") -> PolicyUpdatePlan:
@@ -38,8 +46,11 @@ def test_policies_decide_per_item() -> None:
 
 def test_approved_subplan_keeps_order_and_indices() -> None:
     plan = _plan(_item("a", 1), _item("b", 1), _item("c", 1))
-    decisions = [ItemDecision(item=0, decision="rejected"), ItemDecision(item=1, decision="approved"),
-                 ItemDecision(item=2, decision="approved")]
+    decisions = [
+        ItemDecision(item=0, decision="rejected"),
+        ItemDecision(item=1, decision="approved"),
+        ItemDecision(item=2, decision="approved"),
+    ]
     sub, chosen = approved_subplan(plan, decisions)
     assert chosen == [1, 2]
     assert [i.target_experience_name for i in sub.items] == ["b", "c"]
@@ -48,7 +59,10 @@ def test_approved_subplan_keeps_order_and_indices() -> None:
 def test_pending_plans_survive_a_new_store(tmp_path: Path) -> None:
     store = MemoryStore.open(tmp_path)
     pending = PendingPlans(store)
-    pending.park(_plan(_item("a", 0.9), _item("b", 0.1)), ReviewPolicy("ask").decisions(_plan(_item("a", 0), _item("b", 0))))
+    pending.park(
+        _plan(_item("a", 0.9), _item("b", 0.1)),
+        ReviewPolicy("ask").decisions(_plan(_item("a", 0), _item("b", 0))),
+    )
     pending.decide("p1", 0, "approved", note="looks right")
     pending.edit_after("p1", 1, "## Situation\n- edited by hand\n")
 
@@ -66,15 +80,25 @@ def test_pending_plans_survive_a_new_store(tmp_path: Path) -> None:
 def test_refresh_stale_marks_items_whose_base_changed(tmp_path: Path) -> None:
     store = MemoryStore.open(tmp_path)
     path = store.path_for_name("experiences", "refunds")
-    atomic_write_text(path, MemoryFile(content="## Situation\n- old", fields={
-        "experience_name": "refunds", "version": 3}).render())
+    atomic_write_text(
+        path,
+        MemoryFile(
+            content="## Situation\n- old", fields={"experience_name": "refunds", "version": 3}
+        ).render(),
+    )
     pending = PendingPlans(store)
-    pending.park(_plan(_item("refunds", 0.8, before="## Situation\n- old", version=3), _item("fresh", 0.8)),
-                 [ItemDecision(item=0), ItemDecision(item=1)])
+    pending.park(
+        _plan(_item("refunds", 0.8, before="## Situation\n- old", version=3), _item("fresh", 0.8)),
+        [ItemDecision(item=0), ItemDecision(item=1)],
+    )
     assert pending.refresh_stale(ExperienceSetLoader(store).load_sync()) == []
 
-    atomic_write_text(path, MemoryFile(content="## Situation\n- edited outside", fields={
-        "experience_name": "refunds", "version": 4}).render())
+    atomic_write_text(
+        path,
+        MemoryFile(
+            content="## Situation\n- edited outside", fields={"experience_name": "refunds", "version": 4}
+        ).render(),
+    )
     assert pending.refresh_stale(ExperienceSetLoader(store).load_sync()) == ["p1"]
     assert pending.get("p1").stale == [0]
 

@@ -59,7 +59,9 @@ class MergeDecision(Model):
 class TrajectoryExtractor(Protocol):
     label: str
 
-    async def extract(self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str) -> list[TrajectoryDraft]: ...
+    async def extract(
+        self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str
+    ) -> list[TrajectoryDraft]: ...
 
 
 class GradientProposer(Protocol):

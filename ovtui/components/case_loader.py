@@ -58,7 +58,9 @@ def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], l
 class JsonlCaseLoader(ListCaseLoader):
     """``datasets/<name>/<split>.jsonl``; a bad line is an error naming the file and line."""
 
-    def __init__(self, paths: WorkspacePaths, dataset: str, split: str, batch_size: int = 8, limit: int | None = None):
+    def __init__(
+        self, paths: WorkspacePaths, dataset: str, split: str, batch_size: int = 8, limit: int | None = None
+    ):
         validate_name(dataset, what="dataset name")
         validate_name(split, what="split name")
         path = paths.inside(paths.datasets / dataset / f"{split}.jsonl")
@@ -69,4 +71,3 @@ class JsonlCaseLoader(ListCaseLoader):
             raise DatasetError(problems)
         super().__init__(cases[:limit] if limit else cases, batch_size)
         self.path = path
-

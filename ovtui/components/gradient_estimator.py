@@ -31,7 +31,9 @@ def confidence_from(analysis: RolloutAnalysis) -> float:
     return round(0.3 + 0.6 * score if analysis.evaluation.passed else 0.25 + 0.35 * score, 3)
 
 
-def candidate_experiences(trajectory: Trajectory, policy_set: ExperienceSet, limit: int = MAX_CANDIDATES) -> list[Experience]:
+def candidate_experiences(
+    trajectory: Trajectory, policy_set: ExperienceSet, limit: int = MAX_CANDIDATES
+) -> list[Experience]:
     active = [p for p in policy_set.policies if p.status.value not in INACTIVE]
     query = f"{trajectory.name} {trajectory.retrieval_anchor} {trajectory.content}"
     hits = rank(query, [f"{p.name} {p.content}" for p in active], limit=limit)
@@ -56,7 +58,11 @@ class ExperienceGradientEstimator:
         return gradients
 
     def _gradient(
-        self, proposal: ExperienceProposal, by_name: dict[str, Experience], trajectory: Trajectory, confidence: float
+        self,
+        proposal: ExperienceProposal,
+        by_name: dict[str, Experience],
+        trajectory: Trajectory,
+        confidence: float,
     ) -> PatchSemanticGradient:
         name = validate_name(proposal.experience_name, what="experience name")
         schema = self.store.registry.get(EXPERIENCES)
@@ -72,8 +78,11 @@ class ExperienceGradientEstimator:
             raise OvtuiError(f"proposal for experience {name!r}: {exc}") from exc
         content = str(merged.pop("content", ""))
         merged.setdefault("memory_type", EXPERIENCES)
-        after = MemoryFile(uri=current.uri if current else self.store.uri_for_name(EXPERIENCES, name),
-                           content=content, fields=merged)
+        after = MemoryFile(
+            uri=current.uri if current else self.store.uri_for_name(EXPERIENCES, name),
+            content=content,
+            fields=merged,
+        )
         return PatchSemanticGradient(
             before_file=before,
             after_file=after,

@@ -20,7 +20,9 @@ from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
 
-def similar_experiences(gradients: list[PatchSemanticGradient], policy_set: ExperienceSet) -> list[Experience]:
+def similar_experiences(
+    gradients: list[PatchSemanticGradient], policy_set: ExperienceSet
+) -> list[Experience]:
     """Existing files that look like the proposals, beyond the ones they target (duplicates to merge)."""
     targets = {g.target_experience_name for g in gradients}
     others = [p for p in policy_set.policies if p.name not in targets]
@@ -61,16 +63,25 @@ class PatchMergePolicyOptimizer:
         sources = [gradients[i] for i in decision.source_gradients if 0 <= i < len(gradients)]
         evidence = list(dict.fromkeys(uri for g in sources for uri in g.evidence_trajectory_uris))
         confidence = round(sum(g.confidence for g in sources) / len(sources), 3) if sources else None
-        metadata: dict[str, Any] = {"rationale": decision.rationale, "source_gradients": decision.source_gradients}
+        metadata: dict[str, Any] = {
+            "rationale": decision.rationale,
+            "source_gradients": decision.source_gradients,
+        }
         if decision.status:
             metadata["status"] = decision.status
         if decision.kind == "delete":
             if existing is None:
                 return None  # nothing to delete: a no-op, not an error
             return PolicyPlanItem(
-                kind="delete_experience", target_experience_name=name, target_experience_uri=existing.uri,
-                before_content=existing.content, after_content=None, base_version=existing.version,
-                confidence=confidence, evidence_trajectory_uris=evidence, metadata=metadata,
+                kind="delete_experience",
+                target_experience_name=name,
+                target_experience_uri=existing.uri,
+                before_content=existing.content,
+                after_content=None,
+                base_version=existing.version,
+                confidence=confidence,
+                evidence_trajectory_uris=evidence,
+                metadata=metadata,
             )
         after = decision.content or ""
         if existing is not None:

@@ -8,6 +8,7 @@ the batch its own gradients went into.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,10 @@ class BatchPolicyTrainer:
         self.run_id = run_id
 
     async def train_rollouts(
-        self, rollouts: list[Rollout], policy_set: ExperienceSet, context: Any = None,
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        context: Any = None,
         analyses: list[RolloutAnalysis] | None = None,
     ) -> RolloutTrainingResult:
         estimated = await self.engine.analyze_and_estimate(rollouts, policy_set, analyses)
@@ -30,8 +34,11 @@ class BatchPolicyTrainer:
             estimated.gradients, policy_set, run_id=self.run_id, analyses=estimated.analyses
         )
         return RolloutTrainingResult(
-            analyses=estimated.analyses, gradients=estimated.gradients, plan=applied.plan,
-            apply_result=applied.result, errors=estimated.errors + applied.errors,
+            analyses=estimated.analyses,
+            gradients=estimated.gradients,
+            plan=applied.plan,
+            apply_result=applied.result,
+            errors=estimated.errors + applied.errors,
             metadata={"pending_plan": applied.pending_id} if applied.pending_id else {},
         )
 
@@ -53,8 +60,12 @@ class _Submission:
 
 class StreamingPolicyTrainer:
     def __init__(
-        self, engine: PolicyTrainingEngine, policy_set: ExperienceSet,
-        config: StreamingPolicyTrainerConfig | None = None, *, run_id: str | None = None,
+        self,
+        engine: PolicyTrainingEngine,
+        policy_set: ExperienceSet,
+        config: StreamingPolicyTrainerConfig | None = None,
+        *,
+        run_id: str | None = None,
     ) -> None:
         self.engine = engine
         self.policy_set = policy_set
@@ -67,7 +78,9 @@ class StreamingPolicyTrainer:
         self._timer: asyncio.Task[None] | None = None
         self.flushes: list[str] = []  # why each batch was flushed: count | age | close
 
-    async def submit_rollout(self, rollout: Rollout, analysis: RolloutAnalysis | None = None) -> RolloutTrainingResult:
+    async def submit_rollout(
+        self, rollout: Rollout, analysis: RolloutAnalysis | None = None
+    ) -> RolloutTrainingResult:
         if self._closed:
             raise RuntimeError("the streaming trainer is closed")
         self._ensure_timer()
@@ -85,7 +98,10 @@ class StreamingPolicyTrainer:
         return await future
 
     async def train_rollouts(
-        self, rollouts: list[Rollout], policy_set: ExperienceSet, context: Any = None,
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        context: Any = None,
         analyses: list[RolloutAnalysis] | None = None,
     ) -> RolloutTrainingResult:
         self.policy_set = policy_set
@@ -127,10 +143,8 @@ class StreamingPolicyTrainer:
             if due <= 0:
                 await self._flush("age")
                 continue
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout=due)
-            except TimeoutError:
-                pass
 
     async def _flush(self, reason: str) -> None:
         async with self._flush_lock:
@@ -153,9 +167,17 @@ class StreamingPolicyTrainer:
                 self.policy_set = applied.result.updated_policy_set
             for submission in batch:
                 if not submission.future.done():
-                    submission.future.set_result(RolloutTrainingResult(
-                        analyses=submission.analyses, gradients=submission.gradients, plan=applied.plan,
-                        apply_result=applied.result, errors=submission.errors + applied.errors,
-                        metadata={"flush": reason, "batch_size": len(gradients),
-                                  **({"pending_plan": applied.pending_id} if applied.pending_id else {})},
-                    ))
+                    submission.future.set_result(
+                        RolloutTrainingResult(
+                            analyses=submission.analyses,
+                            gradients=submission.gradients,
+                            plan=applied.plan,
+                            apply_result=applied.result,
+                            errors=submission.errors + applied.errors,
+                            metadata={
+                                "flush": reason,
+                                "batch_size": len(gradients),
+                                **({"pending_plan": applied.pending_id} if applied.pending_id else {}),
+                            },
+                        )
+                    )

@@ -30,7 +30,8 @@ from ovtui.errors import MemoryFormatError
 FIELDS_OPEN = "<!-- MEMORY_FIELDS"
 FIELDS_CLOSE = "-->"
 # The comment must close the file: only whitespace may follow it.
-_TRAILER = re.compile(r"\n?<!-- MEMORY_FIELDS[ \t]*\n(?P<json>.*?)\n?-->\s*\Z", re.DOTALL)
+_OPEN = re.compile(r"<!-- MEMORY_FIELDS[ \t]*\n")
+_CLOSE = re.compile(r"\n?-->\s*\Z")
 
 
 class MemoryFile(BaseModel):
@@ -68,23 +69,38 @@ def render_memory(content: str, fields: dict[str, Any]) -> str:
 
 
 def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None) -> MemoryFile:
-    """Parse a memory file; ``source`` names the file in errors (with the line of the problem)."""
+    """Parse a memory file; ``source`` names the file in errors (with the line of the problem).
+
+    The body may itself quote the opening marker (a memory about memory files), and a field value
+    may contain it too, so each marker before the closing ``-->`` is tried from the last one back:
+    the trailer is the one whose JSON parses.
+    """
     if "\x00" in text:
         raise MemoryFormatError(source, "contains a NUL byte (binary file?)")
-    match = _TRAILER.search(text)
-    if match is None:
+    close = _CLOSE.search(text) if FIELDS_OPEN in text else None
+    opens = list(_OPEN.finditer(text, 0, close.end())) if close else []
+    if not opens:
         if FIELDS_OPEN in text:
             line = text[: text.index(FIELDS_OPEN)].count("\n") + 1
             raise MemoryFormatError(source, "MEMORY_FIELDS comment is not closed or is not at the end", line)
         return MemoryFile(uri=uri, content=normalise_content(text), fields={})
-    raw = match.group("json")
-    json_line = text[: match.start("json")].count("\n") + 1
-    try:
-        fields = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise MemoryFormatError(source, f"MEMORY_FIELDS is not valid JSON: {exc.msg}", json_line + exc.lineno - 1) from exc
-    if not isinstance(fields, dict):
-        raise MemoryFormatError(source, "MEMORY_FIELDS must hold a JSON object", json_line)
-    fields.pop("content", None)
-    fields = {k: v for k, v in fields.items() if v is not None}
-    return MemoryFile(uri=uri, content=normalise_content(text[: match.start()]), fields=fields)
+    assert close is not None
+    error: MemoryFormatError | None = None
+    for opening in reversed(opens):
+        raw = text[opening.end() : close.start()] if opening.end() <= close.start() else ""
+        json_line = text.count("\n", 0, opening.end()) + 1
+        try:
+            fields = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            error = error or MemoryFormatError(
+                source, f"MEMORY_FIELDS is not valid JSON: {exc.msg}", json_line + exc.lineno - 1
+            )
+            continue
+        if not isinstance(fields, dict):
+            error = error or MemoryFormatError(source, "MEMORY_FIELDS must hold a JSON object", json_line)
+            continue
+        fields.pop("content", None)
+        fields = {k: v for k, v in fields.items() if v is not None}
+        return MemoryFile(uri=uri, content=normalise_content(text[: opening.start()]), fields=fields)
+    assert error is not None
+    raise error

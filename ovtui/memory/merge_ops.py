@@ -39,7 +39,9 @@ def has_patch_blocks(value: str) -> bool:
 def parse_blocks(value: str) -> list[SearchReplace]:
     blocks = [SearchReplace(m.group("search"), m.group("replace")) for m in _BLOCK.finditer(value)]
     if not blocks or value.count(SEARCH_MARK) != len(blocks):
-        raise PatchError("malformed SEARCH/REPLACE block: expected '<<<<<<< SEARCH', '=======', '>>>>>>> REPLACE'")
+        raise PatchError(
+            "malformed SEARCH/REPLACE block: expected '<<<<<<< SEARCH', '=======', '>>>>>>> REPLACE'"
+        )
     return blocks
 
 
@@ -58,7 +60,9 @@ def apply_patch(current: str, value: str) -> str:
         count = text.count(block.search)
         if count != 1:
             found = "not found" if count == 0 else f"found {count} times"
-            raise PatchError(f"block {index}: SEARCH text {found} (it must match exactly once): {block.search[:80]!r}")
+            raise PatchError(
+                f"block {index}: SEARCH text {found} (it must match exactly once): {block.search[:80]!r}"
+            )
         text = text.replace(block.search, block.replace, 1)
     return text
 
@@ -83,7 +87,9 @@ def merge_value(op: str, current: Any, new: Any) -> Any:
     return new
 
 
-def merge_fields(schema: MemoryTypeSchema, current: dict[str, Any], proposed: dict[str, Any]) -> dict[str, Any]:
+def merge_fields(
+    schema: MemoryTypeSchema, current: dict[str, Any], proposed: dict[str, Any]
+) -> dict[str, Any]:
     """Merge a proposed operation (content included) into the current fields (content included)."""
     merged = dict(current)
     for key, value in proposed.items():

@@ -82,7 +82,9 @@ class MemoryTypeRegistry:
         try:
             return self._by_name[memory_type]
         except KeyError:
-            raise ConfigError(f"unknown memory type {memory_type!r}; known: {sorted(self._by_name)}") from None
+            raise ConfigError(
+                f"unknown memory type {memory_type!r}; known: {sorted(self._by_name)}"
+            ) from None
 
     def names(self) -> list[str]:
         return sorted(self._by_name)

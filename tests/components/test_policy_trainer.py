@@ -29,18 +29,23 @@ class RecordingEngine:
         self.per_rollout = gradients_per_rollout
         self.batches: list[list[str]] = []
 
-    async def analyze_and_estimate(self, rollouts, policy_set, analyses=None) -> EstimateOutcome:  # noqa: ANN001
+    async def analyze_and_estimate(self, rollouts, policy_set, analyses=None) -> EstimateOutcome:
         rollout = rollouts[0]
         analysis = RolloutAnalysis(rollout=rollout, evaluation=RubricEvaluation(passed=True, score=1.0))
         gradients = [
-            PatchSemanticGradient(before_file=None, after_file=MemoryFile(content=rollout.case.name,
-                                  fields={"experience_name": f"{rollout.case.name}_{i}"}), base_version=None,
-                                  metadata={"case": rollout.case.name})
+            PatchSemanticGradient(
+                before_file=None,
+                after_file=MemoryFile(
+                    content=rollout.case.name, fields={"experience_name": f"{rollout.case.name}_{i}"}
+                ),
+                base_version=None,
+                metadata={"case": rollout.case.name},
+            )
             for i in range(self.per_rollout)
         ]
         return EstimateOutcome(analyses=[analysis], gradients=gradients)
 
-    async def plan_and_apply(self, gradients, policy_set, **_: object) -> ApplyOutcome:  # noqa: ANN001
+    async def plan_and_apply(self, gradients, policy_set, **_: object) -> ApplyOutcome:
         self.batches.append([g.metadata["case"] for g in gradients])
         return ApplyOutcome(plan=PolicyUpdatePlan(metadata={"plan_id": f"batch{len(self.batches)}"}))
 
@@ -55,8 +60,11 @@ def _policy_set(tmp_path: Path) -> ExperienceSet:
 
 async def test_flush_on_count_gives_each_submitter_its_batch(tmp_path: Path) -> None:
     engine = RecordingEngine()
-    trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path),  # type: ignore[arg-type]
-                                     StreamingPolicyTrainerConfig(max_gradients_per_update=2, max_wait_seconds=60))
+    trainer = StreamingPolicyTrainer(
+        engine,
+        _policy_set(tmp_path),  # type: ignore[arg-type]
+        StreamingPolicyTrainerConfig(max_gradients_per_update=2, max_wait_seconds=60),
+    )
     results = await asyncio.gather(*(trainer.submit_rollout(_rollout(f"c{i}")) for i in range(4)))
     await trainer.close()
     assert trainer.flushes == ["count", "count"]
@@ -70,8 +78,11 @@ async def test_flush_on_count_gives_each_submitter_its_batch(tmp_path: Path) -> 
 
 async def test_flush_on_age(tmp_path: Path) -> None:
     engine = RecordingEngine()
-    trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path),  # type: ignore[arg-type]
-                                     StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=0.05))
+    trainer = StreamingPolicyTrainer(
+        engine,
+        _policy_set(tmp_path),  # type: ignore[arg-type]
+        StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=0.05),
+    )
     result = await trainer.submit_rollout(_rollout("lonely"))  # resolves only when the age flush fires
     await trainer.close()
     assert trainer.flushes == ["age"]
@@ -80,8 +91,11 @@ async def test_flush_on_age(tmp_path: Path) -> None:
 
 async def test_flush_on_close(tmp_path: Path) -> None:
     engine = RecordingEngine()
-    trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path),  # type: ignore[arg-type]
-                                     StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=3600))
+    trainer = StreamingPolicyTrainer(
+        engine,
+        _policy_set(tmp_path),  # type: ignore[arg-type]
+        StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=3600),
+    )
     waiting = [asyncio.create_task(trainer.submit_rollout(_rollout(f"c{i}"))) for i in range(3)]
     while sum(len(s.gradients) for s in trainer._queue) < 3:  # wait until all three are queued
         await asyncio.sleep(0)
