@@ -8,10 +8,11 @@ attributes: never serialised, never compared.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -19,6 +20,8 @@ from ovtui.memory.fileformat import MemoryFile
 
 if TYPE_CHECKING:
     from ovtui.workspace.store import MemoryStore
+
+T = TypeVar("T")
 
 
 class Model(BaseModel):
@@ -154,6 +157,14 @@ class ExperienceSet(Model):
     policies: list[Experience] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     _store: Any = PrivateAttr(default=None)
+    # Derived data (search indexes, file signatures) computed once per snapshot; never serialised.
+    _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _created_ns: int = PrivateAttr(default_factory=time.time_ns)
+
+    @property
+    def created_ns(self) -> int:
+        """When this snapshot was made (wall clock, ns): files older than this are in it."""
+        return self._created_ns
 
     def bind(self, store: MemoryStore) -> ExperienceSet:
         self._store = store
@@ -167,6 +178,12 @@ class ExperienceSet(Model):
             )
         return self._store
 
+    def derived(self, key: str, build: Callable[[], T]) -> T:
+        """Compute something from this snapshot once (policies are not mutated after loading)."""
+        if key not in self._derived:
+            self._derived[key] = build()
+        return cast(T, self._derived[key])
+
     def by_name(self) -> dict[str, Experience]:
         return {p.name: p for p in self.policies}
 
@@ -179,7 +196,7 @@ class ExperienceSet(Model):
     async def reload(self) -> ExperienceSet:
         from ovtui.components.memory_store import ExperienceSetLoader
 
-        return ExperienceSetLoader(self.store).load_sync()
+        return await ExperienceSetLoader(self.store).load(previous=self)
 
 
 class Trajectory(Model):

@@ -38,3 +38,7 @@ class RevertConflictError(OvtuiError):
 
 class ConfigError(OvtuiError):
     """ovtui.toml is missing a value or holds a wrong one."""
+
+
+class LLMError(OvtuiError):
+    """A model call that gave no usable answer; subclasses in ``ovtui.llm.errors`` say why."""

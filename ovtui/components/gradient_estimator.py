@@ -15,7 +15,7 @@ from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, Rollo
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_fields
-from ovtui.memory.search import rank
+from ovtui.memory.search import LexicalIndex, tokenize
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -34,10 +34,14 @@ def confidence_from(analysis: RolloutAnalysis) -> float:
 def candidate_experiences(
     trajectory: Trajectory, policy_set: ExperienceSet, limit: int = MAX_CANDIDATES
 ) -> list[Experience]:
+    active, index = policy_set.derived("active_lexical_index", lambda: _active_index(policy_set))
+    query = tokenize(f"{trajectory.name} {trajectory.retrieval_anchor} {trajectory.content}")
+    return [active[i] for i, _ in index.top(query, limit)]
+
+
+def _active_index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
     active = [p for p in policy_set.policies if p.status.value not in INACTIVE]
-    query = f"{trajectory.name} {trajectory.retrieval_anchor} {trajectory.content}"
-    hits = rank(query, [f"{p.name} {p.content}" for p in active], limit=limit)
-    return [active[i] for i, _ in hits]
+    return active, LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
 
 
 class ExperienceGradientEstimator:

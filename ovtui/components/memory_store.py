@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
+from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
 EXPERIENCES = "experiences"
@@ -37,19 +40,89 @@ def file_from_experience(experience: Experience) -> MemoryFile:
     return MemoryFile(uri=experience.uri, content=experience.content, fields=fields)
 
 
+Signature = tuple[int, int, int]  # inode, mtime_ns, size: a file with the same three was not rewritten
+Signatures = dict[str, tuple[Signature, Experience]]  # by file name
+
+
 class ExperienceSetLoader:
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
 
-    def load_sync(self) -> ExperienceSet:
+    def load_sync(self, previous: ExperienceSet | None = None) -> ExperienceSet:
+        """Load the experiences; with ``previous``, re-read only the files that changed since it."""
+        current = self._scan()
+        reusable = self._unchanged(previous, current) if previous is not None else {}
+        changed = {name for name in current if name not in reusable}
+        if previous is None or len(changed) > len(current) // 2:
+            return self._full()
+        return self._partial(reusable, current, changed)
+
+    def _scan(self) -> dict[str, Signature]:
+        folder = self.store.type_dir(EXPERIENCES)
+        current: dict[str, Signature] = {}
+        if folder.is_dir():
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
+                        info = entry.stat()
+                        current[entry.name] = (info.st_ino, info.st_mtime_ns, info.st_size)
+        return current
+
+    @staticmethod
+    def _unchanged(previous: ExperienceSet, current: dict[str, Signature]) -> dict[str, Experience]:
+        """Files whose bytes cannot have changed since ``previous`` was taken.
+
+        Atomic writes replace a file (new inode), so an equal signature means equal bytes. A set
+        built in memory (by the updater) has no signatures; then a file untouched since the set
+        was created is reused. Either way the reload only saves work: apply still compare-and-swaps.
+        """
+        signatures: Signatures = previous.derived("signatures", dict)
+        if signatures:
+            return {
+                n: signatures[n][1]
+                for n, sig in current.items()
+                if n in signatures and signatures[n][0] == sig
+            }
+        by_file = {p.uri.rsplit("/", 1)[-1]: p for p in previous.policies}
+        created = previous.created_ns
+        return {n: by_file[n] for n, sig in current.items() if n in by_file and sig[1] < created}
+
+    def _full(self) -> ExperienceSet:
+        scan = self._scan()
         report = self.store.load_type(EXPERIENCES)
         policies = [experience_from_file(f) for f in report.files]
-        problems = [str(p) for p in report.problems]
-        return ExperienceSet(
+        return self._assemble(policies, [str(p) for p in report.problems], scan)
+
+    def _partial(
+        self, reusable: dict[str, Experience], current: dict[str, Signature], changed: set[str]
+    ) -> ExperienceSet:
+        folder = self.store.type_dir(EXPERIENCES)
+        policies: list[Experience] = []
+        problems: list[str] = []
+        for name in sorted(current):
+            if name not in changed:
+                policies.append(reusable[name])
+                continue
+            try:
+                validate_name(name[:-3], what="file name")
+                policies.append(experience_from_file(self.store.read(folder / name)))
+            except (OvtuiError, OSError) as exc:
+                problems.append(str(exc))
+        return self._assemble(policies, problems, current)
+
+    def _assemble(
+        self, policies: list[Experience], problems: list[str], scan: dict[str, Signature]
+    ) -> ExperienceSet:
+        policy_set = ExperienceSet(
             root_uri=self.store.type_uri(EXPERIENCES),
             policies=policies,
             metadata={"problems": problems} if problems else {},
         ).bind(self.store)
+        # The scan was taken before reading: a file rewritten in between just looks changed next time.
+        by_file = {p.uri.rsplit("/", 1)[-1]: p for p in policies}
+        signatures: Signatures = {n: (sig, by_file[n]) for n, sig in scan.items() if n in by_file}
+        policy_set.derived("signatures", lambda: signatures)
+        return policy_set
 
-    async def load(self) -> ExperienceSet:
-        return await asyncio.to_thread(self.load_sync)
+    async def load(self, previous: ExperienceSet | None = None) -> ExperienceSet:
+        return await asyncio.to_thread(self.load_sync, previous)

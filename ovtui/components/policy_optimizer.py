@@ -15,7 +15,7 @@ from ovtui.components.backends import MergeDecision, PlanMerger
 from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.merge_ops import apply_patch
-from ovtui.memory.search import rank
+from ovtui.memory.search import LexicalIndex, tokenize
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -25,13 +25,21 @@ def similar_experiences(
 ) -> list[Experience]:
     """Existing files that look like the proposals, beyond the ones they target (duplicates to merge)."""
     targets = {g.target_experience_name for g in gradients}
-    others = [p for p in policy_set.policies if p.name not in targets]
+    policies, index = policy_set.derived("lexical_index", lambda: _index(policy_set))
     limit = max(5, len(targets))
     found: dict[str, Experience] = {}
     for gradient in gradients:
-        for index, _ in rank(gradient.after_file.content, [f"{p.name} {p.content}" for p in others], limit=2):
-            found.setdefault(others[index].name, others[index])
+        query = tokenize(gradient.after_file.content)
+        for position, _ in index.top(query, 2 + len(targets)):
+            policy = policies[position]
+            if policy.name not in targets:
+                found.setdefault(policy.name, policy)
     return list(found.values())[:limit]
+
+
+def _index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
+    policies = list(policy_set.policies)
+    return policies, LexicalIndex([tokenize(f"{p.name} {p.content}") for p in policies])
 
 
 class PatchMergePolicyOptimizer:

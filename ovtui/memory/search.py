@@ -1,75 +1,36 @@
-"""Lexical similarity over memory texts (BM25), for candidate experiences, the agent and the search tool.
+"""Lexical similarity over memory texts: BM25 on an inverted index.
 
-rank_bm25's Okapi idf, ``log((N - n + 0.5) / (n + 0.5))``, is zero or negative for a word found in
-half the documents or more, so in a young workspace of one or two files nothing would ever match.
-We keep the library's scoring and swap in Lucene's always-positive idf.
+We score with Okapi BM25 and Lucene's always-positive idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``
+(the classic idf is zero or negative for a word in half the documents, so a young workspace of
+one or two files would never match). The index is inverted because candidate search runs once
+per trajectory against the whole policy set: scoring only the documents that contain a query
+word keeps it proportional to the matches, not to the size of the set (rank_bm25 scores every
+document for every word, which made 1,000 experiences cost ~50 ms per query).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
-
-from rank_bm25 import BM25Okapi
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Words that carry no intent; dropping them keeps short queries from matching everything.
 _STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "i",
-        "if",
-        "in",
-        "is",
-        "it",
-        "its",
-        "my",
-        "of",
-        "on",
-        "or",
-        "so",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "will",
-        "with",
-        "you",
-        "your",
-        "me",
-        "we",
-        "our",
-        "can",
-        "could",
-        "would",
-        "please",
-    ]
+    """a an and are as at be by for from has have i if in is it its my of on or so that the this to
+    was were will with you your me we our can could would please""".split()
 )
+K1 = 1.2
+B = 0.75
+# A long query (a whole trajectory) is cut to its rarest words: they carry the match, while common
+# words would touch every document and only add noise and time.
+MAX_QUERY_TERMS = 24
 
 
 def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in _STOP]
-
-
-class _PositiveIdfBM25(BM25Okapi):
-    def _calc_idf(self, nd: dict[str, int]) -> None:
-        for word, freq in nd.items():
-            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-        self.average_idf = sum(self.idf.values()) / max(len(self.idf), 1)
 
 
 class LexicalIndex:
@@ -77,17 +38,44 @@ class LexicalIndex:
 
     def __init__(self, documents: Sequence[list[str]]) -> None:
         self.size = len(documents)
-        # An empty document would break the length normalisation: give it a token nothing matches.
-        self._bm25 = _PositiveIdfBM25([d or ["\x00"] for d in documents]) if documents else None
+        lengths = [len(d) for d in documents]
+        average = (sum(lengths) / self.size) if self.size else 0.0
+        self._norm = [K1 * (1 - B + B * n / (average or 1.0)) for n in lengths]
+        self._postings: dict[str, list[tuple[int, int]]] = {}
+        for index, document in enumerate(documents):
+            for term, count in Counter(document).items():
+                self._postings.setdefault(term, []).append((index, count))
+        self._idf = {
+            term: math.log(1 + (self.size - len(p) + 0.5) / (len(p) + 0.5))
+            for term, p in self._postings.items()
+        }
 
-    def scores(self, query: list[str]) -> list[float]:
-        if self._bm25 is None or not query:
-            return [0.0] * self.size
-        return [float(s) for s in self._bm25.get_scores(query)]
+    def _accumulate(self, query: Sequence[str]) -> dict[int, float]:
+        totals: dict[int, float] = {}
+        terms = [t for t in set(query) if t in self._idf]
+        if len(terms) > MAX_QUERY_TERMS:
+            terms = sorted(terms, key=lambda t: (-self._idf[t], t))[:MAX_QUERY_TERMS]
+        for term in terms:
+            idf = self._idf[term]
+            for index, count in self._postings[term]:
+                totals[index] = totals.get(index, 0.0) + idf * count * (K1 + 1) / (count + self._norm[index])
+        return totals
+
+    def scores(self, query: Sequence[str]) -> list[float]:
+        """One score per document (0 where no query word occurs)."""
+        dense = [0.0] * self.size
+        for index, score in self._accumulate(query).items():
+            dense[index] = score
+        return dense
+
+    def top(self, query: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """The best ``limit`` documents with a positive score, best first (ties: lower index first)."""
+        totals = self._accumulate(query)
+        return heapq.nsmallest(
+            limit, ((i, s) for i, s in totals.items() if s > 0), key=lambda x: (-x[1], x[0])
+        )
 
 
 def rank(query: str, documents: Sequence[str], *, limit: int = 5) -> list[tuple[int, float]]:
     """Indices of the best-matching documents with their scores, best first; zero scores dropped."""
-    scores = LexicalIndex([tokenize(d) for d in documents]).scores(tokenize(query))
-    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-    return [(i, scores[i]) for i in order[:limit] if scores[i] > 0]
+    return LexicalIndex([tokenize(d) for d in documents]).top(tokenize(query), limit)

@@ -1,0 +1,105 @@
+"""Benchmark: the offline learning path, analyze → estimate → plan → apply.
+
+(a) 1,000 rollouts through the offline backend into a workspace of 1,000 experiences, in batches
+of the default size: rollouts/s for the whole path (target ≥ 200/s). The rollouts are produced by
+the sample agent beforehand (not timed). The baseline printed beside it is the same rollouts
+through analyze + estimate only (no plan, no apply), to show what the write path costs.
+
+(b) The LLM path against the local fake endpoint lives in bench/llm_calls.py.
+
+Run: .venv/bin/python bench/pipeline.py [--rollouts N] [--experiences N] [--repeat K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ovtui.components.memory_store import EXPERIENCES  # noqa: E402
+from ovtui.context import ExecutionContext  # noqa: E402
+from ovtui.domain import Rollout  # noqa: E402
+from ovtui.events import EventBus  # noqa: E402
+from ovtui.memory.fileformat import render_memory  # noqa: E402
+from ovtui.sample_env.agent import SampleAgentExecutor  # noqa: E402
+from ovtui.sample_env.generate import generate_cases  # noqa: E402
+from ovtui.service import Workspace  # noqa: E402
+
+TOPICS = ["billing", "seating", "meals", "loyalty", "baggage", "pets", "visas", "wifi", "lounges", "upgrades"]
+
+
+def make_workspace(root: Path, experiences: int) -> None:
+    folder = root / "memories" / EXPERIENCES
+    folder.mkdir(parents=True)
+    for i in range(experiences):
+        topic = TOPICS[i % len(TOPICS)]
+        name = f"{topic}_question_{i:05d}"
+        content = (
+            f"## Situation\n- The customer asks about {topic} (variant {i})\n"
+            f"## Approach\n- Look up the {topic} policy\n- Answer with the rule that applies\n"
+            f"## Reflect\n- NEVER promise an exception to the {topic} policy"
+        )
+        fields = {"experience_name": name, "memory_type": EXPERIENCES, "status": "production", "version": 1}
+        (folder / f"{name}.md").write_text(render_memory(content, fields), encoding="utf-8")
+    shutil.copytree(ROOT / "sample_workspace" / "datasets", root / "datasets")
+    (root / "ovtui.toml").write_text('[review]\npolicy = "all"\n', encoding="utf-8")
+
+
+async def produce_rollouts(workspace: Workspace, count: int) -> list[Rollout]:
+    cases = generate_cases("train", count, seed=99)
+    return await SampleAgentExecutor().execute(cases, workspace.experiences(), ExecutionContext("bench"))
+
+
+async def run_once(root: Path, rollouts: list[Rollout], batch: int, *, apply: bool) -> float:
+    workspace = Workspace(root)
+    engine = workspace.engine(EventBus(), approve="all", dry_run=False, wait_for_review=False)
+    policy = workspace.experiences()
+    started = time.perf_counter()
+    for start in range(0, len(rollouts), batch):
+        estimated = await engine.analyze_and_estimate(rollouts[start : start + batch], policy)
+        if apply:
+            outcome = await engine.plan_and_apply(estimated.gradients, policy, analyses=estimated.analyses)
+            if outcome.result is not None:
+                policy = outcome.result.updated_policy_set
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rollouts", type=int, default=1000)
+    parser.add_argument("--experiences", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    full, baseline = [], []
+    for _ in range(args.repeat):
+        for apply, sink in ((True, full), (False, baseline)):
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp)
+                make_workspace(root, args.experiences)
+                rollouts = asyncio.run(produce_rollouts(Workspace(root), args.rollouts))
+                sink.append(asyncio.run(run_once(root, rollouts, args.batch, apply=apply)))
+    rate = args.rollouts / statistics.median(full)
+    base_rate = args.rollouts / statistics.median(baseline)
+    print(f"offline path, {args.rollouts} rollouts into {args.experiences} experiences, batch {args.batch}")
+    print(
+        f"  analyze+estimate+plan+apply: median {statistics.median(full):.2f} s  → {rate:.0f} rollouts/s"
+        f"  (target ≥ 200/s)  runs: {', '.join(f'{t:.2f}' for t in full)}"
+    )
+    print(
+        f"  baseline analyze+estimate only: median {statistics.median(baseline):.2f} s → {base_rate:.0f} rollouts/s"
+    )
+    print(f"  ratio full/baseline time: {statistics.median(full) / statistics.median(baseline):.2f}×")
+
+
+if __name__ == "__main__":
+    main()

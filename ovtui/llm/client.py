@@ -1,0 +1,334 @@
+"""One client for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
+
+What it adds over the ``openai`` package: JSON-schema structured output with a fallback for
+servers that reject it (remembered per client), tolerant parsing plus exactly one format-repair
+retry, clear errors for refusals and truncated answers, our own retries with exponential backoff
+and jitter (Retry-After respected), a concurrency bound, usage and cost per stage, and an opt-in
+on-disk response cache. The API key is only ever handed to the ``openai`` client: it is not
+part of cache keys or entries, and it is scrubbed from every error message we build.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import openai
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
+
+from ovtui.config import LLMConfig
+from ovtui.llm.cache import ResponseCache, request_key
+from ovtui.llm.errors import (
+    LLMFormatError,
+    LLMRefusalError,
+    LLMRequestError,
+    LLMTransportError,
+    LLMTruncatedError,
+)
+from ovtui.llm.jsonparse import AnswerFormatError, parse_json_answer, prune, validate
+from ovtui.llm.results import (
+    ChatReply,
+    LLMResult,
+    Messages,
+    RetryPolicy,
+    sum_usage,
+    tool_call_from,
+)
+from ovtui.llm.usage import CallUsage, OnCall, UsageTracker
+
+log = logging.getLogger(__name__)
+
+FormatMode = Literal["json_schema", "json_object", "text"]
+# Local servers (vLLM, Ollama, llama.cpp) accept any key; the openai client insists on one.
+PLACEHOLDER_KEY = "sk-local-no-key"
+RETRYABLE_STATUS = {408, 409, 429}
+REPAIR_PROMPT = (
+    "Your previous answer could not be used: {error}\n"
+    "Answer again with only one JSON object that matches the schema: no prose, no code fences."
+)
+
+
+def _retry_after(headers: Any) -> float | None:
+    if headers is None:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) / divisor
+        except ValueError:
+            continue  # an HTTP date: fall back to our own backoff
+    return None
+
+
+def _schema_name(name: str) -> str:
+    """OpenAI requires ``^[a-zA-Z0-9_-]{1,64}$`` for the schema name."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "answer"
+
+
+class LLMClient:
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        cache_dir: Path | None = None,
+        usage: UsageTracker | None = None,
+        on_call: OnCall | None = None,
+        retry: RetryPolicy | None = None,
+        http_client: Any = None,
+    ) -> None:
+        """``http_client``: an ``openai.DefaultAioHttpClient()`` (or any client the SDK accepts)
+        instead of the SDK's default httpx transport; aiohttp costs less CPU per call."""
+        self.config = config
+        self._key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
+        self._openai = AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=self._key,
+            timeout=config.timeout,
+            max_retries=0,
+            http_client=http_client,
+        )
+        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self.usage = usage or UsageTracker(config.prompt_price_per_mtok, config.completion_price_per_mtok)
+        self.on_call = on_call
+        self.retry = retry or RetryPolicy()
+        self.cache = ResponseCache(cache_dir) if config.cache and cache_dir is not None else None
+        # Learned from the server's 400s and kept for the life of the client.
+        self.format_mode: FormatMode = "json_schema"
+        self.tools_supported = True
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # --- the public calls ---
+    async def complete_json(
+        self,
+        stage: str,
+        messages: Messages,
+        schema: dict[str, Any],
+        schema_name: str,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> LLMResult:
+        """A JSON object matching ``schema``; one repair retry quoting the exact problem."""
+        convo = list(messages)
+        spent: list[CallUsage] = []
+        for round_ in (1, 2):
+            reply = await self.chat(stage, convo, schema=schema, schema_name=schema_name, tools=tools)
+            spent.append(reply.usage)
+            if reply.refusal:
+                raise LLMRefusalError(stage, self.redact(reply.refusal))
+            if reply.finish_reason == "length":
+                raise LLMTruncatedError(stage, reply.usage.completion_tokens)
+            if reply.tool_calls:
+                return LLMResult(None, reply.content or "", sum_usage(spent), reply.tool_calls, len(spent))
+            try:
+                data = prune(parse_json_answer(reply.content), schema)
+                problems = validate(data, schema)
+                if problems:
+                    more = f" (and {len(problems) - 12} more)" if len(problems) > 12 else ""
+                    raise AnswerFormatError(
+                        "it does not match the schema: " + "; ".join(problems[:12]) + more
+                    )
+            except AnswerFormatError as exc:
+                if round_ == 2:
+                    raise LLMFormatError(stage, self.redact(str(exc)), reply.content or "") from None
+                log.info("[%s] answer unusable (%s); asking once for a corrected one", stage, exc)
+                convo += [
+                    {"role": "assistant", "content": reply.content or ""},
+                    {"role": "user", "content": REPAIR_PROMPT.format(error=exc)},
+                ]
+                continue
+            return LLMResult(data, reply.content or "", sum_usage(spent), [], len(spent))
+        raise AssertionError("unreachable")
+
+    async def complete_text(self, stage: str, messages: Messages) -> tuple[str, ChatReply]:
+        """Free text (an agent's reply). A refusal is returned as the text: it is the agent's answer."""
+        reply = await self.chat(stage, messages)
+        return reply.content or reply.refusal or "", reply
+
+    async def chat(
+        self,
+        stage: str,
+        messages: Messages,
+        *,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "answer",
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ChatReply:
+        """One answer: from the cache, or from the endpoint with retries. Usage is recorded."""
+        key = None
+        if self.cache is not None:
+            key = request_key(
+                {
+                    "base_url": self.config.base_url,
+                    "model": self.config.model,
+                    "temperature": self.config.temperature,
+                    "messages": messages,
+                    "schema": schema,
+                    "schema_name": schema_name,
+                    "tools": tools,
+                }
+            )
+            hit = self.cache.get(key)
+            if hit is not None:
+                return self._finish(stage, hit, cached=True, attempts=0, latency=0.0)
+        started = time.monotonic()
+        response, attempts = await self._call(stage, messages, schema, schema_name, tools)
+        entry = self._entry(stage, response)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, stage, self.config.model, entry)
+        return self._finish(stage, entry, cached=False, attempts=attempts, latency=time.monotonic() - started)
+
+    # --- internals ---
+    def redact(self, text: str) -> str:
+        if self._key != PLACEHOLDER_KEY and len(self._key) >= 6:
+            text = text.replace(self._key, "***")
+        return text
+
+    def _scrub(self, text: str | None) -> str | None:
+        return None if text is None else self.redact(text)
+
+    def _request(
+        self,
+        messages: Messages,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        tools: list[dict[str, Any]] | None,
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+        }
+        if schema is not None and self.format_mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": _schema_name(schema_name), "schema": schema, "strict": False},
+            }
+        elif schema is not None and self.format_mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        if tools and self.tools_supported:
+            kwargs["tools"] = tools
+        return kwargs
+
+    def _downgrade(self, exc: openai.BadRequestError, wanted_format: bool, wanted_tools: bool) -> bool:
+        """Learn from a 400 that names an unsupported feature; True if the request should be resent."""
+        text = f"{exc.message} {exc.param or ''}".lower()
+        if (
+            wanted_format
+            and self.format_mode != "text"
+            and ("response_format" in text or "json_schema" in text)
+        ):
+            self.format_mode = "json_object" if self.format_mode == "json_schema" else "text"
+            log.warning("endpoint rejected the response format; falling back to %s", self.format_mode)
+            return True
+        if wanted_tools and self.tools_supported and "tool" in text:
+            self.tools_supported = False
+            log.warning("endpoint rejected tools; tool requests will use the JSON convention")
+            return True
+        return False
+
+    async def _call(
+        self,
+        stage: str,
+        messages: Messages,
+        schema: dict[str, Any] | None,
+        schema_name: str,
+        tools: list[dict[str, Any]] | None,
+    ) -> tuple[ChatCompletion, int]:
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_after: float | None = None
+            try:
+                async with self._semaphore:
+                    # The documented raw form of ``chat.completions.create``: the SDK's typed-params
+                    # transform walks every message and schema and cost ~5 ms of CPU per call.
+                    body = self._request(messages, schema, schema_name, tools)
+                    response = await self._openai.post("/chat/completions", body=body, cast_to=ChatCompletion)
+                    return response, attempt
+            except openai.BadRequestError as exc:
+                if self._downgrade(exc, schema is not None, bool(tools)):
+                    attempt -= 1  # a capability probe, not a failure
+                    continue
+                raise LLMRequestError(stage, 400, self.redact(exc.message)) from None
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if status not in RETRYABLE_STATUS and status < 500:
+                    raise LLMRequestError(stage, status, self.redact(exc.message)) from None
+                reason = f"HTTP {status}: {self.redact(exc.message)}"
+                retry_after = _retry_after(exc.response.headers)
+            except openai.APITimeoutError:
+                reason = f"no answer within {self.config.timeout:g} s"
+            except openai.APIConnectionError as exc:
+                reason = f"connection error: {self.redact(str(exc.__cause__ or exc))}"
+            if attempt > self.config.max_retries:
+                raise LLMTransportError(stage, attempt, reason)
+            delay = self.retry.delay(attempt, retry_after)
+            log.info("[%s] attempt %d failed (%s); retrying in %.2f s", stage, attempt, reason, delay)
+            await asyncio.sleep(delay)
+
+    def _entry(self, stage: str, response: ChatCompletion) -> dict[str, Any]:
+        """The part of a response we keep (and cache): answer, tool calls, finish reason, usage."""
+        if not response.choices:
+            raise LLMRequestError(stage, None, "the endpoint returned no choices")
+        choice = response.choices[0]
+        message = choice.message
+        calls: list[dict[str, Any]] = []
+        for call in message.tool_calls or []:
+            function: Any = getattr(call, "function", None)  # we only offer function tools
+            if function is not None:
+                calls.append({"id": call.id, "name": function.name, "arguments": function.arguments or ""})
+        usage = response.usage
+        scrub = self._scrub
+        return {
+            # A model that echoes the key must not get it into the cache, a prompt or a file.
+            "content": scrub(message.content),
+            "refusal": scrub(getattr(message, "refusal", None)),
+            "tool_calls": [{**c, "arguments": scrub(c["arguments"])} for c in calls],
+            "finish_reason": choice.finish_reason or "stop",
+            "prompt_tokens": usage.prompt_tokens if usage else 0,
+            "completion_tokens": usage.completion_tokens if usage else 0,
+        }
+
+    def _finish(
+        self, stage: str, entry: dict[str, Any], *, cached: bool, attempts: int, latency: float
+    ) -> ChatReply:
+        prompt, completion = int(entry.get("prompt_tokens") or 0), int(entry.get("completion_tokens") or 0)
+        usage = CallUsage(
+            stage=stage,
+            model=self.config.model,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost=0.0 if cached else self.usage.cost_of(prompt, completion),
+            cached=cached,
+            attempts=attempts,
+        )
+        self.usage.record(usage, latency)
+        if self.on_call is not None:
+            try:
+                self.on_call(stage, usage, latency)
+            except Exception:  # a broken event sink must not fail the call it reports
+                log.exception("on_call callback failed for stage %s", stage)
+        return ChatReply(
+            content=entry.get("content"),
+            tool_calls=[tool_call_from(c) for c in entry.get("tool_calls") or []],
+            refusal=entry.get("refusal"),
+            finish_reason=str(entry.get("finish_reason") or "stop"),
+            usage=usage,
+            latency=latency,
+        )

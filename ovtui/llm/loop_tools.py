@@ -1,0 +1,146 @@
+"""The look-up tools the extract loop offers a model: read(uri), search(query, memory_type), ls(memory_type).
+
+They are offered as OpenAI function tools when the server supports them, and otherwise through a
+``{"tool_calls": [...]}`` JSON convention described in the prompt. Every URI a model passes is
+checked with ``WorkspacePaths.path_for`` (nothing outside the workspace can be read) and must lie
+in a declared memory type directory.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ovtui.errors import OvtuiError
+from ovtui.llm.results import ToolCall
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.search import rank
+from ovtui.workspace.store import MemoryStore
+
+MAX_LS = 100
+MAX_SEARCH = 5
+MAX_READ_CHARS = 20_000
+
+TOOL_NAMES = ("read", "search", "ls")
+
+
+def _function(name: str, description: str, params: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": params, "required": required},
+        },
+    }
+
+
+def tool_specs(memory_types: list[str]) -> list[dict[str, Any]]:
+    kind = {"type": "string", "enum": memory_types}
+    return [
+        _function(
+            "read",
+            "Read one memory file (its fields and full content) by URI.",
+            {"uri": {"type": "string"}},
+            ["uri"],
+        ),
+        _function(
+            "search",
+            "Lexical search over one memory type; returns the best matching files with a snippet.",
+            {"query": {"type": "string"}, "memory_type": kind},
+            ["query", "memory_type"],
+        ),
+        _function(
+            "ls", "List the files of one memory type (URI and name).", {"memory_type": kind}, ["memory_type"]
+        ),
+    ]
+
+
+TOOL_REQUEST_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "description": "Look-ups to run before answering (only when the files shown are not enough).",
+    "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "enum": list(TOOL_NAMES)}, "arguments": {"type": "object"}},
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    },
+}
+
+
+def render_file(memory: MemoryFile, *, limit: int = MAX_READ_CHARS) -> str:
+    """A file as the model sees it: URI, fields, and the exact content (SEARCH blocks copy from it)."""
+    fields = {k: v for k, v in memory.fields.items() if k not in ("version",)}
+    content = memory.content if len(memory.content) <= limit else memory.content[:limit] + "\n[… truncated]"
+    return (
+        f"=== FILE {memory.uri} (version {memory.version}) ===\n"
+        f"fields: {json.dumps(fields, ensure_ascii=False)}\n"
+        f"--- content ---\n{content}\n=== END FILE ==="
+    )
+
+
+class MemoryTools:
+    """Runs tool calls against one workspace; ``run`` never raises for a bad request, it explains."""
+
+    def __init__(self, store: MemoryStore, memory_types: list[str]) -> None:
+        self.store = store
+        self.memory_types = memory_types
+
+    def run(self, call: ToolCall) -> tuple[str, MemoryFile | None]:
+        """The text result of one call, and the file it read (``read`` only)."""
+        args = call.arguments
+        try:
+            if call.name == "read":
+                return self.read(str(args.get("uri", "")))
+            if call.name == "search":
+                return self.search(str(args.get("query", "")), str(args.get("memory_type", ""))), None
+            if call.name == "ls":
+                return self.ls(str(args.get("memory_type", ""))), None
+        except (OvtuiError, OSError) as exc:
+            return f"error: {exc}", None
+        return f"error: unknown tool {call.name!r}; the tools are {', '.join(TOOL_NAMES)}", None
+
+    def _check_type(self, memory_type: str) -> None:
+        if memory_type not in self.store.registry.names():
+            raise OvtuiError(f"unknown memory type {memory_type!r}; known: {', '.join(self.memory_types)}")
+
+    def read(self, uri: str) -> tuple[str, MemoryFile | None]:
+        self.store.schema_for_uri(uri)  # raises for a path outside the workspace or the memory folders
+        memory = self.store.read_uri(uri)
+        if memory is None:
+            return f"error: there is no file at {uri}", None
+        return render_file(memory), memory
+
+    def ls(self, memory_type: str) -> str:
+        self._check_type(memory_type)
+        paths = self.store.list_paths(memory_type)
+        if not paths:
+            return f"(no {memory_type} files yet)"
+        lines = [self.store.paths.uri_for(p) for p in paths[:MAX_LS]]
+        if len(paths) > MAX_LS:
+            lines.append(f"[… {len(paths) - MAX_LS} more; use search]")
+        return "\n".join(lines)
+
+    def search(self, query: str, memory_type: str, limit: int = MAX_SEARCH) -> str:
+        self._check_type(memory_type)
+        report = self.store.load_type(memory_type)
+        files = [f for f in report.files if f.uri]
+        documents = [f"{f.uri} {json.dumps(f.fields)} {f.content}" for f in files]
+        hits = [(score, files[i]) for i, score in rank(query, documents, limit=limit)]
+        if not hits:
+            return f"(no {memory_type} files match {query!r})"
+        return "\n".join(f"{f.uri} (score {s:.2f}): {f.content[:240]!r}" for s, f in hits)
+
+
+def tool_requests(data: dict[str, Any]) -> list[ToolCall]:
+    """Tool requests written in the JSON convention (for servers without function tools)."""
+    return [
+        ToolCall(f"json_{i}", str(req.get("name", "")), dict(req.get("arguments") or {}), json.dumps(req))
+        for i, req in enumerate(data.get("tool_calls") or [], start=1)
+        if isinstance(req, dict)
+    ]
+
+
+def describe_call(call: ToolCall) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    return f"{call.name}({args})"
