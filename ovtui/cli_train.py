@@ -112,11 +112,13 @@ def run_train(args: argparse.Namespace) -> int:
     return _finish(report, workspace)
 
 
-async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]]) -> T:
+async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: str = "") -> T:
     """Ctrl-C asks the run to stop between batches instead of killing it mid-apply."""
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, cancel.set)
+    if announce:
+        print(announce, flush=True)
     try:
         return await start(cancel)
     finally:
@@ -124,9 +126,9 @@ async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]]) -> T:
 
 
 async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
-    print("watching inbox/rollouts/ — Ctrl-C to stop")
     report = await _cancellable(
-        lambda stop: workspace.stream([progress], stop, approve=args.approve, dry_run=args.dry_run)
+        lambda stop: workspace.stream([progress], stop, approve=args.approve, dry_run=args.dry_run),
+        announce="watching inbox/rollouts/ — Ctrl-C to stop",
     )
     progress.clear()
     print(report.summary() or "stopped")

@@ -104,7 +104,13 @@ class InboxProcessor:
         """Process what is there, then every new file until ``stop`` is set."""
         self.incoming.mkdir(parents=True, exist_ok=True)
         self.scan()
-        async for changes in awatch(self.incoming, stop_event=stop, debounce=50, step=20):
+        # yield_on_timeout: an empty batch every second triggers a rescan, which catches a file that
+        # landed between the first scan and the moment the OS watch was in place.
+        async for changes in awatch(
+            self.incoming, stop_event=stop, debounce=50, step=20, rust_timeout=1000, yield_on_timeout=True
+        ):
+            if not changes:
+                self.scan()
             for change, name in changes:
                 if change in (Change.added, Change.modified):
                     self.start(Path(name))

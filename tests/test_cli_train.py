@@ -1,0 +1,80 @@
+"""``ovtui train`` and ``ovtui eval`` as a user runs them: a real process on a copy of the sample."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
+
+
+def _ovtui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "ovtui", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=240
+    )
+
+
+def test_train_prints_the_report_and_saves_it(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    proc = _ovtui("train", str(root), "--epochs", "2", "--approve", "all", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("[baseline_eval] epoch=-1 cases=15 accuracy=") for line in lines)
+    assert sum(line.startswith("[train_epoch]") for line in lines) == 2
+    assert any(line.startswith("accuracy delta: +") for line in lines)
+    [run] = list((root / "runs").iterdir())
+    report = json.loads((run / "report.json").read_text())
+    assert [s["stage"] for s in report["stages"]] == [
+        "baseline_eval",
+        "train_epoch",
+        "train_epoch",
+        "final_eval",
+    ]
+    assert report["backend"] == "offline" and report["history_ids"]
+
+    evaluated = _ovtui("eval", str(root), "--split", "test", cwd=tmp_path)
+    assert evaluated.returncode == 0, evaluated.stderr
+    final = report["stages"][-1]
+    assert f"passed={final['passed']}/{final['cases']}" in evaluated.stdout  # eval agrees with the run
+
+
+def test_train_with_a_bad_dataset_line_names_file_and_line(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    train = root / "datasets" / "support" / "train.jsonl"
+    lines = train.read_text().splitlines()
+    lines[2] = '{"name": "broken"}'
+    train.write_text("\n".join(lines) + "\n")
+    proc = _ovtui("train", str(root), "--approve", "all", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "datasets/support/train.jsonl:3" in proc.stderr and "Traceback" not in proc.stderr
+    assert train.read_text().splitlines()[2] == '{"name": "broken"}'  # the user's file is untouched
+
+
+def test_watch_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ovtui", "train", str(root), "--watch", "--approve", "all"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:  # wait until it says it is watching
+        if "watching inbox" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    [run] = list((root / "runs").iterdir())
+    assert json.loads((run / "report.json").read_text())["command"] == "stream"

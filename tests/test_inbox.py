@@ -1,0 +1,62 @@
+"""Streaming from the inbox: good rollouts are trained on and moved to done/, bad ones quarantined."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+from ovtui.context import ExecutionContext
+from ovtui.events import Event
+from ovtui.sample_env.agent import SampleAgentExecutor
+from ovtui.sample_env.generate import generate_cases
+from ovtui.service import Workspace
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
+
+
+async def test_stream_trains_on_new_files_and_quarantines_bad_ones(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    (root / "ovtui.toml").write_text(
+        '[review]\npolicy = "all"\n[trainer]\nmax_gradients_per_update = 2\nmax_wait_seconds = 0.2\n'
+    )
+    workspace = Workspace(root)
+    cases = generate_cases("train", 3, seed=5)
+    rollouts = await SampleAgentExecutor().execute(cases, workspace.experiences(), ExecutionContext("inbox"))
+    inbox = root / "inbox" / "rollouts"
+    # One file is there before streaming starts; the rest arrive while it runs.
+    (inbox / "r0.json").write_text(rollouts[0].model_dump_json())
+
+    seen: list[Event] = []
+    handled = asyncio.Event()
+
+    def listen(event: Event) -> None:
+        seen.append(event)
+        settled = [e for e in seen if e.kind == "inbox_processed"]
+        rejected = [e for e in seen if e.kind == "log" and "rejected" in e.data["message"]]
+        if len(settled) == 3 and len(rejected) == 2:
+            handled.set()
+
+    stop = asyncio.Event()
+    stream = asyncio.create_task(workspace.stream([listen], stop))
+    for i, rollout in enumerate(rollouts[1:], start=1):
+        tmp = inbox / f".r{i}.tmp"
+        tmp.write_text(rollout.model_dump_json())
+        tmp.rename(inbox / f"r{i}.json")  # a writer that renames: the watcher never sees half a file
+    (inbox / "broken.json").write_text('{"case": {"name": "x"}')
+    (inbox / "wrong.json").write_text('{"messages": []}')
+    await asyncio.wait_for(handled.wait(), timeout=30)
+    stop.set()
+    report = await asyncio.wait_for(stream, timeout=30)
+
+    assert sorted(p.name for p in (root / "inbox" / "done").iterdir()) == ["r0.json", "r1.json", "r2.json"]
+    rejected = sorted(p.name for p in (root / "inbox" / "rejected").iterdir())
+    assert rejected == ["broken.json", "broken.json.reason.txt", "wrong.json", "wrong.json.reason.txt"]
+    assert "case" in (root / "inbox" / "rejected" / "wrong.json.reason.txt").read_text()
+    assert (
+        root / "inbox" / "rejected" / "broken.json"
+    ).read_text() == '{"case": {"name": "x"}'  # kept as given
+    assert list(inbox.glob("*.json")) == []
+    assert any(e.kind == "plan_applied" and e.data["written"] for e in seen)
+    assert report.errors == ["2 file(s) rejected"]
