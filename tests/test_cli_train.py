@@ -73,7 +73,7 @@ def test_watch_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
         if "watching inbox" in line:
             break
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     [run] = list((root / "runs").iterdir())
