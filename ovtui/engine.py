@@ -19,6 +19,7 @@ from ovtui.domain import (
     Rollout,
     RolloutAnalysis,
 )
+from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
 from ovtui.interfaces import GradientEstimator, PolicyOptimizer, PolicyUpdater, RolloutAnalyzer
 from ovtui.review import ItemDecision, PendingPlans, ReviewPolicy, apply_reviewed
@@ -108,6 +109,23 @@ class PolicyTrainingEngine:
         run_id: str | None = None,
         analyses: list[RolloutAnalysis] | None = None,
         replan: bool = True,
+    ) -> ApplyOutcome:
+        """Plan one batch and apply what the review approves. A failing batch (the model is down,
+        the lock is busy) is reported in ``errors`` and writes nothing; the run goes on."""
+        try:
+            return await self._plan_and_apply(gradients, policy_set, run_id, analyses, replan)
+        except OvtuiError as exc:
+            message = f"batch of {len(gradients)} gradient(s) not applied: {exc}"
+            self.events.log(message, level="error")
+            return ApplyOutcome(plan=PolicyUpdatePlan(), errors=[message])
+
+    async def _plan_and_apply(
+        self,
+        gradients: list[PatchSemanticGradient],
+        policy_set: ExperienceSet,
+        run_id: str | None,
+        analyses: list[RolloutAnalysis] | None,
+        replan: bool,
     ) -> ApplyOutcome:
         latest = await policy_set.reload()
         plan = await self.optimizer.plan(gradients, latest, None)

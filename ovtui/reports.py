@@ -37,7 +37,7 @@ class RunReport(Model):
     backend: str
     dataset: str
     stages: list[StageReport] = Field(default_factory=list)
-    usage: dict[str, dict[str, float]] = Field(default_factory=dict)
+    usage: dict[str, dict[str, float | int]] = Field(default_factory=dict)
     pending_plans: list[str] = Field(default_factory=list)
     history_ids: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)

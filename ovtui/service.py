@@ -298,7 +298,7 @@ class Workspace:
     def discard_pending(self, plan_id: str) -> None:
         self.pending.settle(self.pending.get(plan_id), "discarded", None)
 
-    def _usage(self) -> dict[str, dict[str, float]]:
+    def _usage(self) -> dict[str, dict[str, float | int]]:
         if self._llm is None:
             return {}
-        return dict(self._llm.usage.as_dict())
+        return dict(self._llm.usage.snapshot())

@@ -1,0 +1,99 @@
+"""The whole kernel with the LLM backend against a real local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from fakes.helpers import KEY_ENV, SECRET_KEY
+from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+
+from ovtui.memory.fileformat import parse_memory
+from ovtui.service import TrainOptions, Workspace
+
+pytest_plugins = ["fakes.fixtures"]
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
+GUIDANCE = (
+    "## Situation\n- A customer asks to change or cancel a booking\n"
+    "## Approach\n- get_reservation first\n- ask for explicit confirmation before acting\n"
+    "## Reflect\n- NEVER act on a booking before the customer confirms"
+)
+
+
+def scripted_model(request: RecordedRequest) -> Reply:
+    """Plays the three stages, told apart by the answer schema each one asks for."""
+    schema: dict[str, Any] = request.body["response_format"]["json_schema"]["schema"]
+    properties = schema["properties"]
+    if "trajectories" in properties:
+        return Reply.json(
+            {
+                "trajectories": [
+                    {
+                        "trajectory_name": "booking_change",
+                        "outcome": "failure",
+                        "content": "## Task\n- change a booking\n## Steps\n1. change_flight\n## Outcome\n- failure",
+                    }
+                ]
+            }
+        )
+    item = properties["experiences"]["items"]["properties"]
+    if "source_gradients" in item:  # the merge: one experience from every proposal of the batch
+        proposals = item["source_gradients"]["items"]["maximum"] + 1
+        return Reply.json(
+            {
+                "experiences": [
+                    {
+                        "experience_name": "booking_changes",
+                        "content": GUIDANCE,
+                        "source_gradients": list(range(proposals)),
+                        "rationale": "one intent",
+                    }
+                ],
+                "deletes": [],
+            }
+        )
+    return Reply.json(
+        {
+            "experiences": [
+                {
+                    "experience_name": "booking_changes",
+                    "content": GUIDANCE,
+                    "rationale": "the agent acted before confirmation",
+                }
+            ]
+        }
+    )
+
+
+async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root)
+    (root / "ovtui.toml").write_text(
+        f'[llm]\nbackend = "openai"\nbase_url = "{fake.base_url}"\nmodel = "fake-model"\n'
+        f'api_key_env = "{KEY_ENV}"\nmax_retries = 1\ntimeout = 10\n'
+        '[trainer]\nbatch_size = 4\n[review]\npolicy = "all"\n'
+    )
+    fake.respond_with(scripted_model)
+    workspace = Workspace(root)
+    report = await workspace.train(TrainOptions(epochs=1, limit=8, eval_split=None))
+
+    assert report.errors == [] and report.backend == "llm:fake-model"
+    stages = {name: int(values["calls"]) for name, values in report.usage.items() if "calls" in values}
+    # 8 rollouts in 2 batches: one extract per rollout, one propose per trajectory, one merge per batch.
+    assert stages.get("extract") == 8 and stages.get("propose") == 8 and stages.get("merge") == 2, (
+        report.usage
+    )
+    assert len(fake.chat_requests) == 18
+    learned = parse_memory((root / "memories/experiences/booking_changes.md").read_text())
+    assert learned.content == GUIDANCE
+    assert learned.fields["status"] == "draft"
+    assert {link["link_type"] for link in learned.fields["links"]} == {"derived_from"}
+    for path in root.rglob("*"):  # the key reached the server, never a file
+        if path.is_file():
+            assert SECRET_KEY not in path.read_text(errors="ignore"), path
+    assert any(
+        SECRET_KEY in r.headers.get("authorization", r.headers.get("Authorization", ""))
+        for r in fake.chat_requests
+    )
