@@ -14,6 +14,7 @@ from ovtui.service import TrainOptions, Workspace
 
 pytest_plugins = ["fakes.fixtures"]
 
+TRAJECTORY = "## Task\n- change a booking\n## Steps\n1. change_flight\n## Outcome\n- failure"
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
 GUIDANCE = (
     "## Situation\n- A customer asks to change or cancel a booking\n"
@@ -33,7 +34,7 @@ def scripted_model(request: RecordedRequest) -> Reply:
                     {
                         "trajectory_name": "booking_change",
                         "outcome": "failure",
-                        "content": "## Task\n- change a booking\n## Steps\n1. change_flight\n## Outcome\n- failure",
+                        "content": TRAJECTORY,
                     }
                 ]
             }
