@@ -41,6 +41,7 @@ class RunReport(Model):
     pending_plans: list[str] = Field(default_factory=list)
     history_ids: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+    inbox: dict[str, int] = Field(default_factory=dict)  # streaming: files processed / rejected
     cancelled: bool = False
 
     def stage(self, name: str) -> StageReport | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -139,6 +141,23 @@ class Workspace:
         return path
 
     # --- operations ----------------------------------------------------------------------------
+    @asynccontextmanager
+    async def _run(
+        self, command: str, dataset: str, listeners: list[Listener] | None
+    ) -> AsyncIterator[tuple[RunReport, EventBus]]:
+        """A run's report and events; however it ends, the report is saved and ``run_finished`` sent."""
+        run_id, events = self.open_run(listeners)
+        report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
+        try:
+            yield report, events
+        except RunCancelled:
+            report.cancelled = True
+        finally:
+            report.usage = self._usage()
+            self.save_report(report)
+            events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
+            events.close()
+
     async def train(
         self,
         options: TrainOptions,
@@ -151,10 +170,9 @@ class Workspace:
         dataset = options.dataset or cfg.dataset
         approve = options.approve or self.config.review.policy
         dry_run = self.config.review.dry_run if options.dry_run is None else options.dry_run
-        run_id, events = self.open_run(listeners)
-        report = RunReport(run_id=run_id, command="train", backend=self.backend_label, dataset=dataset)
         batch = options.batch_size or cfg.batch_size
-        try:
+        epochs = options.epochs or cfg.epochs
+        async with self._run("train", dataset, listeners) as (report, events):
             train_cases = JsonlCaseLoader(self.paths, dataset, "train", batch, options.limit)
             eval_cases = (
                 JsonlCaseLoader(self.paths, dataset, options.eval_split, batch)
@@ -162,27 +180,22 @@ class Workspace:
                 else None
             )
             engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
-            pipeline = OfflinePolicyOptimizationPipeline(
-                ContentHashPolicySnapshotter(),
-                self.executor(),
-                BatchPolicyTrainer(engine, run_id=run_id),
-                events=events,
-                cancel=cancel,
-            )
+            trainer = BatchPolicyTrainer(engine, run_id=report.run_id)
+            pipeline = self._pipeline(trainer, events, cancel)
             events.emit(
                 "run_started",
-                run_id=run_id,
+                run_id=report.run_id,
                 command="train",
                 dataset=dataset,
                 backend=self.backend_label,
-                epochs=options.epochs or cfg.epochs,
+                epochs=epochs,
                 approve=approve,
                 dry_run=dry_run,
             )
             result = await pipeline.train(
                 train_cases,
                 await ExperienceSetLoader(self.store).load(),
-                PipelineContext(max_epochs=options.epochs or cfg.epochs),
+                PipelineContext(max_epochs=epochs),
                 eval_loader=eval_cases,
             )
             report.stages = result.stages
@@ -192,13 +205,6 @@ class Workspace:
                     report.history_ids.append(training.apply_result.history_id)
                 if training.metadata.get("pending_plan"):
                     report.pending_plans.append(str(training.metadata["pending_plan"]))
-        except RunCancelled:
-            report.cancelled = True
-        finally:
-            report.usage = self._usage()
-            self.save_report(report)
-            events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
-            events.close()
         return report
 
     async def evaluate(
@@ -208,31 +214,29 @@ class Workspace:
         listeners: list[Listener] | None = None,
         cancel: asyncio.Event | None = None,
     ) -> RunReport:
+        """Accuracy of the current policy; eval never analyzes or writes memory (only its report)."""
         dataset = dataset or self.config.trainer.dataset
-        run_id, events = self.open_run(listeners)
-        report = RunReport(run_id=run_id, command="eval", backend=self.backend_label, dataset=dataset)
-        try:
+        async with self._run("eval", dataset, listeners) as (report, events):
             loader = JsonlCaseLoader(self.paths, dataset, split, self.config.trainer.batch_size)
-            pipeline = OfflinePolicyOptimizationPipeline(
-                ContentHashPolicySnapshotter(),
-                self.executor(),
-                BatchPolicyTrainer(self.engine(events, approve="none", dry_run=True, wait_for_review=False)),
-                events=events,
-                cancel=cancel,
-            )
+            engine = self.engine(events, approve="none", dry_run=True, wait_for_review=False)
+            pipeline = self._pipeline(BatchPolicyTrainer(engine), events, cancel)
             events.emit(
-                "run_started", run_id=run_id, command="eval", dataset=dataset, backend=self.backend_label
+                "run_started",
+                run_id=report.run_id,
+                command="eval",
+                dataset=dataset,
+                backend=self.backend_label,
             )
-            report.stages.append(
-                (await pipeline.eval(loader, await ExperienceSetLoader(self.store).load())).report
-            )
-        except RunCancelled:
-            report.cancelled = True
-        finally:
-            self.save_report(report)
-            events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
-            events.close()
+            evaluation = await pipeline.eval(loader, await ExperienceSetLoader(self.store).load())
+            report.stages.append(evaluation.report)
         return report
+
+    def _pipeline(
+        self, trainer: BatchPolicyTrainer, events: EventBus, cancel: asyncio.Event | None
+    ) -> OfflinePolicyOptimizationPipeline:
+        return OfflinePolicyOptimizationPipeline(
+            ContentHashPolicySnapshotter(), self.executor(), trainer, events=events, cancel=cancel
+        )
 
     async def stream(
         self,
@@ -248,39 +252,32 @@ class Workspace:
         from ovtui.inbox import InboxProcessor
 
         cfg = self.config.trainer
-        stop = stop or asyncio.Event()
-        run_id, events = self.open_run(listeners)
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
-        report = RunReport(run_id=run_id, command="stream", backend=self.backend_label, dataset="inbox")
-        engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
-        trainer = StreamingPolicyTrainer(
-            engine,
-            self.experiences(),
-            StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds),
-            run_id=run_id,
-        )
-        inbox = InboxProcessor(self.paths, trainer.submit_rollout, events)
-        events.emit(
-            "run_started", run_id=run_id, command="stream", backend=self.backend_label, approve=approve
-        )
-        try:
-            await inbox.watch(stop)
-        finally:
-            await trainer.close()
-            await inbox.drain()
-            if inbox.rejected_count:
-                report.errors.append(f"{inbox.rejected_count} file(s) rejected")
-            report.usage = self._usage()
-            self.save_report(report)
-            events.emit(
-                "run_finished",
-                report=report.model_dump(mode="json"),
-                processed=inbox.processed,
-                rejected=inbox.rejected_count,
-                cancelled=False,
+        async with self._run("stream", "inbox", listeners) as (report, events):
+            engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            trainer = StreamingPolicyTrainer(
+                engine,
+                self.experiences(),
+                StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds),
+                run_id=report.run_id,
             )
-            events.close()
+            inbox = InboxProcessor(self.paths, trainer.submit_rollout, events)
+            events.emit(
+                "run_started",
+                run_id=report.run_id,
+                command="stream",
+                backend=self.backend_label,
+                approve=approve,
+            )
+            try:
+                await inbox.watch(stop or asyncio.Event())
+            finally:
+                await trainer.close()
+                await inbox.drain()
+                report.inbox = {"processed": inbox.processed, "rejected": inbox.rejected_count}
+                if inbox.rejected_count:
+                    report.errors.append(f"{inbox.rejected_count} file(s) rejected")
         return report
 
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
