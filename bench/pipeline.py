@@ -96,7 +96,8 @@ def main() -> None:
         f"  (target ≥ 200/s)  runs: {', '.join(f'{t:.2f}' for t in full)}"
     )
     print(
-        f"  baseline analyze+estimate only: median {statistics.median(baseline):.2f} s → {base_rate:.0f} rollouts/s"
+        f"  baseline analyze+estimate only: median {statistics.median(baseline):.2f} s"
+        f" → {base_rate:.0f} rollouts/s"
     )
     print(f"  ratio full/baseline time: {statistics.median(full) / statistics.median(baseline):.2f}×")
 

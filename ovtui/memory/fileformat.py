@@ -31,7 +31,15 @@ FIELDS_OPEN = "<!-- MEMORY_FIELDS"
 FIELDS_CLOSE = "-->"
 # The comment must close the file: only whitespace may follow it.
 _OPEN = re.compile(r"<!-- MEMORY_FIELDS[ \t]*\n")
-_CLOSE = re.compile(r"\n?-->\s*\Z")
+
+
+def _closing(text: str) -> tuple[int, int] | None:
+    """Span of the closing ``-->`` (with the newline before it) when only whitespace follows it.
+    A plain rfind: a regex anchored at the end would still be tried at every position."""
+    at = text.rfind(FIELDS_CLOSE)
+    if at < 0 or text[at + len(FIELDS_CLOSE) :].strip():
+        return None
+    return (at - 1 if at and text[at - 1] == "\n" else at), at + len(FIELDS_CLOSE)
 
 
 class MemoryFile(BaseModel):
@@ -77,8 +85,8 @@ def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None)
     """
     if "\x00" in text:
         raise MemoryFormatError(source, "contains a NUL byte (binary file?)")
-    close = _CLOSE.search(text) if FIELDS_OPEN in text else None
-    opens = list(_OPEN.finditer(text, 0, close.end())) if close else []
+    close = _closing(text) if FIELDS_OPEN in text else None
+    opens = list(_OPEN.finditer(text, 0, close[1])) if close else []
     if not opens:
         if FIELDS_OPEN in text:
             line = text[: text.index(FIELDS_OPEN)].count("\n") + 1
@@ -87,7 +95,7 @@ def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None)
     assert close is not None
     error: MemoryFormatError | None = None
     for opening in reversed(opens):
-        raw = text[opening.end() : close.start()] if opening.end() <= close.start() else ""
+        raw = text[opening.end() : close[0]] if opening.end() <= close[0] else ""
         json_line = text.count("\n", 0, opening.end()) + 1
         try:
             fields = json.loads(raw) if raw.strip() else {}

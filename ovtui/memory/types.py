@@ -52,8 +52,10 @@ class MemoryTypeSchema(BaseModel):
     def filename(self, name: str, *, when: datetime | None = None) -> str:
         """The file name for a memory called ``name`` (validated: it becomes a path)."""
         validate_name(name, what=f"{self.memory_type} name")
-        stamp = (when or datetime.now(UTC)).strftime("%Y%m%d%H%M%S")
-        return self.filename_template.format(**{self.name_field: name, "timestamp": stamp})
+        values = {self.name_field: name}
+        if "{timestamp}" in self.filename_template:
+            values["timestamp"] = (when or datetime.now(UTC)).strftime("%Y%m%d%H%M%S")
+        return self.filename_template.format(**values)
 
     def item_json_schema(self) -> dict[str, Any]:
         """JSON schema of one memory operation of this type, for structured LLM output."""

@@ -8,6 +8,7 @@ workspace keeps working.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,9 @@ class MemoryStore:
     ) -> None:
         self.paths = paths
         self.registry = registry or default_registry()
-        self.lock = WorkspaceLock(paths.state, **({"timeout": lock_timeout} if lock_timeout is not None else {}))
+        self.lock = WorkspaceLock(
+            paths.state, **({"timeout": lock_timeout} if lock_timeout is not None else {})
+        )
 
     @classmethod
     def open(cls, root: Path | str, user: str = "default", **kwargs: object) -> MemoryStore:
@@ -72,10 +75,20 @@ class MemoryStore:
         """The text of a memory file, refusing binaries, non-UTF-8 and oversized files by name."""
         path = self.paths.inside(path)
         rel = self.paths.relative(path)
-        size = path.stat().st_size
-        if size > MAX_MEMORY_FILE_BYTES:
-            raise MemoryFormatError(rel, f"file is {size} bytes, larger than the {MAX_MEMORY_FILE_BYTES} byte limit")
-        data = path.read_bytes()
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise MemoryFormatError(rel, "is not a regular file")
+        return self.read_regular(str(path), rel)
+
+    def read_regular(self, path: str, rel: str) -> str:
+        """``read_text`` for a path already checked to be a regular file inside the workspace."""
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_MEMORY_FILE_BYTES:
+                raise MemoryFormatError(
+                    rel, f"file is {size} bytes, larger than the {MAX_MEMORY_FILE_BYTES} byte limit"
+                )
+            data = handle.read()
         if b"\x00" in data:
             raise MemoryFormatError(rel, "contains NUL bytes (binary file?)")
         try:
@@ -102,15 +115,36 @@ class MemoryStore:
         return [folder / n for n in names if n not in HIDDEN_MEMORY_NAMES and not n.startswith(".")]
 
     def load_type(self, memory_type: str) -> LoadReport:
+        """Every file of a type. A regular file in a folder reached without links is inside the
+        workspace by construction, so only links pay for a full path resolution (it was most of
+        the time of loading 10,000 files)."""
         report = LoadReport()
-        for path in self.list_paths(memory_type):
+        folder = self.type_dir(memory_type)
+        if not folder.is_dir():
+            return report
+        plain_folder = self.paths.inside(folder) == folder
+        rel_dir = folder.relative_to(self.paths.root).as_posix()
+        uri_dir = self.paths.uri_prefix + rel_dir
+        with os.scandir(folder) as scan:
+            entries = sorted(
+                (e for e in scan if e.name.endswith(".md") and e.is_file()), key=lambda e: e.name
+            )
+        for entry in entries:
+            name = entry.name
+            if name in HIDDEN_MEMORY_NAMES or name.startswith("."):
+                continue
             try:
-                validate_name(path.stem, what="file name")
-                report.files.append(self.read(path))
+                validate_name(name[:-3], what="file name")
+                if plain_folder and not entry.is_symlink():
+                    rel = f"{rel_dir}/{name}"
+                    text = self.read_regular(entry.path, rel)
+                    report.files.append(parse_memory(text, source=rel, uri=f"{uri_dir}/{name}"))
+                else:
+                    report.files.append(self.read(folder / name))
             except MemoryFormatError as exc:
                 report.problems.append(exc)
             except (UnsafePathError, OSError) as exc:
-                report.problems.append(MemoryFormatError(self.paths.relative(path), str(exc)))
+                report.problems.append(MemoryFormatError(f"{rel_dir}/{name}", str(exc)))
         return report
 
     # --- plain writes (outside plans: trajectories are add-only and written by the analyzer) ---

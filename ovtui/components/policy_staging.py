@@ -1,0 +1,250 @@
+"""Turn plan items into staged file changes, checking each against the files as they are now.
+
+Runs under the workspace lock and writes nothing: the updater commits what is staged. Each item
+is staged all-or-nothing (its experience and the backlinks it adds); an item that fails its
+compare-and-swap or is invalid is reported and the other items still go through.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ovtui.domain import ItemError, PolicyPlanItem, PolicyStatus
+from ovtui.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
+from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
+from ovtui.memory.links import DERIVED_FROM, make_link, merge_links
+from ovtui.memory.memory_diff import FileChange, same_memory_file
+from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
+from ovtui.workspace.paths import linkless_path, validate_name
+from ovtui.workspace.store import MemoryStore
+
+EXPERIENCES = "experiences"
+# Fields a plan item may not set through metadata["fields"]: the updater owns them.
+RESERVED_FIELDS = frozenset({"content", "experience_name", "memory_type", "version", "links", "backlinks"})
+
+
+@dataclass
+class StagedFile:
+    uri: str
+    memory_type: str
+    before: str | None  # the text on disk when staging started (None: absent)
+    memory: MemoryFile | None  # the working state (None: to be deleted / absent)
+    touched: bool = False
+
+    def render(self) -> str | None:
+        return None if self.memory is None else self.memory.render()
+
+
+@dataclass
+class StagedPlan:
+    files: dict[str, StagedFile] = field(default_factory=dict)
+    item_errors: list[ItemError] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def changes(self) -> list[FileChange]:
+        out = []
+        for staged in self.files.values():
+            if staged.touched:
+                after = staged.render()
+                if after != staged.before:
+                    out.append(FileChange(staged.uri, staged.memory_type, staged.before, after))
+        return out
+
+
+class PlanStager:
+    def __init__(self, store: MemoryStore, *, now: Callable[[], datetime]) -> None:
+        self.store = store
+        self.paths = store.paths
+        self.now = now
+        self.plan = StagedPlan()
+        self._root = str(store.paths.root)
+
+    # --- locations -------------------------------------------------------------------------
+    def experience_target(self, item: PolicyPlanItem) -> tuple[str, str, str]:
+        name = validate_name(item.target_experience_name, what="experience name")
+        schema = self.store.registry.get(EXPERIENCES)
+        rel = f"{schema.directory}/{schema.filename(name)}"
+        path = linkless_path(self._root, rel)
+        uri = self.paths.uri_prefix + rel
+        if item.target_experience_uri and item.target_experience_uri != uri:
+            # Never retarget an edit: a URI that disagrees with the name is an error, not a hint.
+            raise OvtuiError(
+                f"target URI {item.target_experience_uri} does not match experience {name!r} ({uri})"
+            )
+        return name, path, uri
+
+    def file_target(self, uri: str) -> tuple[str, str]:
+        rel = self.paths.relative_of(uri)
+        schema = self.store.registry.for_directory(rel.rpartition("/")[0])
+        if schema is None:
+            raise UnsafePathError(f"{uri} is not in a known memory type directory")
+        return linkless_path(self._root, rel), schema.memory_type
+
+    # --- working state ---------------------------------------------------------------------
+    def load(self, uri: str, memory_type: str, path: str) -> StagedFile:
+        """The working state of a file (read once per apply; bad files raise and stay untouched)."""
+        staged = self.plan.files.get(uri)
+        if staged is None:
+            rel = uri[len(self.paths.uri_prefix) :]
+            try:
+                mode = os.stat(path).st_mode
+            except FileNotFoundError:
+                text = None
+            else:
+                if not stat.S_ISREG(mode):
+                    raise MemoryFormatError(rel, "is not a regular file")
+                text = self.store.read_regular(path, rel)
+            memory = None if text is None else parse_memory(text, source=rel, uri=uri)
+            staged = StagedFile(uri, memory_type, text, memory)
+            self.plan.files[uri] = staged
+        return staged
+
+    def _copy(self, staged: StagedFile) -> MemoryFile | None:
+        m = staged.memory
+        return None if m is None else MemoryFile(uri=m.uri, content=m.content, fields=dict(m.fields))
+
+    # --- items -----------------------------------------------------------------------------
+    def stage(self, index: int, item: PolicyPlanItem) -> None:
+        target = item.target_experience_name or item.target_experience_uri or "?"
+        pending: dict[str, tuple[StagedFile, MemoryFile | None]] = {}
+        try:
+            if item.kind == "upsert_experience":
+                self._upsert(item, pending)
+            elif item.kind == "delete_experience":
+                self._delete(item, pending)
+            else:
+                raise OvtuiError(f"unknown plan item kind {item.kind!r}")
+        except StaleItemError as exc:
+            self.plan.item_errors.append(ItemError(item=index, target=target, message=str(exc), stale=True))
+            return
+        except (OvtuiError, OSError) as exc:
+            self.plan.item_errors.append(ItemError(item=index, target=target, message=str(exc)))
+            return
+        for staged, memory in pending.values():
+            first_write = not staged.touched
+            if (
+                first_write
+                and memory is not None
+                and staged.memory is not None
+                and "version" in memory.fields
+            ):
+                memory.fields["version"] = staged.memory.version + 1
+            staged.memory, staged.touched = memory, True
+
+    def _check_base(self, item: PolicyPlanItem, staged: StagedFile, rel: str) -> None:
+        current = staged.memory
+        if item.before_content is None and item.base_version is None:
+            if current is not None:
+                raise StaleItemError(f"{rel} was created after this item was planned as a new experience")
+            return
+        if current is None:
+            raise StaleItemError(f"{rel} no longer exists (deleted after this item was planned)")
+        if item.before_content is not None and normalise_content(item.before_content) != current.content:
+            raise StaleItemError(f"{rel} changed after this item was planned (its content differs)")
+        if item.base_version is not None and item.base_version != current.version:
+            raise StaleItemError(
+                f"{rel} is at version {current.version}; this item was planned against "
+                f"version {item.base_version}"
+            )
+
+    def _upsert(self, item: PolicyPlanItem, pending: dict[str, tuple[StagedFile, MemoryFile | None]]) -> None:
+        name, path, uri = self.experience_target(item)
+        rel = uri[len(self.paths.uri_prefix) :]
+        staged = self.load(uri, EXPERIENCES, path)
+        self._check_base(item, staged, rel)
+        if item.after_content is None:
+            raise OvtuiError(f"{rel}: upsert item has no after_content")
+        current = self._copy(staged)
+        after = item.after_content
+        if current is not None and has_patch_blocks(after):
+            after = apply_patch(current.content, after)
+        if current is None:
+            fields: dict[str, Any] = {
+                "experience_name": name,
+                "memory_type": EXPERIENCES,
+                "status": PolicyStatus.DRAFT.value,
+                "version": 1,
+            }
+        else:
+            fields = current.fields
+            fields["version"] = current.version  # bumped once per apply when committed
+        self._apply_metadata(item, fields, rel)
+        links = self._stage_links(item, uri, pending)
+        if links:
+            fields["links"] = merge_links(fields.get("links"), links)
+        memory = MemoryFile(uri=uri, content=normalise_content(after), fields=fields)
+        if staged.memory is not None and same_memory_file(staged.memory, memory):
+            # Nothing to write here; a backlink missing on a trajectory is still mirrored.
+            self.plan.unchanged.append(uri)
+        else:
+            pending[uri] = (staged, memory)
+
+    def _apply_metadata(self, item: PolicyPlanItem, fields: dict[str, Any], rel: str) -> None:
+        extra = item.metadata.get("fields") or {}
+        if not isinstance(extra, dict):
+            raise OvtuiError(f"{rel}: item metadata 'fields' must be an object")
+        status = item.metadata.get("status", extra.get("status"))
+        if status is not None and str(status) not in {s.value for s in PolicyStatus}:
+            raise OvtuiError(f"{rel}: unknown status {status!r}")
+        for key, value in extra.items():
+            if key not in RESERVED_FIELDS:
+                fields[key] = value
+        if status is not None:
+            fields["status"] = str(status)
+
+    def _stage_links(
+        self, item: PolicyPlanItem, uri: str, pending: dict[str, tuple[StagedFile, MemoryFile | None]]
+    ) -> list[dict[str, Any]]:
+        links: list[dict[str, Any]] = []
+        if not item.evidence_trajectory_uris:
+            return links
+        created = self.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        weight = 1.0 if item.confidence is None else round(float(item.confidence), 4)
+        match_text = (
+            item.metadata.get("match_text") if isinstance(item.metadata.get("match_text"), str) else None
+        )
+        for evidence in dict.fromkeys(item.evidence_trajectory_uris):
+            path, memory_type = self.file_target(evidence)  # unsafe URIs fail the item
+            if memory_type == EXPERIENCES:
+                raise OvtuiError(f"evidence {evidence} is an experience, not a trajectory")
+            try:
+                staged = self.load(evidence, memory_type, path)
+            except OvtuiError as exc:
+                self.plan.warnings.append(f"link to {evidence} skipped: {exc}")
+                continue
+            if staged.memory is None:
+                self.plan.warnings.append(f"link to {evidence} skipped: the file does not exist")
+                continue
+            link = make_link(
+                uri,
+                evidence,
+                link_type=DERIVED_FROM,
+                weight=weight,
+                match_text=match_text,
+                created_at=created,
+            )
+            links.append(link)
+            current = pending[evidence][1] if evidence in pending else self._copy(staged)
+            assert current is not None
+            backlinks = merge_links(current.fields.get("backlinks"), [link])
+            if backlinks != current.fields.get("backlinks"):
+                current.fields["backlinks"] = backlinks
+                pending[evidence] = (staged, current)
+        return links
+
+    def _delete(self, item: PolicyPlanItem, pending: dict[str, tuple[StagedFile, MemoryFile | None]]) -> None:
+        _name, path, uri = self.experience_target(item)
+        rel = uri[len(self.paths.uri_prefix) :]
+        if item.before_content is None and item.base_version is None:
+            raise OvtuiError(
+                f"{rel}: a delete needs before_content or base_version (what it was planned against)"
+            )
+        staged = self.load(uri, EXPERIENCES, path)
+        self._check_base(item, staged, rel)
+        pending[uri] = (staged, None)

@@ -1,0 +1,177 @@
+"""memory_diff.json: the audit record of one applied (or dry-run) plan, commit or revert.
+
+OpenViking's keys (archive_uri, trace_id, extracted_at, operations, summary) plus our ``review``,
+``kind`` and ``reverts``. Operations hold the full rendered file text (MEMORY_FIELDS included) so a
+revert restores files exactly. An update whose before and after differ only in ``version`` or trace
+fields is a no-op and is not listed: every write bumps ``version``, so comparing bytes never would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ovtui.errors import MemoryFormatError
+from ovtui.memory.fileformat import MemoryFile, parse_memory
+
+RecordKind = Literal["apply", "dry_run", "revert", "session_commit"]
+RECORD_KINDS: tuple[str, ...] = ("apply", "dry_run", "revert", "session_commit")
+# Fields that change on every write without changing what a memory says.
+TRACE_FIELDS = frozenset({"version", "trace_id", "updated_at", "last_trace_id", "extracted_at"})
+
+
+class _Part(BaseModel):
+    # Records written by OpenViking (or a newer ovtui) may carry keys we do not know: keep them.
+    model_config = ConfigDict(extra="allow")
+
+
+class AddOperation(_Part):
+    uri: str
+    memory_type: str = ""
+    after: str = ""
+
+
+class UpdateOperation(_Part):
+    uri: str
+    memory_type: str = ""
+    before: str = ""
+    after: str = ""
+
+
+class DeleteOperation(_Part):
+    uri: str
+    memory_type: str = ""
+    deleted_content: str = ""
+
+
+class Operations(_Part):
+    adds: list[AddOperation] = Field(default_factory=list)
+    updates: list[UpdateOperation] = Field(default_factory=list)
+    deletes: list[DeleteOperation] = Field(default_factory=list)
+
+    def uris(self) -> list[str]:
+        return [*(o.uri for o in self.adds), *(o.uri for o in self.updates), *(o.uri for o in self.deletes)]
+
+
+class Summary(_Part):
+    total_adds: int = 0
+    total_updates: int = 0
+    total_deletes: int = 0
+
+
+class ReviewDecision(_Part):
+    item: int
+    decision: str
+    note: str = ""
+
+
+class Review(_Part):
+    plan_id: str | None = None
+    dry_run: bool = False
+    decisions: list[ReviewDecision] = Field(default_factory=list)
+    # Where each applied item stood in the reviewed plan (decisions and errors use plan positions).
+    item_indices: list[int] | None = None
+
+
+class MemoryDiff(_Part):
+    archive_uri: str = ""
+    trace_id: str = ""
+    extracted_at: str = ""
+    operations: Operations = Field(default_factory=Operations)
+    summary: Summary = Field(default_factory=Summary)
+    review: Review = Field(default_factory=Review)
+    kind: str = "apply"
+    reverts: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def dry_run(self) -> bool:
+        return self.kind == "dry_run" or self.review.dry_run
+
+    def render(self) -> str:
+        return self.model_dump_json(indent=2, exclude_none=True) + "\n"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file's before/after text (None: absent) in a change set."""
+
+    uri: str
+    memory_type: str
+    before: str | None
+    after: str | None
+
+    @property
+    def is_noop(self) -> bool:
+        return self.before == self.after or (
+            self.before is not None and self.after is not None and same_memory(self.before, self.after)
+        )
+
+
+def _meaningful(memory: MemoryFile) -> tuple[str, dict[str, Any]]:
+    return memory.content, {k: v for k, v in memory.fields.items() if k not in TRACE_FIELDS}
+
+
+def same_memory_file(a: MemoryFile, b: MemoryFile) -> bool:
+    """Equal ignoring ``version`` and trace fields."""
+    return _meaningful(a) == _meaningful(b)
+
+
+def same_memory(before: str, after: str) -> bool:
+    """``same_memory_file`` on texts (compared raw when either does not parse)."""
+    if before == after:
+        return True
+    try:
+        return same_memory_file(parse_memory(before), parse_memory(after))
+    except MemoryFormatError:
+        return False
+
+
+def utc_stamp(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def build_memory_diff(
+    changes: list[FileChange],
+    *,
+    kind: str = "apply",
+    trace_id: str = "",
+    archive_uri: str = "",
+    review: Review | None = None,
+    reverts: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    now: datetime | None = None,
+    filter_noops: bool = True,
+) -> MemoryDiff:
+    """The record of ``changes``; no-op updates are left out (``filter_noops=False``: the caller has
+    already compared them), an empty change set gives an empty record."""
+    ops = Operations()
+    for change in changes:
+        if change.before is None and change.after is not None:
+            ops.adds.append(AddOperation(uri=change.uri, memory_type=change.memory_type, after=change.after))
+        elif change.before is not None and change.after is None:
+            ops.deletes.append(
+                DeleteOperation(uri=change.uri, memory_type=change.memory_type, deleted_content=change.before)
+            )
+        elif change.before is not None and change.after is not None and not (filter_noops and change.is_noop):
+            ops.updates.append(
+                UpdateOperation(
+                    uri=change.uri, memory_type=change.memory_type, before=change.before, after=change.after
+                )
+            )
+    return MemoryDiff(
+        archive_uri=archive_uri,
+        trace_id=trace_id,
+        extracted_at=utc_stamp(now),
+        operations=ops,
+        summary=Summary(
+            total_adds=len(ops.adds), total_updates=len(ops.updates), total_deletes=len(ops.deletes)
+        ),
+        review=review or Review(dry_run=kind == "dry_run"),
+        kind=kind,
+        reverts=reverts,
+        metadata=metadata or {},
+    )

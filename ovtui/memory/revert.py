@@ -1,0 +1,147 @@
+"""Revert a history record: apply its inverse through the same journal, and record that too.
+
+add → delete the file; update → restore the ``before`` content and fields with ``version`` set to
+the current one + 1 (a revert is a write); delete → recreate the file (version + 1). A file that
+changed after the record (its text is no longer the record's ``after``) is a conflict: the revert
+is refused, naming every such file, unless forced. A forced revert says so in its own record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ovtui.errors import MemoryFormatError, OvtuiError, RevertConflictError
+from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.memory.memory_diff import FileChange, MemoryDiff, Review, build_memory_diff, same_memory
+from ovtui.workspace.history import HistoryStore, new_history_id
+from ovtui.workspace.store import MemoryStore
+from ovtui.workspace.transaction import commit_record, prepare
+
+
+@dataclass
+class RevertResult:
+    history_id: str
+    reverted: str
+    written_uris: list[str] = field(default_factory=list)
+    deleted_uris: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)  # overridden by force
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class _Target:
+    uri: str
+    memory_type: str
+    expected: str | None  # what the record left in place (None: absent)
+    restore: str | None  # what the record found (None: absent)
+
+
+def _targets(record: MemoryDiff) -> list[_Target]:
+    ops = record.operations
+    return [
+        *(_Target(o.uri, o.memory_type, o.after, None) for o in ops.adds),
+        *(_Target(o.uri, o.memory_type, o.after, o.before) for o in ops.updates),
+        *(_Target(o.uri, o.memory_type, None, o.deleted_content) for o in ops.deletes),
+    ]
+
+
+def _version_of(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        memory = parse_memory(text)
+    except MemoryFormatError:
+        return None
+    raw = memory.fields.get("version")
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
+
+
+def _restored(restore: str, current: str | None, expected: str | None) -> str:
+    """``restore``'s text with its version moved past every version the file has had."""
+    memory = parse_memory(restore, source="history record")
+    if "version" not in memory.fields:
+        return restore
+    seen = [v for v in (_version_of(current), _version_of(expected), memory.version) if v is not None]
+    fields = dict(memory.fields)
+    fields["version"] = max(seen) + 1
+    return MemoryFile(content=memory.content, fields=fields).render()
+
+
+def _read_current(store: MemoryStore, uri: str) -> tuple[Path, str | None]:
+    path = store.paths.path_for(uri)
+    if path.exists():
+        return path, store.read_text(path)
+    return path, None
+
+
+def revert(
+    store: MemoryStore,
+    record_id: str,
+    *,
+    dry_run: bool = False,
+    force: bool = False,
+    lock_timeout: float | None = None,
+) -> RevertResult:
+    """Apply the inverse of history record ``record_id`` (a full id or a unique prefix)."""
+    history = HistoryStore(store.paths)
+    record_id = history.resolve(record_id)
+    with store.lock.hold("revert", lock_timeout):
+        prepare(store.paths)
+        record = history.get(record_id)
+        if record.dry_run:
+            raise OvtuiError(
+                f"history record {record_id} is a dry run: it wrote no memory file, "
+                "so there is nothing to revert"
+            )
+        changes: list[FileChange] = []
+        conflicts: list[str] = []
+        for target in _targets(record):
+            path, current = _read_current(store, target.uri)
+            if current != target.expected:
+                conflicts.append(store.paths.relative(path))
+            if target.restore is None:
+                after = None
+            elif current is not None and same_memory(current, target.restore):
+                after = current  # already says what the record found: nothing to write
+            else:
+                after = _restored(target.restore, current, target.expected)
+            changes.append(FileChange(target.uri, target.memory_type, current, after))
+        if conflicts and not force:
+            raise RevertConflictError(
+                f"cannot revert {record_id}: changed after the record: {', '.join(conflicts)} "
+                "(use --force to revert anyway)"
+            )
+        now = datetime.now(UTC)
+        new_id = new_history_id(now)
+        metadata = {"forced": True, "conflicts": conflicts} if conflicts else {}
+        diff = build_memory_diff(
+            changes,
+            kind="dry_run" if dry_run else "revert",
+            trace_id=uuid.uuid4().hex,
+            archive_uri=history.record_uri(new_id),
+            review=Review(plan_id=None, dry_run=dry_run),
+            reverts=record_id,
+            metadata=metadata,
+            now=now,
+        )
+        commit_record(store.paths, diff, new_id, dry_run=dry_run)
+    effective = [c for c in changes if c.before != c.after]
+    return RevertResult(
+        history_id=new_id,
+        reverted=record_id,
+        written_uris=[c.uri for c in effective if c.after is not None],
+        deleted_uris=[c.uri for c in effective if c.after is None],
+        conflicts=conflicts,
+        dry_run=dry_run,
+    )
+
+
+async def arevert(
+    store: MemoryStore, record_id: str, *, dry_run: bool = False, force: bool = False
+) -> RevertResult:
+    """``revert`` for the event loop (the app): file work and the lock wait run in a thread."""
+    return await asyncio.to_thread(revert, store, record_id, dry_run=dry_run, force=force)

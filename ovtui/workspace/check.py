@@ -1,0 +1,204 @@
+"""``ovtui check``: validate a workspace without changing it.
+
+Every memory file in every declared type folder (format, name, declared field types and enums),
+every line of ``datasets/*/{train,test}.jsonl`` as a Case, and ``ovtui.toml``. Each problem names
+the file and line so an editor can jump to it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from ovtui.config import CONFIG_NAME, load_config
+from ovtui.domain import Case
+from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
+from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.memory.types import FieldDecl, MemoryTypeSchema
+from ovtui.workspace.paths import validate_name
+from ovtui.workspace.store import MemoryStore
+
+SPLITS = ("train", "test")
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass
+class CheckReport:
+    problems: list[Problem] = field(default_factory=list)
+    memory_files: dict[str, int] = field(default_factory=dict)
+    dataset_lines: int = 0
+    config: str = "defaults"
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.memory_files.items()) if n) or "none"
+        total = sum(self.memory_files.values())
+        return f"{total} memory files ({kinds}), {self.dataset_lines} dataset cases, config: {self.config}"
+
+
+def _line_of_key(text: str, key: str) -> int:
+    """The line of ``"key":`` in the MEMORY_FIELDS block (1 if not found)."""
+    at = text.rfind(f'"{key}":')
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1
+
+
+def _type_ok(decl: FieldDecl, value: Any) -> bool:
+    if decl.type in ("integer", "number") and isinstance(value, bool):
+        return False
+    return isinstance(value, _JSON_TYPES[decl.type])
+
+
+def _field_problems(
+    schema: MemoryTypeSchema, memory: MemoryFile, stem: str, text: str
+) -> list[tuple[str, str]]:
+    """(field, message) for each field that contradicts the type's declaration."""
+    out: list[tuple[str, str]] = []
+    fields = memory.fields
+    for decl in schema.fields:
+        if decl.name == "content" or decl.name not in fields:
+            continue
+        value = fields[decl.name]
+        if not _type_ok(decl, value):
+            out.append(
+                (decl.name, f"field {decl.name!r} should be {decl.type}, found {type(value).__name__}")
+            )
+        elif decl.enum and value not in decl.enum:
+            out.append(
+                (decl.name, f"field {decl.name!r} is {value!r}, expected one of {', '.join(decl.enum)}")
+            )
+    version = fields.get("version")
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool) or version < 0):
+        out.append(("version", f"field 'version' should be a non-negative integer, found {version!r}"))
+    if fields.get("memory_type") not in (None, schema.memory_type):
+        out.append(
+            ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
+        )
+    name = fields.get(schema.name_field)
+    if schema.filename_template == f"{{{schema.name_field}}}.md" and isinstance(name, str) and name != stem:
+        out.append((schema.name_field, f"{schema.name_field} {name!r} does not match the file name {stem!r}"))
+    for key in ("links", "backlinks"):
+        links = fields.get(key)
+        if links is not None and not (
+            isinstance(links, list)
+            and all(isinstance(x, dict) and "from_uri" in x and "to_uri" in x for x in links)
+        ):
+            out.append((key, f"{key} should be a list of objects with from_uri and to_uri"))
+    return out
+
+
+def check_memories(store: MemoryStore, report: CheckReport) -> None:
+    paths = store.paths
+    for memory_type in store.registry.names():
+        schema = store.registry.get(memory_type)
+        files = store.list_paths(memory_type)
+        report.memory_files[memory_type] = len(files)
+        for path in files:
+            rel = paths.relative(path)
+            try:
+                validate_name(path.stem, what="file name")
+                text = store.read_text(path)
+                memory = parse_memory(text, source=rel)
+            except MemoryFormatError as exc:
+                report.problems.append(Problem(exc.source, exc.line or 1, exc.reason))
+                continue
+            except (OvtuiError, OSError) as exc:
+                report.problems.append(Problem(rel, 1, str(exc)))
+                continue
+            for key, message in _field_problems(schema, memory, path.stem, text):
+                report.problems.append(Problem(rel, _line_of_key(text, key), message))
+
+
+def _case_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "case"
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {err['msg']}{more}"
+
+
+def check_datasets(store: MemoryStore, report: CheckReport) -> None:
+    folder = store.paths.datasets
+    if not folder.is_dir():
+        return
+    for dataset in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for split in SPLITS:
+            path = dataset / f"{split}.jsonl"
+            if not path.is_file():
+                continue
+            rel = store.paths.relative(path)
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                report.problems.append(Problem(rel, 1, f"cannot be read as UTF-8 text: {exc}"))
+                continue
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    Case.model_validate(json.loads(line))
+                    report.dataset_lines += 1
+                except json.JSONDecodeError as exc:
+                    report.problems.append(
+                        Problem(rel, number, f"not valid JSON: {exc.msg} (column {exc.colno})")
+                    )
+                except ValidationError as exc:
+                    report.problems.append(Problem(rel, number, f"not a valid case: {_case_error(exc)}"))
+
+
+def check_config(store: MemoryStore, report: CheckReport) -> None:
+    path = store.paths.config_file
+    if not path.exists():
+        return
+    try:
+        load_config(store.paths.root)
+        report.config = CONFIG_NAME
+        return
+    except ConfigError as exc:
+        lines = str(exc).splitlines()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    head = lines[0].split(": ", 1)[-1]
+    located = re.search(r"line (\d+)", head)
+    details = [ln.strip() for ln in lines[1:] if ln.strip()]
+    if not details:
+        report.problems.append(Problem(CONFIG_NAME, int(located.group(1)) if located else 1, head))
+    for detail in details:
+        match = re.match(r"\[(?P<loc>[^\]]*)\] (?P<msg>.*)", detail)
+        loc, msg = (match.group("loc"), match.group("msg")) if match else ("", detail)
+        key = loc.split(".")[-1] if loc else ""
+        at = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
+        line = text.count("\n", 0, at.start()) + 1 if at else 1
+        report.problems.append(Problem(CONFIG_NAME, line, f"[{loc}] {msg}" if loc else msg))
+
+
+def check_workspace(store: MemoryStore) -> CheckReport:
+    report = CheckReport()
+    check_config(store, report)
+    check_memories(store, report)
+    check_datasets(store, report)
+    return report

@@ -1,0 +1,99 @@
+"""Helpers for tests of the write path: plan items planned against the files as they are now."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ovtui.components.policy_updater import MemoryFilePolicyUpdater
+from ovtui.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.workspace.store import MemoryStore
+
+FIXED_NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+def experience(store: MemoryStore, name: str) -> MemoryFile | None:
+    return store.read_uri(store.uri_for_name("experiences", name))
+
+
+def upsert(
+    store: MemoryStore,
+    name: str,
+    after: str,
+    *,
+    evidence: Iterable[str] = (),
+    current: MemoryFile | None = None,
+    **extra: Any,
+) -> PolicyPlanItem:
+    """An upsert planned against ``current`` (default: the file now; a create when it does not exist)."""
+    current = current or experience(store, name)
+    return PolicyPlanItem(
+        kind="upsert_experience",
+        target_experience_name=name,
+        before_content=None if current is None else current.content,
+        base_version=None if current is None else current.version,
+        after_content=after,
+        evidence_trajectory_uris=list(evidence),
+        **extra,
+    )
+
+
+def append_line(store: MemoryStore, name: str, line: str, **extra: Any) -> PolicyPlanItem:
+    current = experience(store, name)
+    assert current is not None, name
+    # Planned against the very text it extends: reading the file twice could mix two versions.
+    return upsert(store, name, f"{current.content}\n{line}", current=current, **extra)
+
+
+def delete(store: MemoryStore, name: str) -> PolicyPlanItem:
+    current = experience(store, name)
+    assert current is not None, name
+    return PolicyPlanItem(
+        kind="delete_experience",
+        target_experience_name=name,
+        before_content=current.content,
+        base_version=current.version,
+    )
+
+
+def apply(
+    store: MemoryStore, *items: PolicyPlanItem, context: Any = None, **kwargs: Any
+) -> PolicyApplyResult:
+    updater = MemoryFilePolicyUpdater(store, **kwargs)
+    return updater.apply_sync(PolicyUpdatePlan(items=list(items)), None, context)
+
+
+def snapshot(root: Path, folder: str = "memories") -> dict[str, bytes]:
+    """Every file under ``root/folder`` by relative path (temp files included, so leftovers show)."""
+    base = root / folder
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def temp_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob(".*.tmp"))
+
+
+def cas_append_worker(root: str, worker: int, count: int, name: str) -> tuple[int, int]:
+    """Append ``count`` unique lines to one experience, re-planning whenever an apply is stale.
+
+    Runs in a separate process; planning reads without the lock, as the engine does."""
+    store = MemoryStore.open(root, lock_timeout=120.0)
+    updater = MemoryFilePolicyUpdater(store)
+    written = stale = 0
+    for n in range(count):
+        while True:
+            item = append_line(store, name, f"- worker {worker} line {n}")
+            result = updater.apply_sync(PolicyUpdatePlan(items=[item]))
+            if result.written_uris:
+                written += 1
+                break
+            assert [e.stale for e in result.item_errors] == [True], result.errors
+            stale += 1
+    return written, stale

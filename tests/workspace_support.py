@@ -1,0 +1,68 @@
+"""A small generic workspace for tests (used by the ``tmp_workspace`` fixture in conftest.py).
+
+Tests import helpers from here, never from ``conftest`` (several conftest modules share that name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ovtui.memory.fileformat import render_memory
+
+USER = "default"
+PREFIX = f"viking://user/{USER}/"
+
+EXPERIENCES = {
+    "reservation_cancellation": (
+        "## Situation\n- Customer asks to cancel a booking\n## Approach\n- Look the reservation up first\n"
+        "## Reflect\n- NEVER cancel before explicit confirmation",
+        {"status": "production", "version": 2},
+    ),
+    "refund_status": (
+        "## Situation\n- Customer asks where a refund is\n## Approach\n- Find the order, then the refund\n"
+        "## Reflect\n- ALWAYS give the expected date",
+        {"status": "draft", "version": 1},
+    ),
+    "address_change": (
+        "## Situation\n- Customer moved\n## Approach\n- Verify identity, then update the address\n"
+        "## Reflect\n- none yet",
+        {"version": 3},
+    ),
+}
+
+TRAJECTORIES = {
+    "cancel_reservation_20261129120000": (
+        "## Task\n- cancel\n## Steps\n1. lookup\n## Outcome\n- success",
+        "success",
+    ),
+    "refund_lookup_20261129120500": (
+        "## Task\n- refund\n## Steps\n1. find_order\n## Outcome\n- failure",
+        "failure",
+    ),
+}
+
+
+def experience_uri(name: str) -> str:
+    return f"{PREFIX}memories/experiences/{name}.md"
+
+
+def trajectory_uri(name: str) -> str:
+    return f"{PREFIX}memories/trajectories/{name}.md"
+
+
+def build_workspace(root: Path) -> Path:
+    """A workspace with three experiences and two trajectories, as plain files."""
+    exp_dir = root / "memories" / "experiences"
+    traj_dir = root / "memories" / "trajectories"
+    exp_dir.mkdir(parents=True)
+    traj_dir.mkdir(parents=True)
+    for name, (content, extra) in EXPERIENCES.items():
+        fields = {"experience_name": name, "memory_type": "experiences", **extra}
+        (exp_dir / f"{name}.md").write_text(render_memory(content, fields), encoding="utf-8")
+    for name, (content, outcome) in TRAJECTORIES.items():
+        fields = {
+            "trajectory_name": name.rsplit("_", 1)[0],
+            "memory_type": "trajectories",
+            "outcome": outcome,
+        }
+        (traj_dir / f"{name}.md").write_text(render_memory(content, fields), encoding="utf-8")
+    return root
