@@ -2,8 +2,8 @@
 
 It sits on ``.ovtui/lock``. Whoever holds it writes who they are into ``.ovtui/lock.holder`` so a
 waiter that times out can name the holder. A plain threading lock queues the threads and tasks of
-one process in front of the OS lock (flock is per open file, not per thread). The lock is not
-re-entrant: code that runs under it takes it once, at the top.
+one process in front of the OS lock (flock, through filelock, is per open file, not per thread).
+The lock is not re-entrant: code that runs under it takes it once, at the top.
 """
 
 from __future__ import annotations
@@ -22,74 +22,12 @@ from filelock import FileLock, Timeout
 
 from ovtui.errors import LockTimeoutError
 
-try:
-    import fcntl
-except ImportError:  # Windows: filelock's LockFileEx
-    fcntl = None  # type: ignore[assignment]
-
 DEFAULT_TIMEOUT_S = 30.0
 _HOST = socket.gethostname()
 _HOLDER_BYTES = 256
-# Waiting for a busy lock polls with backoff (flock has no timeout); short first waits keep a
-# contended lock busy, the cap keeps idle waiters cheap.
-_POLL_FIRST_S = 0.0005
-_POLL_MAX_S = 0.02
-
-
-class _Flock:
-    """flock(2) on a descriptor opened per acquisition: a descriptor kept open would be shared
-    with forked children, and with it the lock. About 20 µs uncontended (filelock: ~300 µs)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def acquire(self, timeout: float) -> bool:
-        assert fcntl is not None
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        deadline = time.monotonic() + timeout
-        delay = _POLL_FIRST_S
-        try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    self._fd = fd
-                    return True
-                except BlockingIOError:
-                    pass
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    os.close(fd)
-                    return False
-                time.sleep(min(delay, remaining))
-                delay = min(delay * 2, _POLL_MAX_S)
-        except BaseException:
-            if self._fd != fd:
-                os.close(fd)
-            raise
-
-    def release(self) -> None:
-        assert fcntl is not None
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
-
-
-class _FileLockAdapter:
-    def __init__(self, path: Path) -> None:
-        # thread_local=False: an async holder may take it in one worker thread and free it in another.
-        self._lock = FileLock(str(path), thread_local=False, is_singleton=False)
-
-    def acquire(self, timeout: float) -> bool:
-        try:
-            self._lock.acquire(timeout=timeout, poll_interval=_POLL_MAX_S)
-        except Timeout:
-            return False
-        return True
-
-    def release(self) -> None:
-        self._lock.release()
+# A contended lock is retried this often: filelock's default (50 ms) would cap a busy workspace at
+# about 20 applies a second per waiting process.
+_POLL_S = 0.001
 
 
 class WorkspaceLock:
@@ -97,7 +35,8 @@ class WorkspaceLock:
         self.path = state_dir / "lock"
         self.holder_path = state_dir / "lock.holder"
         self.timeout = timeout
-        self._file_lock = _Flock(self.path) if fcntl is not None else _FileLockAdapter(self.path)
+        # thread_local=False: an async holder may take it in one worker thread and free it in another.
+        self._file_lock = FileLock(str(self.path), thread_local=False, is_singleton=False)
         self._in_process = threading.Lock()
         self._dir_ready = False
 
@@ -120,7 +59,11 @@ class WorkspaceLock:
             if not self._dir_ready:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._dir_ready = True
-            won = self._file_lock.acquire(max(0.0, wait - (time.monotonic() - started)))
+            remaining = max(0.0, wait - (time.monotonic() - started))
+            self._file_lock.acquire(timeout=remaining, poll_interval=_POLL_S)
+            won = True
+        except Timeout:
+            won = False
         except BaseException:
             self._in_process.release()
             raise
