@@ -27,6 +27,7 @@ B = 0.75
 # A long query (a whole trajectory) is cut to its rarest words: they carry the match, while common
 # words would touch every document and only add noise and time.
 MAX_QUERY_TERMS = 24
+COMMON_AFTER = 50  # documents: from this size on, words in more than half of them are skipped
 
 
 def tokenize(text: str) -> list[str]:
@@ -52,7 +53,9 @@ class LexicalIndex:
 
     def _accumulate(self, query: Sequence[str]) -> dict[int, float]:
         totals: dict[int, float] = {}
-        terms = [t for t in set(query) if t in self._idf]
+        # In a large set, a word found in most documents barely moves a score but touches every one.
+        common = self.size // 2 if self.size >= COMMON_AFTER else self.size + 1
+        terms = [t for t in set(query) if t in self._idf and len(self._postings[t]) <= common]
         if len(terms) > MAX_QUERY_TERMS:
             terms = sorted(terms, key=lambda t: (-self._idf[t], t))[:MAX_QUERY_TERMS]
         for term in terms:
