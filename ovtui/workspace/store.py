@@ -60,7 +60,12 @@ class MemoryStore:
         return self.paths.inside(self.type_dir(memory_type) / schema.filename(name))
 
     def uri_for_name(self, memory_type: str, name: str) -> str:
-        return self.paths.uri_for(self.path_for_name(memory_type, name))
+        """The URI a memory called ``name`` has (or will have). Naming only: no file-system access;
+        whatever writes to it resolves and checks the path then."""
+        schema = self.registry.get(memory_type)
+        if schema.operation_mode == "add_only":
+            raise OvtuiError(f"{memory_type} files are add-only: their names carry a timestamp")
+        return f"{self.type_uri(memory_type)}/{schema.filename(name)}"
 
     def schema_for_uri(self, uri: str) -> MemoryTypeSchema:
         parent = self.paths.path_for(uri).parent
