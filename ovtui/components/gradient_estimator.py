@@ -15,7 +15,7 @@ from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, Rollo
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_fields
-from ovtui.memory.search import LexicalIndex, tokenize
+from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -41,7 +41,7 @@ def candidate_experiences(
 
 def _active_index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
     active = [p for p in policy_set.policies if p.status.value not in INACTIVE]
-    return active, LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
+    return active, LexicalIndex([cached_tokens(f"{p.name} {p.content}") for p in active])
 
 
 class ExperienceGradientEstimator:

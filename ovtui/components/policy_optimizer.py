@@ -15,7 +15,7 @@ from ovtui.components.backends import MergeDecision, PlanMerger
 from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.merge_ops import apply_patch
-from ovtui.memory.search import LexicalIndex, tokenize
+from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -39,7 +39,7 @@ def similar_experiences(
 
 def _index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
     policies = list(policy_set.policies)
-    return policies, LexicalIndex([tokenize(f"{p.name} {p.content}") for p in policies])
+    return policies, LexicalIndex([cached_tokens(f"{p.name} {p.content}") for p in policies])
 
 
 class PatchMergePolicyOptimizer:

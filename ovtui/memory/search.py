@@ -15,6 +15,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Words that carry no intent; dropping them keeps short queries from matching everything.
@@ -34,10 +35,16 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in _STOP]
 
 
+@lru_cache(maxsize=32768)
+def cached_tokens(text: str) -> tuple[str, ...]:
+    """Tokens of a memory text; indexes are rebuilt per snapshot, mostly from unchanged texts."""
+    return tuple(tokenize(text))
+
+
 class LexicalIndex:
     """BM25 over documents already split into tokens (callers may bring their own tokenizer)."""
 
-    def __init__(self, documents: Sequence[list[str]]) -> None:
+    def __init__(self, documents: Sequence[Sequence[str]]) -> None:
         self.size = len(documents)
         lengths = [len(d) for d in documents]
         average = (sum(lengths) / self.size) if self.size else 0.0
