@@ -1,0 +1,258 @@
+"""Benchmark: the app on a big workspace (10,000 experiences, 5,000 history records).
+
+Figures (targets from issue #4):
+  launch     time from building the Workspace to the first interactive screen (≤ 1.0 s); the import of
+             Textual and the app is measured apart, in a fresh interpreter
+  latency    median and p95 from a key press (j/k on the History table) to the repaint that shows it,
+             while a train run processes 1,000 rollouts on the kernel thread (p95 ≤ 50 ms)
+  diff       time from selecting a plan item whose experience has 2,000 lines to the repaint of its
+             field diff (≤ 200 ms)
+Also printed: the Experiences table filled with 10,000 rows and the History list of 5,000 records
+(both fill in workers after the screen is already usable).
+
+Run: .venv/bin/python bench/tui.py [--experiences N] [--history N] [--rollouts N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan  # noqa: E402
+from ovtui.memory.fileformat import render_memory  # noqa: E402
+from ovtui.memory.memory_diff import FileChange, build_memory_diff  # noqa: E402
+from ovtui.review import ItemDecision  # noqa: E402
+from ovtui.sample_env.generate import generate_dataset, write_cases  # noqa: E402
+from ovtui.workspace.history import INDEX_FILE, RECORD_FILE, HistoryEntry, new_history_id  # noqa: E402
+
+PREFIX = "viking://user/default/memories/experiences/"
+BIG_NAME = "long_procedure"
+
+
+def experience_text(index: int) -> str:
+    return (
+        f"## Situation\n- Customer request of kind {index % 97}\n## Approach\n- Look up the account {index}\n"
+        f"- Confirm the details before any change\n## Reflect\n- ALWAYS restate the outcome ({index % 13})"
+    )
+
+
+def big_content(changed: bool) -> str:
+    lines = [
+        f"- step {i}: check the {'revised ' if changed and i % 10 == 0 else ''}item {i % 37} and log it"
+        for i in range(2000)
+    ]
+    return "## Approach\n" + "\n".join(lines)
+
+
+def build_workspace(root: Path, experiences: int, history: int, rollouts: int) -> None:
+    shutil.copytree(
+        ROOT / "sample_workspace", root, ignore=shutil.ignore_patterns(".ovtui", "runs", "history")
+    )
+    config = (root / "ovtui.toml").read_text()
+    (root / "ovtui.toml").write_text(config.replace('policy = "ask"', 'policy = "all"'))
+    folder = root / "memories" / "experiences"
+    for i in range(experiences):
+        name = f"generated_{i:05d}"
+        fields = {"experience_name": name, "memory_type": "experiences", "status": "production", "version": 1}
+        (folder / f"{name}.md").write_text(render_memory(experience_text(i), fields), encoding="utf-8")
+    big_fields = {
+        "experience_name": BIG_NAME,
+        "memory_type": "experiences",
+        "status": "production",
+        "version": 1,
+    }
+    (folder / f"{BIG_NAME}.md").write_text(render_memory(big_content(False), big_fields), encoding="utf-8")
+    write_history(root, history)
+    train, test = generate_dataset(train=rollouts, test=15)
+    write_cases(root / "datasets" / "bench" / "train.jsonl", train)
+    write_cases(root / "datasets" / "bench" / "test.jsonl", test)
+
+
+def write_history(root: Path, count: int) -> None:
+    """Records written as plain files plus their index lines (the store's own writer fsyncs each)."""
+    history = root / "history"
+    history.mkdir(exist_ok=True)
+    lines = []
+    for i in range(count):
+        name = f"generated_{i % 10_000:05d}"
+        fields = {"experience_name": name, "memory_type": "experiences", "status": "production"}
+        before = render_memory(experience_text(i), {**fields, "version": 1})
+        after = render_memory(experience_text(i) + f"\n- learned in record {i}", {**fields, "version": 2})
+        record = build_memory_diff([FileChange(PREFIX + name + ".md", "experiences", before, after)])
+        record_id = new_history_id()
+        (history / record_id).mkdir()
+        (history / record_id / RECORD_FILE).write_text(record.render(), encoding="utf-8")
+        lines.append(HistoryEntry.from_record(record_id, record).line())
+    (history / INDEX_FILE).write_text("".join(lines), encoding="utf-8")
+
+
+def park_big_plan(workspace: Any) -> None:
+    item = PolicyPlanItem(
+        kind="upsert_experience",
+        target_experience_name=BIG_NAME,
+        target_experience_uri=PREFIX + BIG_NAME + ".md",
+        before_content=big_content(False),
+        after_content=big_content(True),
+        base_version=1,
+        confidence=0.9,
+    )
+    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "benchbigplan"})
+    workspace.pending.park(plan, [ItemDecision(item=0)])
+
+
+class Frames:
+    """Wraps App._display: every call with a renderable is a repaint the terminal would receive."""
+
+    def __init__(self, app: Any) -> None:
+        self.event = asyncio.Event()
+        self.count = 0
+        original = app._display
+
+        def display(screen: Any, renderable: Any) -> None:
+            original(screen, renderable)
+            if renderable is not None:
+                self.count += 1
+                self.event.set()
+
+        app._display = display
+
+    async def next(self, timeout: float = 5.0) -> None:
+        self.event.clear()
+        await asyncio.wait_for(self.event.wait(), timeout)
+
+
+def import_seconds() -> float:
+    code = "import time; t = time.perf_counter(); import ovtui.app.app; print(time.perf_counter() - t)"
+    return float(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    )
+
+
+async def measure(root: Path, rollouts: int) -> dict[str, Any]:
+    from ovtui.app.app import OvtuiApp
+    from ovtui.service import TrainOptions, Workspace
+
+    figures: dict[str, Any] = {}
+    started = time.perf_counter()
+    workspace = Workspace(root)
+    app = OvtuiApp(workspace, watch_files=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        figures["launch_s"] = time.perf_counter() - started
+        frames = Frames(app)
+
+        expected_experiences = len(list((root / "memories" / "experiences").glob("*.md")))
+        expected_history = len([p for p in (root / "history").iterdir() if p.is_dir()])
+        figures["experiences_fill_s"], figures["experiences_rows"] = await fill_time(
+            app, pilot, "4", "#experiences", expected_experiences
+        )
+        figures["history_fill_s"], figures["history_rows"] = await fill_time(
+            app, pilot, "3", "#records", expected_history
+        )
+        figures["idle_latency_ms"] = await key_latencies(app, frames, presses=100, while_running=None)
+
+        park_big_plan(workspace)
+        app.pending_changed()
+        await pilot.press("2")
+        await pilot.pause()
+        review = app.screen
+        samples = []
+        for _ in range(5):
+            review._show_item(None)
+            await pilot.pause()
+            t = time.perf_counter()
+            review._show_item(0)
+            await frames.next()
+            samples.append(time.perf_counter() - t)
+        figures["diff_2000_lines_s"] = statistics.median(samples)
+
+        await pilot.press("3")
+        await pilot.pause()
+        run = app.main_screens["run"]
+        run._start("train", TrainOptions(dataset="bench", epochs=1, batch_size=50, eval_split=None))
+        while run.running and run.progress.counts["rollouts"] < 50:
+            await asyncio.sleep(0.01)  # let the run get going: the measure is under load
+        figures["run_latency_ms"] = await key_latencies(app, frames, presses=None, while_running=run)
+        figures["rollouts_processed"] = run.progress.counts["rollouts"]
+        figures["run_report"] = run.last_report.summary().splitlines()[0] if run.last_report else "no report"
+    return figures
+
+
+async def fill_time(app: Any, pilot: Any, key: str, table_id: str, expected: int) -> tuple[float, int]:
+    """Seconds from the key that opens a screen to its table holding every row (filled in chunks)."""
+    t = time.perf_counter()
+    await pilot.press(key)
+    table = app.screen.query_one(table_id)
+    while table.row_count < expected and time.perf_counter() - t < 120:
+        await pilot.pause(0.01)
+    return time.perf_counter() - t, table.row_count
+
+
+async def key_latencies(
+    app: Any, frames: Frames, *, presses: int | None, while_running: Any
+) -> dict[str, float]:
+    """j/k on the History table, each timed from the key to the repaint that shows it."""
+    samples: list[float] = []
+    while (presses is not None and len(samples) < presses) or (
+        while_running is not None and while_running.running
+    ):
+        t = time.perf_counter()
+        app.simulate_key("jk"[len(samples) % 2])
+        try:
+            await frames.next()
+        except TimeoutError:
+            continue
+        samples.append(time.perf_counter() - t)
+        await asyncio.sleep(0.03)  # a fast typist, not a flood
+    ordered = sorted(samples) or [0.0]
+    return {
+        "presses": len(samples),
+        "median": statistics.median(ordered) * 1000,
+        "p95": ordered[int(0.95 * (len(ordered) - 1))] * 1000,
+        "max": ordered[-1] * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--experiences", type=int, default=10_000)
+    parser.add_argument("--history", type=int, default=5_000)
+    parser.add_argument("--rollouts", type=int, default=1_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ovtui-bench-") as tmp:
+        root = Path(tmp) / "ws"
+        t = time.perf_counter()
+        build_workspace(root, args.experiences, args.history, args.rollouts)
+        print(
+            f"workspace: {args.experiences} experiences, {args.history} history records, "
+            f"{args.rollouts} train cases (built in {time.perf_counter() - t:.1f} s)"
+        )
+        print(f"import of the app (fresh interpreter): {import_seconds():.2f} s")
+        figures = asyncio.run(measure(root, args.rollouts))
+    print(json.dumps(figures, indent=2))
+    print(f"launch to first interactive screen: {figures['launch_s']:.2f} s   (target ≤ 1.0 s)")
+    diff_ms = figures["diff_2000_lines_s"] * 1000
+    print(f"field diff of a 2,000-line experience: {diff_ms:.0f} ms   (target ≤ 200 ms)")
+    for label, key in (("idle", "idle_latency_ms"), ("during the run", "run_latency_ms")):
+        lat = figures[key]
+        print(
+            f"key-to-repaint {label}: median {lat['median']:.1f} ms, p95 {lat['p95']:.1f} ms, "
+            f"max {lat['max']:.0f} ms over {lat['presses']} presses   (target p95 ≤ 50 ms)"
+        )
+    print(f"rollouts processed during the measure: {figures['rollouts_processed']}")
+
+
+if __name__ == "__main__":
+    main()

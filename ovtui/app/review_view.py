@@ -1,0 +1,96 @@
+"""Rows, headers and messages of the Review screen (Rich only: testable without an app)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from rich.text import Text
+
+from ovtui.domain import PolicyApplyResult, PolicyPlanItem
+from ovtui.review import PendingPlan
+
+DECISION_STYLE = {
+    "approved": ("✓ approved", "green"),
+    "rejected": ("✗ rejected", "red"),
+    "pending": ("pending", "dim"),
+}
+
+
+def plan_row(pending: PendingPlan) -> tuple[str, str, str, Text]:
+    stale = Text(str(len(pending.stale)), style="bold yellow") if pending.stale else Text("0", style="dim")
+    return pending.plan_id, str(len(pending.plan.items)), str(pending.undecided), stale
+
+
+def decision_text(decision: str) -> Text:
+    label, style = DECISION_STYLE.get(decision, (decision, ""))
+    return Text(label, style=style)
+
+
+def item_row(
+    pending: PendingPlan, index: int, item: PolicyPlanItem
+) -> tuple[str, Text, Text, str, str, str, Text]:
+    deleting = item.kind == "delete_experience"
+    kind = (
+        Text("DELETE", style="bold red")
+        if deleting
+        else Text("new" if item.before_content is None else "edit")
+    )
+    confidence = f"{item.confidence:.2f}" if item.confidence is not None else "–"
+    stale = Text("STALE", style="bold yellow") if index in pending.stale else Text("")
+    return (
+        str(index),
+        decision_text(pending.decisions[index].decision),
+        kind,
+        item.target_experience_name,
+        confidence,
+        str(len(item.evidence_trajectory_uris)),
+        stale,
+    )
+
+
+def item_header(
+    pending: PendingPlan, index: int, item: PolicyPlanItem, relative: Callable[[str | None], str]
+) -> Text:
+    decision = pending.decisions[index]
+    text = Text()
+    text.append(f"{item.target_experience_name}", style="bold")
+    text.append(f"  {relative(item.target_experience_uri)}\n", style="dim")
+    if item.kind == "delete_experience":
+        text.append("DELETE: approving removes this experience file\n", style="bold red")
+    confidence = f"{item.confidence:.2f}" if item.confidence is not None else "unknown"
+    text.append(
+        f"confidence {confidence} · {len(item.evidence_trajectory_uris)} evidence trajectories (o) · "
+    )
+    text.append_text(decision_text(decision.decision))
+    if decision.note and decision.decision != "pending":
+        text.append(f" — {decision.note}", style="italic")
+    rationale = str(item.metadata.get("rationale") or "")
+    if rationale:
+        text.append(f"\nwhy: {rationale}", style="italic")
+    if index in pending.stale:
+        text.append(
+            "\nSTALE: the experience changed after this plan was made; applying will refuse this item",
+            style="bold yellow",
+        )
+    return text
+
+
+def apply_message(plan_id: str, result: PolicyApplyResult) -> tuple[str, Literal["information", "warning"]]:
+    written, deleted = len(result.written_uris), len(result.deleted_uris)
+    record = f"history/{result.history_id}" if result.history_id else "no record"
+    if result.dry_run:
+        message = f"Dry run of plan {plan_id}: would write {written} and delete {deleted} file(s); "
+        message += "nothing changed. "
+    else:
+        message = f"Applied plan {plan_id}: wrote {written} and deleted {deleted} file(s). "
+    message += f"Record: {record}."
+    problems = result.errors + [
+        f"{e.target}: {e.message}" for e in result.item_errors if e.message not in result.errors
+    ]
+    if problems:
+        stale = len(result.stale_items)
+        message += f" {len(problems)} problem(s)" + (f", {stale} stale item(s) not written" if stale else "")
+        message += ": " + "; ".join(problems[:3])
+        return message, "warning"
+    return message, "information"

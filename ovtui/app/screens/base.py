@@ -1,0 +1,93 @@
+"""MainScreen: what the four main screens share (the top bar, the footer, registration)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual.screen import Screen
+from textual.timer import Timer
+
+if TYPE_CHECKING:
+    from ovtui.app.app import OvtuiApp
+    from ovtui.service import Workspace
+
+
+# A visible screen reloads at most this often while a run keeps changing the workspace.
+RELOAD_DELAY_S = 0.5
+# While a list cursor moves faster than this, the detail pane waits for it to stop.
+FOLLOW_QUIET_S = 0.08
+
+
+class MainScreen(Screen[None]):
+    KEY: ClassVar[str] = ""
+    _stale_view: bool = False
+    _reload_timer: Timer | None = None
+    _follow_timer: Timer | None = None
+    _last_follow: float = 0.0
+
+    @property
+    def ovtui(self) -> OvtuiApp:
+        return cast("OvtuiApp", self.app)
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.ovtui.workspace
+
+    def on_mount(self) -> None:
+        self.ovtui.main_screens[self.KEY] = self
+
+    def on_unmount(self) -> None:
+        self.ovtui.main_screens.pop(self.KEY, None)
+
+    def reload_soon(self, reload: Callable[[], object]) -> None:
+        """Reload a hidden screen when it is shown again, a visible one after a short delay.
+
+        A run applies a plan every few seconds: reloading 10,000 rows for a screen nobody looks at
+        (or for every one of a burst of changes) would take the keys' time.
+        """
+        if not self.is_current:
+            self._stale_view = True
+            return
+        if self._reload_timer is None:
+            self._reload_timer = self.set_timer(RELOAD_DELAY_S, lambda: self._reload_now(reload))
+
+    def _reload_now(self, reload: Callable[[], object]) -> None:
+        self._reload_timer = None
+        self._stale_view = False
+        reload()
+
+    def on_screen_resume(self) -> None:
+        if self._stale_view:
+            self._stale_view = False
+            self.on_stale_view()
+
+    def on_stale_view(self) -> None:
+        """Reload what changed while the screen was hidden (screens with data override this)."""
+
+    def follow_cursor(self, show: Callable[[], object]) -> None:
+        """Show the detail of the row under the cursor: at once after a pause, and while a key
+        repeats only once it stops, so scrolling a long list never waits for a diff to draw."""
+        now = time.monotonic()
+        quiet = now - self._last_follow >= FOLLOW_QUIET_S
+        self._last_follow = now
+        if self._follow_timer is not None:
+            self._follow_timer.stop()
+            self._follow_timer = None
+        if quiet:
+            show()
+            return
+
+        def later() -> None:
+            self._follow_timer = None
+            show()
+
+        self._follow_timer = self.set_timer(FOLLOW_QUIET_S, later)
+
+    def relative(self, uri: str | None) -> str:
+        """A URI as a workspace-relative path (never a tmp or home path on screen)."""
+        if not uri:
+            return ""
+        prefix = self.workspace.paths.uri_prefix
+        return uri[len(prefix) :] if uri.startswith(prefix) else uri

@@ -1,0 +1,66 @@
+"""The evidence trajectories of a plan item: pick one, read it as Markdown, go back with escape."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Label, Markdown, OptionList
+
+from ovtui.errors import OvtuiError
+
+
+class EvidenceScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "app.pop_screen", "Back", id="evidence.back"),
+        Binding("j", "next", "Next", id="evidence.next", show=False),
+        Binding("k", "previous", "Previous", id="evidence.previous", show=False),
+    ]
+
+    def __init__(self, target: str, uris: list[str]) -> None:
+        super().__init__()
+        self.target = target
+        self.uris = uris
+
+    def compose(self) -> ComposeResult:
+        app: Any = self.app
+        prefix = app.workspace.paths.uri_prefix
+        yield Label(f"Evidence for {self.target}: {len(self.uris)} trajectory file(s)", id="evidence-title")
+        with Horizontal():
+            yield OptionList(*(u.removeprefix(prefix) for u in self.uris), id="evidence-list")
+            with VerticalScroll(id="evidence-body"):
+                yield Markdown(id="evidence-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.highlighted = 0
+        options.focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show(self.uris[event.option_index])
+
+    def _show(self, uri: str) -> None:
+        app: Any = self.app
+        view = self.query_one(Markdown)
+        try:
+            memory = app.workspace.store.read_uri(uri)
+        except (OvtuiError, OSError) as exc:
+            view.update(f"**Cannot read this trajectory:** {exc}")
+            return
+        if memory is None:
+            view.update("*This trajectory file no longer exists.*")
+            return
+        facts = " · ".join(
+            f"{k}: {v}" for k, v in memory.fields.items() if k in ("outcome", "case_name", "reward")
+        )
+        view.update(f"{facts}\n\n{memory.content}" if facts else memory.content)
+
+    def action_next(self) -> None:
+        self.query_one(OptionList).action_cursor_down()
+
+    def action_previous(self) -> None:
+        self.query_one(OptionList).action_cursor_up()

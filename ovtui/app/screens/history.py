@@ -1,0 +1,191 @@
+"""The History screen: memory_diff records newest first, a filter, the diff of a record, revert."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Input, Static
+
+from ovtui.app.diff_model import DiffSection, record_sections
+from ovtui.app.history_view import HistoryFilter, entry_row, record_header
+from ovtui.app.messages import ExperiencesChanged, HistoryChanged
+from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
+from ovtui.app.widgets.field_diff import FieldDiff
+from ovtui.app.widgets.top_bar import TopBar
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.errors import RevertConflictError
+from ovtui.memory.memory_diff import MemoryDiff
+from ovtui.memory.revert import arevert
+from ovtui.workspace.history import HistoryEntry, HistoryStore
+
+FILTER_HELP = "filter: kind:apply|dry_run|revert  uri:<name>  and any text in the record"
+
+
+class HistoryScreen(MainScreen):
+    KEY = "history"
+    AUTO_FOCUS = "#records"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_filter", "Filter", id="history.filter"),
+        Binding("ctrl+r", "revert", "Revert", id="history.revert"),
+        Binding("u", "toggle_unified", "Unified", id="history.unified"),
+        Binding("escape", "focus_records", "Records", id="history.records", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: dict[str, HistoryEntry] = {}
+        self.record_id: str | None = None
+        self.record: MemoryDiff | None = None
+        self._revertable: bool | None = None
+
+    @property
+    def history(self) -> HistoryStore:
+        return HistoryStore(self.workspace.paths)
+
+    def compose(self) -> ComposeResult:
+        yield TopBar(self.KEY)
+        yield Input(placeholder=FILTER_HELP, id="history-filter")
+        with Horizontal(id="history-body"):
+            yield VimTable(id="records")
+            with Vertical(id="record-detail"):
+                yield Static(id="record-header")
+                yield FieldDiff(id="record-diff", placeholder="no record selected")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        table = self.query_one("#records", VimTable)
+        table.add_column("record", key="when")
+        table.add_columns("kind", "+", "~", "-", "plan")
+        self.load()
+
+    # --- listing -------------------------------------------------------------------------------
+    def load(self) -> None:
+        self._list(HistoryFilter.parse(self.query_one("#history-filter", Input).value))
+
+    @work(thread=True, exclusive=True, group="history-list")
+    def _list(self, query: HistoryFilter) -> None:
+        try:
+            entries = self.history.list(kind=query.kind, uri=query.uri, text=query.text)
+        except Exception as exc:
+            self.app.call_from_thread(self.ovtui.report_error, "reading the history", exc)
+            return
+        self.app.call_from_thread(self._fill, entries)
+
+    def _fill(self, entries: list[HistoryEntry]) -> None:
+        table = self.query_one("#records", VimTable)
+        new = [e for e in entries if e.id not in self.entries]
+        only_added = len(entries) == len(self.entries) + len(new) and table.row_count == len(self.entries)
+        if self.entries and only_added:
+            # Only records were added (a run applying plans): add those, not 5,000 rows again.
+            for entry in new:
+                table.add_row(*entry_row(entry), key=entry.id)
+            if new:
+                table.sort("when", reverse=True)
+        else:
+            table.fill([(entry.id, entry_row(entry)) for entry in entries])
+        self.entries = {e.id: e for e in entries}
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "history-filter":
+            self.entries = {}  # another filter: the rows are replaced, not added to
+            self.load()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#records", VimTable).focus()
+
+    def on_history_changed(self, _: HistoryChanged) -> None:
+        self.reload_soon(self.load)
+
+    def on_stale_view(self) -> None:
+        self.load()
+
+    # --- one record ----------------------------------------------------------------------------
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "records" and event.row_key.value is not None:
+            record_id = str(event.row_key.value)
+            if record_id != self.record_id:
+                self.follow_cursor(lambda: self._open(record_id))
+
+    @work(thread=True, exclusive=True, group="history-record")
+    def _open(self, record_id: str) -> None:
+        try:
+            record = self.history.get(record_id)
+        except Exception as exc:
+            self.app.call_from_thread(self.ovtui.report_error, f"reading record {record_id}", exc)
+            return
+        sections = record_sections(record, self.relative)
+        self.app.call_from_thread(self._show, record_id, record, sections)
+
+    def _show(self, record_id: str, record: MemoryDiff, sections: list[DiffSection]) -> None:
+        self.record_id, self.record = record_id, record
+        # layout=False: the header has a fixed height, and a re-layout of this screen is costly
+        self.query_one("#record-header", Static).update(record_header(record_id, record), layout=False)
+        self.query_one("#record-diff", FieldDiff).show(sections)
+        revertable = not record.dry_run
+        if revertable != self._revertable:  # the footer recomposes on every refresh: only when needed
+            self._revertable = revertable
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "revert" and (self.record is None or self.record.dry_run):
+            return None
+        return True
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#history-filter", Input).focus()
+
+    def action_focus_records(self) -> None:
+        self.query_one("#records", VimTable).focus()
+
+    def action_toggle_unified(self) -> None:
+        diff = self.query_one("#record-diff", FieldDiff)
+        diff.unified = not diff.unified
+
+    # --- revert --------------------------------------------------------------------------------
+    def action_revert(self) -> None:
+        if self.record is None or self.record_id is None:
+            return
+        if self.record.dry_run:
+            self.notify("a dry-run record changed no file: there is nothing to revert", severity="warning")
+            return
+        record_id, summary = self.record_id, self.record.summary
+        body = (
+            f"Restore what record {record_id} changed: {summary.total_adds} added file(s) are deleted, "
+            f"{summary.total_updates} updated file(s) restored, {summary.total_deletes} deleted file(s) "
+            "recreated. The revert gets its own record."
+        )
+        self.app.push_screen(
+            ConfirmModal("Revert this record?", body, confirm="Revert"),
+            when_confirmed(lambda: self._revert(record_id, False)),
+        )
+
+    @work(exclusive=True, group="revert")
+    async def _revert(self, record_id: str, force: bool) -> None:
+        try:
+            result = await arevert(self.workspace.store, record_id, force=force)
+        except RevertConflictError as exc:
+            self._offer_force(record_id, str(exc))
+            return
+        except Exception as exc:
+            self.ovtui.report_error(f"reverting {record_id}", exc)
+            return
+        forced = " (forced over later changes)" if result.conflicts else ""
+        self.notify(
+            f"Reverted {record_id}{forced}: {len(result.written_uris)} written, "
+            f"{len(result.deleted_uris)} deleted. Record: history/{result.history_id}.",
+            title="Reverted",
+        )
+        self.load()
+        self.ovtui.broadcast(ExperiencesChanged)
+        self.ovtui.refresh_stale()
+
+    def _offer_force(self, record_id: str, reason: str) -> None:
+        body = f"{reason}\n\nForcing overwrites those later changes with the state before the record."
+        modal = ConfirmModal("Revert conflict", body, confirm="Force revert", danger=True)
+        self.app.push_screen(modal, when_confirmed(lambda: self._revert(record_id, True)))

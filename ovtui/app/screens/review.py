@@ -1,0 +1,305 @@
+"""The Review screen: pending plans, their items, a field diff of the selected item, decisions, apply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Label, Static
+
+from ovtui.app.diff_model import item_section
+from ovtui.app.messages import ExperiencesChanged, HistoryChanged, PendingChanged
+from ovtui.app.review_view import apply_message, item_header, item_row, plan_row
+from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
+from ovtui.app.screens.evidence import EvidenceScreen
+from ovtui.app.widgets.field_diff import FieldDiff
+from ovtui.app.widgets.top_bar import TopBar
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.domain import PolicyPlanItem
+from ovtui.errors import OvtuiError
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.review import Decision, PendingPlan
+
+NEEDS_ITEM = {"decide", "note", "edit", "evidence"}
+NEEDS_PLAN = {"decide_all", "apply", "discard"}
+
+
+class ReviewScreen(MainScreen):
+    KEY = "review"
+    AUTO_FOCUS = "#items"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "decide('approved')", "Approve", id="review.approve"),
+        Binding("r", "decide('rejected')", "Reject", id="review.reject"),
+        Binding("n", "note", "Note…", id="review.note"),
+        Binding("A", "decide_all('approved')", "Approve all", id="review.approve_all"),
+        Binding("R", "decide_all('rejected')", "Reject all", id="review.reject_all"),
+        Binding("e", "edit", "Edit", id="review.edit"),
+        Binding("o", "evidence", "Evidence", id="review.evidence"),
+        Binding("u", "toggle_unified", "Unified", id="review.unified"),
+        Binding("p", "apply", "Apply", id="review.apply"),
+        Binding("X", "discard", "Discard plan", id="review.discard", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.plans: list[PendingPlan] = []
+        self.plan: PendingPlan | None = None
+        self.item_index: int | None = None
+        self._availability: tuple[bool, bool] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield TopBar(self.KEY)
+        with Horizontal(id="review-body"):
+            with Vertical(id="queue"):
+                yield Label("Pending plans", classes="pane-title")
+                yield VimTable(id="plans")
+                yield Label("Items", classes="pane-title")
+                yield VimTable(id="items")
+            with Vertical(id="detail"):
+                yield Static(id="item-header")
+                yield FieldDiff(
+                    id="diff",
+                    placeholder="no pending plans: a train run with review policy 'ask' parks its plans here",
+                )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#plans", VimTable).add_columns("plan", "items", "undecided", "stale")
+        self.query_one("#items", VimTable).add_columns(
+            "#", "decision", "kind", "target", "conf", "evid", "stale"
+        )
+        self.reload()
+
+    # --- loading -------------------------------------------------------------------------------
+    def reload(self) -> None:
+        try:
+            self.plans = self.workspace.pending.list()
+        except Exception as exc:
+            self.ovtui.report_error("reading pending plans", exc)
+            self.plans = []
+        table = self.query_one("#plans", VimTable)
+        keep = self.plan.plan_id if self.plan else None
+        table.clear()
+        for pending in self.plans:
+            table.add_row(*plan_row(pending), key=pending.plan_id)
+        table.move_to_key(keep)
+        self._show_plan(table.selected_key)
+
+    def _show_plan(self, plan_id: str | None) -> None:
+        self.plan = next((p for p in self.plans if p.plan_id == plan_id), None)
+        table = self.query_one("#items", VimTable)
+        keep = table.selected_key
+        table.clear()
+        if self.plan is not None:
+            for index, item in enumerate(self.plan.plan.items):
+                table.add_row(*item_row(self.plan, index, item), key=str(index))
+            table.move_to_key(keep)
+        self._show_item(int(table.selected_key) if table.selected_key is not None else None)
+
+    def _show_item(self, index: int | None) -> None:
+        self.item_index = index
+        availability = (self.plan is None, self.item is None)
+        if availability != self._availability:  # the footer recomposes on every refresh: only when needed
+            self._availability = availability
+            self.refresh_bindings()
+        header = self.query_one("#item-header", Static)
+        diff = self.query_one(FieldDiff)
+        item = self.item
+        if self.plan is None or item is None or index is None:
+            header.update("", layout=False)
+            diff.show([])
+            return
+        current = self._current_file(item)
+        header.update(item_header(self.plan, index, item, self.relative), layout=False)  # fixed height
+        diff.show([item_section(item, current, self.relative(item.target_experience_uri))])
+
+    def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
+        try:
+            return (
+                self.workspace.store.read_uri(item.target_experience_uri)
+                if item.target_experience_uri
+                else None
+            )
+        except (OvtuiError, OSError):
+            return None
+
+    @property
+    def item(self) -> PolicyPlanItem | None:
+        if self.plan is None or self.item_index is None or self.item_index >= len(self.plan.plan.items):
+            return None
+        return self.plan.plan.items[self.item_index]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = str(event.row_key.value) if event.row_key.value is not None else None
+        if event.data_table.id == "plans":
+            if self.plan is None or key != self.plan.plan_id:
+                self._show_plan(key)
+        elif event.data_table.id == "items" and key is not None and int(key) != self.item_index:
+            self._show_item(int(key))
+
+    def on_pending_changed(self, _: PendingChanged) -> None:
+        self.reload()
+
+    def on_experiences_changed(self, _: ExperiencesChanged) -> None:
+        self._show_item(self.item_index)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in NEEDS_ITEM and self.item is None:
+            return None
+        if action in NEEDS_PLAN and self.plan is None:
+            return None
+        return True
+
+    # --- decisions -----------------------------------------------------------------------------
+    def action_decide(self, decision: Decision) -> None:
+        item, index = self.item, self.item_index
+        if self.plan is None or item is None or index is None:
+            return
+        plan_id = self.plan.plan_id
+        self._confirm_deletes(decision, [item], lambda: self._decide(plan_id, index, decision, ""))
+
+    def action_note(self) -> None:
+        item, index = self.item, self.item_index
+        if self.plan is None or item is None or index is None:
+            return
+        plan_id, note = self.plan.plan_id, self.plan.decisions[index].note
+
+        def decided(choice: tuple[str, str] | None) -> None:
+            if choice is None:
+                return
+            decision, text = choice
+            self._confirm_deletes(decision, [item], lambda: self._decide(plan_id, index, decision, text))
+
+        self.app.push_screen(NoteModal(item.target_experience_name, note), decided)
+
+    def action_decide_all(self, decision: Decision) -> None:
+        if self.plan is None:
+            return
+        plan_id = self.plan.plan_id
+        self._confirm_deletes(decision, self.plan.plan.items, lambda: self._decide_all(plan_id, decision))
+
+    def _confirm_deletes(self, decision: str, items: list[PolicyPlanItem], then: Callable[[], None]) -> None:
+        """Approving a delete takes its own confirmation: it removes a file on apply."""
+        deletes = [i for i in items if i.kind == "delete_experience"] if decision == "approved" else []
+        if not deletes:
+            then()
+            return
+        names = ", ".join(i.target_experience_name for i in deletes)
+        modal = ConfirmModal(
+            "Approve deletion?",
+            f"Applying will delete {len(deletes)} experience file(s): {names}.",
+            confirm="Approve deletion",
+            danger=True,
+        )
+        self.app.push_screen(modal, when_confirmed(then))
+
+    def _decide(self, plan_id: str, index: int, decision: str, note: str) -> None:
+        try:
+            self.workspace.pending.decide(plan_id, index, decision, note)  # type: ignore[arg-type]
+        except Exception as exc:
+            self.ovtui.report_error("recording the decision", exc)
+            return
+        self.reload()
+        self.query_one("#items", VimTable).action_cursor_down()  # on to the next item
+
+    def _decide_all(self, plan_id: str, decision: Decision) -> None:
+        try:
+            self.workspace.pending.decide_all(plan_id, decision)
+        except Exception as exc:
+            self.ovtui.report_error("recording the decisions", exc)
+            return
+        self.reload()
+
+    def action_edit(self) -> None:
+        item, index = self.item, self.item_index
+        if self.plan is None or item is None or index is None:
+            return
+        if item.kind != "upsert_experience":
+            self.notify("a deletion has no content to edit", severity="warning")
+            return
+        try:
+            edited = self.ovtui.editor(item.after_content or "")
+        except Exception as exc:
+            self.ovtui.report_error("running the editor", exc)
+            return
+        if edited is None or edited.strip() == (item.after_content or "").strip():
+            self.notify("content unchanged")
+            return
+        try:
+            self.workspace.pending.edit_after(self.plan.plan_id, index, edited)
+        except Exception as exc:
+            self.ovtui.report_error("saving the edit", exc)
+            return
+        self.reload()
+        self.notify(f"edited {item.target_experience_name}: approve it with a")
+
+    def action_evidence(self) -> None:
+        item = self.item
+        if item is None:
+            return
+        if not item.evidence_trajectory_uris:
+            self.notify("this item has no evidence trajectories", severity="warning")
+            return
+        self.app.push_screen(EvidenceScreen(item.target_experience_name, item.evidence_trajectory_uris))
+
+    def action_toggle_unified(self) -> None:
+        diff = self.query_one(FieldDiff)
+        diff.unified = not diff.unified
+
+    # --- apply and discard ---------------------------------------------------------------------
+    def action_apply(self) -> None:
+        if self.plan is None:
+            return
+        if self.plan.undecided:
+            self.notify(
+                f"{self.plan.undecided} item(s) are still undecided: approve or reject them first",
+                severity="warning",
+            )
+            return
+        self._apply(self.plan.plan_id, self.ovtui.dry_run)
+
+    @work(exclusive=True, group="apply")
+    async def _apply(self, plan_id: str, dry_run: bool) -> None:
+        try:
+            result = await self.ovtui.kernel.run(self.workspace.apply_pending(plan_id, dry_run=dry_run))
+        except Exception as exc:
+            self.ovtui.report_error(f"applying plan {plan_id}", exc)
+            return
+        message, severity = apply_message(plan_id, result)
+        title = "Dry run" if result.dry_run else "Applied"
+        self.notify(message, title=title, severity=severity, timeout=8, markup=False)
+        self.ovtui.pending_changed()
+        self.ovtui.broadcast(HistoryChanged)
+        if not result.dry_run:
+            self.ovtui.broadcast(ExperiencesChanged)
+
+    def action_discard(self) -> None:
+        if self.plan is None:
+            return
+        plan_id = self.plan.plan_id
+        modal = ConfirmModal(
+            "Discard plan?",
+            f"Plan {plan_id} is dropped without writing anything.",
+            confirm="Discard",
+            danger=True,
+        )
+        self.app.push_screen(modal, when_confirmed(lambda: self._discard(plan_id)))
+
+    @work(exclusive=True, group="apply")
+    async def _discard(self, plan_id: str) -> None:
+        async def discard() -> None:  # settles on the kernel loop, where a waiting run listens
+            self.workspace.discard_pending(plan_id)
+
+        try:
+            await self.ovtui.kernel.run(discard())
+        except Exception as exc:
+            self.ovtui.report_error(f"discarding plan {plan_id}", exc)
+            return
+        self.notify(f"plan {plan_id} discarded")
+        self.ovtui.pending_changed()

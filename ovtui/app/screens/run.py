@@ -1,0 +1,256 @@
+"""The Run screen: start a train run or an eval, watch every stage live, cancel at any moment."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from concurrent.futures import Future
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.reactive import reactive
+from textual.widgets import Button, Footer, Input, Label, Log, Static
+
+from ovtui.app.messages import FilesChanged, RunEvents
+from ovtui.app.run_view import RunProgress, accuracy_line, describe_event, usage_line
+from ovtui.app.screens.base import MainScreen
+from ovtui.app.widgets.stage_progress import StageProgress
+from ovtui.app.widgets.top_bar import TopBar
+from ovtui.events import Event
+from ovtui.reports import RunReport
+from ovtui.service import TrainOptions
+
+KERNEL_SWITCH_INTERVAL_S = 0.001
+STREAM_METHOD = "stream"
+STREAM_MISSING = "Streaming from the inbox needs Workspace.stream(), which this kernel does not have yet"
+
+
+class RunScreen(MainScreen):
+    KEY = "run"
+    AUTO_FOCUS = "#train"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("t", "train", "Train", id="run.train"),
+        Binding("v", "evaluate", "Eval", id="run.eval"),
+        Binding("s", "stream", "Stream", id="run.stream"),
+        Binding("c", "cancel", "Cancel", id="run.cancel"),
+        Binding("L", "clear_log", "Clear log", id="run.clear_log", show=False),
+        Binding("escape", "leave_input", "Leave field", id="run.leave_input", show=False),
+    ]
+
+    running: reactive[bool] = reactive(False, bindings=True)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.progress = RunProgress()
+        self._cancel: asyncio.Event | None = None
+        self._future: Future[RunReport] | None = None
+        self._hard_cancelled = False
+        self.last_report: RunReport | None = None
+
+    def compose(self) -> ComposeResult:
+        config = self.workspace.config.trainer
+        yield TopBar(self.KEY)
+        with Vertical(id="run-body"):
+            with Horizontal(id="run-form"):
+                yield Label("dataset", classes="form-label")
+                yield Input(config.dataset, id="dataset", classes="form-input")
+                yield Label("epochs", classes="form-label")
+                yield Input(str(config.epochs), id="epochs", type="integer", classes="form-small")
+                yield Label("batch", classes="form-label")
+                yield Input(str(config.batch_size), id="batch-size", type="integer", classes="form-small")
+                yield Button("Train", id="train", variant="primary")
+                yield Button("Eval", id="eval")
+                yield Button(
+                    "Stream", id="stream", disabled=not self._can_stream(), tooltip=self._stream_tip()
+                )
+                yield Button("Cancel", id="cancel", variant="error", disabled=True)
+            yield Static("idle", id="run-status")
+            for stage, label in (
+                ("rollouts", "rollouts"),
+                ("trajectories", "trajectories"),
+                ("gradients", "gradients"),
+                ("plans", "plans"),
+            ):
+                yield StageProgress(stage, label)
+            yield Static(usage_line(self.workspace.backend_label, {}), id="usage")
+            yield Static(accuracy_line(self.progress), id="accuracy")
+            yield Log(id="run-log", max_lines=2000, auto_scroll=True)
+        yield Footer()
+
+    def _can_stream(self) -> bool:
+        return callable(getattr(self.workspace, STREAM_METHOD, None))
+
+    def _stream_tip(self) -> str:
+        return "Train from rollouts dropped into inbox/rollouts/" if self._can_stream() else STREAM_MISSING
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("train", "evaluate", "stream"):
+            if action == "stream" and not self._can_stream():
+                return None  # shown greyed out: the kernel has no streaming entry yet
+            return not self.running
+        if action == "cancel":
+            return self.running
+        return True
+
+    def watch_running(self, running: bool) -> None:
+        try:
+            buttons = {b.id: b for b in self.query(Button)}
+            if running:  # before the buttons go grey, so focus does not fall into a form field
+                self.query_one(Log).focus()
+        except NoMatches:  # the app is closing
+            return
+        for button_id in ("train", "eval"):
+            buttons[button_id].disabled = running
+        buttons["stream"].disabled = running or not self._can_stream()
+        buttons["cancel"].disabled = not running
+
+    # --- starting ------------------------------------------------------------------------------
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        actions = {
+            "train": self.action_train,
+            "eval": self.action_evaluate,
+            "stream": self.action_stream,
+            "cancel": self.action_cancel,
+        }
+        if event.button.id in actions:
+            actions[event.button.id]()
+
+    def _options(self) -> TrainOptions | None:
+        try:
+            epochs = int(self.query_one("#epochs", Input).value or 0) or None
+            batch = int(self.query_one("#batch-size", Input).value or 0) or None
+        except ValueError:
+            self.ovtui.report_error("starting a run", ValueError("epochs and batch must be whole numbers"))
+            return None
+        dataset = self.query_one("#dataset", Input).value.strip() or None
+        return TrainOptions(dataset=dataset, epochs=epochs, batch_size=batch)
+
+    def action_train(self) -> None:
+        options = self._options()
+        if options is not None and not self.running:
+            self._start("train", options)
+
+    def action_evaluate(self) -> None:
+        options = self._options()
+        if options is not None and not self.running:
+            self._start("eval", options)
+
+    def action_stream(self) -> None:
+        if not self._can_stream():
+            self.notify(STREAM_MISSING, severity="warning")
+            return
+        if not self.running:
+            self._start("stream", TrainOptions())
+
+    def _start(self, command: str, options: TrainOptions) -> None:
+        self.progress = RunProgress(
+            command=command, batch_size=options.batch_size or self.workspace.config.trainer.batch_size
+        )
+        for stage in self.query(StageProgress):
+            stage.reset()
+        self.query_one("#accuracy", Static).update(accuracy_line(self.progress))
+        self.running = True
+        self._run(command, options)
+
+    @work(exclusive=True, group="run")
+    async def _run(self, command: str, options: TrainOptions) -> None:
+        workspace, kernel = self.workspace, self.ovtui.kernel
+        self._cancel = kernel.new_event()
+        self._hard_cancelled = False
+        listeners: list[Any] = [self.ovtui.pump]
+        if command == "train":
+            job = workspace.train(options, listeners, self._cancel, wait_for_review=True)
+        elif command == "eval":
+            job = workspace.evaluate(options.dataset, listeners=listeners, cancel=self._cancel)
+        else:
+            job = getattr(workspace, STREAM_METHOD)(
+                listeners=listeners, stop=self._cancel, wait_for_review=True
+            )
+        self._future = kernel.submit(job)
+        # The kernel thread is CPU-bound Python: hand the GIL back more often so keys stay quick.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(KERNEL_SWITCH_INTERVAL_S)
+        try:
+            self.last_report = await asyncio.wrap_future(self._future)
+        except asyncio.CancelledError:
+            if not self._hard_cancelled:
+                raise  # the app is closing
+            self._log("run cancelled while it waited for review; the pending plan stays for later")
+        except Exception as exc:
+            self._log(f"run failed: {type(exc).__name__}: {exc}")
+            self.ovtui.report_error(f"{command} run failed", exc)
+        finally:
+            sys.setswitchinterval(interval)
+            self.running = False
+            self._future = None
+
+    # --- cancelling ----------------------------------------------------------------------------
+    def action_cancel(self) -> None:
+        if not self.running or self._cancel is None:
+            return
+        self.ovtui.kernel.set_event(self._cancel)
+        self._log("cancel requested: the run stops after the current batch")
+        if self._waiting_for_review() and self._future is not None:
+            # Nothing is being written while a plan waits for a person, so stopping here is safe.
+            self._hard_cancelled = True
+            self._future.cancel()
+
+    def _waiting_for_review(self) -> bool:
+        run_id = self.progress.run_id
+        try:
+            return any(p.run_id == run_id for p in self.workspace.pending.list())
+        except Exception:
+            return False
+
+    # --- events --------------------------------------------------------------------------------
+    def on_run_events(self, message: RunEvents) -> None:
+        for event in message.events:
+            self._apply(event)
+        self._draw()
+
+    def _apply(self, event: Event) -> None:
+        self.progress.apply(event)
+        line = describe_event(event)
+        if line:
+            self._log(line)
+        if event.kind == "run_finished":
+            self.last_report = RunReport.model_validate(event.data["report"])
+            delta = self.last_report.accuracy_delta
+            if delta is not None:
+                self._log(f"accuracy delta: {delta * 100:+.2f}pp")
+            for error in self.last_report.errors[:20]:
+                self._log(f"ERROR: {error}")
+
+    def _draw(self) -> None:
+        p = self.progress
+        # Every line here has a fixed size: skip the re-layout (a run sends many of these).
+        self.query_one("#run-status", Static).update(p.status_line(), layout=False)
+        for stage, done, total, text in p.stage_rows():
+            self.query_one(f"#stage-{stage}", StageProgress).set(done, total, text)
+        self.query_one("#usage", Static).update(
+            usage_line(self.workspace.backend_label, p.usage), layout=False
+        )
+        self.query_one("#accuracy", Static).update(accuracy_line(p), layout=False)
+
+    def on_files_changed(self, message: FilesChanged) -> None:
+        for path in message.changes.new_inbox_files:
+            self._log(
+                f"inbox: {path} arrived" + ("" if self._can_stream() else " (streaming is not available)")
+            )
+
+    def _log(self, line: str) -> None:
+        self.query_one(Log).write_line(line)
+
+    def action_leave_input(self) -> None:
+        """Escape out of a form field, so the screen's keys work again."""
+        if self.running:
+            self.query_one(Log).focus()
+        else:
+            self.query_one("#train", Button).focus()
+
+    def action_clear_log(self) -> None:
+        self.query_one(Log).clear()

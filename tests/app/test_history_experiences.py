@@ -1,0 +1,86 @@
+"""History (filter, conflict and force on revert) and Experiences (list, Markdown view, refresh)."""
+
+from __future__ import annotations
+
+from app_support import PLAN_ID, edit_experience, notifications, park_demo_plan, screen_text, settle
+
+from ovtui.app.history_view import HistoryFilter
+from ovtui.app.screens.confirm import ConfirmModal
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.workspace.history import HistoryStore
+
+
+async def apply_demo_plan(workspace, *, dry_run: bool = False) -> None:
+    park_demo_plan(workspace)
+    workspace.pending.decide_all(PLAN_ID, "approved")
+    await workspace.apply_pending(PLAN_ID, dry_run=dry_run)
+
+
+def test_filter_syntax():
+    assert HistoryFilter.parse("kind:apply uri:refund cancel words") == HistoryFilter(
+        "apply", "refund", "cancel words"
+    )
+    assert HistoryFilter.parse("") == HistoryFilter()
+
+
+async def test_history_filters_by_kind_and_text(workspace, make_app):
+    await apply_demo_plan(workspace, dry_run=True)
+    await apply_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        await settle(app, pilot)
+        table = app.screen.query_one("#records", VimTable)
+        assert table.row_count == 2
+        await pilot.press("slash", *"kind:dry_run")
+        await settle(app, pilot)
+        assert table.row_count == 1
+        assert "dry_run" in screen_text(app)
+        app.screen.query_one("#history-filter").value = "baggage_allowance"
+        await settle(app, pilot)
+        assert table.row_count == 2  # both records added that file
+        app.screen.query_one("#history-filter").value = "no-such-text"
+        await settle(app, pilot)
+        assert table.row_count == 0
+
+
+async def test_revert_conflict_offers_force(workspace, make_app):
+    await apply_demo_plan(workspace)
+    root = workspace.root
+    edit_experience(root, "reservation_cancellation", "## Situation\n- someone edited this by hand", 9)
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await pilot.press("3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        assert app.screen.title_text == "Revert conflict"
+        assert "reservation_cancellation.md" in app.screen.body
+        await pilot.click("#confirm")  # force
+        await settle(app, pilot)
+    assert any("forced over later changes" in n for n in notifications(messages))
+    text = (root / "memories" / "experiences" / "reservation_cancellation.md").read_text()
+    assert "edited this by hand" not in text and "Look the reservation up first" in text
+    assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["revert", "apply"]
+
+
+async def test_experiences_table_and_markdown_view(workspace, make_app):
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(app, pilot)
+        table = app.screen.query_one("#experiences", VimTable)
+        assert table.row_count == 3
+        text = screen_text(app)
+        assert "3 experiences" in text and "2026-09-21" in text
+        await pilot.press("G")
+        await pilot.pause()
+        assert "reservation_cancellation · production · version 2" in screen_text(app)
+        edit_experience(workspace.root, "brand_new", "## Situation\n- new", 1)
+        await pilot.press("ctrl+l")
+        await settle(app, pilot)
+        assert table.row_count == 4

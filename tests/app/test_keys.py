@@ -1,0 +1,84 @@
+"""Keys: remaps from [keys], the generated help, the command palette, the remembered theme."""
+
+from __future__ import annotations
+
+from app_support import PLAN_ID, park_demo_plan, settle
+
+from ovtui.app.commands import BindingCommands
+from ovtui.app.keys import catalog, own_bindings
+from ovtui.app.screens.help import HelpScreen
+from ovtui.app.screens.review import ReviewScreen
+from ovtui.config import load_config
+from ovtui.service import Workspace
+
+
+async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(workspace, make_app):
+    park_demo_plan(workspace)
+    (workspace.root / "ovtui.toml").write_text(
+        '[review]\npolicy = "ask"\n[keys]\n"review.approve" = "y"\n"app.review_screen" = "f2"\n',
+        encoding="utf-8",
+    )
+    app = make_app(Workspace(workspace.root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")  # no longer bound
+        await pilot.pause()
+        assert not isinstance(app.screen, ReviewScreen)
+        await pilot.press("f2")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("a")
+        await pilot.pause()
+        assert workspace.pending.get(PLAN_ID).decisions[0].decision == "pending"
+        await pilot.press("y")
+        await pilot.pause()
+        assert workspace.pending.get(PLAN_ID).decisions[0].decision == "approved"
+
+
+async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(workspace, make_app):
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sources = app.binding_sources()
+        for _, node_class in sources:
+            for binding in node_class.__dict__.get("BINDINGS", []):
+                assert binding.id, f"{node_class.__name__} binding {binding.key} has no id"
+        ids = {b.id for _, cls in sources for b in own_bindings(cls)}
+        assert {"review.approve", "history.revert", "run.cancel", "list.down", "app.quit"} <= ids
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one("#help-table")
+        assert table.row_count == len(catalog(app, sources, app.keymap)) == len(ids)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_the_command_palette_offers_the_screen_actions(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        screen = app.screen
+        provider = BindingCommands(screen)
+        titles = [hit.text for hit in [h async for h in provider.discover()]]
+        assert "Approve all (Review)" in titles and "History (App)" in titles
+        hits = [h async for h in provider.search("approve all")]
+        assert hits
+        hits[0].command()
+        await pilot.pause()
+        await pilot.click("#confirm")  # the plan holds a delete
+        await settle(app, pilot)
+        assert workspace.pending.get(PLAN_ID).undecided == 0
+
+
+async def test_the_theme_is_remembered_in_config(workspace, make_app):
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.theme = "nord"
+        await pilot.pause()
+    assert load_config(workspace.root).ui.theme == "nord"
+    app = make_app(Workspace(workspace.root))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.theme == "nord"

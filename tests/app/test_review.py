@@ -1,0 +1,182 @@
+"""Review: decisions, notes, delete confirmation, the editor seam, evidence, dry-run and real apply."""
+
+from __future__ import annotations
+
+from app_support import PLAN_ID, notifications, park_demo_plan, screen_text, settle
+
+from ovtui.app.screens.confirm import ConfirmModal, NoteModal
+from ovtui.app.screens.evidence import EvidenceScreen
+from ovtui.app.screens.history import HistoryScreen
+from ovtui.app.screens.review import ReviewScreen
+from ovtui.app.widgets.field_diff import FieldDiff
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.workspace.history import HistoryStore
+
+
+def decisions(workspace: object) -> list[tuple[str, str]]:
+    pending = workspace.pending.get(PLAN_ID)  # type: ignore[attr-defined]
+    return [(d.decision, d.note) for d in pending.decisions]
+
+
+async def test_review_shows_the_queue_and_a_side_by_side_diff(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert app.screen.query_one("#items", VimTable).row_count == 3
+        text = screen_text(app)
+        assert "plan0000demo" in text and "DELETE" in text
+        assert "│" in text and "IF refundable" in text  # two columns, the added line on the right
+        assert not app.screen.query_one(FieldDiff).is_unified
+
+
+async def test_approve_reject_with_note_and_confirm_a_delete(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("a")  # item 0 approved, the cursor moves on to item 1
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NoteModal)
+        await pilot.press(*"no evidence")
+        await pilot.click("#rejected")
+        await pilot.pause()
+        await pilot.press("j", "a")  # item 2 is a delete: approving it asks first
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert decisions(workspace) == [("approved", ""), ("rejected", "no evidence"), ("approved", "")]
+        assert "✗ rejected" in screen_text(app)
+
+
+async def test_cancelling_the_delete_confirmation_decides_nothing(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("A")  # approve all includes the delete
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert [d for d, _ in decisions(workspace)] == ["pending"] * 3
+
+
+async def test_edit_after_content_through_the_editor_seam(workspace, make_app):
+    park_demo_plan(workspace)
+    seen: list[str] = []
+
+    def fake_editor(text: str) -> str:
+        seen.append(text)
+        return text + "\n- ALWAYS repeat the booking code"
+
+    app = make_app(workspace, editor=fake_editor)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+        item = workspace.pending.get(PLAN_ID).plan.items[0]
+        assert "IF refundable" in seen[0]
+        assert item.after_content.endswith("ALWAYS repeat the booking code")
+        assert item.metadata["edited_by_reviewer"] is True
+        assert "(edited by" in screen_text(app)
+
+
+async def test_evidence_opens_the_trajectory_and_escape_comes_back(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert isinstance(app.screen, EvidenceScreen)
+        assert "lookup" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_narrow_terminal_and_the_key_give_a_unified_diff(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        diff = app.screen.query_one(FieldDiff)
+        await pilot.press("u")
+        await pilot.pause()
+        assert diff.is_unified
+        await pilot.press("u")
+        await pilot.resize_terminal(90, 40)
+        await pilot.pause()
+        assert diff.is_unified and not diff.unified  # narrow: unified without the key
+        assert "+ - IF refundable" in screen_text(app)
+
+
+async def test_apply_refuses_while_items_are_undecided(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+    assert any("still undecided" in n for n in notifications(messages))
+    assert not HistoryStore(workspace.paths).ids_on_disk()
+
+
+async def test_dry_run_apply_then_real_apply_then_history_then_revert(workspace, make_app):
+    root = workspace.root
+    experiences = root / "memories" / "experiences"
+    before = {p.name: p.read_text() for p in experiences.glob("*.md")}
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("a", "r", "a")  # approve the edit, reject the new one, approve the delete…
+        await pilot.pause()
+        await pilot.click("#confirm")  # …after confirming it
+        await settle(app, pilot)
+
+        await pilot.press("D")  # dry run on: nothing may change
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert {p.name: p.read_text() for p in experiences.glob("*.md")} == before
+        assert any(n.startswith("Dry run of plan") for n in notifications(messages))
+        assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["dry_run"]
+
+        await pilot.press("D")  # dry run off: the real thing
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert any(n.startswith("Applied plan") for n in notifications(messages))
+        assert "IF refundable" in (experiences / "reservation_cancellation.md").read_text()
+        assert not (experiences / "refund_status.md").exists()
+        assert not (experiences / "baggage_allowance.md").exists()  # rejected
+        assert workspace.pending.list() == []
+
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["apply", "dry_run"]
+        assert app.screen.query_one("#records", VimTable).row_count == 2
+        assert "review: 2 approved, 1 rejected" in screen_text(app)
+
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert any(n.startswith("Reverted") for n in notifications(messages))
+        assert "IF refundable" not in (experiences / "reservation_cancellation.md").read_text()
+        assert (experiences / "refund_status.md").exists()

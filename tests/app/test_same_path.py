@@ -1,0 +1,62 @@
+"""A plan approved in the app and the same plan approved by ``--approve all`` give identical results."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from app_support import demo_plan, make_workspace, park_demo_plan, settle
+
+from ovtui.review import ReviewPolicy, apply_reviewed
+from ovtui.workspace.history import HistoryStore
+
+STAMP = re.compile(r'(\\?"(?:created_at|updated_at|extracted_at)\\?": \\?")[^"\\]*')
+
+
+def without_stamps(text: str) -> str:
+    return STAMP.sub(r"\1<time>", text)
+
+
+def memory_files(root: Path) -> dict[str, str]:
+    files = sorted((root / "memories").rglob("*.md"))
+    return {p.relative_to(root).as_posix(): without_stamps(p.read_text(encoding="utf-8")) for p in files}
+
+
+def the_record(workspace) -> dict:
+    history = HistoryStore(workspace.paths)
+    (entry,) = history.list()
+    record = history.get(entry.id)
+    return {
+        "kind": record.kind,
+        "operations": without_stamps(json.dumps(record.operations.model_dump(), sort_keys=True)),
+        "summary": record.summary.model_dump(),
+        "plan_id": record.review.plan_id,
+        "decisions": [(d.item, d.decision) for d in record.review.decisions],  # notes say who decided
+    }
+
+
+async def test_app_approval_and_approve_all_write_the_same_files_and_records(tmp_path, make_app):
+    in_app = make_workspace(tmp_path / "app")
+    headless = make_workspace(tmp_path / "cli")
+
+    park_demo_plan(in_app)
+    app = make_app(in_app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("A")
+        await pilot.pause()
+        await pilot.click("#confirm")  # the plan deletes a file
+        await pilot.press("p")
+        await settle(app, pilot)
+
+    plan = demo_plan()  # what `ovtui train --approve all` does with a plan: the engine's own path
+    await apply_reviewed(
+        headless.updater(False), plan, ReviewPolicy("all").decisions(plan), headless.experiences()
+    )
+
+    assert memory_files(in_app.root) == memory_files(headless.root)
+    assert the_record(in_app) == the_record(headless)
+    summary = the_record(in_app)["summary"]
+    assert (summary["total_adds"], summary["total_deletes"]) == (1, 1)  # updates include backlinks

@@ -1,0 +1,118 @@
+"""The real app in a real terminal (tmux): train, approve, apply, quit, then check the workspace.
+
+Skipped where tmux is missing. Polls the pane (a real terminal has no pilot to await).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
+
+
+class Pane:
+    def __init__(self, command: list[str], cwd: Path) -> None:
+        self.name = f"ovtui-smoke-{uuid.uuid4().hex[:8]}"
+        shell = " ".join(command)
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                self.name,
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "-c",
+                str(cwd),
+                f"TERM=xterm-256color {shell}; sleep 5",
+            ],
+            check=True,
+        )
+        # A detached session keeps the default 80x24 on some tmux versions: size it explicitly.
+        subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], check=False)
+        subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "40"], check=False)
+
+    def text(self) -> str:
+        done = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True)
+            time.sleep(0.15)  # a person types; the app sees one key at a time
+
+    def wait_for(self, *needles: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.text()
+            for needle in needles:
+                if needle in text:
+                    return needle
+            time.sleep(0.2)
+        raise AssertionError(f"none of {needles} appeared; the pane shows:\n{self.text()}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path):
+    if not (SAMPLE / "ovtui.toml").exists():
+        pytest.skip("sample_workspace/ is not in this checkout")
+    root = tmp_path / "ws"
+    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".ovtui", "runs", "history"))
+    config = (
+        (root / "ovtui.toml")
+        .read_text()
+        .replace("epochs = 3", "epochs = 1")
+        .replace("batch_size = 8", "batch_size = 15")
+    )
+    (root / "ovtui.toml").write_text(config)
+    pane = Pane([sys.executable, "-m", "ovtui", str(root)], Path(__file__).resolve().parents[2])
+    try:
+        pane.wait_for("1 Run", timeout=30)
+        pane.keys("t")
+        reviewed = 0
+        for _ in range(20):  # the sample makes a handful of plans; a stale frame may cost a round trip
+            if pane.wait_for("train: finished", "2 Review (", timeout=90) == "train: finished":
+                break
+            pane.keys("2")
+            if pane.wait_for("  pending  ", "no pending plans", timeout=20) == "no pending plans":
+                pane.keys("1")
+                pane.wait_for("dataset")
+                continue
+            pane.keys("A")
+            if pane.wait_for("Approve deletion?", "✓ approved", timeout=10) == "Approve deletion?":
+                pane.keys("BTab", "Enter")  # focus starts on Cancel: move to the red button
+            pane.keys("p")
+            pane.wait_for("Applied plan", "Record: history/", timeout=20)
+            reviewed += 1
+            pane.keys("1")
+            pane.wait_for("dataset")
+        else:
+            raise AssertionError("the run did not finish")
+        pane.keys("C-q")
+        deadline = time.monotonic() + 10
+        while "ovtui" in pane.text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        pane.close()
+    records = sorted((root / "history").glob("*/memory_diff.json"))
+    assert reviewed >= 1 and len(records) == reviewed
+    assert all(json.loads(p.read_text())["kind"] == "apply" for p in records)
+    reports = list((root / "runs").glob("*/report.json"))
+    assert reports and json.loads(reports[0].read_text())["cancelled"] is False
+    assert not list((root / ".ovtui" / "pending").glob("*.json")) or all(
+        json.loads(p.read_text())["status"] != "pending" for p in (root / ".ovtui" / "pending").glob("*.json")
+    )

@@ -1,0 +1,88 @@
+"""Snapshots of the main screens at a fixed size, from deterministic data (no clocks, no ETAs, no tmp paths).
+
+Update with ``pytest tests/app/test_snapshots.py --snapshot-update`` after a deliberate change.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from app_support import make_workspace, park_demo_plan
+
+from ovtui.app.app import OvtuiApp
+from ovtui.events import Event
+from ovtui.memory.memory_diff import FileChange, Review, ReviewDecision, build_memory_diff
+from ovtui.workspace.history import HistoryStore
+
+SIZE = (120, 36)
+FIXED = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def app(tmp_path) -> OvtuiApp:
+    workspace = make_workspace(tmp_path / "ws")
+    park_demo_plan(workspace)
+    return OvtuiApp(workspace, watch_files=False)
+
+
+def with_history(app: OvtuiApp) -> OvtuiApp:
+    root = app.workspace.root
+    before = (root / "memories/experiences/address_change.md").read_text()
+    after = before.replace("- none yet", "- ALWAYS confirm the new address back to the customer")
+    uri = "viking://user/default/memories/experiences/address_change.md"
+    review = Review(
+        plan_id="plan0000demo", decisions=[ReviewDecision(item=0, decision="approved", note="clear win")]
+    )
+    record = build_memory_diff([FileChange(uri, "experiences", before, after)], review=review, now=FIXED)
+    HistoryStore(app.workspace.paths).write(record, "20261129T120000000000_abcdef")
+    return app
+
+
+RUN_EVENTS = [
+    Event("run_started", {"command": "train", "dataset": "support", "backend": "offline", "epochs": 2}),
+    Event("eval", {"stage": "baseline_eval", "epoch": -1, "cases": 15, "passed": 3, "accuracy": 0.2}),
+    Event("progress", {"stage": "train_rollouts", "done": 16, "total": 30, "epoch": 0}),
+    Event("counts", {"rollouts": 16, "trajectories": 16, "gradients": 11, "plans": 2}),
+    Event("plan_applied", {"plan_id": "p1", "written": 3, "deleted": 0, "errors": [], "dry_run": False}),
+    Event("log", {"message": "plan is empty: nothing to review", "level": "info"}),
+    Event("eval", {"stage": "final_eval", "epoch": 2, "cases": 15, "passed": 9, "accuracy": 0.6}),
+]
+
+
+async def feed_run_events(pilot) -> None:
+    for event in RUN_EVENTS:
+        pilot.app.pump(event)
+    await pilot.pause()
+
+
+def test_run_screen_idle(app, snap_compare):
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_run_screen_during_a_run(app, snap_compare):
+    assert snap_compare(app, terminal_size=SIZE, run_before=feed_run_events)
+
+
+def test_review_side_by_side(app, snap_compare):
+    assert snap_compare(app, terminal_size=SIZE, press=["2"])
+
+
+def test_review_unified_when_narrow(app, snap_compare):
+    assert snap_compare(app, terminal_size=(90, 36), press=["2", "j"])
+
+
+def test_review_delete_needs_confirmation(app, snap_compare):
+    assert snap_compare(app, terminal_size=SIZE, press=["2", "j", "j", "a"])
+
+
+def test_history_record_diff(app, snap_compare):
+    assert snap_compare(with_history(app), terminal_size=SIZE, press=["3"])
+
+
+def test_experiences_list_and_markdown(app, snap_compare):
+    assert snap_compare(app, terminal_size=SIZE, press=["4", "j"])
+
+
+def test_help_lists_bindings(app, snap_compare):
+    assert snap_compare(app, terminal_size=SIZE, press=["question_mark"])

@@ -1,0 +1,75 @@
+"""Watching: classification, a real watcher, and the app marking stale items after an outside edit."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from app_support import PLAN_ID, edit_experience, park_demo_plan, screen_text, settle
+from watchfiles import Change
+
+from ovtui.app.screens.review import ReviewScreen
+from ovtui.workspace.watching import ChangeKind, classify, summarise, watch_workspace
+
+
+def test_classify_keeps_only_what_the_app_shows():
+    assert classify("memories/experiences/a.md") is ChangeKind.EXPERIENCE
+    assert classify("memories/experiences/.a.md.x1.tmp") is None  # the temp file of an atomic write
+    assert classify("memories/experiences/.overview.md") is None
+    assert classify("memories/trajectories/t_20260101000000.md") is None
+    assert classify(".ovtui/pending/p1.json") is ChangeKind.PENDING
+    assert classify(".ovtui/lock") is None
+    assert classify("history/20261129T120000000000_abcdef/memory_diff.json") is ChangeKind.HISTORY
+    assert classify("inbox/rollouts/r1.json") is ChangeKind.INBOX
+    assert classify("inbox/sessions/s1.jsonl") is ChangeKind.INBOX
+    assert classify("inbox/rejected/r1.json") is None
+    assert classify("runs/x/events.jsonl") is None
+    assert classify("ovtui.toml") is ChangeKind.CONFIG
+
+
+def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path):
+    (tmp_path / "inbox" / "rollouts").mkdir(parents=True)
+    (tmp_path / "inbox" / "rollouts" / "r1.json").write_text("{}")
+    raw = {
+        (Change.added, str(tmp_path / "inbox/rollouts/r1.json")),
+        (Change.modified, str(tmp_path / "memories/experiences/a.md")),
+        (Change.deleted, str(tmp_path / "inbox/rollouts/gone.json")),
+        (Change.modified, str(tmp_path / "runs/x/events.jsonl")),
+    }
+    changes = summarise(tmp_path, raw)
+    assert changes.kinds == {ChangeKind.INBOX, ChangeKind.EXPERIENCE}
+    assert changes.new_inbox_files == ("inbox/rollouts/r1.json",)
+
+
+async def test_the_watcher_reports_an_experience_edit(workspace):
+    stop = asyncio.Event()
+    seen = []
+
+    async def consume() -> None:
+        async for changes in watch_workspace(workspace.paths, stop=stop, debounce_ms=200):
+            seen.append(changes)
+            if ChangeKind.EXPERIENCE in changes:
+                stop.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.2)  # let inotify register before the edit (setup, not a wait for a result)
+    edit_experience(workspace.root, "address_change", "## Situation\n- edited outside", 4)
+    await asyncio.wait_for(task, timeout=5)
+    assert seen[-1].paths[ChangeKind.EXPERIENCE] == ("memories/experiences/address_change.md",)
+
+
+async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace, watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 3)
+        for _ in range(100):  # the watcher reports within a second; each pause is a turn of the loop
+            await pilot.pause(0.02)
+            if workspace.pending.get(PLAN_ID).stale:
+                break
+        await settle(app, pilot)
+        assert workspace.pending.get(PLAN_ID).stale == [0]
+        assert "STALE" in screen_text(app)

@@ -1,0 +1,128 @@
+"""Deterministic workspaces and plans for the app tests (no clocks, fixed ids, fixed mtimes).
+
+Lives on the test path (``pythonpath = ["tests"]``), so tests in tests/app import it as ``app_support``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from workspace_support import EXPERIENCES, build_workspace, experience_uri, trajectory_uri
+
+from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.memory.fileformat import render_memory
+from ovtui.review import ItemDecision, PendingPlan
+from ovtui.service import Workspace
+
+FIXED_MTIME = 1_790_000_000  # 2026-09-21, so "changed" columns never show today's date
+PLAN_ID = "plan0000demo"
+
+
+def make_workspace(root: Path) -> Workspace:
+    build_workspace(root)
+    (root / "ovtui.toml").write_text('[review]\npolicy = "ask"\n', encoding="utf-8")
+    freeze_mtimes(root)
+    return Workspace(root)
+
+
+def freeze_mtimes(root: Path) -> None:
+    for path in (root / "memories").rglob("*.md"):
+        os.utime(path, (FIXED_MTIME, FIXED_MTIME))
+
+
+def demo_plan(plan_id: str = PLAN_ID) -> PolicyUpdatePlan:
+    """An edit, a new experience and a delete, planned against the files ``build_workspace`` writes."""
+    cancel_before, _ = EXPERIENCES["reservation_cancellation"]
+    refund_before, _ = EXPERIENCES["refund_status"]
+    cancel_after = cancel_before.replace(
+        "- Look the reservation up first",
+        "- Look the reservation up first\n- IF refundable THEN state the refund path and ask for explicit "
+        "confirmation before any change",
+    ).replace(
+        "NEVER cancel before explicit confirmation", "NEVER cancel before the customer confirms explicitly"
+    )
+    return PolicyUpdatePlan(
+        items=[
+            PolicyPlanItem(
+                kind="upsert_experience",
+                target_experience_name="reservation_cancellation",
+                target_experience_uri=experience_uri("reservation_cancellation"),
+                before_content=cancel_before,
+                after_content=cancel_after,
+                base_version=2,
+                confidence=0.84,
+                evidence_trajectory_uris=[trajectory_uri("cancel_reservation_20261129120000")],
+                metadata={"rationale": "successful cancellations asked first"},
+            ),
+            PolicyPlanItem(
+                kind="upsert_experience",
+                target_experience_name="baggage_allowance",
+                target_experience_uri=experience_uri("baggage_allowance"),
+                before_content=None,
+                after_content=(
+                    "## Situation\n- Customer asks about baggage\n## Approach\n"
+                    "- Look up the fare class\n## Reflect\n- ALWAYS quote the allowance in kg"
+                ),
+                base_version=None,
+                confidence=0.55,
+                evidence_trajectory_uris=[trajectory_uri("refund_lookup_20261129120500")],
+            ),
+            PolicyPlanItem(
+                kind="delete_experience",
+                target_experience_name="refund_status",
+                target_experience_uri=experience_uri("refund_status"),
+                before_content=refund_before,
+                after_content=None,
+                base_version=1,
+                confidence=0.4,
+            ),
+        ],
+        metadata={"plan_id": plan_id, "backend": "offline"},
+    )
+
+
+def park_demo_plan(workspace: Workspace, plan_id: str = PLAN_ID) -> PendingPlan:
+    plan = demo_plan(plan_id)
+    pending = workspace.pending.park(plan, [ItemDecision(item=i) for i in range(len(plan.items))])
+    pending.created_at = "2026-11-29T12:00:00+00:00"
+    workspace.pending.save(pending)
+    return pending
+
+
+def edit_experience(root: Path, name: str, content: str, version: int) -> None:
+    """An outside edit of an experience file (what a person's editor would do)."""
+    fields = {"experience_name": name, "memory_type": "experiences", "status": "draft", "version": version}
+    (root / "memories" / "experiences" / f"{name}.md").write_text(
+        render_memory(content, fields), encoding="utf-8"
+    )
+
+
+def screen_text(app: object) -> str:
+    """What the terminal shows, as plain text (for assertions on what a person would read)."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return "\n".join(strip.text.rstrip() for strip in strips)
+
+
+def notifications(messages: list[object]) -> list[str]:
+    """The text of every notification the app posted (toasts are not drawn under run_test)."""
+    return [m.notification.message for m in messages if type(m).__name__ == "Notify"]  # type: ignore[attr-defined]
+
+
+LONG_LIVED = {"watch", "run"}  # the watcher never ends; a run may wait for a person
+
+
+async def settle(app: object, pilot: object) -> None:
+    """Let short workers finish and the screen catch up with the messages they posted."""
+    await pilot.pause()  # type: ignore[attr-defined]
+    short = [w for w in app.workers if w.group not in LONG_LIVED]  # type: ignore[attr-defined]
+    if short:  # an empty list would mean "all workers" to wait_for_complete
+        await app.workers.wait_for_complete(short)  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+
+
+async def wait_group(app: object, pilot: object, group: str) -> None:
+    """Wait for the workers of one group (``settle`` would also wait for a run paused for review)."""
+    for worker in [w for w in app.workers if w.group == group]:  # type: ignore[attr-defined]
+        await worker.wait()
+    await pilot.pause()  # type: ignore[attr-defined]
