@@ -101,7 +101,8 @@ class InboxProcessor:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """Process what is there, then every new file until ``stop`` is set."""
+        """Process what is there, then every new file until ``stop`` is set. Files still in training
+        when it returns finish once the trainer flushes (the caller closes it, then ``drain``s)."""
         self.incoming.mkdir(parents=True, exist_ok=True)
         self.scan()
         # yield_on_timeout: an empty batch every second triggers a rescan, which catches a file that
@@ -114,4 +115,3 @@ class InboxProcessor:
             for change, name in changes:
                 if change in (Change.added, Change.modified):
                     self.start(Path(name))
-        await self.drain()

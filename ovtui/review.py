@@ -58,8 +58,11 @@ class ReviewPolicy:
         return "pending"
 
     def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
-        note = f"auto: {self.spec}"
-        return [ItemDecision(item=i, decision=self.decide(it), note=note) for i, it in enumerate(plan.items)]
+        decided = [self.decide(item) for item in plan.items]
+        return [
+            ItemDecision(item=i, decision=d, note="" if d == "pending" else f"auto: {self.spec}")
+            for i, d in enumerate(decided)
+        ]
 
 
 class PendingPlan(Model):
@@ -140,6 +143,12 @@ class PendingPlans:
             if plan.status == "pending":
                 plans.append(plan)
         return sorted(plans, key=lambda p: p.created_at)
+
+    def is_waiting(self, plan_id: str) -> bool:
+        try:
+            return self.get(plan_id).status == "pending"
+        except (OvtuiError, ValueError, OSError):
+            return False
 
     def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
         pending = self.get(plan_id)

@@ -152,7 +152,12 @@ class Workspace:
             yield report, events
         except RunCancelled:
             report.cancelled = True
+        except asyncio.CancelledError:  # the task itself was cancelled (e.g. while waiting for review)
+            report.cancelled = True
+            raise
         finally:
+            # Plans parked during the run but settled before its end are no longer waiting.
+            report.pending_plans = [p for p in report.pending_plans if self.pending.is_waiting(p)]
             report.usage = self._usage()
             self.save_report(report)
             events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
