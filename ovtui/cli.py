@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "history": "ovtui.cli_commands.history",
     "revert": "ovtui.cli_commands.revert",
     "check": "ovtui.cli_commands.check",
+    "init": "ovtui.cli_commands.init",
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

@@ -90,8 +90,15 @@ def _finish(report: RunReport, workspace: Workspace) -> int:
     return 1 if report.errors and not report.stages else 0
 
 
+def _open(root: Path) -> Workspace:
+    workspace = Workspace(root)
+    if workspace.recovered:
+        print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
+    return workspace
+
+
 def run_train(args: argparse.Namespace) -> int:
-    workspace = Workspace(args.workspace)
+    workspace = _open(args.workspace)
     progress = ProgressLine()
     print(
         f"ovtui train · {workspace.paths.relative(workspace.root) or '.'} · backend {workspace.backend_label}"
@@ -136,7 +143,7 @@ async def _watch(workspace: Workspace, args: argparse.Namespace, progress: Progr
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    workspace = Workspace(args.workspace)
+    workspace = _open(args.workspace)
     progress = ProgressLine()
     report = asyncio.run(
         _cancellable(lambda cancel: workspace.evaluate(args.dataset, args.split, [progress], cancel))

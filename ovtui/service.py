@@ -32,6 +32,7 @@ from ovtui.interfaces import PolicyUpdater, RolloutExecutor
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline, RunCancelled
 from ovtui.reports import RunReport
 from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed
+from ovtui.workspace.opening import recover_on_start, require_workspace
 from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
 
@@ -54,11 +55,12 @@ def run_stamp() -> str:
 class Workspace:
     def __init__(self, root: Path | str, config: OvtuiConfig | None = None) -> None:
         root = Path(root)
-        if not root.is_dir():
-            raise OvtuiError(f"{root} is not a folder")
+        require_workspace(root)
         self.config = config or load_config(root)
         self.paths = WorkspacePaths(root, self.config.workspace.user)
         self.store = MemoryStore(self.paths)
+        # What start-up recovery finished (an apply a crash interrupted), for the CLI and the app to show.
+        self.recovered = recover_on_start(self.store)
         self.pending = PendingPlans(self.store)
         self._llm: Any = None
 

@@ -1,0 +1,37 @@
+"""Opening a workspace: is this folder one, and finish an apply that a crash interrupted.
+
+Every entry point (the CLI commands, the service behind train/eval and the app) opens through here,
+so no reader sees half an apply after a crash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ovtui.config import CONFIG_NAME
+from ovtui.errors import LockTimeoutError, OvtuiError
+from ovtui.workspace.journal import recover
+from ovtui.workspace.store import MemoryStore
+
+# Recovery at start is best effort: if another process holds the lock it recovers before its apply.
+RECOVERY_LOCK_TIMEOUT_S = 2.0
+
+
+def require_workspace(root: Path) -> None:
+    if not root.is_dir():
+        raise OvtuiError(f"{root} is not a folder")
+    if not (root / CONFIG_NAME).is_file() and not (root / "memories").is_dir():
+        raise OvtuiError(
+            f"{root} is not an ovtui workspace (no {CONFIG_NAME} and no memories/): "
+            f"create one with `ovtui init {root}`"
+        )
+
+
+def recover_on_start(store: MemoryStore) -> str | None:
+    """Finish or discard an interrupted apply; returns what was done, or None when nothing was."""
+    try:
+        with store.lock.hold("recover", RECOVERY_LOCK_TIMEOUT_S):
+            report = recover(store.paths)
+    except LockTimeoutError:
+        return None
+    return report.describe() if report.changed else None
