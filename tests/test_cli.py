@@ -127,7 +127,10 @@ def test_check_lists_each_problem_with_file_and_line(tmp_workspace: Path, capsys
 def test_kernel_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["history", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err == f"ovtui: error: {tmp_path} is not an ovtui workspace (no ovtui.toml and no memories/)\n"
+    assert err == (
+        f"ovtui: error: {tmp_path} is not an ovtui workspace (no ovtui.toml and no memories/): "
+        f"create one with `ovtui init {tmp_path}`\n"
+    )
     assert main(["revert", "nope", "-w", str(tmp_path / "missing")]) == 2
     assert "is not a folder" in capsys.readouterr().err
 
