@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from ovtui.components.backends import ExperienceProposal, GradientProposer
-from ovtui.components.memory_store import EXPERIENCES, file_from_experience
+from ovtui.components.memory_store import EXPERIENCES, experience_index, file_from_experience
 from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, RolloutAnalysis, Trajectory
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_fields
-from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
+from ovtui.memory.search import tokenize
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -34,14 +34,11 @@ def confidence_from(analysis: RolloutAnalysis) -> float:
 def candidate_experiences(
     trajectory: Trajectory, policy_set: ExperienceSet, limit: int = MAX_CANDIDATES
 ) -> list[Experience]:
-    active, index = policy_set.derived("active_lexical_index", lambda: _active_index(policy_set))
+    policies, index = experience_index(policy_set)
     query = tokenize(f"{trajectory.name} {trajectory.retrieval_anchor} {trajectory.content}")
-    return [active[i] for i, _ in index.top(query, limit)]
-
-
-def _active_index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
-    active = [p for p in policy_set.policies if p.status.value not in INACTIVE]
-    return active, LexicalIndex([cached_tokens(f"{p.name} {p.content}") for p in active])
+    # One index serves every stage; retired experiences are skipped here rather than indexed apart.
+    hits = [policies[i] for i, _ in index.top(query, limit + 8)]
+    return [p for p in hits if p.status.value not in INACTIVE][:limit]
 
 
 class ExperienceGradientEstimator:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.search import LexicalIndex, cached_tokens
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -42,6 +43,16 @@ def file_from_experience(experience: Experience) -> MemoryFile:
 
 Signature = tuple[int, int, int]  # inode, mtime_ns, size: a file with the same three was not rewritten
 Signatures = dict[str, tuple[Signature, Experience]]  # by file name
+
+
+def experience_index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
+    """The policies of a snapshot and a BM25 index over their names and contents, built once."""
+
+    def build() -> tuple[list[Experience], LexicalIndex]:
+        policies = list(policy_set.policies)
+        return policies, LexicalIndex([cached_tokens(f"{p.name} {p.content}") for p in policies])
+
+    return policy_set.derived("lexical_index", build)
 
 
 class ExperienceSetLoader:

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ovtui.components.backends import MergeDecision, PlanMerger
+from ovtui.components.memory_store import experience_index
 from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.merge_ops import apply_patch
-from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
+from ovtui.memory.search import tokenize
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -25,7 +26,7 @@ def similar_experiences(
 ) -> list[Experience]:
     """Existing files that look like the proposals, beyond the ones they target (duplicates to merge)."""
     targets = {g.target_experience_name for g in gradients}
-    policies, index = policy_set.derived("lexical_index", lambda: _index(policy_set))
+    policies, index = experience_index(policy_set)
     limit = max(5, len(targets))
     found: dict[str, Experience] = {}
     for gradient in gradients:
@@ -35,11 +36,6 @@ def similar_experiences(
             if policy.name not in targets:
                 found.setdefault(policy.name, policy)
     return list(found.values())[:limit]
-
-
-def _index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
-    policies = list(policy_set.policies)
-    return policies, LexicalIndex([cached_tokens(f"{p.name} {p.content}") for p in policies])
 
 
 class PatchMergePolicyOptimizer:
