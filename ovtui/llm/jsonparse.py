@@ -14,6 +14,8 @@ from typing import Any
 
 import json_repair
 
+from ovtui.memory.types import JSON_TYPES
+
 
 class AnswerFormatError(ValueError):
     """Why an answer is not usable JSON; the message is sent back to the model verbatim."""
@@ -38,23 +40,12 @@ def parse_json_answer(text: str | None) -> Any:
     return value
 
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-    "null": (type(None),),
-}
-
-
 def _type_ok(value: Any, name: str) -> bool:
     if name in ("integer", "number") and isinstance(value, bool):
         return False  # bool is an int in Python, never in JSON
     if name == "integer" and isinstance(value, float):
         return value.is_integer()
-    return isinstance(value, _TYPES.get(name, (object,)))
+    return isinstance(value, JSON_TYPES.get(name, (object,)))
 
 
 def _describe(value: Any) -> str:

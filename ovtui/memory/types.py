@@ -20,6 +20,17 @@ from ovtui.workspace.paths import validate_name
 
 MergeOpName = Literal["patch", "replace", "sum", "immutable"]
 
+# JSON-schema type names → the Python types a parsed JSON value of that type has.
+JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
 
 class FieldDecl(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -16,6 +16,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from ovtui.components.case_loader import DatasetError
+from ovtui.components.case_loader import read_cases as read_case_lines
 from ovtui.domain import Case, Rubric
 from ovtui.sample_env.intents import INTENTS, CaseFacts, Intent
 
@@ -178,8 +180,11 @@ def write_cases(path: Path, cases: Iterable[Case]) -> None:
 
 
 def read_cases(path: Path) -> list[Case]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [Case.model_validate_json(line) for line in lines if line.strip()]
+    """The cases of a JSONL file; a bad line is an error naming the file and line."""
+    cases, problems = read_case_lines(path)
+    if problems:
+        raise DatasetError(problems)
+    return cases
 
 
 def write_dataset(

@@ -18,19 +18,11 @@ from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
-from ovtui.memory.types import FieldDecl, MemoryTypeSchema
+from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
 SPLITS = ("train", "test")
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
 
 
 @dataclass(frozen=True)
@@ -69,7 +61,7 @@ def _line_of_key(text: str, key: str) -> int:
 def _type_ok(decl: FieldDecl, value: Any) -> bool:
     if decl.type in ("integer", "number") and isinstance(value, bool):
         return False
-    return isinstance(value, _JSON_TYPES[decl.type])
+    return isinstance(value, JSON_TYPES[decl.type])
 
 
 def _field_problems(
