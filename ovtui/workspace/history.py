@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
@@ -101,6 +101,33 @@ class HistoryEntry:
 
     def matches_uri(self, uri: str) -> bool:
         return any(u == uri or u.endswith("/" + uri.lstrip("/")) for u in self.uris)
+
+
+@dataclass
+class _IndexSeen:
+    """What a reader parsed of an index file: its first ``size`` bytes, ending with ``edge``."""
+
+    inode: int
+    size: int
+    entries: dict[str, HistoryEntry]
+    bad: bool
+    edge: bytes
+
+    def still_prefix(self, handle: BinaryIO, info: os.stat_result) -> bool:
+        if info.st_ino != self.inode or info.st_size < self.size:
+            return False
+        handle.seek(self.size - len(self.edge))
+        return handle.read(len(self.edge)) == self.edge
+
+
+def _edge(complete: bytes, seen: _IndexSeen | None) -> bytes:
+    if len(complete) >= EDGE_BYTES or seen is None:
+        return complete[-EDGE_BYTES:]
+    return (seen.edge + complete)[-EDGE_BYTES:]
+
+
+EDGE_BYTES = 64
+_INDEX_CACHE: dict[str, _IndexSeen] = {}
 
 
 class HistoryStore:
@@ -189,14 +216,27 @@ class HistoryStore:
             return {e.name for e in entries if HISTORY_ID.match(e.name) and e.is_dir(follow_symlinks=False)}
 
     def _read_index(self) -> tuple[dict[str, HistoryEntry], bool]:
-        """Entries by id, and whether some line was unreadable."""
-        entries: dict[str, HistoryEntry] = {}
-        bad = False
+        """Entries by id, and whether some line was unreadable.
+
+        The index only grows by appends between rewrites (which replace the file), so a reader that
+        saw it before parses just the new tail: a running app re-lists after every apply.
+        """
         try:
-            raw = self.index_path.read_bytes()
+            with open(self.index_path, "rb") as handle:
+                info = os.fstat(handle.fileno())
+                seen = _INDEX_CACHE.get(str(self.index_path))
+                if seen is not None and not seen.still_prefix(handle, info):
+                    seen = None
+                if seen is not None:
+                    handle.seek(seen.size)
+                    tail = handle.read()
+                    entries, bad = dict(seen.entries), seen.bad
+                else:
+                    tail, entries, bad = handle.read(), {}, False
         except FileNotFoundError:
-            return entries, False
-        for line in raw.splitlines():
+            _INDEX_CACHE.pop(str(self.index_path), None)
+            return {}, False
+        for line in tail.splitlines():
             if not line.strip():
                 continue
             try:
@@ -205,7 +245,9 @@ class HistoryStore:
                 bad = True
                 continue
             entries[entry.id] = entry
-        return entries, bad
+        edge = _edge(tail, seen)
+        _INDEX_CACHE[str(self.index_path)] = _IndexSeen(info.st_ino, info.st_size, entries, bad, edge)
+        return dict(entries), bad
 
     def entries(self) -> dict[str, HistoryEntry]:
         """Every record's index entry, repairing the index when it disagrees with the folders."""

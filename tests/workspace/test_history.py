@@ -95,3 +95,18 @@ def test_resolve_by_unique_part(history: HistoryStore, store: MemoryStore) -> No
         history.resolve(entry.id[:4])
     result = revert(store, history.list(kind="apply")[0].id)
     assert history.list()[0].id == result.history_id and history.list()[0].reverts
+
+
+def test_a_reader_sees_appends_and_rewrites_of_the_index(history: HistoryStore, store: MemoryStore) -> None:
+    before = [e.id for e in history.list()]  # parsed once; later listings read only what was added
+    apply(store, append_line(store, "refund_status", "- second"))
+    after = [e.id for e in HistoryStore(store.paths).list()]
+    assert len(after) == len(before) + 1 and after[1:] == before
+
+    # A rewrite replaces the file: the reader must start over, not trust what it parsed before.
+    lines = history.index_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if before[-1] not in line]
+    history.index_path.unlink()
+    history.index_path.write_text("".join(kept), encoding="utf-8")
+    assert [e.id for e in history.list()] == after  # the dropped line is repaired from its folder
+    assert before[-1] in history.index_path.read_text(encoding="utf-8")
