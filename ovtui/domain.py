@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.fileformat import MemoryFile, normalise_content
 
 if TYPE_CHECKING:
     from ovtui.workspace.store import MemoryStore
@@ -253,6 +253,20 @@ class PolicyPlanItem(Model):
     confidence: float | None = None
     evidence_trajectory_uris: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def base_conflict(self, content: str | None, version: int | None, *, exists: bool) -> str | None:
+        """Why the target as it is now (``exists``, ``content``, ``version``) is not what this item was
+        planned against, or None when it still is: the one compare-and-swap rule, for the updater
+        and for marking pending items stale."""
+        if self.before_content is None and self.base_version is None:
+            return "was created after this item was planned as a new experience" if exists else None
+        if not exists:
+            return "no longer exists (deleted after this item was planned)"
+        if self.before_content is not None and normalise_content(self.before_content) != content:
+            return "changed after this item was planned (its content differs)"
+        if self.base_version is not None and self.base_version != version:
+            return f"is at version {version}; this item was planned against version {self.base_version}"
+        return None
 
 
 class PolicyUpdatePlan(Model):

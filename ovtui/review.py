@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ovtui.domain import ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.domain import Experience, ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
@@ -207,13 +207,8 @@ class PendingPlans:
         return self._settled.setdefault(plan_id, asyncio.Event())
 
 
-def _is_stale(item: PolicyPlanItem, current: dict[str, Any]) -> bool:
+def _is_stale(item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
     existing = current.get(item.target_experience_name)
-    if item.before_content is None and item.base_version is None:
-        return existing is not None
     if existing is None:
-        return True
-    return (
-        existing.version != item.base_version
-        or existing.content.strip() != (item.before_content or "").strip()
-    )
+        return bool(item.base_conflict(None, None, exists=False))
+    return bool(item.base_conflict(existing.content, existing.version, exists=True))

@@ -139,19 +139,13 @@ class PlanStager:
 
     def _check_base(self, item: PolicyPlanItem, staged: StagedFile, rel: str) -> None:
         current = staged.memory
-        if item.before_content is None and item.base_version is None:
-            if current is not None:
-                raise StaleItemError(f"{rel} was created after this item was planned as a new experience")
-            return
-        if current is None:
-            raise StaleItemError(f"{rel} no longer exists (deleted after this item was planned)")
-        if item.before_content is not None and normalise_content(item.before_content) != current.content:
-            raise StaleItemError(f"{rel} changed after this item was planned (its content differs)")
-        if item.base_version is not None and item.base_version != current.version:
-            raise StaleItemError(
-                f"{rel} is at version {current.version}; this item was planned against "
-                f"version {item.base_version}"
-            )
+        conflict = item.base_conflict(
+            current.content if current else None,
+            current.version if current else None,
+            exists=current is not None,
+        )
+        if conflict:
+            raise StaleItemError(f"{rel} {conflict}")
 
     def _upsert(self, item: PolicyPlanItem, pending: dict[str, tuple[StagedFile, MemoryFile | None]]) -> None:
         name, path, uri = self.experience_target(item)
