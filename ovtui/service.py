@@ -133,13 +133,15 @@ class Workspace:
 
     def open_run(self, listeners: list[Listener] | None) -> tuple[str, EventBus]:
         run_id = run_stamp()
-        return run_id, EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl")
+        return run_id, EventBus(
+            listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root
+        )
 
     def save_report(self, report: RunReport) -> Path:
         from ovtui.workspace.fsio import atomic_write_text
 
         path = self.paths.runs / report.run_id / "report.json"
-        atomic_write_text(path, report.model_dump_json(indent=2))
+        atomic_write_text(path, report.model_dump_json(indent=2), root=self.paths.root)
         return path
 
     # --- operations ----------------------------------------------------------------------------
