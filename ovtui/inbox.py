@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from watchfiles import Change, awatch
 
 from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
 from ovtui.workspace import fsio
 from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES, WorkspacePaths
@@ -46,11 +47,15 @@ class InboxProcessor:
         self.rejected_count = 0
 
     def reject(self, path: Path, reason: str) -> Path:
-        target = self._move(path, self.rejected)
-        reason_path = target.with_name(target.name + ".reason.txt")
-        fsio.atomic_write_text(reason_path, reason + "\n", root=self.paths.root)
         self.rejected_count += 1
         self.events.log(f"rejected {self.paths.relative(path)}: {reason}", level="warning")
+        target = path
+        try:
+            target = self._move(path, self.rejected)
+            reason_path = target.with_name(target.name + ".reason.txt")
+            fsio.atomic_write_text(reason_path, reason + "\n", root=self.paths.root)
+        except (OvtuiError, OSError) as exc:
+            self.events.log(f"could not quarantine {self.paths.relative(path)}: {exc}", level="error")
         return target
 
     def _move(self, path: Path, folder: Path) -> Path:
@@ -97,7 +102,10 @@ class InboxProcessor:
         except Exception as exc:
             self.reject(path, f"training failed: {type(exc).__name__}: {exc}")
             return
-        self._move(path, self.done)
+        try:
+            self._move(path, self.done)
+        except (OvtuiError, OSError) as exc:
+            self.events.log(f"could not move {self.paths.relative(path)} to done/: {exc}", level="error")
         self.processed += 1
         self.events.emit("inbox_processed", file=path.name, errors=result.errors)
 
