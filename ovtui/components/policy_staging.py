@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ovtui.bounds import oversized_memory
 from ovtui.domain import ItemError, PolicyPlanItem, PolicyStatus
 from ovtui.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
@@ -35,9 +36,14 @@ class StagedFile:
     before: str | None  # the text on disk when staging started (None: absent)
     memory: MemoryFile | None  # the working state (None: to be deleted / absent)
     touched: bool = False
+    rendered: str | None = None  # the text of ``memory``, rendered once when it was staged
 
     def render(self) -> str | None:
-        return None if self.memory is None else self.memory.render()
+        if self.memory is None:
+            return None
+        if self.rendered is None:
+            self.rendered = self.memory.render()
+        return self.rendered
 
 
 @dataclass
@@ -126,6 +132,7 @@ class PlanStager:
         except (OvtuiError, OSError) as exc:
             self.plan.item_errors.append(ItemError(item=index, target=target, message=str(exc)))
             return
+        texts: list[str | None] = []
         for staged, memory in pending.values():
             first_write = not staged.touched
             if (
@@ -135,7 +142,13 @@ class PlanStager:
                 and "version" in memory.fields
             ):
                 memory.fields["version"] = staged.memory.version + 1
-            staged.memory, staged.touched = memory, True
+            texts.append(None if memory is None else memory.render())
+            oversized = oversized_memory(staged.uri[len(self.paths.uri_prefix) :], texts[-1])
+            if oversized:
+                self.plan.item_errors.append(ItemError(item=index, target=target, message=oversized))
+                return
+        for (staged, memory), text in zip(pending.values(), texts, strict=True):
+            staged.memory, staged.touched, staged.rendered = memory, True, text
 
     def _check_base(self, item: PolicyPlanItem, staged: StagedFile, rel: str) -> None:
         current = staged.memory
