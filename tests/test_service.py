@@ -121,7 +121,7 @@ class InterferingOptimizer(PatchMergePolicyOptimizer):
             memory = self.store.read(target)
             memory.content += "\n- ALWAYS greet the customer by name (added by hand)"
             memory.fields["version"] = memory.version + 1
-            atomic_write_text(target, memory.render())
+            atomic_write_text(target, memory.render(), root=self.store.paths.root)
         return plan
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ovtui.config import CONFIG_NAME, OvtuiConfig, save_config
 from ovtui.errors import OvtuiError
+from ovtui.workspace.fsio import make_dirs
 from ovtui.workspace.paths import WorkspacePaths
 
 FOLDERS = (
@@ -40,7 +41,7 @@ def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
         save_config(root, OvtuiConfig())
     paths = WorkspacePaths(root)
     for folder in FOLDERS:
-        (paths.root / folder).mkdir(parents=True, exist_ok=True)
+        make_dirs(paths.root / folder, root=paths.root)
     return paths
 
 
