@@ -16,6 +16,16 @@ from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
 
 
+def where(path: Path | str) -> str:
+    """A path as the user can open it from where they stand: relative to the current folder when it
+    lies inside it, absolute otherwise (a workspace-relative path opens nothing from elsewhere)."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return str(resolved)
+
+
 def open_store(workspace: Path | str, *, strict_config: bool = True, recover_now: bool = True) -> MemoryStore:
     root = Path(workspace)
     require_workspace(root)
