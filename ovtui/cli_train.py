@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO, TypeVar
 
-from ovtui.cli_commands import where
+from ovtui.cli_commands import where, whole_number
 from ovtui.events import Event
 from ovtui.reports import RunReport
 from ovtui.service import TrainOptions, Workspace
@@ -58,9 +58,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     train.add_argument("workspace", nargs="?", default=".", type=Path)
     train.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
-    train.add_argument("--epochs", type=int, help="epochs over the train split (default: [trainer] epochs)")
-    train.add_argument("--batch-size", type=int)
-    train.add_argument("--limit", type=int, help="use only the first N train cases")
+    train.add_argument(
+        "--epochs",
+        type=whole_number(0),
+        help="epochs over the train split; 0 only evaluates (default: [trainer] epochs)",
+    )
+    train.add_argument(
+        "--batch-size", type=whole_number(1), help="cases per batch (default: [trainer] batch_size)"
+    )
+    train.add_argument("--limit", type=whole_number(0), help="use only the first N train cases")
     train.add_argument(
         "--approve", metavar="POLICY", help="all | none | ask | confidence>=X (default: [review] policy)"
     )

@@ -6,7 +6,9 @@ reads the user from ``ovtui.toml`` and finishes an apply that a crash interrupte
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ovtui.config import load_config
@@ -14,6 +16,22 @@ from ovtui.errors import ConfigError
 from ovtui.workspace.opening import recover_on_start, require_workspace
 from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``minimum`` (0 really means zero)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is too small: use {minimum} or more")
+        return value
+
+    parse.__name__ = "whole number"  # argparse names the type in its own messages
+    return parse
 
 
 def where(path: Path | str) -> str:
