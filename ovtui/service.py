@@ -169,8 +169,14 @@ class Workspace:
         dataset = options.dataset or cfg.dataset
         approve = options.approve or self.config.review.policy
         dry_run = self.config.review.dry_run if options.dry_run is None else options.dry_run
-        batch = options.batch_size or cfg.batch_size
-        epochs = options.epochs or cfg.epochs
+        # None means "from the config"; 0 epochs is a real choice (evaluate only), so no `or` here.
+        batch = cfg.batch_size if options.batch_size is None else options.batch_size
+        epochs = cfg.epochs if options.epochs is None else options.epochs
+        if epochs < 0 or batch < 1 or (options.limit or 0) < 0:
+            raise OvtuiError(
+                f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
+                f"limit ≥ 0 (got {options.limit})"
+            )
         async with self._run("train", dataset, listeners, cancel) as (report, run):
             train_cases = self.case_loader(dataset, "train", batch, options.limit)
             eval_cases = self.case_loader(dataset, options.eval_split, batch) if options.eval_split else None
