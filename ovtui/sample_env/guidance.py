@@ -52,7 +52,8 @@ _TOOL_PATTERNS: dict[str, tuple[str, ...]] = {
     "issue_travel_credit": (r"\b(?:travel )?credit\b", r"\bvouchers?\b"),
     "change_flight": (
         r"\b(?:change|move|reschedule|rebook|switch)\w* (?:the |their |this )?"
-        r"(?:flight|date|booking|reservation|trip)s?\b",
+        r"(?:flight|date|booking|reservation|trip|those|these|them|it)s?\b",
+        r"\bbe (?:changed|moved|rebooked)\b",
         r"\breschedul\w*|\brebook\w*",
     ),
     "update_contact_email": (
@@ -257,21 +258,37 @@ def parse_sequence(line: str, source: str = "") -> ApproachSequence | None:
 
 
 def parse_rule(line: str, source: str = "") -> list[Rule]:
-    return _clause_rules(_normalise(line), (), source)
+    return _clause_rules(_normalise(line), (), source)[0]
 
 
-def _clause_rules(text: str, inherited: tuple[str, ...], source: str) -> list[Rule]:
-    polarity = "never" if _NEVER.search(text) or _UNCHANGED.search(text) else "always"
-    guard = _GUARD.match(text)
+def _clause_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[list[Rule], tuple[str, ...]]:
+    """The rules of one sentence, and the situation it names (which carries over to the next)."""
+    rules, conditions = _sentence_rules(text, inherited, source)
+    result: list[Rule] = []
+    for rule in rules:
+        if rule.kind == "gate":  # "once they say yes" is what the gate asks, not when it applies
+            rule = Rule(
+                rule.kind, rule.tool, rule.other, tuple(c for c in rule.conditions if c != "user_confirms")
+            )
+        result.append(rule)
+        if rule.kind == "require" and is_read_only(rule.tool):  # a lookup someone asks for comes first
+            result.append(Rule("precede", rule.tool, ANY_ACTION, rule.conditions, source))
+    return result, conditions
+
+
+def _sentence_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[list[Rule], tuple[str, ...]]:
+    # Situations first: "when it can't be refunded" names one and says nothing about what to do.
+    text, conditions = _take_conditions(text)
+    polarity = "never" if _NEVER.search(text.strip()) or _UNCHANGED.search(text) else "always"
+    guard = _GUARD.match(text.strip())
     if guard:  # "IF <situation> THEN NEVER ..." carries the polarity of its consequent
         polarity = "never" if _NEVER.search(guard.group("body").strip()) else "always"
     if _LEAVE_ALONE.search(text):  # "leave the booking alone": change nothing about it
         polarity = "never"
         text = _LEAVE_ALONE.sub(" cancel the booking and change the flight ", text)
-    text, conditions = _take_conditions(text)
     conditions = tuple(dict.fromkeys([*inherited, *conditions]))
     if not conditions and _UNRECOGNISED_SITUATION.search(_without_tools(text)):
-        return []
+        return [], conditions
     if text.lstrip().startswith("before ") and "," in text:  # "before X, do Y" = "do Y before X"
         later, _, earlier = text.lstrip()[len("before ") :].partition(",")
         text = f"{earlier} before {later}"
@@ -290,29 +307,33 @@ def _clause_rules(text: str, inherited: tuple[str, ...], source: str) -> list[Ru
 
     if polarity == "never":
         if word in ("without", "until", "before", "once") and rest_asks:
-            return rules("gate", main_tools or [ANY_ACTION])
+            return rules("gate", main_tools or [ANY_ACTION]), conditions
         if word == "before" and rest_tools:
-            return [r for later in main_tools for r in rules("precede", rest_tools, later)]
-        return rules("forbid", main_tools + rest_tools)
+            return [r for later in main_tools for r in rules("precede", rest_tools, later)], conditions
+        return rules("forbid", main_tools + rest_tools), conditions
     if word in ("once", "until") and rest_asks:  # "only go ahead once they say yes"
-        return rules("gate", main_tools or [ANY_ACTION])
+        return rules("gate", main_tools or [ANY_ACTION]), conditions
     if main_asks and not main_tools:
-        return rules("gate", rest_tools or [ANY_ACTION])
+        return rules("gate", rest_tools or [ANY_ACTION]), conditions
     if word == "before" and rest_tools:
-        return [r for later in rest_tools for r in rules("precede", main_tools, later)]
+        return [r for later in rest_tools for r in rules("precede", main_tools, later)], conditions
+    if word == "before" and _ANYTHING.search(rest):  # "verify them before changing anything"
+        return rules("precede", main_tools, ANY_ACTION), conditions
     if word == "after" and rest_tools:
-        return [r for trigger in rest_tools for r in rules("follow", main_tools, trigger)]
+        return [r for trigger in rest_tools for r in rules("follow", main_tools, trigger)], conditions
     if word == "then" and main_tools and rest_tools:  # "cancel it, then send a confirmation"
-        return rules("require", main_tools) + [
-            r for trigger in main_tools[-1:] for r in rules("follow", rest_tools, trigger)
-        ]
+        return (
+            rules("require", main_tools)
+            + [r for trigger in main_tools[-1:] for r in rules("follow", rest_tools, trigger)]
+        ), conditions
     if word == "instead of" and rest_tools:
-        return rules("require", main_tools) + rules("forbid", rest_tools)
+        return rules("require", main_tools) + rules("forbid", rest_tools), conditions
     if re.search(r"\bfirst\b", main):
-        return rules("precede", main_tools, ANY_ACTION)
-    return rules("require", main_tools + rest_tools if word == "then" else main_tools)
+        return rules("precede", main_tools, ANY_ACTION), conditions
+    return rules("require", main_tools + rest_tools if word == "then" else main_tools), conditions
 
 
+_ANYTHING = re.compile(r"\b(anything|any change|acting|doing|you act|making changes)\b")
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\s+—\s+|\s+-\s+")
 
 
@@ -329,10 +350,9 @@ def _line_guidance(line: str, source: str) -> Guidance:
         text = _normalise(sentence)
         if not text:
             continue
-        rules = _clause_rules(text, inherited, source)
+        rules, conditions = _clause_rules(text, inherited, source)
         guidance.rules.extend(r for r in rules if r not in guidance.rules)
-        if rules:
-            inherited = rules[0].conditions
+        inherited = conditions or inherited
     return guidance
 
 
