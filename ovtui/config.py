@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Annotated
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ovtui.bounds import MAX_CONFIG_BYTES, read_bounded
 from ovtui.errors import ConfigError, OvtuiError
@@ -25,8 +26,23 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+def _registered(kind: str) -> Callable[[str], str]:
+    """A validator: the value must name a component registered in ``ovtui.registry``."""
+
+    def check(value: str) -> str:
+        from ovtui import registry
+
+        known = getattr(registry, kind)
+        if value not in known:
+            raise ValueError(f"unknown {known.kind} {value!r} (registered: {', '.join(known.names())})")
+        return value
+
+    return check
+
+
 class LLMConfig(Section):
-    backend: Literal["offline", "openai"] = "offline"
+    # Who does the thinking (a name in ovtui.registry.BACKENDS).
+    backend: Annotated[str, AfterValidator(_registered("BACKENDS"))] = "offline"
     base_url: str = Field("http://127.0.0.1:8000/v1", max_length=2048)
     model: str = Field("gpt-4o-mini", min_length=1, max_length=256)
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -47,8 +63,12 @@ class TrainerConfig(Section):
     max_wait_seconds: float = Field(10.0, gt=0, le=86_400)
     rollout_concurrency: int = Field(8, ge=1, le=1_024)
     dataset: str = Field("support", min_length=1, max_length=128)
-    # Who runs the cases: the built-in scripted sample agent, or one chat call per case to the LLM.
-    agent: Literal["sample", "llm"] = "sample"
+    # Who runs the cases (a name in ovtui.registry.EXECUTORS): the built-in scripted sample agent,
+    # or one chat call per case to the LLM.
+    agent: Annotated[str, AfterValidator(_registered("EXECUTORS"))] = "sample"
+    # How rollouts reach the engine (names in ovtui.registry.TRAINERS): in `train`, and in streaming.
+    train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
+    stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
 
 
 class ReviewConfig(Section):

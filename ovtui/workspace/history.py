@@ -304,6 +304,8 @@ class HistoryStore:
     ) -> list[HistoryEntry]:
         """Records newest first, filtered by kind, by a URI they touch, and by text in the record."""
         result: list[HistoryEntry] = []
+        if limit is not None and limit <= 0:
+            return result
         needle = text.lower() if text else None
         for entry in sorted(self.entries().values(), key=lambda e: e.id, reverse=True):
             if kind and entry.kind != kind:
