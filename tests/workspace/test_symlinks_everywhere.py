@@ -66,7 +66,8 @@ def test_the_command_list_covers_every_cli_command(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """A sample workspace with one applied record, and a valid rollout's JSON for the inbox."""
-    root = build_sample_workspace(tmp_path_factory.mktemp("template") / "ws")
+    root = tmp_path_factory.mktemp("template") / "ws"
+    build_sample_workspace(root)
     (root / "ovtui.toml").write_text(CONFIG, encoding="utf-8")
     workspace = Workspace(root)
     cases = generate_cases("train", 1, seed=11)
