@@ -21,7 +21,7 @@ from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
 from ovtui.memory.links import DERIVED_FROM, make_link, merge_links
 from ovtui.memory.memory_diff import FileChange, same_memory_file
 from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
-from ovtui.workspace.paths import linkless_path, validate_name
+from ovtui.workspace.paths import linkless_path, same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 EXPERIENCES = "experiences"
@@ -181,6 +181,9 @@ class PlanStager:
         else:
             fields = current.fields
             fields["version"] = current.version  # bumped once per apply when committed
+            named = fields.get("experience_name")
+            if not (isinstance(named, str) and same_name(named, name)):
+                fields["experience_name"] = name  # the file is the experience: its name field follows
         self._apply_metadata(item, fields, rel)
         links = self._stage_links(item, uri, pending)
         if links:

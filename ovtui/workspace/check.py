@@ -19,7 +19,7 @@ from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
-from ovtui.workspace.paths import validate_name
+from ovtui.workspace.paths import same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 SPLITS = ("train", "test")
@@ -90,7 +90,11 @@ def _field_problems(
             ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
         )
     name = fields.get(schema.name_field)
-    if schema.filename_template == f"{{{schema.name_field}}}.md" and isinstance(name, str) and name != stem:
+    if (
+        schema.filename_template == f"{{{schema.name_field}}}.md"
+        and isinstance(name, str)
+        and not same_name(name, stem)
+    ):
         out.append((schema.name_field, f"{schema.name_field} {name!r} does not match the file name {stem!r}"))
     for key in ("links", "backlinks"):
         links = fields.get(key)
