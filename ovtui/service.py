@@ -127,7 +127,9 @@ class Workspace:
         from ovtui.workspace.fsio import atomic_write_text
 
         path = self.paths.runs / report.run_id / "report.json"
-        atomic_write_text(path, report.model_dump_json(indent=2), root=self.paths.root)
+        atomic_write_text(
+            path, report.model_dump_json(indent=2), root=self.paths.root, temp_dir=self.paths.runs
+        )
         return path
 
     # --- operations ----------------------------------------------------------------------------
@@ -137,9 +139,7 @@ class Workspace:
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
         run_id = run_stamp()
-        events = EventBus(
-            listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root
-        )
+        events = EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root)
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         try:
