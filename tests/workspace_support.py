@@ -88,4 +88,4 @@ def pristine_sample() -> Path:
     read it (tests that write build their own with ``build_sample_workspace``)."""
     parent = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
-    return build_sample_workspace(parent / "sample_workspace")
+    return build_sample_workspace(parent / "sample")
