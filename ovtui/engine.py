@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ovtui.context import RunContext
 from ovtui.domain import (
@@ -24,6 +25,7 @@ from ovtui.domain import (
     RolloutAnalysis,
 )
 from ovtui.errors import OvtuiError
+from ovtui.events import EventBus
 from ovtui.interfaces import (
     GradientEstimator,
     PolicyOptimizer,
@@ -47,6 +49,28 @@ class ApplyOutcome:
     result: PolicyApplyResult | None = None
     pending_id: str | None = None
     errors: list[str] = field(default_factory=list)
+
+
+class TrainingEngine(Protocol):
+    """What a trainer drives: the engine's two halves, and the run's events."""
+
+    events: EventBus
+
+    async def analyze_and_estimate(
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
+    ) -> EstimateOutcome: ...
+
+    async def plan_and_apply(
+        self,
+        gradients: list[PatchSemanticGradient],
+        policy_set: ExperienceSet,
+        *,
+        analyses: list[RolloutAnalysis] | None = None,
+        replan: bool = True,
+    ) -> ApplyOutcome: ...
 
 
 class PolicyTrainingEngine:
