@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,14 @@ from ovtui.context import ExecutionContext, RunContext  # noqa: E402
 from ovtui.domain import Rollout  # noqa: E402
 from ovtui.memory.fileformat import render_memory  # noqa: E402
 from ovtui.sample_env.agent import SampleAgentExecutor  # noqa: E402
-from ovtui.sample_env.generate import generate_cases  # noqa: E402
+from ovtui.sample_env.generate import (  # noqa: E402
+    DEFAULT_SEED,
+    DEFAULT_TEST_COUNT,
+    DEFAULT_TRAIN_COUNT,
+    generate_cases,
+    write_dataset,
+)
+from ovtui.sample_env.workspace import DATASET  # noqa: E402
 from ovtui.service import Workspace  # noqa: E402
 
 TOPICS = ["billing", "seating", "meals", "loyalty", "baggage", "pets", "visas", "wifi", "lounges", "upgrades"]
@@ -48,7 +54,7 @@ def make_workspace(root: Path, experiences: int) -> None:
         )
         fields = {"experience_name": name, "memory_type": EXPERIENCES, "status": "production", "version": 1}
         (folder / f"{name}.md").write_text(render_memory(content, fields), encoding="utf-8")
-    shutil.copytree(ROOT / "sample_workspace" / "datasets", root / "datasets")
+    write_dataset(root / "datasets" / DATASET, DEFAULT_SEED, DEFAULT_TRAIN_COUNT, DEFAULT_TEST_COUNT)
     (root / "ovtui.toml").write_text('[review]\npolicy = "all"\n', encoding="utf-8")
 
 

@@ -122,4 +122,4 @@ def save_config(root: Path, config: OvtuiConfig) -> None:
     from ovtui.workspace.fsio import atomic_write_text
 
     data = config.model_dump(mode="json", exclude_defaults=False)
-    atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data))
+    atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data), root=root)

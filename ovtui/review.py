@@ -125,7 +125,9 @@ class PendingPlans:
         return pending
 
     def save(self, pending: PendingPlan) -> None:
-        atomic_write_text(self._path(pending.plan_id), pending.model_dump_json(indent=2))
+        atomic_write_text(
+            self._path(pending.plan_id), pending.model_dump_json(indent=2), root=self.store.paths.root
+        )
 
     def get(self, plan_id: str) -> PendingPlan:
         path = self._path(plan_id)
@@ -200,7 +202,7 @@ class PendingPlans:
         self._event(pending.plan_id).set()
 
     def remove(self, plan_id: str) -> None:
-        remove_durably(self._path(plan_id))
+        remove_durably(self._path(plan_id), root=self.store.paths.root)
 
     async def wait_settled(self, plan_id: str) -> PendingPlan:
         await self._event(plan_id).wait()

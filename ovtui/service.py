@@ -129,12 +129,11 @@ class Workspace:
             wait_for_review=wait_for_review,
         )
 
-
     def save_report(self, report: RunReport) -> Path:
         from ovtui.workspace.fsio import atomic_write_text
 
         path = self.paths.runs / report.run_id / "report.json"
-        atomic_write_text(path, report.model_dump_json(indent=2))
+        atomic_write_text(path, report.model_dump_json(indent=2), root=self.paths.root)
         return path
 
     # --- operations ----------------------------------------------------------------------------
@@ -144,7 +143,9 @@ class Workspace:
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
         run_id = run_stamp()
-        events = EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl")
+        events = EventBus(
+            listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root
+        )
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         self._run_events = events
@@ -176,8 +177,14 @@ class Workspace:
         dataset = options.dataset or cfg.dataset
         approve = options.approve or self.config.review.policy
         dry_run = self.config.review.dry_run if options.dry_run is None else options.dry_run
-        batch = options.batch_size or cfg.batch_size
-        epochs = options.epochs or cfg.epochs
+        # None means "from the config"; 0 epochs is a real choice (evaluate only), so no `or` here.
+        batch = cfg.batch_size if options.batch_size is None else options.batch_size
+        epochs = cfg.epochs if options.epochs is None else options.epochs
+        if epochs < 0 or batch < 1 or (options.limit or 0) < 0:
+            raise OvtuiError(
+                f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
+                f"limit ≥ 0 (got {options.limit})"
+            )
         async with self._run("train", dataset, listeners, cancel) as (report, run):
             train_cases = self.case_loader(dataset, "train", batch, options.limit)
             eval_cases = self.case_loader(dataset, options.eval_split, batch) if options.eval_split else None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from workspace_support import build_sample_workspace
 
 from ovtui.components.case_loader import JsonlCaseLoader
 from ovtui.components.memory_store import ExperienceSetLoader
@@ -21,14 +21,10 @@ from ovtui.sample_env.generate import generate_cases, write_cases
 from ovtui.service import TrainOptions, Workspace
 from ovtui.workspace.fsio import atomic_write_text
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
-
 
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
-    return root
+    return build_sample_workspace(tmp_path / "ws")
 
 
 def _experience_texts(root: Path) -> dict[str, str]:
@@ -121,7 +117,7 @@ class InterferingOptimizer(PatchMergePolicyOptimizer):
             memory = self.store.read(target)
             memory.content += "\n- ALWAYS greet the customer by name (added by hand)"
             memory.fields["version"] = memory.version + 1
-            atomic_write_text(target, memory.render())
+            atomic_write_text(target, memory.render(), root=self.store.paths.root)
         return plan
 
 

@@ -68,5 +68,5 @@ class JsonlCaseLoader(ListCaseLoader):
         cases, problems = read_cases(path, display=paths.relative(path))
         if problems:
             raise DatasetError(problems)
-        super().__init__(cases[:limit] if limit else cases, batch_size)
+        super().__init__(cases if limit is None else cases[:limit], batch_size)
         self.path = path
