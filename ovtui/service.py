@@ -223,9 +223,7 @@ class Workspace:
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
             cases = self.case_loader(dataset, split, self.config.trainer.batch_size)
             policy_set = await self.loader.load()
-            # eval never trains: its pipeline gets a trainer only because the pipeline's shape needs one.
-            engine = self.engine(run, approve="none", dry_run=True, wait_for_review=False)
-            pipeline = self._pipeline(self.trainer("batch", engine, policy_set), run)
+            pipeline = self._pipeline(None, run)  # eval never trains: no engine, no trainer
             run.events.emit(
                 "run_started",
                 run_id=report.run_id,
@@ -237,7 +235,7 @@ class Workspace:
             report.stages.append(evaluation.report)
         return report
 
-    def _pipeline(self, trainer: PolicyTrainer, run: RunContext) -> OfflinePolicyOptimizationPipeline:
+    def _pipeline(self, trainer: PolicyTrainer | None, run: RunContext) -> OfflinePolicyOptimizationPipeline:
         return OfflinePolicyOptimizationPipeline(
             ContentHashPolicySnapshotter(), self.executor(), trainer, self.loader, run
         )
