@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, pristine_sample
 
 from ovtui.components.memory_store import EXPERIENCES, file_from_experience
 from ovtui.context import ExecutionContext
@@ -38,8 +38,7 @@ def evaluate(cases: list[Case], policy_set: ExperienceSet) -> list[Rollout]:
 
 def sample_start() -> ExperienceSet:
     """The starter experiences ``ovtui init --sample`` writes."""
-    with tempfile.TemporaryDirectory() as folder:
-        return Workspace(build_sample_workspace(Path(folder) / "ws")).experiences()
+    return Workspace(pristine_sample()).experiences()
 
 
 def train(

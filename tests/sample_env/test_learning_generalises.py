@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from training_support import accuracy, evaluate, sample_start, train
-from workspace_support import build_sample_workspace
+from workspace_support import pristine_sample
 
 from ovtui.components.offline.consolidate import contradictions
 from ovtui.components.offline.sections import parse_sections
@@ -59,8 +59,8 @@ def start() -> ExperienceSet:
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_sample_workspace(tmp_path_factory.mktemp("sample") / "ws")
+def sample() -> Path:
+    return pristine_sample()
 
 
 def split(sample: Path, name: str) -> list[Case]:

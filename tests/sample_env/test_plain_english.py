@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from training_support import accuracy, evaluate, sample_start
-from workspace_support import build_sample_workspace
+from workspace_support import pristine_sample
 
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.sample_env.generate import read_cases
@@ -35,8 +35,8 @@ def plain_experiences() -> list[Experience]:
     ]
 
 
-def test_hand_written_experiences_work_without_training(tmp_path: Path) -> None:
-    sample = build_sample_workspace(tmp_path / "ws")
+def test_hand_written_experiences_work_without_training() -> None:
+    sample = pristine_sample()
     start = sample_start()
     mine = plain_experiences()
     assert len(mine) == 5
