@@ -113,7 +113,8 @@ def revert(
         if conflicts and not force:
             raise RevertConflictError(
                 f"cannot revert {record_id}: changed after the record: {', '.join(conflicts)} "
-                "(use --force to revert anyway)"
+                "(use --force to revert anyway)",
+                conflicts=conflicts,
             )
         now = datetime.now(UTC)
         new_id = new_history_id(now)

@@ -52,15 +52,29 @@ class RunScreen(MainScreen):
         with Vertical(id="run-body"):
             with Horizontal(id="run-form"):
                 yield Label("dataset", classes="form-label")
-                yield Input(config.dataset, id="dataset", classes="form-input")
+                yield Input(config.dataset, id="dataset", classes="form-input", compact=True)
                 yield Label("epochs", classes="form-label")
-                yield Input(str(config.epochs), id="epochs", type="integer", classes="form-small")
+                yield Input(
+                    str(config.epochs), id="epochs", type="integer", classes="form-small", compact=True
+                )
                 yield Label("batch", classes="form-label")
-                yield Input(str(config.batch_size), id="batch-size", type="integer", classes="form-small")
-                yield Button("Train", id="train", variant="primary")
-                yield Button("Eval", id="eval")
-                yield Button("Stream", id="stream", tooltip="Train on rollouts dropped into inbox/rollouts/")
-                yield Button("Cancel", id="cancel", variant="error", disabled=True)
+                yield Input(
+                    str(config.batch_size),
+                    id="batch-size",
+                    type="integer",
+                    classes="form-small",
+                    compact=True,
+                )
+            with Horizontal(id="run-buttons"):
+                yield Button("Train (t)", id="train", variant="primary", compact=True)
+                yield Button("Eval (v)", id="eval", compact=True)
+                yield Button(
+                    "Stream (s)",
+                    id="stream",
+                    tooltip="Train on rollouts dropped into inbox/rollouts/",
+                    compact=True,
+                )
+                yield Button("Cancel (c)", id="cancel", variant="error", disabled=True, compact=True)
             yield Static("idle", id="run-status")
             for stage, label in (
                 ("rollouts", "rollouts"),
