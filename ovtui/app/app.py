@@ -117,13 +117,13 @@ class OvtuiApp(App[None]):
         """Below the floor, say so instead of hiding panes silently; go back once it fits again."""
         if width is None or height is None:
             width, height = self.size
-        showing = isinstance(self.screen, TooSmallScreen)
+        screen = self.screen
         if too_small(width, height):
-            if showing:
-                self.screen.show_size(width, height)
+            if isinstance(screen, TooSmallScreen):
+                screen.show_size(width, height)
             else:
                 self.push_screen(TooSmallScreen(width, height))
-        elif showing:
+        elif isinstance(screen, TooSmallScreen):
             self.pop_screen()
 
     def on_unmount(self) -> None:

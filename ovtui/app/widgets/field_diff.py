@@ -18,10 +18,10 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
 from ovtui.app.diff_model import DiffSection
 from ovtui.app.diff_render import DiffRow, build_rows, row_height, row_lines
+from ovtui.app.textual_private import set_scroll_range
 
 UNIFIED_BELOW = 100
 
@@ -83,10 +83,7 @@ class FieldDiff(ScrollView, can_focus=True):
         self._lines.clear()
         heights = [row_height(row, width, key[1]) for row in self._rows]
         self._starts = [0, *accumulate(heights)]
-        # Not `self.virtual_size = …`: that re-lays out the whole screen, while only this widget's
-        # scroll range changed (its own size is fixed by the layout).
-        self.set_reactive(Widget.virtual_size, Size(width, self._starts[-1] or 1))
-        self._scroll_update(self.virtual_size)
+        set_scroll_range(self, Size(width, self._starts[-1] or 1))
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
