@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from watchfiles import watch
 
@@ -21,7 +22,7 @@ from ovtui.memory.fileformat import render_memory
 USER = "default"
 PREFIX = f"viking://user/{USER}/"
 
-EXPERIENCES = {
+EXPERIENCES: dict[str, tuple[str, dict[str, Any]]] = {
     "reservation_cancellation": (
         "## Situation\n- Customer asks to cancel a booking\n## Approach\n- Look the reservation up first\n"
         "## Reflect\n- NEVER cancel before explicit confirmation",
@@ -94,7 +95,7 @@ def pristine_sample() -> Path:
     read it (tests that write build their own with ``build_sample_workspace``)."""
     parent = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
-    return build_sample_workspace(parent / "sample_workspace")
+    return build_sample_workspace(parent / "sample")
 
 
 def watch_until_inbox_empty(ws: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
