@@ -96,7 +96,7 @@ class WorkspaceConfig(Section):
 
 
 class UIConfig(Section):
-    theme: str = "textual-dark"
+    theme: str = Field("textual-dark", max_length=128)
 
 
 class OvtuiConfig(Section):
