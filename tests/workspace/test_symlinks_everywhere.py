@@ -171,6 +171,7 @@ def test_links_below_the_bookkeeping_are_never_followed(
     outside = tmp_path / "outside"
     outside.mkdir()
     registry = default_registry()
+    # Every memory folder but the policy's own (linked out, training stops at once: the next test).
     folders = [registry.get(t).directory for t in registry.names() if t != "experiences"]
     for rel in folders:
         _link(ws, rel, outside, folder=True)
@@ -192,6 +193,19 @@ def test_links_below_the_bookkeeping_are_never_followed(
     assert f"{BAD_ROLLOUT}.reason.txt is a symbolic link" in watched
     # The inbox was handled inside: the rejected file is kept, its reason could not be written.
     assert (ws / "inbox" / "rejected" / BAD_ROLLOUT).exists()
+
+
+def test_a_policy_folder_leading_outside_stops_training_before_anything_is_written(
+    template: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    ws, _record_id = _copy(template, tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _link(ws, default_registry().get("experiences").directory, outside, folder=True)
+    before = _listing(outside)
+    done = _run(["train", str(ws), "--limit", "2", "--no-eval"])
+    assert done.returncode == 2 and "lies outside the workspace" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and _listing(outside) == before
 
 
 # --- each writer on its own ----------------------------------------------------------------------
