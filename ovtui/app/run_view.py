@@ -201,11 +201,13 @@ def describe_event(event: Event) -> str | None:
         return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}"
     if event.kind == "plan_applied":
         kind = "dry run" if data.get("dry_run") else "applied"
-        errors = data.get("errors") or []
-        return (
+        errors = [str(error) for error in data.get("errors") or []]
+        line = (
             f"plan {data.get('plan_id')} {kind}: {data.get('written')} written, {data.get('deleted')} deleted"
-            + (f", {len(errors)} error(s)" if errors else "")
         )
+        if errors:  # what was refused, and why (the first reasons; the report has them all)
+            line += f"; {len(errors)} refused: " + "; ".join(errors[:2]) + ("; …" if len(errors) > 2 else "")
+        return line
     if event.kind == "run_finished":
         return (
             "run cancelled: everything applied so far is recorded"
