@@ -217,6 +217,4 @@ def describe_event(event: Event) -> str | None:
     if event.kind == "inbox_processed":
         errors = data.get("errors") or []
         return f"inbox: trained on {data.get('file')}" + (f" ({len(errors)} error(s))" if errors else "")
-    if event.kind == "error":
-        return f"ERROR: {data.get('message', data)}"
     return None
