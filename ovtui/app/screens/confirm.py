@@ -30,7 +30,7 @@ def when_confirmed(then: Callable[[], object]) -> Callable[[bool | None], None]:
 
 
 def keys_hint(enter: str) -> str:
-    return f"enter: {enter} · esc: cancel · tab: next button"
+    return f"enter: {enter} · esc: cancel"
 
 
 class ConfirmModal(ModalScreen[bool]):
