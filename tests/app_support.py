@@ -6,10 +6,12 @@ Lives on the test path (``pythonpath = ["tests"]``), so tests in tests/app impor
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from workspace_support import EXPERIENCES, build_workspace, experience_uri, trajectory_uri
 
+from ovtui.app.app import OvtuiApp
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import render_memory
 from ovtui.review import ItemDecision, PendingPlan
@@ -126,3 +128,7 @@ async def wait_group(app: object, pilot: object, group: str) -> None:
     for worker in [w for w in app.workers if w.group == group]:  # type: ignore[attr-defined]
         await worker.wait()
     await pilot.pause()  # type: ignore[attr-defined]
+
+
+MakeApp = Callable[..., OvtuiApp]  # the make_app fixture: OvtuiApp(workspace, watch_files=False, …)
+SnapCompare = Callable[..., bool]  # pytest-textual-snapshot's snap_compare fixture

@@ -15,7 +15,7 @@ def fold(*events: Event) -> RunProgress:
     return progress
 
 
-def test_each_bar_keeps_one_denominator_for_the_run_and_says_which():
+def test_each_bar_keeps_one_denominator_for_the_run_and_says_which() -> None:
     started = Event("run_started", {"command": "train", "epochs": 2})
     baseline = fold(started, Event("progress", {"stage": "baseline_eval", "done": 5, "total": 15}))
     assert baseline.stage_rows()[0][1:] == (5, 15, "5/15 baseline eval")
@@ -30,21 +30,21 @@ def test_each_bar_keeps_one_denominator_for_the_run_and_says_which():
     assert rows["gradients"][1] == 60 and rows["plans"] == (5, 6, "5/6 batch plans of run")
 
 
-def test_a_failed_run_says_failed_even_if_a_finished_event_follows():
+def test_a_failed_run_says_failed_even_if_a_finished_event_follows() -> None:
     progress = fold(Event("run_started", {"command": "train"}))
     progress.fail("DatasetError: no dataset 'x'")
     progress.apply(Event("run_finished", {"cancelled": False, "report": {}}))
     assert progress.status_line() == "train: FAILED — DatasetError: no dataset 'x'"
 
 
-def test_log_lines_are_stamped_with_the_event_time_not_the_clock():
+def test_log_lines_are_stamped_with_the_event_time_not_the_clock() -> None:
     at = time.mktime((2026, 11, 29, 8, 30, 5, 0, 0, -1))
     line = log_line(Event("log", {"message": "hello"}, at))
     assert line == "08:30:05 hello"
     assert log_line(Event("progress", {"stage": "x"}, at)) is None
 
 
-def test_an_applied_plan_says_how_many_items_were_refused_and_why():
+def test_an_applied_plan_says_how_many_items_were_refused_and_why() -> None:
     event = Event(
         "plan_applied",
         {
