@@ -58,3 +58,14 @@ def test_an_applied_plan_says_how_many_items_were_refused_and_why() -> None:
     assert (
         describe_event(event) == "plan p1 applied: 1 written, 0 deleted; 2 refused: a.md: stale; b.md: stale"
     )
+
+
+def test_a_stream_says_what_it_watches_and_counts_files_not_fractions() -> None:
+    started = Event("run_started", {"run_id": "r1", "command": "stream", "backend": "offline"})
+    progress = RunProgress(command="stream")
+    for event in (started, Event("inbox_processed", {"file": "r1.json", "errors": []})):
+        progress.apply(event)
+    assert describe_event(started) == "stream started: watching inbox/rollouts/ (offline)"
+    assert progress.status_line() == "stream: watching inbox/rollouts/ · 1 file(s) trained on"
+    assert progress.stage_rows()[0] == ("rollouts", 0, None, "1 inbox file(s) trained on")
+    assert "0/0" not in " ".join(text for *_, text in progress.stage_rows())
