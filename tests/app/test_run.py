@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from app_support import MakeApp, notifications, wait_group
+from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widgets import Input, Log
 
@@ -38,7 +39,7 @@ class RunWatch:
             self.events.extend(message.events)
         elif isinstance(message, RunFinished):
             self.finished.append(message)
-        elif type(message).__name__ != "Notify":
+        elif not isinstance(message, Notify):
             return
         self.wake.set()
 
