@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-from concurrent.futures import Future
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -16,6 +14,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
 from ovtui.app.messages import FilesChanged, RunEvents
+from ovtui.app.run_process import RunProcess
 from ovtui.app.run_view import RunProgress, accuracy_line, describe_event, usage_line
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.widgets.stage_progress import StageProgress
@@ -24,7 +23,8 @@ from ovtui.events import Event
 from ovtui.reports import RunReport
 from ovtui.service import TrainOptions
 
-KERNEL_SWITCH_INTERVAL_S = 0.001
+# How long a cancelled run may take to finish its batch before its process is stopped.
+CANCEL_GRACE_S = 10.0
 STREAM_METHOD = "stream"
 STREAM_MISSING = "Streaming from the inbox needs Workspace.stream(), which this kernel does not have yet"
 
@@ -46,8 +46,7 @@ class RunScreen(MainScreen):
     def __init__(self) -> None:
         super().__init__()
         self.progress = RunProgress()
-        self._cancel: asyncio.Event | None = None
-        self._future: Future[RunReport] | None = None
+        self._process: RunProcess | None = None
         self._hard_cancelled = False
         self.last_report: RunReport | None = None
 
@@ -158,46 +157,42 @@ class RunScreen(MainScreen):
 
     @work(exclusive=True, group="run")
     async def _run(self, command: str, options: TrainOptions) -> None:
-        workspace, kernel = self.workspace, self.ovtui.kernel
-        self._cancel = kernel.new_event()
+        # The run lives in a worker process: its CPU never competes with key presses for the GIL.
+        process = self._process = RunProcess(command, self.workspace, options, self.ovtui.pump)
         self._hard_cancelled = False
-        listeners: list[Any] = [self.ovtui.pump]
-        if command == "train":
-            job = workspace.train(options, listeners, self._cancel, wait_for_review=True)
-        elif command == "eval":
-            job = workspace.evaluate(options.dataset, listeners=listeners, cancel=self._cancel)
-        else:
-            job = getattr(workspace, STREAM_METHOD)(
-                listeners=listeners, stop=self._cancel, wait_for_review=True
-            )
-        self._future = kernel.submit(job)
-        # The kernel thread is CPU-bound Python: hand the GIL back more often so keys stay quick.
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(KERNEL_SWITCH_INTERVAL_S)
         try:
-            self.last_report = await asyncio.wrap_future(self._future)
+            self.last_report = await process.run()
         except asyncio.CancelledError:
             if not self._hard_cancelled:
-                raise  # the app is closing
+                raise  # the app is closing (the worker process was stopped on the way out)
             self._log("run cancelled while it waited for review; the pending plan stays for later")
         except Exception as exc:
             self._log(f"run failed: {type(exc).__name__}: {exc}")
             self.ovtui.report_error(f"{command} run failed", exc)
         finally:
-            sys.setswitchinterval(interval)
             self.running = False
-            self._future = None
+            self._process = None
 
     # --- cancelling ----------------------------------------------------------------------------
     def action_cancel(self) -> None:
-        if not self.running or self._cancel is None:
+        process = self._process
+        if not self.running or process is None:
             return
-        self.ovtui.kernel.set_event(self._cancel)
+        process.cancel()
         self._log("cancel requested: the run stops after the current batch")
-        if self._waiting_for_review() and self._future is not None:
+        if self._waiting_for_review():
             # Nothing is being written while a plan waits for a person, so stopping here is safe.
             self._hard_cancelled = True
-            self._future.cancel()
+            self.workers.cancel_group(self, "run")
+        else:
+            self.set_timer(CANCEL_GRACE_S, lambda: self._stop_lingering(process))
+
+    def _stop_lingering(self, process: RunProcess) -> None:
+        """A batch that outlives the grace period (a slow LLM call) is stopped by a signal."""
+        if self._process is process:
+            self._log(f"the run did not stop within {CANCEL_GRACE_S:.0f}s: stopping its process")
+            self._hard_cancelled = True
+            self.workers.cancel_group(self, "run")
 
     def _waiting_for_review(self) -> bool:
         run_id = self.progress.run_id
