@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+from ovtui.components.llm.merger import describe_proposals
 from ovtui.components.llm.render import MAX_STRUCTURED_OUTPUT, render_evaluation, render_rollout
 from ovtui.components.trajectory_analyzer import feedback_text
 from ovtui.domain import (
     Case,
     CriterionResult,
     Message,
+    PatchSemanticGradient,
     Rollout,
     Rubric,
     RubricCriterion,
@@ -17,6 +19,7 @@ from ovtui.domain import (
     TextPart,
     ToolPart,
 )
+from ovtui.memory.fileformat import MemoryFile
 
 # A reservation as an airline back office returns it: the bulky parts (passengers with addresses
 # and dates of birth, flights, payments) come first; the fields the policy depends on come last.
@@ -119,3 +122,23 @@ def test_the_analyzer_feedback_is_not_sent_twice() -> None:
     assert "## Evaluator feedback" not in once
     other = render_evaluation(evaluation, "The user was upset.")
     assert other.endswith("## Evaluator feedback\nThe user was upset.")
+
+
+def test_the_merge_names_a_repeated_proposal_instead_of_showing_it_again() -> None:
+    def proposal(name: str, rule: str) -> PatchSemanticGradient:
+        after = MemoryFile(
+            uri=f"viking://user/default/memories/experiences/{name}.md",
+            content=f"## Situation\n- {name}\n## Reflect\n- {rule}",
+            fields={"experience_name": name, "memory_type": "experiences"},
+        )
+        return PatchSemanticGradient(
+            before_file=None, after_file=after, base_version=None, evidence_trajectory_uris=["t"]
+        )
+
+    text = describe_proposals(
+        [proposal("refunds", "NEVER guess"), proposal("refunds", "NEVER guess"), proposal("refunds", "ASK")]
+    )
+    assert text.count("+- NEVER guess") == 1 and "+- ASK" in text
+    assert "### Proposal [1]: `refunds` — new experience" in text
+    assert "the same change as proposal [0]" in text
+    assert "Field Diff: experience_name" not in text and "Field Diff: memory_type" not in text
