@@ -35,6 +35,10 @@ class StaleItemError(OvtuiError):
 class RevertConflictError(OvtuiError):
     """A file changed after the history record that is being reverted."""
 
+    def __init__(self, message: str, conflicts: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.conflicts = conflicts or []  # the files (workspace-relative or URIs) that changed
+
 
 class ConfigError(OvtuiError):
     """ovtui.toml is missing a value or holds a wrong one."""
@@ -42,3 +46,7 @@ class ConfigError(OvtuiError):
 
 class LLMError(OvtuiError):
     """A model call that gave no usable answer; subclasses in ``ovtui.llm.errors`` say why."""
+
+
+class RunCancelled(OvtuiError):
+    """The run was cancelled; everything applied so far is consistent and recorded."""

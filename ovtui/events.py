@@ -7,16 +7,30 @@ them into messages.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TextIO
 
-EventKind = (
-    str  # run_started | progress | log | usage | eval | plan_pending | plan_applied | run_finished | error
-)
+from ovtui.workspace import fsio
+
+# Every kind the kernel emits; mypy rejects an emit or a comparison with any other.
+EventKind = Literal[
+    "run_started",  # command, dataset, backend, epochs, approve, dry_run
+    "progress",  # stage, done, total, epoch
+    "counts",  # rollouts, trajectories, gradients, plans seen so far
+    "log",  # message, level
+    "usage",  # one model call: stage, model, tokens, cost, cached, attempts, latency
+    "eval",  # a StageReport (baseline, epoch, final) and its accuracy
+    "plan_pending",  # plan_id, items, stale?: a plan parked for review
+    "plan_applied",  # plan_id, written, deleted, errors, dry_run, history_id
+    "batch_flushed",  # reason (count | age | close), gradients: a streaming trainer's batch
+    "inbox_processed",  # what the inbox did with one file
+    "run_finished",  # report, cancelled
+]
 
 
 @dataclass(frozen=True)
@@ -35,14 +49,23 @@ Listener = Callable[[Event], None]
 class EventBus:
     """Fans events out to listeners and, when given a file, appends them as JSON lines."""
 
-    def __init__(self, listeners: list[Listener] | None = None, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        listeners: list[Listener] | None = None,
+        log_path: Path | None = None,
+        *,
+        root: Path | None = None,
+    ) -> None:
+        """``log_path`` must lie inside the workspace ``root`` (required with it)."""
         self.listeners = list(listeners or [])
         self.log_path = log_path
         self._lock = threading.Lock()
-        self._handle = None
+        self._handle: TextIO | None = None
         if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = log_path.open("a", encoding="utf-8")
+            if root is None:
+                raise ValueError("an event log needs the workspace root it must stay inside")
+            fd = fsio.open_in_place(log_path, os.O_WRONLY | os.O_APPEND, root=root)
+            self._handle = os.fdopen(fd, "a", encoding="utf-8")
 
     def emit(self, kind: EventKind, **data: Any) -> Event:
         event = Event(kind, data)

@@ -14,15 +14,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from filelock import FileLock, Timeout
 from pydantic import Field
 from watchfiles import awatch
 
+from ovtui.context import ApplyOptions
 from ovtui.domain import Experience, ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
+from ovtui.memory.memory_diff import ReviewDecision
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
 from ovtui.workspace.locks import DEFAULT_TIMEOUT_S
 from ovtui.workspace.paths import validate_name
@@ -106,12 +108,13 @@ async def apply_reviewed(
 ) -> tuple[PolicyApplyResult, list[int]]:
     """Apply the approved part of a plan; the record carries every decision, rejected ones too."""
     subplan, chosen = approved_subplan(plan, decisions)
-    context: dict[str, Any] = {
-        "plan_id": plan.metadata.get("plan_id"),
-        "decisions": [d.model_dump() for d in decisions],
-        "item_indices": chosen,
-    }
-    result = await updater.apply(subplan, policy_set, context)
+    plan_id = plan.metadata.get("plan_id")
+    options = ApplyOptions(
+        decisions=[ReviewDecision(item=d.item, decision=d.decision, note=d.note) for d in decisions],
+        plan_id=None if plan_id is None else str(plan_id),
+        item_indices=chosen,
+    )
+    result = await updater.apply(subplan, policy_set, options)
     return result, chosen
 
 
@@ -178,7 +181,9 @@ class PendingPlans:
             self._write(pending)
 
     def _write(self, pending: PendingPlan) -> None:
-        atomic_write_text(self._path(pending.plan_id), pending.model_dump_json(indent=2))
+        atomic_write_text(
+            self._path(pending.plan_id), pending.model_dump_json(indent=2), root=self.store.paths.root
+        )
 
     def get(self, plan_id: str) -> PendingPlan:
         path = self._path(plan_id)
@@ -273,7 +278,7 @@ class PendingPlans:
         self._event(pending.plan_id).set()
 
     def remove(self, plan_id: str) -> None:
-        remove_durably(self._path(plan_id))
+        remove_durably(self._path(plan_id), root=self.store.paths.root)
 
     async def wait_settled(self, plan_id: str) -> PendingPlan:
         """Wait until the plan is settled, by this process (its event) or any other (its file)."""

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 from fakes.helpers import KEY_ENV, SECRET_KEY
 from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from workspace_support import build_sample_workspace
 
+from ovtui.events import Event
 from ovtui.memory.fileformat import parse_memory
 from ovtui.service import TrainOptions, Workspace
 
 pytest_plugins = ["fakes.fixtures"]
 
 TRAJECTORY = "## Task\n- change a booking\n## Steps\n1. change_flight\n## Outcome\n- failure"
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
 GUIDANCE = (
     "## Situation\n- A customer asks to change or cancel a booking\n"
     "## Approach\n- get_reservation first\n- ask for explicit confirmation before acting\n"
@@ -70,7 +70,7 @@ def scripted_model(request: RecordedRequest) -> Reply:
 
 async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     (root / "ovtui.toml").write_text(
         f'[llm]\nbackend = "openai"\nbase_url = "{fake.base_url}"\nmodel = "fake-model"\n'
         f'api_key_env = "{KEY_ENV}"\nmax_retries = 1\ntimeout = 10\n'
@@ -78,9 +78,14 @@ async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer
     )
     fake.respond_with(scripted_model)
     workspace = Workspace(root)
-    report = await workspace.train(TrainOptions(epochs=1, limit=8, eval_split=None))
+    seen: list[Event] = []
+    report = await workspace.train(TrainOptions(epochs=1, limit=8, eval_split=None), [seen.append])
 
     assert report.errors == [] and report.backend == "llm:fake-model"
+    # Every model call is reported while the run goes on, not only in the final report.
+    calls = [e.data for e in seen if e.kind == "usage"]
+    assert len(calls) == 18 and {c["stage"] for c in calls} == {"extract", "propose", "merge"}
+    assert all(c["prompt_tokens"] > 0 and c["model"] == "fake-model" for c in calls)
     stages = {name: int(values["calls"]) for name, values in report.usage.items() if "calls" in values}
     # 8 rollouts in 2 batches: one extract per rollout, one propose per trajectory, one merge per batch.
     assert stages.get("extract") == 8 and stages.get("propose") == 8 and stages.get("merge") == 2, (

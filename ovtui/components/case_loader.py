@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.bounds import jsonl_lines, line_too_long
 from ovtui.domain import Case
 from ovtui.errors import OvtuiError
 from ovtui.workspace.paths import WorkspacePaths, validate_name
@@ -20,11 +20,11 @@ class ListCaseLoader:
         self.cases = cases
         self.batch_size = batch_size
 
-    async def batches(self, context: Any = None) -> AsyncIterator[list[Case]]:
+    async def batches(self) -> AsyncIterator[list[Case]]:
         for start in range(0, len(self.cases), self.batch_size):
             yield self.cases[start : start + self.batch_size]
 
-    def __len__(self) -> int:
+    async def count(self) -> int:
         return len(self.cases)
 
 
@@ -40,18 +40,18 @@ def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], l
     cases: list[Case] = []
     problems: list[str] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        for number, line in jsonl_lines(path):
+            if line is None:
+                problems.append(f"{shown}:{number}: {line_too_long()}")
+                continue
+            try:
+                cases.append(Case.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "line"
+                problems.append(f"{shown}:{number}: [{where}] {first['msg']}")
+    except OSError as exc:
         return [], [f"{shown}: cannot read: {exc}"]
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            cases.append(Case.model_validate_json(line))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            problems.append(f"{shown}:{number}: [{where}] {first['msg']}")
     return cases, problems
 
 
@@ -69,5 +69,5 @@ class JsonlCaseLoader(ListCaseLoader):
         cases, problems = read_cases(path, display=paths.relative(path))
         if problems:
             raise DatasetError(problems)
-        super().__init__(cases[:limit] if limit else cases, batch_size)
+        super().__init__(cases if limit is None else cases[:limit], batch_size)
         self.path = path

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from datetime import UTC, datetime
-from typing import Any
 
+from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, bound_rollout, cut_text, cut_utf8
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
 from ovtui.interfaces import RolloutEvaluator
@@ -49,8 +49,9 @@ class TrajectoryRolloutAnalyzer:
         self.extractor = extractor
         self.evaluator = evaluator
 
-    async def analyze(self, rollout: Rollout, context: Any = None) -> RolloutAnalysis:
-        evaluation, source = await self._evaluation(rollout, context)
+    async def analyze(self, rollout: Rollout) -> RolloutAnalysis:
+        rollout = bound_rollout(rollout)  # what reaches a trajectory (and a prompt) is bounded by field
+        evaluation, source = await self._evaluation(rollout)
         drafts = await self.extractor.extract(rollout, evaluation, feedback_text(evaluation))
         if source == "fallback":
             # Without a grader the only signal is whether anything could be extracted: no reward bonus.
@@ -72,11 +73,11 @@ class TrajectoryRolloutAnalyzer:
             metadata={"evaluation_source": source, "backend": self.extractor.label},
         )
 
-    async def _evaluation(self, rollout: Rollout, context: Any) -> tuple[RubricEvaluation, str]:
+    async def _evaluation(self, rollout: Rollout) -> tuple[RubricEvaluation, str]:
         if rollout.evaluation is not None:
             return rollout.evaluation, "rollout"
         if self.evaluator is not None:
-            return await self.evaluator.evaluate(rollout, context), "evaluator"
+            return await self.evaluator.evaluate(rollout), "evaluator"
         return RubricEvaluation(passed=False, score=0.0, metadata={"source": "fallback"}), "fallback"
 
     def _write_all(
@@ -95,11 +96,12 @@ class TrajectoryRolloutAnalyzer:
             "memory_type": TRAJECTORIES,
             "outcome": TrajectoryOutcome(outcome).value,
             "case_name": rollout.case.name,
-            "retrieval_anchor": draft.retrieval_anchor or None,
+            "retrieval_anchor": cut_text(draft.retrieval_anchor, MAX_FIELD_CHARS) or None,
             "reward": evaluation.score,
             "version": 1,
         }
-        memory = MemoryFile(content=draft.content, fields=fields)
+        content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
+        memory = MemoryFile(content=content, fields=fields)
         with self._naming:
             path = folder / schema.filename(name, when=now)
             suffix = 1
@@ -110,7 +112,7 @@ class TrajectoryRolloutAnalyzer:
         return Trajectory(
             name=name,
             uri=uri,
-            content=draft.content,
+            content=content,
             outcome=TrajectoryOutcome(outcome),
             retrieval_anchor=draft.retrieval_anchor,
             metadata={

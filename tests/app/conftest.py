@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from app_support import make_workspace
+from workspace_support import build_sample_workspace
 
 from ovtui.app.app import OvtuiApp
 from ovtui.service import Workspace
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
-
 
 @pytest.fixture(autouse=True)
-def _stable_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def _stable_terminal(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
     monkeypatch.setenv("EDITOR", "false")  # a test that forgets the fake editor fails, never hangs
+    monkeypatch.setenv("TZ", "UTC")  # the run log's timestamps read the same on every machine
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture
@@ -29,12 +33,8 @@ def workspace(tmp_path: Path) -> Workspace:
 
 @pytest.fixture
 def sample_workspace(tmp_path: Path) -> Workspace:
-    """A fresh copy of the repository's sample workspace (the offline learner's home)."""
-    if not (SAMPLE / "ovtui.toml").exists():
-        pytest.skip("sample_workspace/ is not in this checkout")
-    root = tmp_path / "sample"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".ovtui", "runs", "history"))
-    return Workspace(root)
+    """A fresh sample workspace from the package's sample data (the offline learner's home)."""
+    return Workspace(build_sample_workspace(tmp_path / "sample"))
 
 
 @pytest.fixture

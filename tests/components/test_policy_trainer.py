@@ -18,6 +18,7 @@ from ovtui.domain import (
     RubricEvaluation,
 )
 from ovtui.engine import ApplyOutcome, EstimateOutcome
+from ovtui.events import Event, EventBus
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.workspace.store import MemoryStore
 
@@ -28,8 +29,20 @@ class RecordingEngine:
     def __init__(self, gradients_per_rollout: int = 1) -> None:
         self.per_rollout = gradients_per_rollout
         self.batches: list[list[str]] = []
+        self.seen: list[Event] = []
+        self.events = EventBus([self.seen.append])
 
-    async def analyze_and_estimate(self, rollouts, policy_set, analyses=None) -> EstimateOutcome:
+    @property
+    def flushes(self) -> list[str]:
+        """Why each batch was flushed, from the trainer's ``batch_flushed`` events."""
+        return [e.data["reason"] for e in self.seen if e.kind == "batch_flushed"]
+
+    async def analyze_and_estimate(
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
+    ) -> EstimateOutcome:
         rollout = rollouts[0]
         analysis = RolloutAnalysis(rollout=rollout, evaluation=RubricEvaluation(passed=True, score=1.0))
         gradients = [
@@ -45,7 +58,14 @@ class RecordingEngine:
         ]
         return EstimateOutcome(analyses=[analysis], gradients=gradients)
 
-    async def plan_and_apply(self, gradients, policy_set, **_: object) -> ApplyOutcome:
+    async def plan_and_apply(
+        self,
+        gradients: list[PatchSemanticGradient],
+        policy_set: ExperienceSet,
+        *,
+        analyses: list[RolloutAnalysis] | None = None,
+        replan: bool = True,
+    ) -> ApplyOutcome:
         self.batches.append([g.metadata["case"] for g in gradients])
         return ApplyOutcome(plan=PolicyUpdatePlan(metadata={"plan_id": f"batch{len(self.batches)}"}))
 
@@ -62,12 +82,12 @@ async def test_flush_on_count_gives_each_submitter_its_batch(tmp_path: Path) -> 
     engine = RecordingEngine()
     trainer = StreamingPolicyTrainer(
         engine,
-        _policy_set(tmp_path),  # type: ignore[arg-type]
+        _policy_set(tmp_path),
         StreamingPolicyTrainerConfig(max_gradients_per_update=2, max_wait_seconds=60),
     )
     results = await asyncio.gather(*(trainer.submit_rollout(_rollout(f"c{i}")) for i in range(4)))
     await trainer.close()
-    assert trainer.flushes == ["count", "count"]
+    assert engine.flushes == ["count", "count"]
     assert sorted(sorted(b) for b in engine.batches) == [["c0", "c1"], ["c2", "c3"]]
     for i, result in enumerate(results):
         batch = next(b for b in engine.batches if f"c{i}" in b)
@@ -80,12 +100,12 @@ async def test_flush_on_age(tmp_path: Path) -> None:
     engine = RecordingEngine()
     trainer = StreamingPolicyTrainer(
         engine,
-        _policy_set(tmp_path),  # type: ignore[arg-type]
+        _policy_set(tmp_path),
         StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=0.05),
     )
     result = await trainer.submit_rollout(_rollout("lonely"))  # resolves only when the age flush fires
     await trainer.close()
-    assert trainer.flushes == ["age"]
+    assert engine.flushes == ["age"]
     assert result.metadata["flush"] == "age" and engine.batches == [["lonely"]]
 
 
@@ -93,7 +113,7 @@ async def test_flush_on_close(tmp_path: Path) -> None:
     engine = RecordingEngine()
     trainer = StreamingPolicyTrainer(
         engine,
-        _policy_set(tmp_path),  # type: ignore[arg-type]
+        _policy_set(tmp_path),
         StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=3600),
     )
     waiting = [asyncio.create_task(trainer.submit_rollout(_rollout(f"c{i}"))) for i in range(3)]
@@ -102,14 +122,14 @@ async def test_flush_on_close(tmp_path: Path) -> None:
     assert not any(t.done() for t in waiting)
     await trainer.close()
     results = await asyncio.gather(*waiting)
-    assert trainer.flushes == ["close"]
+    assert engine.flushes == ["close"]
     assert {r.metadata["flush"] for r in results} == {"close"}
     assert sorted(engine.batches[0]) == ["c0", "c1", "c2"]
 
 
 async def test_rollout_without_gradients_returns_at_once(tmp_path: Path) -> None:
     engine = RecordingEngine(gradients_per_rollout=0)
-    trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path))  # type: ignore[arg-type]
+    trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path))
     result = await trainer.submit_rollout(_rollout("nothing"))
     await trainer.close()
-    assert result.gradients == [] and engine.batches == [] and trainer.flushes == []
+    assert result.gradients == [] and engine.batches == [] and engine.flushes == []

@@ -52,7 +52,7 @@ def say(text: str) -> Message:
 
 
 def call(tool: str, status: str = "completed", **args: Any) -> Message:
-    part = ToolPart(tool_id=tool, tool_name=tool, tool_input=args, tool_output="{}", tool_status=status)  # type: ignore[arg-type]
+    part = ToolPart(tool_id=tool, tool_name=tool, tool_input=args, tool_output="{}", tool_status=status)
     return Message(role="assistant", parts=[part])
 
 
@@ -215,7 +215,7 @@ async def test_rollout_evaluator_regrades_from_messages_alone() -> None:
     case = generate_dataset()[0][0]
     messages = [user(case.input["user_query"]), call("cancel_reservation", reservation_id="nonsense")]
     from_file = Rollout.model_validate_json(Rollout(case=case, messages=messages).model_dump_json())
-    evaluation = await SampleEvaluator().evaluate(from_file, None)
+    evaluation = await SampleEvaluator().evaluate(from_file)
     assert not evaluation.passed
     assert evaluation.metadata["criteria"] == len(case.rubric.criteria)
 

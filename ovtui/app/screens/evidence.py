@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Label, Markdown, OptionList
+from textual.widgets import Footer, Label, OptionList
 
+from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.errors import OvtuiError
+from ovtui.service import Workspace
 
 
 class EvidenceScreen(Screen[None]):
@@ -20,19 +22,19 @@ class EvidenceScreen(Screen[None]):
         Binding("k", "previous", "Previous", id="evidence.previous", show=False),
     ]
 
-    def __init__(self, target: str, uris: list[str]) -> None:
+    def __init__(self, workspace: Workspace, target: str, uris: list[str]) -> None:
         super().__init__()
+        self.workspace = workspace
         self.target = target
         self.uris = uris
 
     def compose(self) -> ComposeResult:
-        app: Any = self.app
-        prefix = app.workspace.paths.uri_prefix
+        prefix = self.workspace.paths.uri_prefix
         yield Label(f"Evidence for {self.target}: {len(self.uris)} trajectory file(s)", id="evidence-title")
         with Horizontal():
             yield OptionList(*(u.removeprefix(prefix) for u in self.uris), id="evidence-list")
             with VerticalScroll(id="evidence-body"):
-                yield Markdown(id="evidence-view")
+                yield TextMarkdown(id="evidence-view")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -44,10 +46,9 @@ class EvidenceScreen(Screen[None]):
         self._show(self.uris[event.option_index])
 
     def _show(self, uri: str) -> None:
-        app: Any = self.app
-        view = self.query_one(Markdown)
+        view = self.query_one(TextMarkdown)
         try:
-            memory = app.workspace.store.read_uri(uri)
+            memory = self.workspace.store.read_uri(uri)
         except (OvtuiError, OSError) as exc:
             view.update(f"**Cannot read this trajectory:** {exc}")
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -12,11 +12,11 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from ovtui.app.diff_model import DiffSection, record_sections
 from ovtui.app.history_view import HistoryFilter, entry_row, record_header
-from ovtui.app.messages import ExperiencesChanged, HistoryChanged
+from ovtui.app.messages import HistoryChanged, WorkspaceEdited
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
+from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.field_diff import FieldDiff
-from ovtui.app.widgets.top_bar import TopBar
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.errors import RevertConflictError
 from ovtui.memory.memory_diff import MemoryDiff
@@ -34,10 +34,12 @@ class HistoryScreen(MainScreen):
         Binding("ctrl+r", "revert", "Revert", id="history.revert"),
         Binding("u", "toggle_unified", "Unified", id="history.unified"),
         Binding("escape", "focus_records", "Records", id="history.records", show=False),
+        Binding("l", "focus_diff", "Diff", id="history.diff", show=False),
+        Binding("h", "focus_records", "Records", id="history.records_h", show=False),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
         self.entries: dict[str, HistoryEntry] = {}
         self.record_id: str | None = None
         self.record: MemoryDiff | None = None
@@ -48,8 +50,8 @@ class HistoryScreen(MainScreen):
         return HistoryStore(self.workspace.paths)
 
     def compose(self) -> ComposeResult:
-        yield TopBar(self.KEY)
-        yield Input(placeholder=FILTER_HELP, id="history-filter")
+        yield self.top_bar()
+        yield Input(placeholder=FILTER_HELP, id="history-filter", compact=True)
         with Horizontal(id="history-body"):
             yield VimTable(id="records")
             with Vertical(id="record-detail"):
@@ -58,7 +60,6 @@ class HistoryScreen(MainScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one("#records", VimTable)
         table.add_column("record", key="when")
         table.add_columns("kind", "+", "~", "-", "plan")
@@ -73,7 +74,7 @@ class HistoryScreen(MainScreen):
         try:
             entries = self.history.list(kind=query.kind, uri=query.uri, text=query.text)
         except Exception as exc:
-            self.app.call_from_thread(self.ovtui.report_error, "reading the history", exc)
+            self.app.call_from_thread(self.report_error, "reading the history", exc)
             return
         self.app.call_from_thread(self._fill, entries)
 
@@ -91,12 +92,13 @@ class HistoryScreen(MainScreen):
             table.fill([(entry.id, entry_row(entry)) for entry in entries])
         self.entries = {e.id: e for e in entries}
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "history-filter":
-            self.entries = {}  # another filter: the rows are replaced, not added to
-            self.load()
+    @on(Input.Changed, "#history-filter")
+    def _filter_changed(self) -> None:
+        self.entries = {}  # another filter: the rows are replaced, not added to
+        self.load()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    @on(Input.Submitted, "#history-filter")
+    def _filter_submitted(self) -> None:
         self.query_one("#records", VimTable).focus()
 
     def on_history_changed(self, _: HistoryChanged) -> None:
@@ -106,8 +108,9 @@ class HistoryScreen(MainScreen):
         self.load()
 
     # --- one record ----------------------------------------------------------------------------
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id == "records" and event.row_key.value is not None:
+    @on(DataTable.RowHighlighted, "#records")
+    def _record_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
             record_id = str(event.row_key.value)
             if record_id != self.record_id:
                 self.follow_cursor(lambda: self._open(record_id))
@@ -117,7 +120,7 @@ class HistoryScreen(MainScreen):
         try:
             record = self.history.get(record_id)
         except Exception as exc:
-            self.app.call_from_thread(self.ovtui.report_error, f"reading record {record_id}", exc)
+            self.app.call_from_thread(self.report_error, f"reading record {record_id}", exc)
             return
         sections = record_sections(record, self.relative)
         self.app.call_from_thread(self._show, record_id, record, sections)
@@ -143,6 +146,9 @@ class HistoryScreen(MainScreen):
     def action_focus_records(self) -> None:
         self.query_one("#records", VimTable).focus()
 
+    def action_focus_diff(self) -> None:
+        self.query_one("#record-diff", FieldDiff).focus()
+
     def action_toggle_unified(self) -> None:
         diff = self.query_one("#record-diff", FieldDiff)
         diff.unified = not diff.unified
@@ -161,7 +167,7 @@ class HistoryScreen(MainScreen):
             "recreated. The revert gets its own record."
         )
         self.app.push_screen(
-            ConfirmModal("Revert this record?", body, confirm="Revert"),
+            ConfirmModal("Revert this record?", body, confirm="Revert", default="confirm"),
             when_confirmed(lambda: self._revert(record_id, False)),
         )
 
@@ -170,10 +176,10 @@ class HistoryScreen(MainScreen):
         try:
             result = await arevert(self.workspace.store, record_id, force=force)
         except RevertConflictError as exc:
-            self._offer_force(record_id, str(exc))
+            self._offer_force(record_id, exc.conflicts)
             return
         except Exception as exc:
-            self.ovtui.report_error(f"reverting {record_id}", exc)
+            self.report_error(f"reverting {record_id}", exc)
             return
         forced = " (forced over later changes)" if result.conflicts else ""
         self.notify(
@@ -182,10 +188,14 @@ class HistoryScreen(MainScreen):
             title="Reverted",
         )
         self.load()
-        self.ovtui.broadcast(ExperiencesChanged)
-        self.ovtui.refresh_stale()
+        self.post_message(WorkspaceEdited(history=True, experiences=True))
 
-    def _offer_force(self, record_id: str, reason: str) -> None:
-        body = f"{reason}\n\nForcing overwrites those later changes with the state before the record."
+    def _offer_force(self, record_id: str, conflicts: list[str]) -> None:
+        files = ", ".join(self.relative(uri) for uri in conflicts) or "some files"
+        body = (
+            f"{len(conflicts) or 'Some'} file(s) changed after record {record_id}: {files}.\n\n"
+            "Force revert overwrites those later changes with the state before the record "
+            "(the revert gets its own record)."
+        )
         modal = ConfirmModal("Revert conflict", body, confirm="Force revert", danger=True)
         self.app.push_screen(modal, when_confirmed(lambda: self._revert(record_id, True)))

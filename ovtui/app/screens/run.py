@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -13,20 +14,18 @@ from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
-from ovtui.app.messages import FilesChanged, RunEvents
+from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, RunStarted
 from ovtui.app.run_process import RunProcess
-from ovtui.app.run_view import RunProgress, accuracy_line, describe_event, usage_line
+from ovtui.app.run_view import RunProgress, accuracy_line, clock, log_line, usage_line
 from ovtui.app.screens.base import MainScreen
+from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.stage_progress import StageProgress
-from ovtui.app.widgets.top_bar import TopBar
 from ovtui.events import Event
 from ovtui.reports import RunReport
 from ovtui.service import TrainOptions
 
 # How long a cancelled run may take to finish its batch before its process is stopped.
 CANCEL_GRACE_S = 10.0
-STREAM_METHOD = "stream"
-STREAM_MISSING = "Streaming from the inbox needs Workspace.stream(), which this kernel does not have yet"
 
 
 class RunScreen(MainScreen):
@@ -43,8 +42,8 @@ class RunScreen(MainScreen):
 
     running: reactive[bool] = reactive(False, bindings=True)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
         self.progress = RunProgress()
         self._process: RunProcess | None = None
         self._hard_cancelled = False
@@ -52,21 +51,33 @@ class RunScreen(MainScreen):
 
     def compose(self) -> ComposeResult:
         config = self.workspace.config.trainer
-        yield TopBar(self.KEY)
+        yield self.top_bar()
         with Vertical(id="run-body"):
             with Horizontal(id="run-form"):
                 yield Label("dataset", classes="form-label")
-                yield Input(config.dataset, id="dataset", classes="form-input")
+                yield Input(config.dataset, id="dataset", classes="form-input", compact=True)
                 yield Label("epochs", classes="form-label")
-                yield Input(str(config.epochs), id="epochs", type="integer", classes="form-small")
-                yield Label("batch", classes="form-label")
-                yield Input(str(config.batch_size), id="batch-size", type="integer", classes="form-small")
-                yield Button("Train", id="train", variant="primary")
-                yield Button("Eval", id="eval")
-                yield Button(
-                    "Stream", id="stream", disabled=not self._can_stream(), tooltip=self._stream_tip()
+                yield Input(
+                    str(config.epochs), id="epochs", type="integer", classes="form-small", compact=True
                 )
-                yield Button("Cancel", id="cancel", variant="error", disabled=True)
+                yield Label("batch", classes="form-label")
+                yield Input(
+                    str(config.batch_size),
+                    id="batch-size",
+                    type="integer",
+                    classes="form-small",
+                    compact=True,
+                )
+            with Horizontal(id="run-buttons"):
+                yield Button("Train (t)", id="train", variant="primary", compact=True)
+                yield Button("Eval (v)", id="eval", compact=True)
+                yield Button(
+                    "Stream (s)",
+                    id="stream",
+                    tooltip="Train on rollouts dropped into inbox/rollouts/",
+                    compact=True,
+                )
+                yield Button("Cancel (c)", id="cancel", variant="error", disabled=True, compact=True)
             yield Static("idle", id="run-status")
             for stage, label in (
                 ("rollouts", "rollouts"),
@@ -80,16 +91,8 @@ class RunScreen(MainScreen):
             yield Log(id="run-log", max_lines=2000, auto_scroll=True)
         yield Footer()
 
-    def _can_stream(self) -> bool:
-        return callable(getattr(self.workspace, STREAM_METHOD, None))
-
-    def _stream_tip(self) -> str:
-        return "Train from rollouts dropped into inbox/rollouts/" if self._can_stream() else STREAM_MISSING
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("train", "evaluate", "stream"):
-            if action == "stream" and not self._can_stream():
-                return None  # shown greyed out: the kernel has no streaming entry yet
             return not self.running
         if action == "cancel":
             return self.running
@@ -102,28 +105,33 @@ class RunScreen(MainScreen):
                 self.query_one(Log).focus()
         except NoMatches:  # the app is closing
             return
-        for button_id in ("train", "eval"):
+        for button_id in ("train", "eval", "stream"):
             buttons[button_id].disabled = running
-        buttons["stream"].disabled = running or not self._can_stream()
         buttons["cancel"].disabled = not running
 
     # --- starting ------------------------------------------------------------------------------
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        actions = {
-            "train": self.action_train,
-            "eval": self.action_evaluate,
-            "stream": self.action_stream,
-            "cancel": self.action_cancel,
-        }
-        if event.button.id in actions:
-            actions[event.button.id]()
+    @on(Button.Pressed, "#train")
+    def _train_pressed(self) -> None:
+        self.action_train()
+
+    @on(Button.Pressed, "#eval")
+    def _eval_pressed(self) -> None:
+        self.action_evaluate()
+
+    @on(Button.Pressed, "#stream")
+    def _stream_pressed(self) -> None:
+        self.action_stream()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel_pressed(self) -> None:
+        self.action_cancel()
 
     def _options(self) -> TrainOptions | None:
         try:
             epochs = int(self.query_one("#epochs", Input).value or 0) or None
             batch = int(self.query_one("#batch-size", Input).value or 0) or None
         except ValueError:
-            self.ovtui.report_error("starting a run", ValueError("epochs and batch must be whole numbers"))
+            self.report_error("starting a run", ValueError("epochs and batch must be whole numbers"))
             return None
         dataset = self.query_one("#dataset", Input).value.strip() or None
         return TrainOptions(dataset=dataset, epochs=epochs, batch_size=batch)
@@ -139,9 +147,6 @@ class RunScreen(MainScreen):
             self._start("eval", options)
 
     def action_stream(self) -> None:
-        if not self._can_stream():
-            self.notify(STREAM_MISSING, severity="warning")
-            return
         if not self.running:
             self._start("stream", TrainOptions())
 
@@ -153,25 +158,33 @@ class RunScreen(MainScreen):
             stage.reset()
         self.query_one("#accuracy", Static).update(accuracy_line(self.progress))
         self.running = True
+        self.post_message(RunStarted(command))
         self._run(command, options)
 
     @work(exclusive=True, group="run")
     async def _run(self, command: str, options: TrainOptions) -> None:
         # The run lives in a worker process: its CPU never competes with key presses for the GIL.
-        process = self._process = RunProcess(command, self.workspace, options, self.ovtui.pump)
+        process = self._process = RunProcess(command, self.workspace, options, self.services.listener)
         self._hard_cancelled = False
+        report: RunReport | None = None
+        error: str | None = None
         try:
-            self.last_report = await process.run()
+            report = self.last_report = await process.run()
         except asyncio.CancelledError:
             if not self._hard_cancelled:
                 raise  # the app is closing (the worker process was stopped on the way out)
             self._log("run cancelled while it waited for review; the pending plan stays for later")
+            self.progress.cancel()
         except Exception as exc:
-            self._log(f"run failed: {type(exc).__name__}: {exc}")
-            self.ovtui.report_error(f"{command} run failed", exc)
+            error = f"{type(exc).__name__}: {exc}"
+            self._log(f"run failed: {error}")
+            self.progress.fail(error)
+            self.report_error(f"{command} run failed", exc)
         finally:
             self.running = False
             self._process = None
+        self._draw()
+        self.post_message(RunFinished(command, report, error))
 
     # --- cancelling ----------------------------------------------------------------------------
     def action_cancel(self) -> None:
@@ -209,16 +222,16 @@ class RunScreen(MainScreen):
 
     def _apply(self, event: Event) -> None:
         self.progress.apply(event)
-        line = describe_event(event)
+        line = log_line(event)
         if line:
-            self._log(line)
+            self._log(line, stamped=True)
         if event.kind == "run_finished":
             self.last_report = RunReport.model_validate(event.data["report"])
             delta = self.last_report.accuracy_delta
             if delta is not None:
-                self._log(f"accuracy delta: {delta * 100:+.2f}pp")
+                self._log(f"accuracy delta: {delta * 100:+.2f}pp", at=event.at)
             for error in self.last_report.errors[:20]:
-                self._log(f"ERROR: {error}")
+                self._log(f"ERROR: {error}", at=event.at)
 
     def _draw(self) -> None:
         p = self.progress
@@ -231,13 +244,14 @@ class RunScreen(MainScreen):
         )
         self.query_one("#accuracy", Static).update(accuracy_line(p), layout=False)
 
-    def on_files_changed(self, message: FilesChanged) -> None:
-        for path in message.changes.new_inbox_files:
-            self._log(
-                f"inbox: {path} arrived" + ("" if self._can_stream() else " (streaming is not available)")
-            )
+    def on_inbox_files_arrived(self, message: InboxFilesArrived) -> None:
+        for path in message.paths:
+            self._log(f"inbox: {path} arrived")
 
-    def _log(self, line: str) -> None:
+    def _log(self, line: str, *, at: float | None = None, stamped: bool = False) -> None:
+        """A line of the log, stamped with ``at`` (an event's time) or now."""
+        if not stamped:
+            line = f"{clock(time.time() if at is None else at)} {line}"
         self.query_one(Log).write_line(line)
 
     def action_leave_input(self) -> None:
