@@ -143,9 +143,7 @@ class Workspace:
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
         run_id = run_stamp()
-        events = EventBus(
-            listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root
-        )
+        events = EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root)
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         self._run_events = events

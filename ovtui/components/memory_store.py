@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from contextlib import suppress
 from pathlib import PurePosixPath
 
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
@@ -157,6 +158,18 @@ class ExperienceSetLoader:
         signatures: Signatures = {n: (sig, by_file[n]) for n, sig in scan.items() if n in by_file}
         policy_set.derived("signatures", lambda: signatures)
         return policy_set
+
+    def first(self, count: int) -> list[Experience]:
+        """The first ``count`` experiences by file name: a preview to show while the rest loads.
+
+        A file that cannot be read is skipped here; the full load reports it.
+        """
+        folder = self.store.type_dir(EXPERIENCES)
+        preview: list[Experience] = []
+        for name in sorted(self._scan())[:count]:
+            with suppress(OvtuiError, OSError):
+                preview.append(experience_from_file(self.store.read(folder / name)))
+        return preview
 
     async def load(self, previous: ExperienceSet | None = None) -> ExperienceSet:
         return await asyncio.to_thread(self.load_sync, previous)
