@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from contextlib import suppress
 from pathlib import PurePosixPath
 
@@ -62,13 +63,32 @@ Signatures = dict[str, tuple[Signature, Experience]]  # by file name
 
 
 def experience_index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
-    """The policies of a snapshot and a BM25 index over their names and contents, built once."""
+    """The policies of a snapshot and a BM25 index over their names and contents, built once.
+
+    A new snapshot's index is derived from the last one built when most files are the same (the
+    snapshot after an apply differs by a few files): only the changed ones are re-indexed.
+    """
 
     def build() -> tuple[list[Experience], LexicalIndex]:
         policies = list(policy_set.policies)
-        return policies, LexicalIndex([cached_tokens(f"{p.name} {p.content}") for p in policies])
+        documents = [cached_tokens(f"{p.name} {p.content}") for p in policies]
+        keys = [p.uri for p in policies]
+        with _last_index_lock:
+            previous = _last_index[0] if _last_index else None
+        if previous is not None and previous.shared_keys(keys) * 2 > len(keys):
+            index = previous.updated(documents, keys)
+        else:
+            index = LexicalIndex(documents, keys)
+        with _last_index_lock:
+            _last_index[:] = [index]
+        return policies, index
 
     return policy_set.derived("lexical_index", build)
+
+
+# The last index built, to derive the next snapshot's from (an index is never mutated once built).
+_last_index: list[LexicalIndex] = []
+_last_index_lock = threading.Lock()
 
 
 class ExperienceSetLoader:
