@@ -151,9 +151,7 @@ def _jsonl_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
 
 # --- trainers: how rollouts are fed to the engine -------------------------------------------------
 @TRAINERS.register("batch")
-def _batch_trainer(
-    resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
-) -> PolicyTrainer:
+def _batch_trainer(resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
     from ovtui.components.policy_trainer import BatchPolicyTrainer
 
     return BatchPolicyTrainer(engine)
