@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -67,6 +67,39 @@ class UIConfig(Section):
     theme: str = "textual-dark"
 
 
+class RemoteDatasetConfig(Section):
+    """``[datasets.NAME]``: a dataset served by a benchmark service (``ovtui env serve``).
+
+    ``url`` is one URL or a list: executions spread over them. ``split``, when set, is the one
+    split the service is asked for (train and eval alike); otherwise train uses "train" and eval
+    the split asked for. The key lives in the environment variable ``api_key_env`` names.
+    """
+
+    url: str | list[str]
+    split: str | None = None
+    dataset: str | None = None
+    domain: str | None = None
+    filters: dict[str, Any] = Field(default_factory=dict)
+    api_key_env: str | None = None
+    max_in_flight: int = Field(32, ge=1, le=1024)
+    timeout: float = Field(600.0, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _http_urls(cls, value: str | list[str]) -> str | list[str]:
+        urls = [value] if isinstance(value, str) else value
+        if not urls:
+            raise ValueError("give at least one URL")
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http:// or https:// URL")
+        return value
+
+    @property
+    def urls(self) -> list[str]:
+        return [self.url] if isinstance(self.url, str) else list(self.url)
+
+
 class OvtuiConfig(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     trainer: TrainerConfig = Field(default_factory=TrainerConfig)
@@ -74,6 +107,7 @@ class OvtuiConfig(Section):
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     ui: UIConfig = Field(default_factory=UIConfig)
     keys: dict[str, str] = Field(default_factory=dict)
+    datasets: dict[str, RemoteDatasetConfig] = Field(default_factory=dict)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:

@@ -73,27 +73,35 @@ class PolicyTrainingEngine:
         analyses: list[RolloutAnalysis] | None = None,
     ) -> EstimateOutcome:
         outcome = EstimateOutcome()
-        done = 0
+        # Results land by rollout index, not by completion time, so a plan does not depend on which
+        # analysis finished first (the same rollouts give the same plan, in-process or remote).
+        found: list[tuple[RolloutAnalysis | None, list[PatchSemanticGradient], str | None]] = [
+            (None, [], None) for _ in rollouts
+        ]
 
         async def one(index: int, rollout: Rollout) -> None:
-            nonlocal done
             async with self._limit:
                 try:
                     analysis = analyses[index] if analyses else await self.analyzer.analyze(rollout, None)
-                    outcome.analyses.append(analysis)
+                    found[index] = (analysis, [], None)
                     self._count("trajectories", len(analysis.trajectories))
                     gradients = await self.estimator.estimate(analysis, policy_set, None)
-                    outcome.gradients.extend(gradients)
+                    found[index] = (analysis, gradients, None)
                     self._count("gradients", len(gradients))
                 except Exception as exc:  # one bad rollout must not sink the batch
                     message = f"rollout {rollout.case.name!r}: {type(exc).__name__}: {exc}"
-                    outcome.errors.append(message)
+                    found[index] = (found[index][0], [], message)
                     self.events.log(message, level="error")
                 finally:
-                    done += 1
                     self._count("rollouts", 1)
 
         await asyncio.gather(*(one(i, r) for i, r in enumerate(rollouts)))
+        for analysis, gradients, error in found:
+            if analysis is not None:
+                outcome.analyses.append(analysis)
+            outcome.gradients.extend(gradients)
+            if error is not None:
+                outcome.errors.append(error)
         return outcome
 
     def _count(self, stage: str, amount: int) -> None:

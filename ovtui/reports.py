@@ -42,6 +42,7 @@ class RunReport(Model):
     history_ids: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     inbox: dict[str, int] = Field(default_factory=dict)  # streaming: files processed / rejected
+    services: dict[str, int] = Field(default_factory=dict)  # remote dataset: executions per service URL
     cancelled: bool = False
 
     def stage(self, name: str) -> StageReport | None:
@@ -62,6 +63,9 @@ class RunReport(Model):
                 f"final accuracy: {last.accuracy:.2%} ({last.passed}/{last.cases})",
                 f"accuracy delta: {self.accuracy_delta * 100:+.2f}pp",
             ]
+        if self.services:
+            spread = ", ".join(f"{n} on {url}" for url, n in self.services.items())
+            lines.append(f"executions: {spread}")
         if self.pending_plans:
             lines.append(f"{len(self.pending_plans)} plan(s) waiting for review: open `ovtui` to review them")
         if self.errors:

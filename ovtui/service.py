@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ovtui.components.case_loader import JsonlCaseLoader
+from ovtui.components.datasets import open_case_loader, remote_executor
 from ovtui.components.gradient_estimator import ExperienceGradientEstimator
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.policy_optimizer import PatchMergePolicyOptimizer
@@ -89,10 +89,14 @@ class Workspace:
 
         return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
 
-    def executor(self) -> RolloutExecutor:
+    def executor(self, dataset: str | None = None) -> RolloutExecutor:
+        """Who runs the cases: the dataset's service when it is remote, else the configured agent."""
         from ovtui.sample_env.agent import SampleAgentExecutor
         from ovtui.sample_env.evaluator import SampleEvaluator
 
+        remote = remote_executor(self.config, dataset) if dataset else None
+        if remote is not None:
+            return remote
         if self.config.trainer.agent == "llm":
             from ovtui.components.rollout_executor import SingleTurnLLMRolloutExecutor
 
@@ -180,15 +184,17 @@ class Workspace:
         batch = options.batch_size or cfg.batch_size
         epochs = options.epochs or cfg.epochs
         async with self._run("train", dataset, listeners) as (report, events):
-            train_cases = JsonlCaseLoader(self.paths, dataset, "train", batch, options.limit)
+            train_cases = await open_case_loader(
+                self.paths, self.config, dataset, "train", batch, options.limit
+            )
             eval_cases = (
-                JsonlCaseLoader(self.paths, dataset, options.eval_split, batch)
+                await open_case_loader(self.paths, self.config, dataset, options.eval_split, batch)
                 if options.eval_split
                 else None
             )
             engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
             trainer = BatchPolicyTrainer(engine, run_id=report.run_id)
-            pipeline = self._pipeline(trainer, events, cancel)
+            pipeline = self._pipeline(trainer, events, cancel, dataset, report)
             events.emit(
                 "run_started",
                 run_id=report.run_id,
@@ -224,9 +230,11 @@ class Workspace:
         """Accuracy of the current policy; eval never analyzes or writes memory (only its report)."""
         dataset = dataset or self.config.trainer.dataset
         async with self._run("eval", dataset, listeners) as (report, events):
-            loader = JsonlCaseLoader(self.paths, dataset, split, self.config.trainer.batch_size)
+            loader = await open_case_loader(
+                self.paths, self.config, dataset, split, self.config.trainer.batch_size
+            )
             engine = self.engine(events, approve="none", dry_run=True, wait_for_review=False)
-            pipeline = self._pipeline(BatchPolicyTrainer(engine), events, cancel)
+            pipeline = self._pipeline(BatchPolicyTrainer(engine), events, cancel, dataset, report)
             events.emit(
                 "run_started",
                 run_id=report.run_id,
@@ -239,10 +247,18 @@ class Workspace:
         return report
 
     def _pipeline(
-        self, trainer: BatchPolicyTrainer, events: EventBus, cancel: asyncio.Event | None
+        self,
+        trainer: BatchPolicyTrainer,
+        events: EventBus,
+        cancel: asyncio.Event | None,
+        dataset: str,
+        report: RunReport,
     ) -> OfflinePolicyOptimizationPipeline:
+        executor = self.executor(dataset)
+        # A remote executor's per-service counts are the report's (the same Counter, filled live).
+        report.services = getattr(executor, "counts", report.services)
         return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), self.executor(), trainer, events=events, cancel=cancel
+            ContentHashPolicySnapshotter(), executor, trainer, events=events, cancel=cancel
         )
 
     async def stream(

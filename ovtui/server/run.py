@@ -38,9 +38,7 @@ async def serve(app: Any, sock: socket.socket) -> None:
     await make_server(app).serve(sockets=[sock])
 
 
-def run_server(
-    app: Any, host: str, port: int, *, announce: Callable[[str], None] | None = None
-) -> None:
+def run_server(app: Any, host: str, port: int, *, announce: Callable[[str], None] | None = None) -> None:
     """Blocking: serve ``app`` until SIGINT/SIGTERM (uvicorn shuts down gracefully)."""
     sock = bind_socket(host, port)
     url = url_of(sock)
