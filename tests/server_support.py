@@ -32,11 +32,11 @@ def threaded_server(app: Any) -> Iterator[str]:
 
 
 def start_cli_server(
-    args: list[str], *, env: dict[str, str] | None = None
+    args: list[str], *, env: dict[str, str] | None = None, argv: list[str] | None = None
 ) -> tuple[subprocess.Popen[str], str]:
-    """``ovtui <args>`` in a subprocess (give ``--port 0``); returns it and the URL of its first line."""
+    """``ovtui <args>`` (or ``argv``) in a subprocess; returns it and the URL of its first line."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ovtui", *args],
+        argv or [sys.executable, "-m", "ovtui", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
