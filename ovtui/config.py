@@ -67,6 +67,12 @@ class UIConfig(Section):
     theme: str = "textual-dark"
 
 
+class Tau2Config(Section):
+    """``[tau2]``: how tau2 episodes run (the agent is ``[llm]``, the simulator ``[user_simulator]``)."""
+
+    max_turns: int = Field(30, ge=1, le=200)
+
+
 class RemoteDatasetConfig(Section):
     """``[datasets.NAME]``: a dataset served by a benchmark service (``ovtui env serve``).
 
@@ -108,6 +114,9 @@ class OvtuiConfig(Section):
     ui: UIConfig = Field(default_factory=UIConfig)
     keys: dict[str, str] = Field(default_factory=dict)
     datasets: dict[str, RemoteDatasetConfig] = Field(default_factory=dict)
+    # The tau2 user simulator: its own model settings, so agent and simulator may differ.
+    user_simulator: LLMConfig | None = None
+    tau2: Tau2Config = Field(default_factory=Tau2Config)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:
@@ -122,8 +131,14 @@ def load_config(root: Path) -> OvtuiConfig:
     path = root / CONFIG_NAME
     if not path.exists():
         return OvtuiConfig()
+    return load_config_file(path)
+
+
+def load_config_file(path: Path) -> OvtuiConfig:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     try:

@@ -37,6 +37,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--workers", type=int, default=4, help="executions run at once")
     serve.add_argument("--api-key-env", help="environment variable holding the bearer key")
     serve.add_argument("--state", type=Path, help="folder of the execution store")
+    serve.add_argument(
+        "--config",
+        type=Path,
+        help="ovtui.toml (or its folder) with the models: [llm] for the agent, [user_simulator], [tau2]",
+    )
     serve.set_defaults(handler=run_serve)
 
     score = env_sub.add_parser("score", help="score recorded rollouts (JSONL) without running anything")
@@ -48,7 +53,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def run_list(args: argparse.Namespace) -> int:
     for name, entry in ENVIRONMENTS.items():
         try:
-            environment = entry.factory()
+            environment = entry.factory(None)
         except EnvironmentError_ as exc:
             print(f"{name:<14} unavailable: {exc}")
             continue
@@ -76,7 +81,12 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise EnvironmentError_("--workers must be at least 1")
     api_key = resolve_api_key(args.host, args.api_key_env)
-    environment = get_environment(args.environment)
+    config = None
+    if args.config is not None:
+        from ovtui.config import load_config, load_config_file
+
+        config = load_config(args.config) if args.config.is_dir() else load_config_file(args.config)
+    environment = get_environment(args.environment, config)
     store = JobStore(args.state or default_state_folder(environment.name), prefix="rollout_exec_")
     app = create_env_app(environment, store, workers=args.workers, api_key=api_key)
     run_server(app, args.host, args.port)

@@ -3,8 +3,9 @@ tool-calling agent talking to the LLM user simulator, graded by the tau2 reward.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ovtui.config import OvtuiConfig
 from ovtui.context import ExecutionContext
 from ovtui.domain import (
     Case,
@@ -18,7 +19,11 @@ from ovtui.domain import (
 from ovtui.environments.base import EnvironmentError_, check_split
 from ovtui.environments.scoring import RecordError
 from ovtui.environments.tau2_airline import data
+from ovtui.environments.tau2_airline.conversation import Conversation
 from ovtui.environments.tau2_airline.reward import AirlineScore, ToolCall, score
+
+if TYPE_CHECKING:
+    from ovtui.llm.client import LLMClient
 
 CRITERION = "tau2_reward"
 # What an agent that changes nothing and says nothing scores (tau2's own reward): the floor a
@@ -120,8 +125,23 @@ class AirlineEnvironment:
     name = "tau2-airline"
     description = "tau2-bench airline domain (MIT data © 2025 Sierra Research)"
 
-    def __init__(self) -> None:
+    def __init__(
+        self, agent: LLMClient | None = None, user: LLMClient | None = None, *, max_turns: int = 30
+    ) -> None:
         self._splits = data.splits()
+        self.agent = agent
+        self.user = user or agent
+        self.max_turns = max_turns
+
+    @classmethod
+    def from_config(cls, config: OvtuiConfig | None) -> AirlineEnvironment:
+        """The agent model from ``[llm]``, the user simulator from ``[user_simulator]`` (else ``[llm]``)."""
+        if config is None or config.llm.backend != "openai":
+            return cls()
+        from ovtui.llm.client import LLMClient
+
+        simulator = config.user_simulator or config.llm
+        return cls(LLMClient(config.llm), LLMClient(simulator), max_turns=config.tau2.max_turns)
 
     def splits(self) -> list[str]:
         return list(self._splits)
@@ -131,10 +151,21 @@ class AirlineEnvironment:
         return [case_for(task_id, split) for task_id in self._splits[split]]
 
     async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
-        raise EnvironmentError_(
-            "tau2-airline runs rollouts with an agent and a user simulator: configure them "
-            "(AirlineEnvironment.with_models) before executing"
+        if self.agent is None or self.user is None:
+            raise EnvironmentError_(
+                "tau2-airline needs models for the agent and the user simulator: [llm] backend = "
+                '"openai" (and optionally [user_simulator]) in the config given to `ovtui env serve --config`'
+            )
+        conversation = Conversation(self.agent, self.user, case, policy_set, max_turns=self.max_turns)
+        termination = await conversation.run()
+        rollout = Rollout(
+            case=case,
+            messages=conversation.messages,
+            policy_snapshot_id=context.policy_snapshot_id,
+            metadata=conversation.metadata(termination),
         )
+        rollout.evaluation = await self.evaluate(rollout)
+        return rollout
 
     async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
         calls, texts = calls_and_texts(rollout)
