@@ -1,15 +1,14 @@
-"""A workspace's datasets: local (``datasets/<name>/<split>.jsonl``) or remote (``[datasets.NAME]``
-with a service URL). Train, eval and the app open both the same way."""
+"""Remote datasets (``[datasets.NAME] url``): the case source and the executor built from the config.
+The registry names the case source ``remote``; the workspace picks both for a dataset the config
+declares, so train, eval and the app use a remote dataset exactly like a local one."""
 
 from __future__ import annotations
 
 import os
 
-from ovtui.components.case_loader import JsonlCaseLoader, ListCaseLoader
 from ovtui.components.remote import RemoteCaseLoader, RemoteRolloutExecutor
 from ovtui.config import OvtuiConfig, RemoteDatasetConfig
 from ovtui.errors import ConfigError
-from ovtui.workspace.paths import WorkspacePaths
 
 
 def remote_api_key(name: str, remote: RemoteDatasetConfig) -> str | None:
@@ -23,18 +22,11 @@ def remote_api_key(name: str, remote: RemoteDatasetConfig) -> str | None:
     return value
 
 
-async def open_case_loader(
-    paths: WorkspacePaths,
-    config: OvtuiConfig,
-    dataset: str,
-    split: str,
-    batch_size: int,
-    limit: int | None = None,
-) -> ListCaseLoader:
-    remote = config.datasets.get(dataset)
-    if remote is None:
-        return JsonlCaseLoader(paths, dataset, split, batch_size, limit)
-    return await RemoteCaseLoader.open(
+def remote_case_loader(
+    config: OvtuiConfig, dataset: str, split: str, batch_size: int, limit: int | None
+) -> RemoteCaseLoader:
+    remote = config.datasets[dataset]
+    return RemoteCaseLoader(
         remote.urls[0],
         remote.split or split,
         dataset=remote.dataset,
@@ -46,10 +38,8 @@ async def open_case_loader(
     )
 
 
-def remote_executor(config: OvtuiConfig, dataset: str) -> RemoteRolloutExecutor | None:
-    remote = config.datasets.get(dataset)
-    if remote is None:
-        return None
+def remote_executor(config: OvtuiConfig, dataset: str) -> RemoteRolloutExecutor:
+    remote = config.datasets[dataset]
     return RemoteRolloutExecutor(
         remote.urls,
         api_key=remote_api_key(dataset, remote),

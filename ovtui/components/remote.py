@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -24,7 +25,6 @@ from typing import Any
 import httpx2 as httpx
 from pydantic import ValidationError
 
-from ovtui.components.case_loader import ListCaseLoader
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.environments.protocol import (
@@ -115,16 +115,12 @@ def make_client(url: str, api_key: str | None, timeout: float, connections: int)
     return httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=timeout, limits=limits)
 
 
-class RemoteCaseLoader(ListCaseLoader):
-    """The cases of one split of a service, fetched page by page (``next_cursor``) when opened."""
+class RemoteCaseLoader:
+    """The cases of one split of a service (CaseLoader), fetched page by page (``next_cursor``) on
+    first use and kept for the run (each epoch iterates the same cases)."""
 
-    def __init__(self, cases: list[Case], batch_size: int = 8, *, url: str = "") -> None:
-        super().__init__(cases, batch_size)
-        self.url = url
-
-    @classmethod
-    async def open(
-        cls,
+    def __init__(
+        self,
         url: str,
         split: str,
         *,
@@ -136,35 +132,55 @@ class RemoteCaseLoader(ListCaseLoader):
         limit: int | None = None,
         page_size: int = 100,
         retry: RetryPolicy | None = None,
-    ) -> RemoteCaseLoader:
-        async with make_client(url, api_key, 60.0, 4) as client:
-            service = Service(url, retry or RetryPolicy())
+    ) -> None:
+        if batch_size < 1:
+            raise OvtuiError("batch_size must be at least 1")
+        self.url = url.rstrip("/")
+        self.split = split
+        self.query = CaseQuery(
+            dataset=dataset, domain=domain, split=split, limit=page_size, filters=filters or {}
+        )
+        self.api_key = api_key
+        self.batch_size = batch_size
+        self.limit = limit
+        self.retry = retry or RetryPolicy()
+        self._cases: list[Case] | None = None
+
+    async def cases(self) -> list[Case]:
+        if self._cases is None:
+            self._cases = await self._fetch()
+        return self._cases
+
+    async def count(self) -> int:
+        return len(await self.cases())
+
+    async def batches(self) -> AsyncIterator[list[Case]]:
+        cases = await self.cases()
+        for start in range(0, len(cases), self.batch_size):
+            yield cases[start : start + self.batch_size]
+
+    async def _fetch(self) -> list[Case]:
+        cases: list[Case] = []
+        query = self.query.model_copy()
+        async with make_client(self.url, self.api_key, 60.0, 4) as client:
+            service = Service(self.url, self.retry)
             service.client = client
-            cases: list[Case] = []
-            cursor: str | None = None
             while True:
-                query = CaseQuery(
-                    dataset=dataset,
-                    domain=domain,
-                    split=split,
-                    cursor=cursor,
-                    limit=page_size,
-                    filters=filters or {},
-                )
                 response = await service.request("POST", QUERY_PATH, json=query.model_dump(mode="json"))
                 if response.status_code != 200:
-                    raise RemoteError(f"{url}{QUERY_PATH}: HTTP {response.status_code}: {detail(response)}")
+                    raise RemoteError(
+                        f"{self.url}{QUERY_PATH}: HTTP {response.status_code}: {detail(response)}"
+                    )
                 try:
                     page = CasePage.model_validate_json(response.content)
                 except ValidationError as exc:
-                    raise RemoteError(
-                        f"{url}{QUERY_PATH}: not a case page: {exc.errors()[0]['msg']}"
-                    ) from None
+                    message = exc.errors()[0]["msg"]
+                    raise RemoteError(f"{self.url}{QUERY_PATH}: not a case page: {message}") from None
                 cases.extend(page.cases)
-                if page.next_cursor is None or (limit and len(cases) >= limit) or not page.cases:
+                if page.next_cursor is None or not page.cases or (self.limit and len(cases) >= self.limit):
                     break
-                cursor = page.next_cursor
-        return cls(cases[:limit] if limit else cases, batch_size, url=url)
+                query.cursor = page.next_cursor
+        return cases[: self.limit] if self.limit else cases
 
 
 def failed_rollout(case: Case, context: ExecutionContext, error: str, url: str) -> Rollout:
@@ -300,7 +316,8 @@ class RemoteRolloutExecutor:
                 policies=list(policy_set.policies) if send_policies else None,
             ),
             execution_context=ExecutionContextPayload(
-                policy_snapshot_id=context.policy_snapshot_id, metadata=dict(context.metadata)
+                policy_snapshot_id=context.policy_snapshot_id,
+                metadata={"run_id": context.run_id, "stage": context.stage, "epoch": context.epoch},
             ),
             options=self.options,
         )
@@ -314,6 +331,10 @@ class RemoteRolloutExecutor:
         path = f"/v1/rollouts/executions/{execution.execution_id}"
         pause = self.poll_interval
         while execution.status not in ("completed", "failed"):
+            if context.cancelled:
+                raise RemoteError(
+                    f"run cancelled while {execution.execution_id} was running on {service.url}"
+                )
             response = await service.request("GET", path, params={"wait": self.long_poll})
             if response.status_code == 404 and time.monotonic() - submitted < self.not_found_grace:
                 await asyncio.sleep(pause)

@@ -131,9 +131,13 @@ def create_env_app(
     @app.post("/v1/rollouts/execute", response_model=Execution, tags=["rollouts"])
     async def execute(request: ExecuteRequest) -> Response:
         policy_set = policies.resolve(request)
+        meta = request.execution_context.metadata
+        epoch = meta.get("epoch")
         context = ExecutionContext(
             policy_snapshot_id=request.execution_context.policy_snapshot_id,
-            metadata=dict(request.execution_context.metadata),
+            run_id=str(meta["run_id"]) if meta.get("run_id") else None,
+            stage=str(meta.get("stage") or "rollouts"),
+            epoch=epoch if isinstance(epoch, int) else -1,
         )
         case = request.case
 

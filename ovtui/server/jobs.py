@@ -91,7 +91,7 @@ class JobStore:
             if not job.finished:
                 job.status, job.error, job.updated_at = JobStatus.FAILED, INTERRUPTED, now
         kept = dict(list(jobs.items())[-keep:]) if keep else {}
-        atomic_write_text(path, "".join(j.model_dump_json() + "\n" for j in kept.values()))
+        atomic_write_text(path, "".join(j.model_dump_json() + "\n" for j in kept.values()), root=self.folder)
         return kept
 
     def create(self, label: str = "") -> Job:

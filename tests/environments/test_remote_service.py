@@ -5,13 +5,13 @@ a local dataset."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2 as httpx
 import pytest
 from server_support import start_cli_server, stop
+from workspace_support import build_sample_workspace
 
 from ovtui.components.remote import RemoteCaseLoader, RemoteRolloutExecutor
 from ovtui.context import ExecutionContext
@@ -20,7 +20,6 @@ from ovtui.environments.sample import SampleEnvironment
 from ovtui.service import TrainOptions, Workspace
 
 CLOCK = re.compile(r"(_\d+)?_\d{14}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
 
 
 @pytest.fixture(scope="module")
@@ -37,15 +36,15 @@ def environment() -> SampleEnvironment:
 
 
 async def test_cases_page_by_cursor(service: str, environment: SampleEnvironment) -> None:
-    loader = await RemoteCaseLoader.open(service, "train", page_size=7, batch_size=5)
-    assert [c.name for c in loader.cases] == [c.name for c in environment.cases("train")]
-    assert loader.cases == environment.cases("train")
+    loader = RemoteCaseLoader(service, "train", page_size=7, batch_size=5)
+    assert await loader.count() == 30
+    assert await loader.cases() == environment.cases("train")
     assert [len(b) async for b in loader.batches()] == [5] * 6
-    limited = await RemoteCaseLoader.open(service, "test", page_size=4, limit=6)
-    assert len(limited) == 6
+    limited = RemoteCaseLoader(service, "test", page_size=4, limit=6)
+    assert await limited.count() == 6
     wanted = environment.cases("test")[3].name
-    filtered = await RemoteCaseLoader.open(service, "test", filters={"names": [wanted]})
-    assert [c.name for c in filtered.cases] == [wanted]
+    filtered = RemoteCaseLoader(service, "test", filters={"names": [wanted]})
+    assert [c.name for c in await filtered.cases()] == [wanted]
 
 
 async def test_query_errors_name_the_field(service: str) -> None:
@@ -68,10 +67,12 @@ def _policy(name: str, content: str) -> Experience:
     )
 
 
-async def test_remote_rollouts_equal_in_process_ones(service: str, environment: SampleEnvironment) -> None:
-    policy_set = Workspace(SAMPLE).experiences()
+async def test_remote_rollouts_equal_in_process_ones(
+    service: str, environment: SampleEnvironment, tmp_path: Path
+) -> None:
+    policy_set = Workspace(build_sample_workspace(tmp_path / "ws")).experiences()
     cases = environment.cases("test")
-    context = ExecutionContext(policy_snapshot_id="snap-remote-1", metadata={"epoch": 0})
+    context = ExecutionContext(policy_snapshot_id="snap-remote-1", epoch=0)
     local = [await environment.execute(c, policy_set, context) for c in cases]
     executor = RemoteRolloutExecutor([service], max_in_flight=4)
     remote = await executor.execute(cases, policy_set, context)
@@ -108,14 +109,9 @@ async def test_several_urls_share_the_executions(
     assert sum(executor.counts.values()) == 30 and min(executor.counts.values()) >= 5
 
 
-def _sample_copy(root: Path) -> Path:
-    shutil.copytree(SAMPLE, root)
-    return root
-
-
 async def test_train_through_the_service_equals_local_training(service: str, tmp_path: Path) -> None:
-    local = _sample_copy(tmp_path / "local")
-    remote = _sample_copy(tmp_path / "remote")
+    local = build_sample_workspace(tmp_path / "local")
+    remote = build_sample_workspace(tmp_path / "remote")
     with (remote / "ovtui.toml").open("a", encoding="utf-8") as config:
         config.write(f'\n[datasets.served]\nurl = "{service}"\n')
     options = {"epochs": 2, "approve": "all", "batch_size": 8}
