@@ -65,6 +65,8 @@ class TrainerConfig(Section):
     # How rollouts reach the engine (names in ovtui.registry.TRAINERS): in `train`, and in streaming.
     train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
     stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
+    # Runs of every eval case (baseline, final, eval); above 1 the report gives pass^k.
+    eval_trials: int = Field(1, ge=1, le=32)
 
 
 class ReviewConfig(Section):
@@ -91,6 +93,8 @@ class Tau2Config(Section):
     """``[tau2]``: how tau2 episodes run (the agent is ``[llm]``, the simulator ``[user_simulator]``)."""
 
     max_turns: int = Field(30, ge=1, le=200)
+    # Recorded conversations (JSONL, workspace-relative) for `[trainer] agent = "tau2-replay"`.
+    replay: str | None = None
 
 
 class RemoteDatasetConfig(Section):

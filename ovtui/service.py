@@ -107,6 +107,16 @@ class Workspace:
         query = CaseQuery(dataset, split, batch_size, limit)
         return CASE_SOURCES.get(source)(self.resources, query)
 
+    def eval_cases(self, dataset: str, split: str, batch_size: int) -> CaseLoader:
+        """An eval split, each case run ``[trainer] eval_trials`` times."""
+        cases = self.case_loader(dataset, split, batch_size)
+        trials = self.config.trainer.eval_trials
+        if trials == 1:
+            return cases
+        from ovtui.components.trials import RepeatedCases
+
+        return RepeatedCases(cases, trials)
+
     def trainer(self, name: str, engine: PolicyTrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
         return TRAINERS.get(name)(self.resources, engine, policy_set)
 
@@ -181,7 +191,7 @@ class Workspace:
             )
         async with self._run("train", dataset, listeners, cancel) as (report, run):
             train_cases = self.case_loader(dataset, "train", batch, options.limit)
-            eval_cases = self.case_loader(dataset, options.eval_split, batch) if options.eval_split else None
+            eval_cases = self.eval_cases(dataset, options.eval_split, batch) if options.eval_split else None
             engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
             policy_set = await self.loader.load()
             trainer = self.trainer(self.config.trainer.train_with, engine, policy_set)
@@ -216,7 +226,7 @@ class Workspace:
         """Accuracy of the current policy; eval never analyzes or writes memory (only its report)."""
         dataset = dataset or self.config.trainer.dataset
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
-            cases = self.case_loader(dataset, split, self.config.trainer.batch_size)
+            cases = self.eval_cases(dataset, split, self.config.trainer.batch_size)
             policy_set = await self.loader.load()
             # eval never trains: its pipeline gets a trainer only because the pipeline's shape needs one.
             engine = self.engine(run, approve="none", dry_run=True, wait_for_review=False)

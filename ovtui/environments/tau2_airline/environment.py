@@ -51,7 +51,15 @@ def case_for(task_id: str, split: str) -> Case:
             "what the user needs to know.",
             criteria=[RubricCriterion(name=CRITERION, description="The tau2 environment reward is 1.0.")],
         ),
-        metadata={"dataset": "tau2", "domain": "airline", "source": "tau2", "split": split},
+        metadata={
+            "dataset": "tau2",
+            "domain": "airline",
+            "source": "tau2",
+            "split": split,
+            # What changing nothing and saying nothing earns on this task (tau2's reward): the
+            # report sums it into the do-nothing baseline printed beside the accuracy.
+            "do_nothing_reward": score(task_id, [], [], "user_stop").reward,
+        },
     )
 
 
