@@ -18,7 +18,7 @@ def default_state_folder(environment: str) -> Path:
     return Path(base) / "ovtui" / f"env-{environment}"
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     env = sub.add_parser("env", help="environments: list, cases, serve over HTTP, score recorded rollouts")
     env_sub = env.add_subparsers(dest="env_command", metavar="ENV_COMMAND", required=True)
 

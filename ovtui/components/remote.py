@@ -54,7 +54,7 @@ class RetryPolicy:
     max_retry_after: float = 30.0
 
     def delay(self, attempt: int) -> float:
-        return min(self.max_delay, self.base_delay * 2**attempt)
+        return min(self.max_delay, self.base_delay * 2.0**attempt)
 
 
 def retry_after(response: httpx.Response, policy: RetryPolicy, attempt: int) -> float:

@@ -29,6 +29,11 @@ KEY_ENV = "OVTUI_TEST_ENV_KEY"
 EMPTY = ExperienceSet(root_uri="viking://user/default/memories/experiences")
 
 
+def graded(rollout: Rollout) -> RubricEvaluation:
+    assert rollout.evaluation is not None, rollout.case.name
+    return rollout.evaluation
+
+
 def _case(name: str) -> Case:
     return Case.model_validate({"name": name, "task_signature": f"t:{name}", "rubric": {"name": "r"}})
 
@@ -109,22 +114,22 @@ async def test_retries_and_failures_become_case_results(scripted: tuple[str, Scr
     context = ExecutionContext(policy_snapshot_id="snap-A")
     rollouts = {r.case.name: r for r in await executor.execute([_case(n) for n in names], EMPTY, context)}
 
-    assert rollouts["fine"].evaluation.passed and rollouts["fine"].policy_snapshot_id == "snap-A"
+    assert graded(rollouts["fine"]).passed and rollouts["fine"].policy_snapshot_id == "snap-A"
 
     posts = [c for c in script.seen["limited"] if c[0] == "POST"]
     assert [c[2] for c in posts] == [429, 200]
     assert posts[1][1] - posts[0][1] >= 0.95  # Retry-After: 1 was honoured
-    assert rollouts["limited"].evaluation.passed
+    assert graded(rollouts["limited"]).passed
 
     assert [c[2] for c in script.seen["late"] if c[0] == "GET"] == [404, 404, 503, 500, 200]
-    assert rollouts["late"].evaluation.passed
+    assert graded(rollouts["late"]).passed
 
     def error(name: str) -> str:
         return str(rollouts[name].metadata["execution_error"])
 
-    assert not rollouts["broken"].evaluation.passed
+    assert not graded(rollouts["broken"]).passed
     assert "tool crashed: KeyError 'seat'" in error("broken")
-    assert "tool crashed" in rollouts["broken"].evaluation.feedback[0]
+    assert "tool crashed" in graded(rollouts["broken"]).feedback[0]
     assert "within 2s" in error("stuck")
     assert "'other'" in error("wrong_snapshot")
     assert "HTTP 400: case.input: the service cannot run this case" in error("rejected")

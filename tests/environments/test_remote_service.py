@@ -114,11 +114,15 @@ async def test_train_through_the_service_equals_local_training(service: str, tmp
     remote = build_sample_workspace(tmp_path / "remote")
     with (remote / "ovtui.toml").open("a", encoding="utf-8") as config:
         config.write(f'\n[datasets.served]\nurl = "{service}"\n')
-    options = {"epochs": 2, "approve": "all", "batch_size": 8}
-    here = await Workspace(local).train(TrainOptions(dataset="support", **options))
-    there = await Workspace(remote).train(TrainOptions(dataset="served", **options))
+    here = await Workspace(local).train(
+        TrainOptions(dataset="support", epochs=2, approve="all", batch_size=8)
+    )
+    there = await Workspace(remote).train(
+        TrainOptions(dataset="served", epochs=2, approve="all", batch_size=8)
+    )
     assert [s.line() for s in there.stages] == [s.line() for s in here.stages]
-    assert there.stage("final_eval").accuracy > there.stage("baseline_eval").accuracy
+    final, baseline = there.stage("final_eval"), there.stage("baseline_eval")
+    assert final is not None and baseline is not None and final.accuracy > baseline.accuracy
     assert there.services == {service: 15 + 30 * 2 + 15}
     assert f"executions: 90 on {service}" in there.summary()
 

@@ -140,7 +140,11 @@ def test_booking_pays_moves_seats_and_uses_up_a_certificate() -> None:
     flight = flights[0]
     fare = flight["prices"]["economy"]
     card = next(k for k, v in user["payment_methods"].items() if v["source"] == "credit_card")
-    booking = {
+    payments: list[dict[str, Any]] = [
+        {"payment_id": certificate, "amount": amount},
+        {"payment_id": card, "amount": 1},
+    ]
+    booking: dict[str, Any] = {
         "user_id": "mia_li_3668",
         "origin": "JFK",
         "destination": "SEA",
@@ -148,7 +152,7 @@ def test_booking_pays_moves_seats_and_uses_up_a_certificate() -> None:
         "cabin": "economy",
         "flights": [{"flight_number": flight["flight_number"], "date": "2024-05-20"}],
         "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-        "payment_methods": [{"payment_id": certificate, "amount": amount}, {"payment_id": card, "amount": 1}],
+        "payment_methods": payments,
         "total_baggages": 1,
         "nonfree_baggages": 1,
         "insurance": "yes",
@@ -156,7 +160,7 @@ def test_booking_pays_moves_seats_and_uses_up_a_certificate() -> None:
     wrong = tools.call("book_reservation", booking)
     assert not wrong.ok and "does not add up" in wrong.output
     assert db.same_as(AirlineDB())  # a refused booking changed nothing
-    booking["payment_methods"][1]["amount"] = fare + 30 + 50 - amount
+    payments[1]["amount"] = fare + 30 + 50 - amount
     done = tools.call("book_reservation", booking)
     assert done.ok, done.output
     reservation = json.loads(done.output)

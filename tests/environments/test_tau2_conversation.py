@@ -105,12 +105,14 @@ async def test_a_wrong_write_and_a_runaway_agent_score_zero(fake: FakeOpenAIServ
     environment = AirlineEnvironment(make_client(fake), make_client(fake), max_turns=3)
     rollout = await environment.execute(case_for(TASK, "train"), POLICIES, ExecutionContext("s"))
     assert rollout.metadata["termination"] == "user_stop"
+    assert rollout.evaluation is not None
     assert rollout.evaluation.metadata["reward_breakdown"] == {"DB": 0, "COMMUNICATE": 1}
 
     endless = [{"name": "get_user_details", "arguments": {"user_id": "mohamed_silva_9265"}}] * 10
     fake.respond_with(scripted(endless, "unused"))
     rollout = await environment.execute(case_for(TASK, "train"), POLICIES, ExecutionContext("s"))
-    assert rollout.metadata["termination"] == "max_turns" and rollout.evaluation.score == 0.0
+    assert rollout.metadata["termination"] == "max_turns"
+    assert rollout.evaluation is not None and rollout.evaluation.score == 0.0
 
 
 async def test_tau2_through_the_service(fake: FakeOpenAIServer, tmp_path: Path) -> None:

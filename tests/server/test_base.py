@@ -4,6 +4,7 @@ the worker pool's bound."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx2 as httpx
@@ -15,6 +16,7 @@ from ovtui.server.binding import ServerConfigError, is_loopback, resolve_api_key
 from ovtui.server.jobs import (
     INTERRUPTED,
     LOG_NAME,
+    Job,
     JobStatus,
     JobStore,
     PoolFull,
@@ -75,11 +77,17 @@ def test_job_store_keeps_finished_jobs_and_fails_interrupted_ones(tmp_path: Path
         log.write('{"id": "x_cut", "lab')  # a line cut short by a kill
 
     reopened = JobStore(tmp_path)
-    assert reopened.get(done.id).status is JobStatus.COMPLETED
-    assert reopened.get(done.id).result == {"value": 1}
-    assert reopened.get(failed.id).error == "boom"
+
+    def job_of(job_id: str) -> Job:
+        found = reopened.get(job_id)
+        assert found is not None, job_id
+        return found
+
+    assert job_of(done.id).status is JobStatus.COMPLETED
+    assert job_of(done.id).result == {"value": 1}
+    assert job_of(failed.id).error == "boom"
     for job in (running, queued):
-        again = reopened.get(job.id)
+        again = job_of(job.id)
         assert again.status is JobStatus.FAILED
         assert again.error == INTERRUPTED
         assert again.label == job.label
@@ -96,7 +104,7 @@ async def test_worker_pool_runs_at_most_workers_at_once(tmp_path: Path) -> None:
     peak = 0
     started = asyncio.Queue[int]()
 
-    def job(n: int):
+    def job(n: int) -> Callable[[], Awaitable[dict[str, int]]]:
         async def work() -> dict[str, int]:
             nonlocal running, peak
             running += 1
