@@ -189,5 +189,6 @@ def load_config_file(path: Path) -> OvtuiConfig:
 def save_config(root: Path, config: OvtuiConfig) -> None:
     from ovtui.workspace.fsio import atomic_write_text
 
-    data = config.model_dump(mode="json", exclude_defaults=False)
+    # TOML has no null: an unset optional key (e.g. [user_simulator], [tau2] replay) is left out.
+    data = config.model_dump(mode="json", exclude_defaults=False, exclude_none=True)
     atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data), root=root)
