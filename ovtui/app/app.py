@@ -147,6 +147,11 @@ class OvtuiApp(App[None]):
             self.notify(f"could not save the theme to ovtui.toml: {exc}", severity="warning")
 
     # --- actions -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if isinstance(self.screen, TooSmallScreen):
+            return action == "quit"  # nothing else until the terminal is large enough again
+        return True
+
     async def action_show(self, mode: str) -> None:
         if self.current_mode != mode:
             await self.switch_mode(mode)

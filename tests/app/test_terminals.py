@@ -47,6 +47,8 @@ async def test_below_the_floor_the_app_says_the_terminal_is_too_small(
         await settle(app, pilot)
         assert isinstance(app.screen, TooSmallScreen)
         assert "70×20" in screen_text(app) and "at least 80×24" in screen_text(app)
+        await press_and_settle(pilot, "question_mark", "2", "D")  # nothing opens beneath or above it
+        assert isinstance(app.screen, TooSmallScreen) and app.current_mode == "run" and not app.dry_run
         await pilot.resize_terminal(100, 30)
         await settle(app, pilot)
         assert not isinstance(app.screen, TooSmallScreen)
