@@ -26,7 +26,7 @@ import httpx2 as httpx
 from pydantic import ValidationError
 
 from ovtui.context import ExecutionContext
-from ovtui.domain import Case, ExperienceSet, Rollout, RubricEvaluation
+from ovtui.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.environments.protocol import (
     CasePage,
     CaseQuery,
@@ -192,9 +192,9 @@ def failed_rollout(case: Case, context: ExecutionContext, error: str, url: str) 
             passed=False,
             score=0.0,
             feedback=[f"rollout execution failed: {error}"],
-            metadata={"execution_error": error},
+            metadata={EXECUTION_ERROR: error},
         ),
-        metadata={"execution_error": error, "service": url},
+        metadata={EXECUTION_ERROR: error, "service": url},
     )
 
 
@@ -279,7 +279,7 @@ class RemoteRolloutExecutor:
                 rollout = failed_rollout(case, context, str(exc), service.url)
             finally:
                 service.in_flight -= 1
-        if "execution_error" in rollout.metadata:
+        if EXECUTION_ERROR in rollout.metadata:
             self.failures[service.url] += 1
         else:
             self.counts[service.url] += 1
