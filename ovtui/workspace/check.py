@@ -7,13 +7,14 @@ the file and line so an editor can jump to it.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.components.case_lint import records, validation_problems
 from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
@@ -38,6 +39,7 @@ class Problem:
 @dataclass
 class CheckReport:
     problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
     memory_files: dict[str, int] = field(default_factory=dict)
     dataset_lines: int = 0
     config: str = "defaults"
@@ -131,7 +133,10 @@ def _case_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}{more}"
 
 
-def check_datasets(store: MemoryStore, report: CheckReport) -> None:
+CaseChecker = Callable[[Case], list[str]]
+
+
+def check_datasets(store: MemoryStore, report: CheckReport, environment: CaseChecker | None = None) -> None:
     folder = store.paths.datasets
     if not folder.is_dir():
         return
@@ -142,22 +147,28 @@ def check_datasets(store: MemoryStore, report: CheckReport) -> None:
                 continue
             rel = store.paths.relative(path)
             try:
-                lines = path.read_text(encoding="utf-8").splitlines()
+                text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 report.problems.append(Problem(rel, 1, f"cannot be read as UTF-8 text: {exc}"))
                 continue
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    Case.model_validate(json.loads(line))
-                    report.dataset_lines += 1
-                except json.JSONDecodeError as exc:
-                    report.problems.append(
-                        Problem(rel, number, f"not valid JSON: {exc.msg} (column {exc.colno})")
-                    )
-                except ValidationError as exc:
-                    report.problems.append(Problem(rel, number, f"not a valid case: {_case_error(exc)}"))
+            _check_cases(text, rel, report, environment)
+
+
+def _check_cases(text: str, rel: str, report: CheckReport, environment: CaseChecker | None) -> None:
+    for record in records(text):
+        if record.value is None or (record.error and record.first_line == record.last_line):
+            report.problems.append(Problem(rel, record.first_line, record.error))
+            continue
+        case, problems = validation_problems(record.value)
+        if record.error:
+            problems.insert(0, record.error)
+        if case is not None and environment is not None:
+            problems += environment(case)
+        if case is not None and not problems:
+            report.dataset_lines += 1
+        # One case, one problem: everything wrong with it on one line.
+        if problems:
+            report.problems.append(Problem(rel, record.first_line, "; ".join(problems)))
 
 
 def check_config(store: MemoryStore, report: CheckReport) -> None:
@@ -192,5 +203,33 @@ def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     check_config(store, report)
     check_memories(store, report)
-    check_datasets(store, report)
+    try:
+        agent = load_config(store.paths.root).trainer.agent
+    except ConfigError:
+        agent = ""  # reported by check_config
+    if agent == "sample":  # the environment the cases and the experiences are for
+        from ovtui.sample_env.guidance import unread_lines
+        from ovtui.sample_env.validate import case_problems
+
+        check_datasets(store, report, case_problems)
+        note_unread_lines(store, report, unread_lines, "the sample agent")
+    else:
+        check_datasets(store, report)
     return report
+
+
+def note_unread_lines(
+    store: MemoryStore, report: CheckReport, unread: Callable[[str], list[tuple[int, str]]], reader: str
+) -> None:
+    """Experience lines the agent cannot act on: notes (a person may write for people too), not errors."""
+    for path in store.list_paths("experiences"):
+        rel = store.paths.relative(path)
+        try:
+            content = parse_memory(store.read_text(path), source=rel).content
+        except (OvtuiError, OSError):
+            continue  # reported by check_memories
+        for number, line in unread(content):
+            excerpt = line if len(line) <= 60 else line[:57] + "..."
+            report.notes.append(
+                Problem(rel, number, f"line {number} is not understood by {reader}: {excerpt}")
+            )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from sample_loop import accuracy, evaluate
+from workspace_support import build_sample_workspace
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
@@ -19,7 +20,6 @@ from ovtui.sample_env.understanding import classify_intent
 from ovtui.sample_env.vocabulary import correct
 from ovtui.workspace.store import MemoryStore
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
 PLAIN = Path(__file__).parents[1] / "fixtures" / "plain_english"
 ROOT = "viking://user/default/memories/experiences"
 
@@ -37,12 +37,13 @@ def plain_experiences() -> list[Experience]:
     ]
 
 
-def test_hand_written_experiences_work_without_training() -> None:
-    start = ExperienceSetLoader(MemoryStore.open(SAMPLE)).load_sync()
+def test_hand_written_experiences_work_without_training(tmp_path: Path) -> None:
+    sample = build_sample_workspace(tmp_path / "ws")
+    start = ExperienceSetLoader(MemoryStore.open(sample)).load_sync()
     mine = plain_experiences()
     assert len(mine) == 5
     policy_set = ExperienceSet(root_uri=ROOT, policies=[*start.policies, *mine])
-    test = read_cases(SAMPLE / "datasets" / "support" / "test.jsonl")
+    test = read_cases(sample / "datasets" / "support" / "test.jsonl")
     assert accuracy(evaluate(test, start)) <= 0.40
     assert accuracy(evaluate(test, policy_set)) >= 0.80
 
