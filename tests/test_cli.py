@@ -96,7 +96,8 @@ def test_check_ok(tmp_workspace: Path, capsys) -> None:
     out = capsys.readouterr().out.splitlines()
     # Notes (lines the sample agent cannot act on) come first; they do not fail the check.
     assert all(line.startswith("note: ") for line in out[:-1])
-    assert out[-1] == "ok: 5 memory files (experiences 3, trajectories 2), 2 dataset cases, config: ovtui.toml"
+    summary = "ok: 5 memory files (experiences 3, trajectories 2), 2 dataset cases, config: ovtui.toml"
+    assert out[-1] == summary
 
 
 def test_check_lists_each_problem_with_file_and_line(tmp_workspace: Path, capsys) -> None:
