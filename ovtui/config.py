@@ -65,6 +65,9 @@ class TrainerConfig(Section):
     # How rollouts reach the engine (names in ovtui.registry.TRAINERS): in `train`, and in streaming.
     train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
     stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
+    # Share of the train split held out to validate plans before they are applied (the `gate`
+    # review policy); datasets/<name>/validation.jsonl, when present, is used instead.
+    validation: float = Field(0.0, ge=0.0, lt=1.0)
 
 
 class ReviewConfig(Section):
@@ -74,9 +77,9 @@ class ReviewConfig(Section):
     @field_validator("policy")
     @classmethod
     def _known_policy(cls, value: str) -> str:
-        if value in {"ask", "all", "none"} or value.startswith("confidence>="):
+        if value in {"ask", "all", "none", "gate"} or value.startswith("confidence>="):
             return value
-        raise ValueError("must be ask, all, none or confidence>=X")
+        raise ValueError("must be ask, all, none, gate or confidence>=X")
 
 
 class WorkspaceConfig(Section):

@@ -31,6 +31,7 @@ from ovtui.interfaces import (
     PolicyUpdater,
     RolloutAnalyzer,
 )
+from ovtui.plan_assessment import ValidationGate, mark_evidence, mark_leaks, validation_line
 from ovtui.review import ItemDecision, PendingPlans, ReviewPolicy, apply_reviewed
 
 
@@ -63,6 +64,7 @@ class PolicyTrainingEngine:
         run: RunContext | None = None,
         concurrency: int = 8,
         wait_for_review: bool = False,
+        gate: ValidationGate | None = None,
     ) -> None:
         self.analyzer = analyzer
         self.estimator = estimator
@@ -74,6 +76,7 @@ class PolicyTrainingEngine:
         self.run = run or RunContext()
         self.events = self.run.events
         self.wait_for_review = wait_for_review
+        self.gate = gate
         self._limit = asyncio.Semaphore(concurrency)
         self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
 
@@ -142,8 +145,9 @@ class PolicyTrainingEngine:
             self.events.log("plan is empty: nothing to review")
             outcome.result = await self.updater.apply(plan, latest)
             return outcome
+        await self._assess(plan, latest, analyses or [])
         decisions = self.review.decisions(plan)
-        if self.review.asks:
+        if self.review.asks or any(d.decision == "pending" for d in decisions):
             return await self._ask(plan, decisions, outcome)
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
@@ -152,6 +156,19 @@ class PolicyTrainingEngine:
         if stale:
             await self._handle_stale(plan, latest, stale, analyses, replan, outcome)
         return outcome
+
+    async def _assess(
+        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, analyses: list[RolloutAnalysis]
+    ) -> None:
+        """What the plan will do, written into it for the review: evidence, leaks, validation."""
+        mark_evidence(plan, analyses)
+        flagged = mark_leaks(plan, [a.rollout.case for a in analyses])
+        if flagged:
+            self.events.log(f"{flagged} item(s) carry case-specific values: held for review", level="warning")
+        if self.gate is not None:
+            result = await self.gate.assess(plan, policy_set)
+            if result:
+                self.events.emit("plan_validated", line=validation_line(result), **result)
 
     async def _ask(
         self, plan: PolicyUpdatePlan, decisions: list[ItemDecision], outcome: ApplyOutcome

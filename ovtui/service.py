@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ovtui.components.case_loader import ListCaseLoader
 from ovtui.components.gradient_estimator import ExperienceGradientEstimator
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.policy_optimizer import PatchMergePolicyOptimizer
@@ -23,12 +24,13 @@ from ovtui.components.snapshotter import ContentHashPolicySnapshotter
 from ovtui.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.config import OvtuiConfig, load_config
 from ovtui.context import RunContext
-from ovtui.domain import ExperienceSet, PolicyApplyResult
+from ovtui.domain import Case, ExperienceSet, PolicyApplyResult
 from ovtui.engine import PolicyTrainingEngine
 from ovtui.errors import OvtuiError, RunCancelled
 from ovtui.events import EventBus, Listener
 from ovtui.interfaces import CaseLoader, PolicyTrainer, PolicyUpdater, RolloutExecutor, StreamingTrainer
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline
+from ovtui.plan_assessment import ValidationGate, split_validation
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
 from ovtui.reports import RunReport
 from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed
@@ -107,7 +109,13 @@ class Workspace:
         return TRAINERS.get(name)(self.resources, engine, policy_set)
 
     def engine(
-        self, run: RunContext, *, approve: str, dry_run: bool, wait_for_review: bool
+        self,
+        run: RunContext,
+        *,
+        approve: str,
+        dry_run: bool,
+        wait_for_review: bool,
+        validation: list[Case] | None = None,
     ) -> PolicyTrainingEngine:
         backends = BACKENDS.get(self.config.llm.backend)(self.resources)
         return PolicyTrainingEngine(
@@ -121,7 +129,19 @@ class Workspace:
             run=run,
             concurrency=self.config.trainer.rollout_concurrency,
             wait_for_review=wait_for_review,
+            gate=ValidationGate(validation, self.executor()) if validation else None,
         )
+
+    def validation_cases(self, dataset: str, train_cases: CaseLoader, batch: int) -> list[Case]:
+        """Held-out cases for the gate: ``validation.jsonl`` if the dataset has one, else a stable
+        ``[trainer] validation`` share of the train split, which is then not trained on."""
+        if (self.paths.datasets / dataset / "validation.jsonl").exists():
+            loader = self.case_loader(dataset, "validation", batch)
+            return list(loader.cases) if isinstance(loader, ListCaseLoader) else []
+        if self.config.trainer.validation <= 0 or not isinstance(train_cases, ListCaseLoader):
+            return []
+        train_cases.cases, held_out = split_validation(train_cases.cases, self.config.trainer.validation)
+        return held_out
 
     def save_report(self, report: RunReport) -> Path:
         from ovtui.workspace.fsio import atomic_write_text
@@ -137,9 +157,7 @@ class Workspace:
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
         run_id = run_stamp()
-        events = EventBus(
-            listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root
-        )
+        events = EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root)
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         try:
@@ -180,7 +198,10 @@ class Workspace:
         async with self._run("train", dataset, listeners, cancel) as (report, run):
             train_cases = self.case_loader(dataset, "train", batch, options.limit)
             eval_cases = self.case_loader(dataset, options.eval_split, batch) if options.eval_split else None
-            engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            validation = self.validation_cases(dataset, train_cases, batch)
+            engine = self.engine(
+                run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
+            )
             policy_set = await self.loader.load()
             pipeline = self._pipeline(self.trainer(self.config.trainer.train_with, engine, policy_set), run)
             run.events.emit(
