@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from sample_loop import accuracy, evaluate, train
-from workspace_support import build_sample_workspace
+from workspace_support import pristine_sample
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.offline.consolidate import contradictions
@@ -23,6 +23,7 @@ from ovtui.memory.fileformat import render_memory
 from ovtui.sample_env.generate import read_cases
 from ovtui.workspace.store import MemoryStore
 
+SAMPLE = pristine_sample()
 REWORDING = json.loads((Path(__file__).parents[1] / "fixtures" / "reworded_criteria.json").read_text())
 
 
@@ -56,24 +57,17 @@ def reworded(case: Case) -> Case:
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_sample_workspace(tmp_path_factory.mktemp("sample") / "ws")
+def start() -> ExperienceSet:
+    return ExperienceSetLoader(MemoryStore.open(SAMPLE)).load_sync()
+
+
+def split(name: str) -> list[Case]:
+    return [reworded(c) for c in read_cases(SAMPLE / "datasets" / "support" / f"{name}.jsonl")]
 
 
 @pytest.fixture(scope="module")
-def start(sample: Path) -> ExperienceSet:
-    return ExperienceSetLoader(MemoryStore.open(sample)).load_sync()
-
-
-@pytest.fixture(scope="module")
-def splits(sample: Path) -> dict[str, list[Case]]:
-    folder = sample / "datasets" / "support"
-    return {name: [reworded(c) for c in read_cases(folder / f"{name}.jsonl")] for name in ("train", "test")}
-
-
-@pytest.fixture(scope="module")
-def trained(start: ExperienceSet, splits: dict[str, list[Case]]) -> ExperienceSet:
-    return train(splits["train"], start, epochs=3, batch_size=8)[0]
+def trained(start: ExperienceSet) -> ExperienceSet:
+    return train(split("train"), start, epochs=3, batch_size=8)[0]
 
 
 def learned_files(start: ExperienceSet, trained: ExperienceSet) -> dict[str, str]:
@@ -86,9 +80,9 @@ def learned_files(start: ExperienceSet, trained: ExperienceSet) -> dict[str, str
 
 
 def test_reworded_criteria_train_as_well_as_the_originals(
-    start: ExperienceSet, trained: ExperienceSet, splits: dict[str, list[Case]]
+    start: ExperienceSet, trained: ExperienceSet
 ) -> None:
-    test = splits["test"]
+    test = split("test")
     baseline, after = accuracy(evaluate(test, start)), accuracy(evaluate(test, trained))
     assert baseline <= 0.40
     assert after >= 0.80, (baseline, after)
@@ -120,8 +114,6 @@ def test_no_learned_file_has_contradicting_lines(start: ExperienceSet, trained: 
         assert len(lines) == len(set(lines)), name
 
 
-def test_identical_runs_write_identical_files(
-    start: ExperienceSet, trained: ExperienceSet, splits: dict[str, list[Case]]
-) -> None:
-    again = train(splits["train"], start, epochs=3, batch_size=8)[0]
+def test_identical_runs_write_identical_files(start: ExperienceSet, trained: ExperienceSet) -> None:
+    again = train(split("train"), start, epochs=3, batch_size=8)[0]
     assert learned_files(start, again) == learned_files(start, trained)
