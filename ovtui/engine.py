@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ovtui.agent_reading import unread_notes
 from ovtui.context import RunContext
 from ovtui.domain import (
     ExperienceSet,
@@ -65,6 +66,7 @@ class PolicyTrainingEngine:
         concurrency: int = 8,
         wait_for_review: bool = False,
         gate: ValidationGate | None = None,
+        agent: str = "",
     ) -> None:
         self.analyzer = analyzer
         self.estimator = estimator
@@ -77,6 +79,7 @@ class PolicyTrainingEngine:
         self.events = self.run.events
         self.wait_for_review = wait_for_review
         self.gate = gate
+        self.agent = agent  # whose reading of experience lines Review reports (ovtui.agent_reading)
         self._limit = asyncio.Semaphore(concurrency)
         self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
 
@@ -162,6 +165,10 @@ class PolicyTrainingEngine:
     ) -> None:
         """What the plan will do, written into it for the review: evidence, leaks, validation."""
         mark_evidence(plan, analyses)
+        for item in plan.items:
+            unread = unread_notes(self.agent, item.after_content or "")
+            if unread:
+                item.metadata["unread_lines"] = [note for _, note in unread]
         flagged = mark_leaks(plan, [a.rollout.case for a in analyses])
         if flagged:
             self.events.log(f"{flagged} item(s) carry case-specific values: held for review", level="warning")

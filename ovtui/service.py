@@ -130,6 +130,7 @@ class Workspace:
             concurrency=self.config.trainer.rollout_concurrency,
             wait_for_review=wait_for_review,
             gate=ValidationGate(validation, self.executor()) if validation else None,
+            agent=self.config.trainer.agent,
         )
 
     def validation_cases(self, dataset: str, train_cases: CaseLoader, batch: int) -> list[Case]:

@@ -8,6 +8,7 @@ from typing import Literal
 from rich.text import Text
 
 from ovtui.domain import PolicyApplyResult, PolicyPlanItem
+from ovtui.plan_assessment import validation_line
 from ovtui.review import PendingPlan
 
 DECISION_STYLE = {
@@ -68,11 +69,41 @@ def item_header(
     rationale = str(item.metadata.get("rationale") or "")
     if rationale:
         text.append(f"\nwhy: {rationale}", style="italic")
+    text.append_text(assessment_text(pending, item))
     if index in pending.stale:
         text.append(
             "\nSTALE: the experience changed after this plan was made; applying will refuse this item",
             style="bold yellow",
         )
+    return text
+
+
+def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
+    """What the item will do, measured before it is applied (ovtui.plan_assessment)."""
+    text = Text()
+    plan_validation = pending.plan.metadata.get("validation")
+    validation = item.metadata.get("validation")
+    if plan_validation:
+        text.append(f"\nplan: {validation_line(plan_validation)}", style="bold")
+    if validation:
+        worse = validation["after"] < validation["before"]
+        text.append(f"\nthis item: {validation_line(validation)}", style="bold red" if worse else "green")
+        for name in [*validation["gained"], *validation["lost"]][:4]:
+            sign = "+" if name in validation["gained"] else "−"
+            text.append(f"\n  {sign} {name}: {validation['flipped'][name]['after']}", style="dim")
+    if item.metadata.get("leaks"):
+        leaks = ", ".join(item.metadata["leaks"])
+        text.append(
+            f"\nLEAK: carries case-specific values ({leaks}); never approved automatically", style="bold red"
+        )
+    if "evidence" in item.metadata:
+        text.append(
+            f"\nevidence: {len(item.metadata['evidence'])} supporting · "
+            f"{len(item.metadata.get('counter_evidence', []))} passing trajectories it might break",
+            style="dim",
+        )
+    for note in item.metadata.get("unread_lines", []):
+        text.append(f"\n⚠ {note}", style="yellow")
     return text
 
 

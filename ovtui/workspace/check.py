@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.agent_reading import unread_notes
 from ovtui.components.case_lint import records, validation_problems
 from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
@@ -207,20 +208,17 @@ def check_workspace(store: MemoryStore) -> CheckReport:
         agent = load_config(store.paths.root).trainer.agent
     except ConfigError:
         agent = ""  # reported by check_config
-    if agent == "sample":  # the environment the cases and the experiences are for
-        from ovtui.sample_env.guidance import unread_lines
+    if agent == "sample":  # the environment the cases are for
         from ovtui.sample_env.validate import case_problems
 
         check_datasets(store, report, case_problems)
-        note_unread_lines(store, report, unread_lines, "the sample agent")
     else:
         check_datasets(store, report)
+    note_unread_lines(store, report, agent)
     return report
 
 
-def note_unread_lines(
-    store: MemoryStore, report: CheckReport, unread: Callable[[str], list[tuple[int, str]]], reader: str
-) -> None:
+def note_unread_lines(store: MemoryStore, report: CheckReport, agent: str) -> None:
     """Experience lines the agent cannot act on: notes (a person may write for people too), not errors."""
     for path in store.list_paths("experiences"):
         rel = store.paths.relative(path)
@@ -228,8 +226,5 @@ def note_unread_lines(
             content = parse_memory(store.read_text(path), source=rel).content
         except (OvtuiError, OSError):
             continue  # reported by check_memories
-        for number, line in unread(content):
-            excerpt = line if len(line) <= 60 else line[:57] + "..."
-            report.notes.append(
-                Problem(rel, number, f"line {number} is not understood by {reader}: {excerpt}")
-            )
+        for number, note in unread_notes(agent, content):
+            report.notes.append(Problem(rel, number, note))
