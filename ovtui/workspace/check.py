@@ -8,23 +8,24 @@ the file and line so an editor can jump to it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from ovtui.agent_reading import unread_notes
+from ovtui.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
 from ovtui.components.case_lint import records, validation_problems
 from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
-from ovtui.workspace.paths import validate_name
+from ovtui.workspace.paths import same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
-SPLITS = ("train", "test")
+SPLITS = ("train", "validation", "test")
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,11 @@ def _field_problems(
             ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
         )
     name = fields.get(schema.name_field)
-    if schema.filename_template == f"{{{schema.name_field}}}.md" and isinstance(name, str) and name != stem:
+    if (
+        schema.filename_template == f"{{{schema.name_field}}}.md"
+        and isinstance(name, str)
+        and not same_name(name, stem)
+    ):
         out.append((schema.name_field, f"{schema.name_field} {name!r} does not match the file name {stem!r}"))
     for key in ("links", "backlinks"):
         links = fields.get(key)
@@ -127,13 +132,6 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                 report.problems.append(Problem(rel, _line_of_key(text, key), message))
 
 
-def _case_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "case"
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {err['msg']}{more}"
-
-
 CaseChecker = Callable[[Case], list[str]]
 
 
@@ -148,16 +146,16 @@ def check_datasets(store: MemoryStore, report: CheckReport, environment: CaseChe
                 continue
             rel = store.paths.relative(path)
             try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                report.problems.append(Problem(rel, 1, f"cannot be read as UTF-8 text: {exc}"))
-                continue
-            _check_cases(text, rel, report, environment)
+                _check_cases(jsonl_lines(path), rel, report, environment)
+            except OSError as exc:
+                report.problems.append(Problem(rel, 1, f"cannot be read: {exc}"))
 
 
-def _check_cases(text: str, rel: str, report: CheckReport, environment: CaseChecker | None) -> None:
-    for record in records(text):
-        if record.value is None or (record.error and record.first_line == record.last_line):
+def _check_cases(
+    lines: Iterable[tuple[int, bytes | None]], rel: str, report: CheckReport, environment: CaseChecker | None
+) -> None:
+    for record in records(lines, MAX_DATASET_LINE_BYTES):
+        if record.value is None:
             report.problems.append(Problem(rel, record.first_line, record.error))
             continue
         case, problems = validation_problems(record.value)
@@ -183,8 +181,8 @@ def check_config(store: MemoryStore, report: CheckReport) -> None:
     except ConfigError as exc:
         lines = str(exc).splitlines()
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration").decode("utf-8")
+    except (OvtuiError, OSError, UnicodeDecodeError):
         text = ""
     head = lines[0].split(": ", 1)[-1]
     located = re.search(r"line (\d+)", head)
