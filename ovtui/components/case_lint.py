@@ -7,14 +7,15 @@ A key the Case model does not know is reported with the nearest known key ("unkn
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 from rapidfuzz import process
 
+from ovtui.bounds import line_too_long
 from ovtui.domain import Case, Rubric, RubricCriterion
 
 
@@ -26,40 +27,51 @@ class Record:
     error: str = ""
 
 
-def records(text: str) -> Iterator[Record]:
-    """Each case of a JSONL text with the lines it took; a multi-line object counts once."""
-    lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-    decoder = json.JSONDecoder()
-    number = 0
-    while number < len(lines):
-        line = lines[number]
-        if not line.strip():
-            number += 1
+def _parse(data: bytes) -> tuple[Any, str]:
+    """(value, "") or (None, why); pydantic's parser, so deep nesting is an error, not a crash."""
+    try:
+        return from_json(data), ""
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def records(lines: Iterable[tuple[int, bytes | None]], limit: int) -> Iterator[Record]:
+    """Each case of a JSONL stream (line number, bytes or None when over the limit) with the lines
+    it took: an object left open at the end of a line continues on the next (up to ``limit`` bytes
+    in all), so a pretty-printed case is one record, not one error per line."""
+    open_from, buffer = 0, b""
+    last = 0
+    for number, line in lines:
+        last = number
+        if line is None:
+            if open_from:
+                yield Record(open_from, number - 1, error="not valid JSON: an object is never closed")
+                open_from, buffer = 0, b""
+            yield Record(number, number, error=line_too_long(limit))
             continue
-        try:
-            yield Record(number + 1, number + 1, json.loads(line))
-            number += 1
+        if open_from:
+            buffer += line
+            value, why = _parse(buffer)
+            if not why:
+                yield Record(open_from, number, value, _spread(open_from, number))
+                open_from, buffer = 0, b""
+            elif "EOF while parsing" not in why or len(buffer) > limit:
+                yield Record(open_from, number, error=_spread(open_from, number) + f"; not valid JSON: {why}")
+                open_from, buffer = 0, b""
             continue
-        except json.JSONDecodeError as exc:
-            error = f"not valid JSON: {exc.msg} (column {exc.colno})"
-        start = offsets[number] + len(line) - len(line.lstrip())
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            yield Record(number + 1, number + 1, error=error)
-            number += 1
-            continue
-        last = text.count("\n", 0, end - 1) + 1
-        yield Record(
-            number + 1,
-            last,
-            value,
-            error=f"a case spans lines {number + 1}–{last}; a .jsonl file holds one case per line",
-        )
-        number = last
+        value, why = _parse(line)
+        if not why:
+            yield Record(number, number, value)
+        elif "EOF while parsing" in why and line.lstrip().startswith(b"{"):
+            open_from, buffer = number, line
+        else:
+            yield Record(number, number, error=f"not valid JSON: {why}")
+    if open_from:
+        yield Record(open_from, last, error="not valid JSON: an object is never closed")
+
+
+def _spread(first: int, last: int) -> str:
+    return f"a case spans lines {first}–{last}; a .jsonl file holds one case per line"
 
 
 def _unknown(raw: Any, model: type[BaseModel], where: str) -> list[str]:

@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from ovtui.agent_reading import unread_notes
 from ovtui.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
 from ovtui.components.case_lint import records, validation_problems
