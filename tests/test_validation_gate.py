@@ -159,3 +159,22 @@ async def test_items_list_their_evidence_and_what_they_might_break(tmp_path: Pat
         assert item.metadata["evidence"], item.target_experience_name
         assert set(item.metadata["evidence"]) <= set(item.evidence_trajectory_uris)
         assert not set(item.metadata["counter_evidence"]) & set(item.metadata["evidence"])
+
+
+async def test_a_validation_share_of_the_train_split_feeds_the_gate(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    (root / "ovtui.toml").write_text(
+        '[trainer]\nvalidation = 0.2\n[review]\npolicy = "gate"\n', encoding="utf-8"
+    )
+    train = read_cases(root / "datasets/support/train.jsonl")
+    held_out = split_validation(train, 0.2)[1]
+    report = await Workspace(root).train(TrainOptions(epochs=1, eval_split=None))
+    progress = [json.loads(line) for line in (root / "runs" / report.run_id / "events.jsonl").open()]
+    validated = [e for e in progress if e["kind"] == "plan_validated"]
+    assert validated and all(e["data"]["cases"] == len(held_out) for e in validated), validated[:1]
+    trained_on = [
+        e["data"]["total"]
+        for e in progress
+        if e["kind"] == "progress" and e["data"].get("stage") == "train_rollouts"
+    ]
+    assert trained_on and max(trained_on) == len(train) - len(held_out)
