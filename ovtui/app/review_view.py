@@ -70,10 +70,10 @@ def item_header(
     text.append_text(decision_text(decision.decision))
     if decision.note:
         text.append(f" — {decision.note}", style="italic")
+    text.append_text(assessment_text(pending, item))
     rationale = str(item.metadata.get("rationale") or "")
     if rationale:
         text.append(f"\nwhy: {rationale}", style="italic")
-    text.append_text(assessment_text(pending, item))
     if index in pending.stale:
         text.append(
             "\nSTALE: the experience changed after this plan was made; applying will refuse this item",
@@ -83,31 +83,35 @@ def item_header(
 
 
 def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
-    """What the item will do, measured before it is applied (ovtui.plan_assessment)."""
+    """What the item will do, measured before it is applied (ovtui.plan_assessment), in at most
+    three lines: validation and evidence, the flipped cases, warnings."""
     text = Text()
-    plan_validation = pending.plan.metadata.get("validation")
+    parts: list[str] = []
     validation = item.metadata.get("validation")
-    if plan_validation:
-        text.append(f"\nplan: {validation_line(plan_validation)}", style="bold")
+    plan_validation = pending.plan.metadata.get("validation")
     if validation:
-        worse = validation["after"] < validation["before"]
-        text.append(f"\nthis item: {validation_line(validation)}", style="bold red" if worse else "green")
-        for name in [*validation["gained"], *validation["lost"]][:4]:
-            sign = "+" if name in validation["gained"] else "−"
-            text.append(f"\n  {sign} {name}: {validation['flipped'][name]['after']}", style="dim")
-    if item.metadata.get("leaks"):
-        leaks = ", ".join(item.metadata["leaks"])
-        text.append(
-            f"\nLEAK: carries case-specific values ({leaks}); never approved automatically", style="bold red"
-        )
+        parts.append(validation_line(validation))
+    if plan_validation:
+        n = plan_validation["cases"]
+        parts.append(f"plan {plan_validation['before']}/{n} → {plan_validation['after']}/{n}")
     if "evidence" in item.metadata:
-        text.append(
-            f"\nevidence: {len(item.metadata['evidence'])} supporting · "
-            f"{len(item.metadata.get('counter_evidence', []))} passing trajectories it might break",
-            style="dim",
+        parts.append(
+            f"evidence {len(item.metadata['evidence'])}, "
+            f"might break {len(item.metadata.get('counter_evidence', []))} passing"
         )
-    for note in item.metadata.get("unread_lines", []):
-        text.append(f"\n⚠ {note}", style="yellow")
+    if parts:
+        worse = bool(validation and validation["after"] < validation["before"])
+        text.append("\n" + " · ".join(parts), style="bold red" if worse else "")
+    if validation and (validation["gained"] or validation["lost"]):
+        flips = [f"+{n} {validation['flipped'][n]['after']}" for n in validation["gained"]]
+        flips += [f"−{n} {validation['flipped'][n]['after']}" for n in validation["lost"]]
+        text.append("\nflips: " + "; ".join(flips), style="dim")
+    warnings = []
+    if item.metadata.get("leaks"):
+        warnings.append(f"LEAK: {', '.join(item.metadata['leaks'])} (never approved automatically)")
+    warnings += [f"⚠ {note}" for note in item.metadata.get("unread_lines", [])]
+    if warnings:
+        text.append("\n" + " · ".join(warnings), style="bold yellow")
     return text
 
 
