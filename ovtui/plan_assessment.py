@@ -35,6 +35,7 @@ _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _MIXED_ID = re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,}\b")
 _NAME = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
 _AMOUNT = re.compile(r"^\d{2,}(?:\.\d+)?$")
+_TOKEN = re.compile(r"[\w@.+-]+")
 
 
 # --- validation ------------------------------------------------------------------------------------
@@ -188,7 +189,9 @@ def _added_lines(before: str | None, after: str | None) -> list[str]:
 
 def leaked_values(added: list[str], values: set[str]) -> list[str]:
     text = "\n".join(added)
-    found = {v for v in values if re.search(rf"(?<![\w@.-]){re.escape(v)}(?![\w@-])", text)}
+    # Whole tokens only ("412" is not in "4120"); a value of several words is looked up as a phrase.
+    tokens = {t.rstrip(".") for t in _TOKEN.findall(text)}
+    found = {v for v in values if (v in text if " " in v else v in tokens)}
     found.update(_EMAIL.findall(text))
     found.update(_DATE.findall(text))
     return sorted(found)
