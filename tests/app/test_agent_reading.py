@@ -66,3 +66,18 @@ async def test_the_memories_screen_flags_lines_the_agent_cannot_use(workspace, m
         text = screen_text(app)
         assert "⚠ line 5 is not understood by the sample agent:" in text
         assert "line 4 is not understood" not in text
+
+
+async def test_the_review_diff_flags_lines_the_agent_cannot_use(workspace, make_app):
+    item = PolicyPlanItem(
+        kind="upsert_experience",
+        target_experience_name="refund_help",
+        after_content="## Situation\n- money back\n## Approach\n- Open the reservation first.\n- Be warm.",
+    )
+    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "plan-unread"})
+    workspace.pending.park(plan, [ItemDecision(item=0)])
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert "⚠ line 5 is not understood by the sample agent: - Be warm." in screen_text(app)
