@@ -153,9 +153,10 @@ class Workspace:
             agent=self.config.trainer.agent,
         )
 
-    def validation_cases(self, dataset: str, train_cases: CaseLoader, batch: int) -> list[Case]:
+    def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
         """Held-out cases for the gate: ``validation.jsonl`` if the dataset has one, else a stable
-        ``[trainer] validation`` share of the train split, which is then not trained on."""
+        ``[trainer] validation`` share of the train split, which is then not trained on (streaming,
+        which trains on the inbox, passes the train split itself)."""
         if (self.paths.datasets / dataset / "validation.jsonl").exists():
             loader = self.case_loader(dataset, "validation", batch)
             return list(loader.cases) if isinstance(loader, ListCaseLoader) else []
@@ -163,6 +164,13 @@ class Workspace:
             return []
         train_cases.cases, held_out = split_validation(train_cases.cases, self.config.trainer.validation)
         return held_out
+
+    def _stream_validation(self) -> list[Case]:
+        dataset, batch = self.config.trainer.dataset, self.config.trainer.batch_size
+        try:
+            return self.validation_cases(dataset, self.case_loader(dataset, "train", batch), batch)
+        except OvtuiError:
+            return []  # no dataset to validate against: the gate parks plans for the person
 
     def save_report(self, report: RunReport) -> Path:
         from ovtui.workspace.fsio import atomic_write_text
@@ -299,7 +307,10 @@ class Workspace:
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
         async with self._run("stream", "inbox", listeners, None) as (report, run):
-            engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            validation = self._stream_validation()
+            engine = self.engine(
+                run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
+            )
             name = self.config.trainer.stream_with
             trainer = self.trainer(name, engine, await self.loader.load())
             if not isinstance(trainer, StreamingTrainer):

@@ -178,3 +178,11 @@ async def test_a_validation_share_of_the_train_split_feeds_the_gate(tmp_path: Pa
         if e["kind"] == "progress" and e["data"].get("stage") == "train_rollouts"
     ]
     assert trained_on and max(trained_on) == len(train) - len(held_out)
+
+
+def test_streaming_validates_against_the_dataset_too(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    held_out = read_cases(root / "datasets/support/test.jsonl")[:4]
+    assert Workspace(root)._stream_validation() == []  # nothing configured: the gate will park
+    write_cases(root / "datasets/support/validation.jsonl", held_out)
+    assert Workspace(root)._stream_validation() == held_out
