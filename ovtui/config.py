@@ -101,7 +101,7 @@ class WorkspaceConfig(Section):
 
 
 class UIConfig(Section):
-    theme: str = "textual-dark"
+    theme: str = Field("textual-dark", max_length=128)
 
 
 class Tau2Config(Section):
