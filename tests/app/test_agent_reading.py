@@ -86,3 +86,26 @@ async def test_the_review_diff_flags_lines_the_agent_cannot_use(
         await pilot.press("2")
         await settle(app, pilot)
         assert "⚠ line 5 is not understood by the sample agent: - Be warm." in screen_text(app)
+
+
+async def test_evidence_lists_the_passing_trajectories_an_item_might_break(workspace, make_app):
+    trajectory = "viking://user/default/memories/trajectories/{}.md"
+    item = PolicyPlanItem(
+        kind="upsert_experience",
+        target_experience_name="refund_status",
+        after_content="## Approach\n- Open the reservation first.",
+        evidence_trajectory_uris=[trajectory.format("refund_lookup_20261129120500")],
+        metadata={"counter_evidence": [trajectory.format("cancel_reservation_20261129120000")]},
+    )
+    workspace.pending.park(
+        PolicyUpdatePlan(items=[item], metadata={"plan_id": "plan-counter"}), [ItemDecision(item=0)]
+    )
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("o")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "1 trajectory file(s), and 1 passing one(s) the change might break" in text
+        assert "(passing: might break)" in text, text
