@@ -109,6 +109,16 @@ class Tau2Config(Section):
     replay: str | None = None
 
 
+class SessionsConfig(Section):
+    """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
+    OpenViking server), and how long it waits for a commit's task."""
+
+    api_url: str = Field("http://127.0.0.1:1933", max_length=2048, pattern=r"^https?://")
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    commit_timeout: float = Field(600.0, gt=0, le=86_400)
+    max_in_flight: int = Field(8, ge=1, le=256)
+
+
 class RemoteDatasetConfig(Section):
     """``[datasets.NAME]``: a dataset served by a benchmark service (``ovtui env serve``).
 
@@ -153,6 +163,7 @@ class OvtuiConfig(Section):
     # The tau2 user simulator: its own model settings, so agent and simulator may differ.
     user_simulator: LLMConfig | None = None
     tau2: Tau2Config = Field(default_factory=Tau2Config)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:

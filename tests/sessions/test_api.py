@@ -14,51 +14,13 @@ from urllib.parse import quote
 import httpx2 as httpx
 import pytest
 from server_support import threaded_server
+from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
 from ovtui.cli import main as cli_main
 from ovtui.memory.memory_diff import MemoryDiff, same_memory
 from ovtui.service import Workspace
 from ovtui.sessions.api import create_session_app
-
-CONVERSATION: list[dict[str, Any]] = [
-    {
-        "role": "user",
-        "content": "Hi, my name is Ana Ruiz. I prefer window seats. Please cancel order 1234.",
-        "role_id": "ignored-by-ovtui",
-        "created_at": "2026-11-30T10:00:00Z",
-    },
-    {
-        "role": "assistant",
-        "parts": [
-            {"type": "text", "text": "Let me look it up."},
-            {"type": "context", "uri": "viking://user/default/memories/x.md", "abstract": "ignored"},
-            {
-                "type": "tool",
-                "tool_id": "c1",
-                "tool_name": "get_order",
-                "tool_uri": "ignored",
-                "tool_input": {"order_id": "1234"},
-                "tool_output": '{"status": "pending"}',
-                "tool_status": "completed",
-            },
-        ],
-    },
-    {
-        "role": "assistant",
-        "parts": [
-            {
-                "type": "tool",
-                "tool_id": "c2",
-                "tool_name": "cancel_order",
-                "tool_input": {"order_id": "1234", "reason": "customer request"},
-                "tool_output": "cancelled",
-                "tool_status": "completed",
-            }
-        ],
-    },
-    {"role": "assistant", "content": "Order 1234 is cancelled."},
-]
 
 
 @pytest.fixture(scope="module")
