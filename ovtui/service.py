@@ -147,7 +147,9 @@ class Workspace:
         from ovtui.workspace.fsio import atomic_write_text
 
         path = self.paths.runs / report.run_id / "report.json"
-        atomic_write_text(path, report.model_dump_json(indent=2), root=self.paths.root)
+        atomic_write_text(
+            path, report.model_dump_json(indent=2), root=self.paths.root, temp_dir=self.paths.runs
+        )
         return path
 
     # --- operations ----------------------------------------------------------------------------

@@ -21,6 +21,14 @@ class RecordError(ValueError):
     """A recorded rollout that cannot be scored; the message names the field."""
 
 
+def record_of(line: str) -> dict[str, Any]:
+    """One JSONL line as an object (json.JSONDecodeError or RecordError otherwise)."""
+    record = json.loads(line)
+    if not isinstance(record, dict):
+        raise RecordError("a line must be a JSON object")
+    return record
+
+
 def score_lines(environment: Environment, lines: TextIO, out: TextIO, err: TextIO, *, source: str) -> int:
     """Score every line; returns how many lines were bad."""
     scorer = getattr(environment, "score_record", None)
@@ -31,10 +39,7 @@ def score_lines(environment: Environment, lines: TextIO, out: TextIO, err: TextI
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            if not isinstance(record, dict):
-                raise RecordError("a line must be a JSON object")
-            result = scorer(record)
+            result = scorer(record_of(line))
         except (json.JSONDecodeError, RecordError) as exc:
             bad += 1
             print(f"{source}:{number}: {exc}", file=err)

@@ -18,7 +18,7 @@ from ovtui.components.remote import failed_rollout
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, ExperienceSet, Message, Rollout, TextPart, ToolPart
 from ovtui.environments.base import EnvironmentError_
-from ovtui.environments.scoring import RecordError
+from ovtui.environments.scoring import RecordError, record_of
 from ovtui.environments.tau2_airline.db import AirlineDB
 from ovtui.environments.tau2_airline.environment import evaluation_from, record_fields
 from ovtui.environments.tau2_airline.reward import score
@@ -64,9 +64,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            if not isinstance(record, dict):
-                raise RecordError("a line must be a JSON object")
+            record = record_of(line)
             record_fields(record)
         except (json.JSONDecodeError, RecordError) as exc:
             raise EnvironmentError_(f"{path}:{number}: {exc}") from None

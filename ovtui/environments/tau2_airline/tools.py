@@ -160,7 +160,9 @@ class AirlineTools:
                 )
         return found
 
-    def _pay_update(self, user: Record, payment_id: Any, total: float) -> Record | None:
+    def _pay_update(self, reservation: Record, user: Record, payment_id: Any, total: float) -> None:
+        """Charge (or refund, when negative) an update; $0 records no payment but still needs a
+        payment method that may pay for updates."""
         methods = user["payment_methods"]
         if payment_id not in methods:
             raise ToolError("Payment method not found")
@@ -171,7 +173,8 @@ class AirlineTools:
             raise ToolError("Gift card balance is not enough")
         if method["source"] == "gift_card":
             method["amount"] -= total
-        return {"payment_id": payment_id, "amount": total} if total != 0 else None
+        if total != 0:
+            reservation["payment_history"].append({"payment_id": payment_id, "amount": total})
 
     # --- the tools -------------------------------------------------------------------------
     def book_reservation(self, args: dict[str, Any]) -> Record:
@@ -334,9 +337,7 @@ class AirlineTools:
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
         total = 50 * max(0, paid_bags - reservation["nonfree_baggages"])
-        payment = self._pay_update(user, payment_id, total)
-        if payment is not None:
-            reservation["payment_history"].append(payment)
+        self._pay_update(reservation, user, payment_id, total)
         reservation["total_baggages"] = bags
         reservation["nonfree_baggages"] = paid_bags
         return reservation
@@ -384,9 +385,7 @@ class AirlineTools:
             total += leg["price"] * travellers
             legs.append(leg)
         total -= sum(leg["price"] for leg in reservation["flights"]) * travellers
-        payment = self._pay_update(user, payment_id, total)
-        if payment is not None:
-            reservation["payment_history"].append(payment)
+        self._pay_update(reservation, user, payment_id, total)
         reservation["flights"] = legs
         reservation["cabin"] = cabin
         return reservation
