@@ -37,6 +37,7 @@ from ovtui.app.messages import (
     RunEvents,
     RunFinished,
     RunStarted,
+    SessionsChanged,
     WorkspaceEdited,
 )
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
@@ -257,6 +258,8 @@ class OvtuiApp(App[None]):
             self.pending_changed()
         if ChangeKind.HISTORY in changes:
             self.broadcast(HistoryChanged)
+        if ChangeKind.SESSION in changes:
+            self.broadcast(SessionsChanged)
         if changes.new_inbox_files:
             paths = [str(path) for path in changes.new_inbox_files]
             self.broadcast(lambda: InboxFilesArrived(paths))

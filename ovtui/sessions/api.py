@@ -23,23 +23,17 @@ from ovtui.context import RunContext
 from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
 from ovtui.server.app import create_app
-from ovtui.server.jobs import Job, JobStatus, JobStore, PoolFull, WorkerPool
+from ovtui.server.jobs import Job, JobStore, PoolFull, WorkerPool
 from ovtui.service import Workspace, run_stamp
 from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.ingest import SessionInbox
 from ovtui.sessions.models import AddMessageRequest, AddMessagesBatchRequest, CreateSessionRequest
+from ovtui.sessions.overview import TASK_STATUS, TASKS_DIR
 from ovtui.sessions.store import SessionError, SessionStore
 
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
 TASK_TYPE = "session_commit"
 TASK_PREFIX = "task_"
-# Our job states in OpenViking's words.
-TASK_STATUS = {
-    JobStatus.QUEUED: "pending",
-    JobStatus.RUNNING: "running",
-    JobStatus.COMPLETED: "completed",
-    JobStatus.FAILED: "failed",
-}
 HTTP_STATUS = {"NOT_FOUND": 404, "FAILED_PRECONDITION": 409, "RESOURCE_EXHAUSTED": 429}
 
 
@@ -83,7 +77,7 @@ def create_session_app(
     watch_inbox: bool = True,
 ) -> FastAPI:
     sessions = SessionStore(workspace.paths)
-    store = JobStore(state or workspace.paths.state / "tasks", prefix=TASK_PREFIX)
+    store = JobStore(state or workspace.paths.state / TASKS_DIR, prefix=TASK_PREFIX)
     run_id = run_stamp()
     events = EventBus(log_path=workspace.paths.runs / run_id / "events.jsonl", root=workspace.paths.root)
     committer = SessionCommitter(workspace, sessions, RunContext(run_id, events, asyncio.Event()))
