@@ -109,6 +109,13 @@ class Tau2Config(Section):
     replay: str | None = None
 
 
+class RetrievalConfig(Section):
+    """``[retrieval]``: how much a memory's hotness (uses, recency) counts next to its relevance."""
+
+    hotness_weight: float = Field(0.0, ge=0, le=1)
+    hotness_half_life_days: float = Field(7.0, gt=0, le=3650)
+
+
 class SessionsConfig(Section):
     """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
     OpenViking server), and how long it waits for a commit's task."""
@@ -164,6 +171,7 @@ class OvtuiConfig(Section):
     user_simulator: LLMConfig | None = None
     tau2: Tau2Config = Field(default_factory=Tau2Config)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:

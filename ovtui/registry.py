@@ -136,10 +136,13 @@ def _sample_agent(resources: Resources) -> RolloutExecutor:
 
 @EXECUTORS.register("llm")
 def _single_turn_llm(resources: Resources) -> RolloutExecutor:
-    from ovtui.components.rollout_executor import SingleTurnLLMRolloutExecutor
+    from ovtui.components.rollout_executor import HotnessMix, SingleTurnLLMRolloutExecutor
+    from ovtui.memory.hotness import HotnessLog
     from ovtui.sample_env.evaluator import SampleEvaluator
 
-    return SingleTurnLLMRolloutExecutor(resources.llm(), evaluator=SampleEvaluator())
+    cfg = resources.config.retrieval
+    hotness = HotnessMix(HotnessLog(resources.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
+    return SingleTurnLLMRolloutExecutor(resources.llm(), evaluator=SampleEvaluator(), hotness=hotness)
 
 
 @EXECUTORS.register("tau2-replay")
