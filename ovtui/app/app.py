@@ -34,6 +34,7 @@ from ovtui.app.messages import (
     KernelEventsReady,
     PendingChanged,
     RunEvents,
+    SessionsChanged,
     WorkspaceEdited,
 )
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
@@ -238,6 +239,8 @@ class OvtuiApp(App[None]):
             self.pending_changed()
         if ChangeKind.HISTORY in changes:
             self.broadcast(HistoryChanged)
+        if ChangeKind.SESSION in changes:
+            self.broadcast(SessionsChanged)
         if changes.new_inbox_files:
             paths = [str(path) for path in changes.new_inbox_files]
             self.broadcast(lambda: InboxFilesArrived(paths))
