@@ -6,7 +6,8 @@ import os
 import signal
 
 import pytest
-from app_support import notifications, wait_group
+from app_support import MakeApp, notifications, wait_group
+from textual.widgets import Input, Log
 
 from ovtui.app.run_process import RunProcess, RunWorkerError
 from ovtui.app.screens.run import RunScreen
@@ -42,16 +43,18 @@ async def test_a_killed_worker_is_reported_with_its_exit_code(sample_workspace: 
         await process.run()
 
 
-async def test_the_app_reports_a_failed_run_and_is_ready_for_the_next(sample_workspace, make_app):
+async def test_the_app_reports_a_failed_run_and_is_ready_for_the_next(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
     app = make_app(sample_workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         run = app.screen
         assert isinstance(run, RunScreen)
-        run.query_one("#dataset").value = "missing"
+        run.query_one("#dataset", Input).value = "missing"
         await pilot.press("t")
         await wait_group(app, pilot, "run")
         assert not run.running
         assert any("train run failed" in n and "missing" in n for n in notifications(messages))
-        log = "\n".join(str(line) for line in run.query_one("#run-log").lines)
+        log = "\n".join(str(line) for line in run.query_one("#run-log", Log).lines)
         assert "run failed: RunWorkerError" in log
