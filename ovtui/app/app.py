@@ -202,7 +202,8 @@ class OvtuiApp(App[None]):
             if self.pending_count:
                 self.refresh_stale()
 
-    # --- kernel events -------------------------------------------------------------------------
+    # --- runs ----------------------------------------------------------------------------------
+    # A run computes in its own process (RunProcess), so nothing here competes with it for the GIL.
     def on_kernel_events_ready(self, _: KernelEventsReady) -> None:
         events = self.pump.drain()
         if not events:
