@@ -88,7 +88,9 @@ async def test_the_review_diff_flags_lines_the_agent_cannot_use(
         assert "⚠ line 5 is not understood by the sample agent: - Be warm." in screen_text(app)
 
 
-async def test_evidence_lists_the_passing_trajectories_an_item_might_break(workspace, make_app):
+async def test_evidence_lists_the_passing_trajectories_an_item_might_break(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     trajectory = "viking://user/default/memories/trajectories/{}.md"
     item = PolicyPlanItem(
         kind="upsert_experience",
