@@ -282,8 +282,11 @@ class ReviewScreen(MainScreen):
         if not item.evidence_trajectory_uris:
             self.notify("this item has no evidence trajectories", severity="warning")
             return
+        counter = [str(u) for u in item.metadata.get("counter_evidence", [])]
         self.app.push_screen(
-            EvidenceScreen(self.workspace, item.target_experience_name, item.evidence_trajectory_uris)
+            EvidenceScreen(
+                self.workspace, item.target_experience_name, item.evidence_trajectory_uris, counter
+            )
         )
 
     def action_toggle_unified(self) -> None:
