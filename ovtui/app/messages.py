@@ -45,6 +45,10 @@ class ExperiencesChanged(Message, bubble=False):
     """Experience files changed (in the app or outside it)."""
 
 
+class SessionsChanged(Message, bubble=False):
+    """A session, a commit's archive or memory_diff, or a session task changed."""
+
+
 class InboxFilesArrived(Message, bubble=False):
     """Rollout files were dropped into the inbox (workspace-relative paths)."""
 

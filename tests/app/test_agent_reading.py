@@ -3,12 +3,13 @@ Review, next to what a plan will do on validation cases, its evidence and any le
 
 from __future__ import annotations
 
-from app_support import edit_experience, screen_text, settle
+from app_support import MakeApp, edit_experience, screen_text, settle
 
 from ovtui.app.review_view import item_header
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.review import ItemDecision, PendingPlan
+from ovtui.service import Workspace
 
 
 def test_review_shows_validation_leaks_evidence_and_unread_lines() -> None:
@@ -48,7 +49,9 @@ def test_review_shows_validation_leaks_evidence_and_unread_lines() -> None:
     )
 
 
-async def test_the_memories_screen_flags_lines_the_agent_cannot_use(workspace, make_app):
+async def test_the_memories_screen_flags_lines_the_agent_cannot_use(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     edit_experience(
         workspace.root,
         "aaa_refund_help",
@@ -68,7 +71,9 @@ async def test_the_memories_screen_flags_lines_the_agent_cannot_use(workspace, m
         assert "line 4 is not understood" not in text
 
 
-async def test_the_review_diff_flags_lines_the_agent_cannot_use(workspace, make_app):
+async def test_the_review_diff_flags_lines_the_agent_cannot_use(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     item = PolicyPlanItem(
         kind="upsert_experience",
         target_experience_name="refund_help",
@@ -83,7 +88,9 @@ async def test_the_review_diff_flags_lines_the_agent_cannot_use(workspace, make_
         assert "⚠ line 5 is not understood by the sample agent: - Be warm." in screen_text(app)
 
 
-async def test_evidence_lists_the_passing_trajectories_an_item_might_break(workspace, make_app):
+async def test_evidence_lists_the_passing_trajectories_an_item_might_break(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     trajectory = "viking://user/default/memories/trajectories/{}.md"
     item = PolicyPlanItem(
         kind="upsert_experience",

@@ -22,7 +22,7 @@ from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import Experience, ExperienceSet
 from ovtui.errors import OvtuiError
 
-PREVIEW_ROWS = 200
+PREVIEW_ROWS = 60  # a screenful or two: reading them must take well under 0.2 s
 
 
 @dataclass(frozen=True)
