@@ -243,10 +243,15 @@ class PendingPlans:
         return self._update(plan_id, change)
 
     def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
+        """Decide every undecided item; a decision the reviewer already made, and its note, stay."""
+
         def change(pending: PendingPlan) -> None:
             _still_open(pending)
             pending.decisions = [
-                ItemDecision(item=d.item, decision=decision, note=note) for d in pending.decisions
+                ItemDecision(item=d.item, decision=decision, note=note or d.note)
+                if d.decision == "pending"
+                else d
+                for d in pending.decisions
             ]
 
         return self._update(plan_id, change)
