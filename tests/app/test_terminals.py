@@ -143,3 +143,11 @@ async def test_the_revert_dialog_focuses_revert_and_says_so(workspace: Workspace
         assert "enter: Revert" in screen_text(app)
         await press_and_settle(pilot, "enter")
     assert not (workspace.root / "memories" / "experiences" / "baggage_allowance.md").exists()
+
+
+async def test_the_help_title_is_read_whole_at_the_floor(workspace: Workspace, make_app: MakeApp) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await press_and_settle(pilot, "question_mark")
+        text = " ".join(line.strip(" █") for line in screen_text(app).splitlines())
+        assert "ctrl+p lists them as commands" in " ".join(text.split())  # was cut after "remap any id u"
