@@ -169,7 +169,7 @@ class PendingPlans:
     def edit_after(self, plan_id: str, item: int, after_content: str) -> PendingPlan:
         pending = self.get(plan_id)
         target = pending.plan.items[item]
-        if target.kind != "upsert_experience":
+        if target.kind != "upsert":
             raise OvtuiError("only an upsert's after-content can be edited")
         target.after_content = after_content.strip()
         target.metadata["edited_by_reviewer"] = True
@@ -208,7 +208,7 @@ class PendingPlans:
 
 
 def _is_stale(item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
-    existing = current.get(item.target_experience_name)
+    existing = current.get(item.target_name)
     if existing is None:
         return bool(item.base_conflict(None, None, exists=False))
     return bool(item.base_conflict(existing.content, existing.version, exists=True))

@@ -75,18 +75,18 @@ def _field(memory: MemoryFile | None, name: str) -> str | None:
 
 def item_section(item: PolicyPlanItem, current: MemoryFile | None, title: str) -> DiffSection:
     """A plan item as a diff: content, and status/name where the plan changes them."""
-    deleted = item.kind == "delete_experience"
+    deleted = item.kind == "delete"
     before_content = item.before_content
     after_content = None if deleted else item.after_content
     changes: list[FieldChange] = []
     if before_content is None:
-        changes.append(FieldChange("name", None, item.target_experience_name))
+        changes.append(FieldChange("name", None, item.target_name))
     if before_content != after_content:
         changes.append(FieldChange("content", before_content, after_content))
     current_status = show_value(current.fields.get("status")) if current else None
     new_status = item.metadata.get("status")
     if deleted:
-        changes.append(FieldChange("name", item.target_experience_name, None))
+        changes.append(FieldChange("name", item.target_name, None))
     elif new_status and new_status != current_status:
         changes.append(FieldChange("status", current_status, str(new_status)))
     if item.base_version is not None:

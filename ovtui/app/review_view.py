@@ -30,7 +30,7 @@ def decision_text(decision: str) -> Text:
 def item_row(
     pending: PendingPlan, index: int, item: PolicyPlanItem
 ) -> tuple[str, Text, Text, str, str, str, Text]:
-    deleting = item.kind == "delete_experience"
+    deleting = item.kind == "delete"
     kind = (
         Text("DELETE", style="bold red")
         if deleting
@@ -42,7 +42,7 @@ def item_row(
         str(index),
         decision_text(pending.decisions[index].decision),
         kind,
-        item.target_experience_name,
+        item.target_name,
         confidence,
         str(len(item.evidence_trajectory_uris)),
         stale,
@@ -54,9 +54,9 @@ def item_header(
 ) -> Text:
     decision = pending.decisions[index]
     text = Text()
-    text.append(f"{item.target_experience_name}", style="bold")
-    text.append(f"  {relative(item.target_experience_uri)}\n", style="dim")
-    if item.kind == "delete_experience":
+    text.append(f"{item.target_name}", style="bold")
+    text.append(f"  {relative(item.target_uri)}\n", style="dim")
+    if item.kind == "delete":
         text.append("DELETE: approving removes this experience file\n", style="bold red")
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "unknown"
     text.append(

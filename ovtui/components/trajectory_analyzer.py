@@ -2,25 +2,27 @@
 
 Evaluation precedence: the rollout's own evaluation, else the injected evaluator, else a fallback
 that only says whether a trajectory was extracted (and carries no reward bonus). The evaluation's
-feedback is appended to what the backend reads. Trajectory files are add-only and named
-``<name>_<timestamp>.md``; they record the case name and the outcome.
+feedback is appended to what the backend reads. Trajectory files are add-only and named as
+OpenViking names them, ``<name>_<YYYYMMDDHHMMSS>.md``, with ``_<16 hex>`` added when that name is
+taken; they record the task query (OpenViking requires it), the case and the outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import threading
 from datetime import UTC, datetime
 from typing import Any
 
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
+from ovtui.components.rollout_executor import user_query
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.types import TRAJECTORIES
 from ovtui.workspace.paths import slugify
 from ovtui.workspace.store import MemoryStore
-
-TRAJECTORIES = "trajectories"
 
 
 def feedback_text(evaluation: RubricEvaluation) -> str:
@@ -30,6 +32,12 @@ def feedback_text(evaluation: RubricEvaluation) -> str:
         mark = "ok" if result.passed else "FAILED"
         lines.append(f"- [{mark}] {result.criterion_name}: {'; '.join(result.feedback)}".rstrip(": "))
     return "\n".join(lines)
+
+
+def task_query(rollout: Rollout) -> str:
+    """What the user asked: the first user message, else the case's query."""
+    first = next((m.text for m in rollout.messages if m.role == "user" and m.text.strip()), None)
+    return first if first is not None else user_query(rollout.case)
 
 
 def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
@@ -97,15 +105,17 @@ class TrajectoryRolloutAnalyzer:
             "case_name": rollout.case.name,
             "retrieval_anchor": draft.retrieval_anchor or None,
             "reward": evaluation.score,
+            "task_query": task_query(rollout),
+            "case_uris": _str_list(rollout.metadata.get("case_uris")),
+            "source_archive_uri": _str_or_none(rollout.metadata.get("source_archive_uri")),
             "version": 1,
         }
         memory = MemoryFile(content=draft.content, fields=fields)
         with self._naming:
-            path = folder / schema.filename(name, when=now)
-            suffix = 1
+            stem = schema.filename(name, when=now).removesuffix(".md")
+            path = folder / f"{stem}.md"
             while path.exists():  # add-only: two rollouts in the same second get distinct files
-                suffix += 1
-                path = folder / schema.filename(f"{name}_{suffix}", when=now)
+                path = folder / f"{stem}_{secrets.token_hex(8)}.md"
             uri = self.store.write_new(path, memory)
         return Trajectory(
             name=name,
@@ -119,3 +129,13 @@ class TrajectoryRolloutAnalyzer:
                 "passed": evaluation.passed,
             },
         )
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

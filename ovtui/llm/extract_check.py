@@ -113,7 +113,8 @@ class AnswerChecker:
     ) -> ExtractedOperation | None:
         given_uri = item.pop("uri", None)
         extras = {k: item.pop(k) for k in list(item) if k in self.item_extras}
-        name = str(item.get(schema.name_field, ""))
+        # A one-file type (profile) has no name field: its type names it.
+        name = str(item.get(schema.name_field, "")) if schema.name_field else schema.memory_type
         try:
             validate_name(name, what=f"{label}.{schema.name_field}")
             uri = (

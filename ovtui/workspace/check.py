@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
-from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.memory.fileformat import MemoryFile, parse_memory, quoted_marker_line
 from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
@@ -89,9 +89,10 @@ def _field_problems(
         out.append(
             ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
         )
-    name = fields.get(schema.name_field)
-    if schema.filename_template == f"{{{schema.name_field}}}.md" and isinstance(name, str) and name != stem:
-        out.append((schema.name_field, f"{schema.name_field} {name!r} does not match the file name {stem!r}"))
+    key = schema.name_field
+    name = fields.get(key) if key else None
+    if key and schema.filename_template == f"{{{key}}}.md" and isinstance(name, str) and name != stem:
+        out.append((key, f"{key} {name!r} does not match the file name {stem!r}"))
     for key in ("links", "backlinks"):
         links = fields.get(key)
         if links is not None and not (
@@ -122,6 +123,16 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                 continue
             for key, message in _field_problems(schema, memory, path.stem, text):
                 report.problems.append(Problem(rel, _line_of_key(text, key), message))
+            quoted = quoted_marker_line(memory, text)
+            if quoted is not None:
+                report.problems.append(
+                    Problem(
+                        rel,
+                        quoted,
+                        "the body quotes a '<!-- MEMORY_FIELDS' marker: OpenViking would take it as the "
+                        "fields comment and lose the real fields (quote it without the '<!--')",
+                    )
+                )
 
 
 def _case_error(exc: ValidationError) -> str:
