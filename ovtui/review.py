@@ -19,6 +19,7 @@ from pydantic import Field
 from ovtui.domain import Experience, ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
+from ovtui.memory.types import EXPERIENCES
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
@@ -176,12 +177,28 @@ class PendingPlans:
         self.save(pending)
         return pending
 
+    def _is_stale(self, item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
+        """Experiences are compared with the snapshot; other types read their file (rare, small)."""
+        if item.memory_type == EXPERIENCES:
+            existing = current.get(item.target_name)
+            if existing is None:
+                return bool(item.base_conflict(None, None, exists=False))
+            return bool(item.base_conflict(existing.content, existing.version, exists=True))
+        try:
+            uri = item.target_uri or self.store.uri_for_name(item.memory_type, item.target_name)
+            memory = self.store.read_uri(uri)
+        except OvtuiError:
+            return False  # the updater reports what is wrong with the target when it is applied
+        if memory is None:
+            return bool(item.base_conflict(None, None, exists=False))
+        return bool(item.base_conflict(memory.content, memory.version, exists=True))
+
     def refresh_stale(self, policy_set: ExperienceSet) -> builtins.list[str]:
         """Mark items whose target changed since planning; returns the ids of plans that changed."""
         current = policy_set.by_name()
         changed: builtins.list[str] = []
         for pending in self.list():
-            stale = [i for i, it in enumerate(pending.plan.items) if _is_stale(it, current)]
+            stale = [i for i, it in enumerate(pending.plan.items) if self._is_stale(it, current)]
             if stale != pending.stale:
                 pending.stale = stale
                 self.save(pending)
@@ -205,10 +222,3 @@ class PendingPlans:
 
     def _event(self, plan_id: str) -> asyncio.Event:
         return self._settled.setdefault(plan_id, asyncio.Event())
-
-
-def _is_stale(item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
-    existing = current.get(item.target_name)
-    if existing is None:
-        return bool(item.base_conflict(None, None, exists=False))
-    return bool(item.base_conflict(existing.content, existing.version, exists=True))

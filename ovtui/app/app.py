@@ -33,9 +33,9 @@ from ovtui.app.messages import (
 )
 from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.screens.evidence import EvidenceScreen
-from ovtui.app.screens.experiences import ExperiencesScreen
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.history import HistoryScreen
+from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.screens.run import RunScreen
 from ovtui.app.widgets.vim_table import VimTable
@@ -43,7 +43,7 @@ from ovtui.config import save_config
 from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, watch_workspace
 
-MAIN_SCREENS = ("run", "review", "history", "experiences")
+MAIN_SCREENS = ("run", "review", "history", "memories")
 
 
 class OvtuiApp(App[None]):
@@ -54,7 +54,7 @@ class OvtuiApp(App[None]):
         "run": RunScreen,
         "review": ReviewScreen,
         "history": HistoryScreen,
-        "experiences": ExperiencesScreen,
+        "memories": MemoriesScreen,
     }
     DEFAULT_MODE = "run"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -62,7 +62,7 @@ class OvtuiApp(App[None]):
         Binding("1", "show('run')", "Run", id="app.run_screen"),
         Binding("2", "show('review')", "Review", id="app.review_screen"),
         Binding("3", "show('history')", "History", id="app.history_screen"),
-        Binding("4", "show('experiences')", "Experiences", id="app.experiences_screen"),
+        Binding("4", "show('memories')", "Memories", id="app.memories_screen"),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("D", "toggle_dry_run", "Dry run", id="app.dry_run", show=False),
     ]
@@ -91,7 +91,7 @@ class OvtuiApp(App[None]):
             ("Run", RunScreen),
             ("Review", ReviewScreen),
             ("History", HistoryScreen),
-            ("Experiences", ExperiencesScreen),
+            ("Memories", MemoriesScreen),
             ("Lists", VimTable),
             ("Evidence", EvidenceScreen),
             ("Dialogs", ConfirmModal),

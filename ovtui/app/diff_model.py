@@ -89,6 +89,13 @@ def item_section(item: PolicyPlanItem, current: MemoryFile | None, title: str) -
         changes.append(FieldChange("name", item.target_name, None))
     elif new_status and new_status != current_status:
         changes.append(FieldChange("status", current_status, str(new_status)))
+    extra = item.metadata.get("fields")
+    if not deleted and isinstance(extra, dict):
+        # Other fields the item sets (an entity's category, a case's rubric), as declared by its type.
+        for key, value in extra.items():
+            old = show_value(current.fields.get(key)) if current else None
+            if key != "status" and show_value(value) != old:
+                changes.append(FieldChange(key, old, show_value(value)))
     if item.base_version is not None:
         after_version = None if deleted else str(item.base_version + 1)
         changes.append(FieldChange("version", str(item.base_version), after_version))

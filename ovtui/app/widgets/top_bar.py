@@ -12,7 +12,7 @@ from textual.widgets import Label, Static, Switch
 if TYPE_CHECKING:
     from ovtui.app.app import OvtuiApp
 
-TABS = (("run", "1 Run"), ("review", "2 Review"), ("history", "3 History"), ("experiences", "4 Experiences"))
+TABS = (("run", "1 Run"), ("review", "2 Review"), ("history", "3 History"), ("memories", "4 Memories"))
 
 
 class TopBar(Horizontal):
