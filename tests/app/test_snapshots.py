@@ -80,7 +80,7 @@ def test_history_record_diff(app, snap_compare):
     assert snap_compare(with_history(app), terminal_size=SIZE, press=["3"])
 
 
-def test_experiences_list_and_markdown(app, snap_compare):
+def test_memories_list_and_markdown(app, snap_compare):
     assert snap_compare(app, terminal_size=SIZE, press=["4", "j"])
 
 
