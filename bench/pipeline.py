@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
 import sys
 import tempfile
@@ -25,12 +24,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ovtui.components.memory_store import EXPERIENCES  # noqa: E402
-from ovtui.context import ExecutionContext  # noqa: E402
+from ovtui.context import ExecutionContext, RunContext  # noqa: E402
 from ovtui.domain import Rollout  # noqa: E402
-from ovtui.events import EventBus  # noqa: E402
 from ovtui.memory.fileformat import render_memory  # noqa: E402
 from ovtui.sample_env.agent import SampleAgentExecutor  # noqa: E402
-from ovtui.sample_env.generate import generate_cases  # noqa: E402
+from ovtui.sample_env.generate import (  # noqa: E402
+    DEFAULT_SEED,
+    DEFAULT_TEST_COUNT,
+    DEFAULT_TRAIN_COUNT,
+    generate_cases,
+    write_dataset,
+)
+from ovtui.sample_env.workspace import DATASET  # noqa: E402
 from ovtui.service import Workspace  # noqa: E402
 
 TOPICS = ["billing", "seating", "meals", "loyalty", "baggage", "pets", "visas", "wifi", "lounges", "upgrades"]
@@ -49,7 +54,7 @@ def make_workspace(root: Path, experiences: int) -> None:
         )
         fields = {"experience_name": name, "memory_type": EXPERIENCES, "status": "production", "version": 1}
         (folder / f"{name}.md").write_text(render_memory(content, fields), encoding="utf-8")
-    shutil.copytree(ROOT / "sample_workspace" / "datasets", root / "datasets")
+    write_dataset(root / "datasets" / DATASET, DEFAULT_SEED, DEFAULT_TRAIN_COUNT, DEFAULT_TEST_COUNT)
     (root / "ovtui.toml").write_text('[review]\npolicy = "all"\n', encoding="utf-8")
 
 
@@ -60,7 +65,7 @@ async def produce_rollouts(workspace: Workspace, count: int) -> list[Rollout]:
 
 async def run_once(root: Path, rollouts: list[Rollout], batch: int, *, apply: bool) -> float:
     workspace = Workspace(root)
-    engine = workspace.engine(EventBus(), approve="all", dry_run=False, wait_for_review=False)
+    engine = workspace.engine(RunContext(), approve="all", dry_run=False, wait_for_review=False)
     policy = workspace.experiences()
     started = time.perf_counter()
     for start in range(0, len(rollouts), batch):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from ovtui.memory.fileformat import render_memory  # noqa: E402
 from ovtui.memory.memory_diff import FileChange, build_memory_diff  # noqa: E402
 from ovtui.review import ItemDecision  # noqa: E402
 from ovtui.sample_env.generate import generate_dataset, write_cases  # noqa: E402
+from ovtui.sample_env.workspace import write_sample_workspace  # noqa: E402
 from ovtui.workspace.history import INDEX_FILE, RECORD_FILE, HistoryEntry, new_history_id  # noqa: E402
 
 PREFIX = "viking://user/default/memories/experiences/"
@@ -57,9 +57,7 @@ def big_content(changed: bool) -> str:
 
 
 def build_workspace(root: Path, experiences: int, history: int, rollouts: int) -> None:
-    shutil.copytree(
-        ROOT / "sample_workspace", root, ignore=shutil.ignore_patterns(".ovtui", "runs", "history")
-    )
+    write_sample_workspace(root)  # the package's sample data, never the repository folder's state
     config = (root / "ovtui.toml").read_text()
     (root / "ovtui.toml").write_text(config.replace('policy = "ask"', 'policy = "all"'))
     folder = root / "memories" / "experiences"

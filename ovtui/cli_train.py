@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+from ovtui.cli_commands import where, whole_number
 from ovtui.events import Event
 from ovtui.reports import RunReport
 from ovtui.service import TrainOptions, Workspace
@@ -57,9 +58,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     train.add_argument("workspace", nargs="?", default=".", type=Path)
     train.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
-    train.add_argument("--epochs", type=int, help="epochs over the train split (default: [trainer] epochs)")
-    train.add_argument("--batch-size", type=int)
-    train.add_argument("--limit", type=int, help="use only the first N train cases")
+    train.add_argument(
+        "--epochs",
+        type=whole_number(0),
+        help="epochs over the train split; 0 only evaluates (default: [trainer] epochs)",
+    )
+    train.add_argument(
+        "--batch-size", type=whole_number(1), help="cases per batch (default: [trainer] batch_size)"
+    )
+    train.add_argument("--limit", type=whole_number(0), help="use only the first N train cases")
     train.add_argument(
         "--approve", metavar="POLICY", help="all | none | ask | confidence>=X (default: [review] policy)"
     )
@@ -83,11 +90,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def _finish(report: RunReport, workspace: Workspace) -> int:
     print(report.summary())
-    print(f"report: {workspace.paths.relative(workspace.paths.runs / report.run_id / 'report.json')}")
+    print(f"report: {where(workspace.paths.runs / report.run_id / 'report.json')}")
     if report.cancelled:
         print("run cancelled; everything applied so far is consistent and recorded", file=sys.stderr)
         return 130
     return 1 if report.errors and not report.stages else 0
+
+
+def workspace_label(root: Path) -> str:
+    """The workspace by name: as reachable from here, or its full path when it is the current folder."""
+    shown = where(root)
+    return str(root.resolve()) if shown == "." else shown
 
 
 def _open(root: Path) -> Workspace:
@@ -100,9 +113,7 @@ def _open(root: Path) -> Workspace:
 def run_train(args: argparse.Namespace) -> int:
     workspace = _open(args.workspace)
     progress = ProgressLine()
-    print(
-        f"ovtui train · {workspace.paths.relative(workspace.root) or '.'} · backend {workspace.backend_label}"
-    )
+    print(f"ovtui train · {workspace_label(workspace.root)} · backend {workspace.backend_label}")
     if args.watch:
         return asyncio.run(_watch(workspace, args, progress))
     options = TrainOptions(

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
+from workspace_support import build_sample_workspace
 
 
 def _ovtui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -22,7 +21,7 @@ def _ovtui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_train_prints_the_report_and_saves_it(tmp_path: Path) -> None:
     root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     proc = _ovtui("train", str(root), "--epochs", "2", "--approve", "all", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -47,7 +46,7 @@ def test_train_prints_the_report_and_saves_it(tmp_path: Path) -> None:
 
 def test_train_with_a_bad_dataset_line_names_file_and_line(tmp_path: Path) -> None:
     root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     train = root / "datasets" / "support" / "train.jsonl"
     lines = train.read_text().splitlines()
     lines[2] = '{"name": "broken"}'
@@ -60,7 +59,7 @@ def test_train_with_a_bad_dataset_line_names_file_and_line(tmp_path: Path) -> No
 
 def test_watch_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
     root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     proc = subprocess.Popen(
         [sys.executable, "-m", "ovtui", "train", str(root), "--watch", "--approve", "all"],
         stdout=subprocess.PIPE,

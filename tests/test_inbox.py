@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
+
+from workspace_support import build_sample_workspace
 
 from ovtui.context import ExecutionContext
 from ovtui.events import Event
@@ -12,12 +13,10 @@ from ovtui.sample_env.agent import SampleAgentExecutor
 from ovtui.sample_env.generate import generate_cases
 from ovtui.service import Workspace
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
-
 
 async def test_stream_trains_on_new_files_and_quarantines_bad_ones(tmp_path: Path) -> None:
     root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     (root / "ovtui.toml").write_text(
         '[review]\npolicy = "all"\n[trainer]\nmax_gradients_per_update = 2\nmax_wait_seconds = 0.2\n'
     )

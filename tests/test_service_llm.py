@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 from fakes.helpers import KEY_ENV, SECRET_KEY
 from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from workspace_support import build_sample_workspace
 
 from ovtui.memory.fileformat import parse_memory
 from ovtui.service import TrainOptions, Workspace
@@ -15,7 +15,6 @@ from ovtui.service import TrainOptions, Workspace
 pytest_plugins = ["fakes.fixtures"]
 
 TRAJECTORY = "## Task\n- change a booking\n## Steps\n1. change_flight\n## Outcome\n- failure"
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
 GUIDANCE = (
     "## Situation\n- A customer asks to change or cancel a booking\n"
     "## Approach\n- get_reservation first\n- ask for explicit confirmation before acting\n"
@@ -70,7 +69,7 @@ def scripted_model(request: RecordedRequest) -> Reply:
 
 async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     (root / "ovtui.toml").write_text(
         f'[llm]\nbackend = "openai"\nbase_url = "{fake.base_url}"\nmodel = "fake-model"\n'
         f'api_key_env = "{KEY_ENV}"\nmax_retries = 1\ntimeout = 10\n'

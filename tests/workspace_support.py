@@ -66,3 +66,13 @@ def build_workspace(root: Path) -> Path:
         }
         (traj_dir / f"{name}.md").write_text(render_memory(content, fields), encoding="utf-8")
     return root
+
+
+def build_sample_workspace(root: Path) -> Path:
+    """A fresh sample workspace written from the package's sample data, exactly as
+    ``ovtui init DIR --sample`` writes it. Tests never copy the repository's folder: its state is
+    whatever a user last did to it."""
+    from ovtui.cli_commands.init import init_workspace
+
+    init_workspace(root, sample=True)
+    return root

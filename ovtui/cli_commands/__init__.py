@@ -6,7 +6,9 @@ reads the user from ``ovtui.toml`` and finishes an apply that a crash interrupte
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ovtui.config import load_config
@@ -14,6 +16,32 @@ from ovtui.errors import ConfigError
 from ovtui.workspace.opening import recover_on_start, require_workspace
 from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``minimum`` (0 really means zero)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is too small: use {minimum} or more")
+        return value
+
+    parse.__name__ = "whole number"  # argparse names the type in its own messages
+    return parse
+
+
+def where(path: Path | str) -> str:
+    """A path as the user can open it from where they stand: relative to the current folder when it
+    lies inside it, absolute otherwise (a workspace-relative path opens nothing from elsewhere)."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return str(resolved)
 
 
 def open_store(workspace: Path | str, *, strict_config: bool = True, recover_now: bool = True) -> MemoryStore:

@@ -7,7 +7,7 @@ import difflib
 import json
 from collections.abc import Iterator
 
-from ovtui.cli_commands import open_store
+from ovtui.cli_commands import open_store, whole_number
 from ovtui.errors import OvtuiError
 from ovtui.memory.memory_diff import RECORD_KINDS, MemoryDiff
 from ovtui.workspace.history import HistoryEntry, HistoryStore
@@ -27,7 +27,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     history.add_argument("--kind", choices=RECORD_KINDS, help="only records of this kind")
     history.add_argument("--grep", metavar="TEXT", help="only records whose files or texts contain TEXT")
     history.add_argument("--uri", help="only records touching this URI (or path suffix)")
-    history.add_argument("--limit", type=int, default=None, help="at most N records")
+    history.add_argument("--limit", type=whole_number(0), default=None, help="at most N records")
     history.add_argument("--json", action="store_true", help="machine-readable output")
     history.set_defaults(handler=run_history)
 

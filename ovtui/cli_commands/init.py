@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
+from ovtui.cli_commands import where
 from ovtui.config import CONFIG_NAME, OvtuiConfig, save_config
 from ovtui.errors import OvtuiError
+from ovtui.workspace.fsio import make_dirs
 from ovtui.workspace.paths import WorkspacePaths
 
 FOLDERS = (
@@ -40,13 +43,27 @@ def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
         save_config(root, OvtuiConfig())
     paths = WorkspacePaths(root)
     for folder in FOLDERS:
-        (paths.root / folder).mkdir(parents=True, exist_ok=True)
+        make_dirs(paths.root / folder, root=paths.root)
     return paths
+
+
+def next_steps(root: Path, *, sample: bool) -> list[str]:
+    """What to run next, with paths that work from the current folder."""
+    ws = shlex.quote(where(root))
+    if sample:
+        return [
+            f"next: `ovtui train {ws} --epochs 3 --approve all` trains the sample agent on its cases,",
+            f"      or `ovtui {ws}` opens the app",
+        ]
+    return [
+        f"next: add cases to {where(root / 'datasets')}/<name>/{{train,test}}.jsonl (see docs/cases.md),",
+        f"      then `ovtui train {ws} --dataset <name>` or `ovtui {ws}`",
+    ]
 
 
 def run_init(args: argparse.Namespace) -> int:
     paths = init_workspace(args.workspace, sample=args.sample)
-    print(f"workspace ready: {paths.root}")
-    datasets = paths.relative(paths.datasets)
-    print(f"next: add cases to {datasets}/<name>/{{train,test}}.jsonl, then `ovtui {args.workspace}`")
+    print(f"workspace ready: {where(paths.root)}")
+    for line in next_steps(paths.root, sample=args.sample):
+        print(line)
     return 0

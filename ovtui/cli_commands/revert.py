@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ovtui.cli_commands import open_store
+from ovtui.errors import RevertConflictError
 from ovtui.memory.revert import revert
 
 
@@ -21,7 +22,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def run_revert(args: argparse.Namespace) -> int:
     store = open_store(args.workspace)
-    result = revert(store, args.id, dry_run=args.dry_run, force=args.force)
+    try:
+        result = revert(store, args.id, dry_run=args.dry_run, force=args.force)
+    except RevertConflictError as exc:
+        raise RevertConflictError(f"{exc} (use --force to revert anyway)") from None
     head = "dry run: would revert" if result.dry_run else "reverted"
     counts = f"{len(result.written_uris)} written, {len(result.deleted_uris)} deleted"
     print(f"{head} {result.reverted} ({counts}); record {result.history_id}")

@@ -2,8 +2,11 @@
 
 add → delete the file; update → restore the ``before`` content and fields with ``version`` set to
 the current one + 1 (a revert is a write); delete → recreate the file (version + 1). A file that
-changed after the record (its text is no longer the record's ``after``) is a conflict: the revert
-is refused, naming every such file, unless forced. A forced revert says so in its own record.
+changed after the record (its content or meaningful fields are no longer the record's ``after``;
+the ``version`` write counter and trace fields do not count, so records can be reverted newest
+first one after another) is a conflict: the revert is refused, naming every such file, unless
+forced. A forced revert says so in its own record. A record already undone by a revert (that was
+not itself reverted) is refused, naming that revert.
 """
 
 from __future__ import annotations
@@ -71,6 +74,19 @@ def _restored(restore: str, current: str | None, expected: str | None) -> str:
     return MemoryFile(content=memory.content, fields=fields).render()
 
 
+def _unchanged(current: str | None, expected: str | None) -> bool:
+    if current is None or expected is None:
+        return current is expected
+    return same_memory(current, expected)
+
+
+def reverted_by(history: HistoryStore, record_id: str) -> str | None:
+    """The revert that currently undoes ``record_id``: the newest one that was not itself reverted."""
+    reverts = [e for e in history.list(kind="revert") if not e.dry_run]
+    undone = {e.reverts for e in reverts}
+    return next((e.id for e in reverts if e.reverts == record_id and e.id not in undone), None)
+
+
 def _read_current(store: MemoryStore, uri: str) -> tuple[Path, str | None]:
     path = store.paths.path_for(uri)
     if path.exists():
@@ -97,11 +113,14 @@ def revert(
                 f"history record {record_id} is a dry run: it wrote no memory file, "
                 "so there is nothing to revert"
             )
+        already = reverted_by(history, record_id)
+        if already is not None:
+            raise OvtuiError(f"history record {record_id} is already reverted by {already}")
         changes: list[FileChange] = []
         conflicts: list[str] = []
         for target in _targets(record):
             path, current = _read_current(store, target.uri)
-            if current != target.expected:
+            if not _unchanged(current, target.expected):
                 conflicts.append(store.paths.relative(path))
             if target.restore is None:
                 after = None
@@ -112,8 +131,7 @@ def revert(
             changes.append(FileChange(target.uri, target.memory_type, current, after))
         if conflicts and not force:
             raise RevertConflictError(
-                f"cannot revert {record_id}: changed after the record: {', '.join(conflicts)} "
-                "(use --force to revert anyway)"
+                f"cannot revert {record_id}: changed after the record: {', '.join(conflicts)}"
             )
         now = datetime.now(UTC)
         new_id = new_history_id(now)

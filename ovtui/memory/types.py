@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ovtui.errors import ConfigError
-from ovtui.workspace.paths import validate_name
+from ovtui.workspace.paths import file_stem, validate_name
 
 # The types the training loop itself names; every other type is only ever looked up by name.
 EXPERIENCES = "experiences"
@@ -93,7 +93,8 @@ class MemoryTypeSchema(BaseModel):
         fields: Mapping[str, Any] | None = None,
     ) -> str:
         """The file name (relative to ``directory``) of a memory called ``name``; other placeholders
-        come from ``fields`` and the time. Every value is validated: it becomes a path component."""
+        come from ``fields`` and the time. Lower-cased as OpenViking names files (``Seat_Change``
+        lives in ``seat_change.md``), and validated: every value becomes a path component."""
         moment = when or datetime.now(UTC)
         times = {
             "timestamp": moment.strftime("%Y%m%d%H%M%S"),
@@ -109,8 +110,12 @@ class MemoryTypeSchema(BaseModel):
             value = name if key == self.name_field else (fields or {}).get(key)
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"a {self.memory_type} file name needs the field {key!r}")
-            values[key] = validate_name(value, what=f"{self.memory_type} {key}")
-        return self.filename_template.format(**values)
+            values[key] = file_stem(value, what=f"{self.memory_type} {key}")
+        filename = self.filename_template.format(**values)
+        for part in filename.split("/"):  # the whole name, suffixes included, is what the reader checks
+            stem, dot, _extension = part.rpartition(".")
+            validate_name(stem if dot else part, what=f"{self.memory_type} file name")
+        return filename
 
     def holds(self, rel: str) -> bool:
         """Whether a workspace-relative path is where a file of this type lives (by shape only)."""

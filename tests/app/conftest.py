@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from app_support import make_workspace
+from workspace_support import build_sample_workspace
 
 from ovtui.app.app import OvtuiApp
 from ovtui.service import Workspace
-
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
 
 
 @pytest.fixture(autouse=True)
@@ -29,12 +27,8 @@ def workspace(tmp_path: Path) -> Workspace:
 
 @pytest.fixture
 def sample_workspace(tmp_path: Path) -> Workspace:
-    """A fresh copy of the repository's sample workspace (the offline learner's home)."""
-    if not (SAMPLE / "ovtui.toml").exists():
-        pytest.skip("sample_workspace/ is not in this checkout")
-    root = tmp_path / "sample"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".ovtui", "runs", "history"))
-    return Workspace(root)
+    """A fresh sample workspace from the package's sample data (the offline learner's home)."""
+    return Workspace(build_sample_workspace(tmp_path / "sample"))
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from workspace_support import build_sample_workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
 
 
 class Pane:
@@ -68,10 +68,7 @@ class Pane:
 
 
 def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path):
-    if not (SAMPLE / "ovtui.toml").exists():
-        pytest.skip("sample_workspace/ is not in this checkout")
-    root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns(".ovtui", "runs", "history"))
+    root = build_sample_workspace(tmp_path / "ws")
     config = (
         (root / "ovtui.toml")
         .read_text()

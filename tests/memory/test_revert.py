@@ -7,7 +7,7 @@ from plan_support import append_line, apply, delete, experience, snapshot, upser
 from workspace_support import experience_uri, trajectory_uri
 
 from ovtui.errors import OvtuiError, RevertConflictError
-from ovtui.memory.fileformat import parse_memory
+from ovtui.memory.fileformat import parse_memory, render_memory
 from ovtui.memory.revert import arevert, revert
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.store import MemoryStore
@@ -59,7 +59,7 @@ def test_revert_refuses_when_a_file_changed_after_the_record(store: MemoryStore)
     assert (
         "memories/experiences/refund_status.md" in message and "memories/experiences/gift_cards.md" in message
     )
-    assert "--force" in message
+    assert "--force" not in message  # CLI wording: the CLI adds it, the app offers its own action
     assert snapshot(store.paths.root) == before
     assert len(HistoryStore(store.paths).list()) == records_before
 
@@ -115,3 +115,45 @@ async def test_async_revert_accepts_a_unique_prefix(store: MemoryStore) -> None:
 def test_unknown_record_is_a_clear_error(store: MemoryStore) -> None:
     with pytest.raises(OvtuiError, match="no history record matches"):
         revert(store, "nope")
+
+
+def test_records_revert_newest_first_one_after_another(store: MemoryStore) -> None:
+    original = _memory_texts(store)
+    records = [
+        apply(store, append_line(store, "refund_status", "- one"), upsert(store, "gift_cards", "g")),
+        apply(
+            store, append_line(store, "refund_status", "- two"), append_line(store, "gift_cards", "- more")
+        ),
+        apply(store, append_line(store, "refund_status", "- three"), delete(store, "address_change")),
+    ]
+    for record in reversed(records):
+        result = revert(store, record.history_id or "")
+        assert result.conflicts == []
+    now = _memory_texts(store)
+    assert set(now) == set(original)
+    for path, text in original.items():  # every file says what it said; versions moved on
+        old, new = parse_memory(text), parse_memory(now[path])
+        assert new.content == old.content and new.without("version") == old.without("version"), path
+
+
+def test_a_changed_field_that_matters_is_still_a_conflict(store: MemoryStore) -> None:
+    first = apply(store, append_line(store, "refund_status", "- one"))
+    path = store.paths.path_for(experience_uri("refund_status"))
+    memory = parse_memory(path.read_text(encoding="utf-8"))
+    path.write_text(
+        render_memory(memory.content, {**memory.fields, "status": "deprecated"}), encoding="utf-8"
+    )
+    with pytest.raises(RevertConflictError, match=r"refund_status\.md"):
+        revert(store, first.history_id or "")
+
+
+def test_reverting_an_already_reverted_record_names_the_revert(store: MemoryStore) -> None:
+    applied = apply(store, append_line(store, "refund_status", "- one"), upsert(store, "gift_cards", "g"))
+    undone = revert(store, applied.history_id or "")
+    before = snapshot(store.paths.root)
+    with pytest.raises(OvtuiError, match=f"already reverted by {undone.history_id}$"):
+        revert(store, applied.history_id or "", force=True)
+    assert snapshot(store.paths.root) == before
+    redone = revert(store, undone.history_id)  # undoing the revert makes the record revertible again
+    assert revert(store, applied.history_id or "").reverted == applied.history_id
+    assert redone.reverted == undone.history_id

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from sample_loop import LoopReport, accuracy, evaluate, train
+from workspace_support import build_sample_workspace
 
 from ovtui.components.memory_store import ExperienceSetLoader
+from ovtui.components.offline.consolidate import contradictions
 from ovtui.components.offline.sections import SECTIONS, parse_sections
 from ovtui.domain import Case, Experience, ExperienceSet
 from ovtui.memory.fileformat import parse_memory, render_memory
@@ -21,18 +23,22 @@ from ovtui.sample_env.generate import generate_cases, read_cases
 from ovtui.sample_env.intents import INTENTS
 from ovtui.workspace.store import MemoryStore
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
 SPECIFIC = re.compile(r"\bC\d{4}\b|\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b|@|\d{4}-\d{2}-\d{2}|\b\d{2,}\b")
 
 
 @pytest.fixture(scope="module")
-def start() -> ExperienceSet:
-    return ExperienceSetLoader(MemoryStore.open(SAMPLE)).load_sync()
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_sample_workspace(tmp_path_factory.mktemp("sample") / "ws")
 
 
 @pytest.fixture(scope="module")
-def trained(start: ExperienceSet) -> tuple[ExperienceSet, LoopReport]:
-    cases = read_cases(SAMPLE / "datasets" / "support" / "train.jsonl")
+def start(sample: Path) -> ExperienceSet:
+    return ExperienceSetLoader(MemoryStore.open(sample)).load_sync()
+
+
+@pytest.fixture(scope="module")
+def trained(sample: Path, start: ExperienceSet) -> tuple[ExperienceSet, LoopReport]:
+    cases = read_cases(sample / "datasets" / "support" / "train.jsonl")
     return train(cases, start, epochs=3, batch_size=8)
 
 
@@ -54,9 +60,9 @@ def learned_experiences(start: ExperienceSet, trained: ExperienceSet) -> list[Ex
 
 
 def test_accuracy_on_the_held_out_test_split(
-    start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+    sample: Path, start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
 ) -> None:
-    cases = read_cases(SAMPLE / "datasets" / "support" / "test.jsonl")
+    cases = read_cases(sample / "datasets" / "support" / "test.jsonl")
     baseline, after = accuracy(evaluate(cases, start)), accuracy(evaluate(cases, trained[0]))
     assert baseline <= 0.4
     assert after >= 0.8, (baseline, after)
@@ -78,10 +84,10 @@ def test_training_got_better_batch_by_batch(trained: tuple[ExperienceSet, LoopRe
 
 
 def test_learned_experiences_read_like_guidance(
-    start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+    sample: Path, start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
 ) -> None:
     learned = learned_experiences(start, trained[0])
-    specifics = case_specifics(read_cases(SAMPLE / "datasets" / "support" / "train.jsonl"))
+    specifics = case_specifics(read_cases(sample / "datasets" / "support" / "train.jsonl"))
     assert sorted(p.name for p in learned) == sorted(i.signature for i in INTENTS)
     for experience in learned:
         headings = [line[3:] for line in experience.content.splitlines() if line.startswith("## ")]
@@ -89,8 +95,10 @@ def test_learned_experiences_read_like_guidance(
         assert not SPECIFIC.search(experience.content), (experience.name, SPECIFIC.search(experience.content))
         assert not {w for w in specifics if w in experience.content}, experience.name
         sections = parse_sections(experience.content)
-        assert sections.approach and sections.reflect, experience.name
+        # Approach holds the steps; Reflect only lessons the steps do not already carry out.
+        assert sections.approach, experience.name
         assert all(re.match(r"- (NEVER|ALWAYS) ", line) for line in sections.reflect), sections.reflect
+        assert contradictions([*sections.approach, *sections.reflect]) == [], experience.name
         assert len(experience.content.splitlines()) == len(set(experience.content.splitlines()))
         text = render_memory(
             experience.content, {"experience_name": experience.name, "version": experience.version}

@@ -6,11 +6,12 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from workspace_support import build_sample_workspace
+
 from ovtui.domain import Case
 from ovtui.sample_env.generate import generate_cases, generate_dataset, main, read_cases, write_cases
 from ovtui.sample_env.intents import INTENTS
 
-SHIPPED = Path(__file__).resolve().parents[2] / "sample_workspace" / "datasets" / "support"
 ID = re.compile(r"\bC\d{4}\b|\b(?=[A-Z0-9]{6}\b)(?=[A-Z0-9]*\d)[A-Z][A-Z0-9]{5}\b")
 
 
@@ -28,10 +29,13 @@ def test_same_seed_same_cases_other_seed_other_cases() -> None:
     assert dump(generate_cases("train", 12, 5)) != dump(generate_cases("train", 12, 6))
 
 
-def test_shipped_dataset_is_what_the_generator_writes(tmp_path: Path) -> None:
-    main([str(tmp_path)])
+def test_the_sample_workspace_dataset_is_what_the_generator_writes(tmp_path: Path) -> None:
+    main([str(tmp_path / "generated")])
+    shipped = build_sample_workspace(tmp_path / "ws") / "datasets" / "support"
     for split in ("train", "test"):
-        assert (tmp_path / f"{split}.jsonl").read_text() == (SHIPPED / f"{split}.jsonl").read_text()
+        assert (tmp_path / "generated" / f"{split}.jsonl").read_text() == (
+            shipped / f"{split}.jsonl"
+        ).read_text()
 
 
 def test_split_sizes_cover_every_intent_and_variant() -> None:

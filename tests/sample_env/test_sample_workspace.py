@@ -1,10 +1,12 @@
-"""The shipped sample workspace: valid config and memory files, mirrored links, a low baseline."""
+"""The sample workspace (`ovtui init --sample`): valid config and memory files, mirrored links,
+a low baseline."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from workspace_support import build_sample_workspace
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.offline.sections import SECTIONS
@@ -15,22 +17,25 @@ from ovtui.sample_env.generate import read_cases
 from ovtui.sample_env.workspace import write_sample_workspace
 from ovtui.workspace.store import MemoryStore
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_sample_workspace(tmp_path_factory.mktemp("sample") / "ws")
 
 
 @pytest.fixture(scope="module")
-def store() -> MemoryStore:
-    return MemoryStore.open(SAMPLE)
+def store(sample: Path) -> MemoryStore:
+    return MemoryStore.open(sample)
 
 
-def test_config_validates() -> None:
-    config = load_config(SAMPLE)
+def test_config_validates(sample: Path) -> None:
+    config = load_config(sample)
     assert config.llm.backend == "offline"
     assert (config.trainer.dataset, config.review.policy, config.review.dry_run) == ("support", "ask", False)
     assert (config.workspace.user, config.trainer.agent) == ("default", "sample")
 
 
-def test_memory_files_parse_and_follow_the_format(store: MemoryStore) -> None:
+def test_memory_files_parse_and_follow_the_format(sample: Path, store: MemoryStore) -> None:
     experiences, trajectories = store.load_type("experiences"), store.load_type("trajectories")
     assert experiences.problems == [] and trajectories.problems == []
     assert len(experiences.files) == 12 and len(trajectories.files) == 3
@@ -39,7 +44,7 @@ def test_memory_files_parse_and_follow_the_format(store: MemoryStore) -> None:
         assert (memory.fields["memory_type"], memory.fields["version"]) == ("experiences", 1)
         headings = [line[3:] for line in memory.content.splitlines() if line.startswith("## ")]
         assert headings == list(SECTIONS)
-    assert all((SAMPLE / "inbox" / name / ".gitkeep").exists() for name in ("rollouts", "sessions"))
+    assert all((sample / "inbox" / name / ".gitkeep").exists() for name in ("rollouts", "sessions"))
 
 
 def test_links_are_mirrored_as_backlinks(store: MemoryStore) -> None:
@@ -52,16 +57,17 @@ def test_links_are_mirrored_as_backlinks(store: MemoryStore) -> None:
         assert store.read_uri(link["from_uri"]) is not None
 
 
-def test_the_files_are_what_the_builder_writes(tmp_path: Path) -> None:
+def test_the_files_are_what_the_builder_writes(sample: Path, tmp_path: Path) -> None:
     write_sample_workspace(tmp_path)
     built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert built
     for relative in built:
-        assert (SAMPLE / relative).read_bytes() == (tmp_path / relative).read_bytes(), relative
+        assert (sample / relative).read_bytes() == (tmp_path / relative).read_bytes(), relative
 
 
-def test_starter_experiences_leave_the_graded_intents_to_learn(store: MemoryStore) -> None:
+def test_starter_experiences_leave_the_graded_intents_to_learn(sample: Path, store: MemoryStore) -> None:
     policy_set = ExperienceSetLoader(store).load_sync()
-    cases = read_cases(SAMPLE / "datasets" / "support" / "test.jsonl")
+    cases = read_cases(sample / "datasets" / "support" / "test.jsonl")
     rollouts = SampleAgentExecutor().execute_sync(cases, policy_set, ExecutionContext("baseline"))
     used = {name for r in rollouts for name in r.metadata["experiences_used"]}
     assert used <= {"conversation_etiquette"}

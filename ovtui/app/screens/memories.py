@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Label, Markdown, Select
 
 from ovtui.app.messages import ExperiencesChanged
 from ovtui.app.screens.base import MainScreen
-from ovtui.app.widgets.top_bar import TopBar
+from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
@@ -58,14 +58,14 @@ class MemoriesScreen(MainScreen):
         Binding("h", "focus_table", "List", id="memories.list", show=False),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
         self.rows: dict[str, MemoryRow] = {}
         self.shown: str | None = None
         self.memory_type = EXPERIENCES
 
     def compose(self) -> ComposeResult:
-        yield TopBar(self.KEY)
+        yield self.top_bar()
         with Horizontal(id="memories-head"):
             types = self.workspace.store.registry.browse_order()
             yield Select(
@@ -79,7 +79,6 @@ class MemoriesScreen(MainScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one("#memories", VimTable)
         table.add_columns("name", "status", "version", "changed (UTC)", "links")
         self.action_reload()
@@ -92,12 +91,9 @@ class MemoriesScreen(MainScreen):
         select = self.query_one("#memory-type", Select)
         select.value = types[(types.index(self.memory_type) + 1) % len(types)]
 
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if (
-            event.select.id == "memory-type"
-            and isinstance(event.value, str)
-            and event.value != self.memory_type
-        ):
+    @on(Select.Changed, "#memory-type")
+    def _type_chosen(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self.memory_type:
             self.memory_type = event.value
             self.query_one("#memories-title", Label).update(f"loading {event.value}…")
             self.action_reload()
@@ -115,7 +111,7 @@ class MemoriesScreen(MainScreen):
         try:
             rows, problems = self._rows(memory_type)
         except (OvtuiError, OSError) as exc:
-            self.app.call_from_thread(self.ovtui.report_error, f"loading {memory_type}", exc)
+            self.app.call_from_thread(self.report_error, f"loading {memory_type}", exc)
             return
         self.app.call_from_thread(self._fill, memory_type, rows, problems)
 
@@ -168,8 +164,9 @@ class MemoriesScreen(MainScreen):
         self.shown = None
         self._show(table.selected_key or (rows[0].uri if rows else None))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id == "memories" and event.row_key.value is not None:
+    @on(DataTable.RowHighlighted, "#memories")
+    def _memory_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
             uri = str(event.row_key.value)
             self.follow_cursor(lambda: self._show(uri))
 
