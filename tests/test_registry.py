@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from workspace_support import build_sample_workspace
 
 from ovtui.config import load_config
 from ovtui.context import ExecutionContext
@@ -14,9 +14,6 @@ from ovtui.errors import ConfigError
 from ovtui.registry import EXECUTORS, Registry, Resources
 from ovtui.sample_env.agent import SampleAgentExecutor
 from ovtui.service import TrainOptions, Workspace
-
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_workspace"
-
 
 SEEN: list[ExecutionContext] = []
 
@@ -39,7 +36,7 @@ def _recording(resources: Resources) -> RecordingExecutor:
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     return root
 
 

@@ -4,6 +4,10 @@ Tests import helpers from here, never from ``conftest`` (several conftest module
 
 from __future__ import annotations
 
+import atexit
+import functools
+import shutil
+import tempfile
 from pathlib import Path
 
 from ovtui.memory.fileformat import render_memory
@@ -76,3 +80,12 @@ def build_sample_workspace(root: Path) -> Path:
 
     init_workspace(root, sample=True)
     return root
+
+
+@functools.cache
+def pristine_sample() -> Path:
+    """One sample workspace per test process, written from the package's data, for tests that only
+    read it (tests that write build their own with ``build_sample_workspace``)."""
+    parent = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
+    atexit.register(shutil.rmtree, parent, ignore_errors=True)
+    return build_sample_workspace(parent / "sample_workspace")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from sample_loop import accuracy, evaluate, train
+from workspace_support import pristine_sample
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.offline.consolidate import contradictions
@@ -22,7 +23,7 @@ from ovtui.memory.fileformat import render_memory
 from ovtui.sample_env.generate import read_cases
 from ovtui.workspace.store import MemoryStore
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
+SAMPLE = pristine_sample()
 REWORDING = json.loads((Path(__file__).parents[1] / "fixtures" / "reworded_criteria.json").read_text())
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from sample_loop import accuracy, evaluate
+from workspace_support import pristine_sample
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
@@ -19,7 +20,7 @@ from ovtui.sample_env.understanding import classify_intent
 from ovtui.sample_env.vocabulary import correct
 from ovtui.workspace.store import MemoryStore
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
+SAMPLE = pristine_sample()
 PLAIN = Path(__file__).parents[1] / "fixtures" / "plain_english"
 ROOT = "viking://user/default/memories/experiences"
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from watchfiles import watch
+from workspace_support import build_sample_workspace
 
 from ovtui.cli import COMMANDS
 from ovtui.context import ExecutionContext
@@ -29,7 +30,6 @@ from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_workspace"
 CONFIG = '[review]\npolicy = "all"\n[trainer]\nepochs = 1\nmax_wait_seconds = 0.2\n'
 BAD_ROLLOUT = "bad.json"
 # Runs the given commands one after the other through the real entry point, in this process, and
@@ -67,7 +67,7 @@ def test_the_command_list_covers_every_cli_command(tmp_path: Path) -> None:
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """A sample workspace with one applied record, and a valid rollout's JSON for the inbox."""
     root = tmp_path_factory.mktemp("template") / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     (root / "ovtui.toml").write_text(CONFIG, encoding="utf-8")
     workspace = Workspace(root)
     cases = generate_cases("train", 1, seed=11)
