@@ -127,6 +127,12 @@ class MemoryTypeSchema(BaseModel):
             return rest == self.filename_template
         return rest.count("/") == self.filename_template.count("/")
 
+    def naming(self) -> str:
+        """How files of the type are named, for prompts."""
+        if self.name_field is None:
+            return f"One file ({self.filename_template}), edited in place"
+        return f"One item per file, named by `{self.name_field}`"
+
     def name_of(self, fields: Mapping[str, Any], rel: str) -> str:
         """The display name of a file: its name field, else the file name without ``.md``."""
         value = fields.get(self.name_field) if self.name_field else None
