@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ovtui.components.policy_staging import plan_target
 from ovtui.context import ApplyOptions
 from ovtui.domain import Experience, ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
@@ -190,8 +191,7 @@ class PendingPlans:
                 return bool(item.base_conflict(None, None, exists=False))
             return bool(item.base_conflict(existing.content, existing.version, exists=True))
         try:
-            uri = item.target_uri or self.store.uri_for_name(item.memory_type, item.target_name)
-            memory = self.store.read_uri(uri)
+            memory = self.store.read_uri(plan_target(self.store, item).uri)
         except OvtuiError:
             return False  # the updater reports what is wrong with the target when it is applied
         if memory is None:

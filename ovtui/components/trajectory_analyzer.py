@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -51,11 +52,17 @@ class TrajectoryRolloutAnalyzer:
     _naming = threading.Lock()
 
     def __init__(
-        self, store: MemoryStore, extractor: TrajectoryExtractor, evaluator: RolloutEvaluator | None = None
+        self,
+        store: MemoryStore,
+        extractor: TrajectoryExtractor,
+        evaluator: RolloutEvaluator | None = None,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
         self.store = store
         self.extractor = extractor
         self.evaluator = evaluator
+        self.clock = clock  # the file name's timestamp
 
     async def analyze(self, rollout: Rollout) -> RolloutAnalysis:
         evaluation, source = await self._evaluation(rollout)
@@ -96,7 +103,7 @@ class TrajectoryRolloutAnalyzer:
         name = slugify(draft.name, fallback="trajectory")
         folder = self.store.type_dir(TRAJECTORIES)
         schema = self.store.registry.get(TRAJECTORIES)
-        now = datetime.now(UTC)
+        now = self.clock()
         outcome = draft.outcome if draft.outcome != TrajectoryOutcome.UNKNOWN else outcome_of(evaluation)
         fields = {
             "trajectory_name": name,

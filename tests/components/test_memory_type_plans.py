@@ -10,11 +10,13 @@ from pathlib import Path
 from plan_support import append_line, apply, experience, fixed_clock, snapshot
 
 from ovtui.components.backends import TrajectoryDraft
+from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.domain import (
     Case,
     Message,
     PolicyPlanItem,
+    PolicyUpdatePlan,
     Rollout,
     Rubric,
     RubricEvaluation,
@@ -22,6 +24,7 @@ from ovtui.domain import (
 )
 from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.revert import revert
+from ovtui.review import ItemDecision, PendingPlans
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.store import MemoryStore
 
@@ -131,6 +134,36 @@ def test_profile_entities_and_add_only_cases_follow_their_declarations(store: Me
     assert experience(store, "refund_status") is not None  # nothing else touched
 
 
+def test_a_pending_entity_edit_turns_stale_when_its_file_changes(store: MemoryStore) -> None:
+    def entity_edit(after: str) -> PolicyPlanItem:
+        current = store.read(store.paths.root / "memories/entities/person/caroline.md")
+        return PolicyPlanItem(
+            kind="upsert",
+            memory_type="entities",
+            target_name="caroline",
+            before_content=current.content,
+            base_version=current.version,
+            after_content=after,
+            metadata={"fields": {"category": "person"}},
+        )
+
+    create = PolicyPlanItem(
+        kind="upsert",
+        memory_type="entities",
+        target_name="caroline",
+        after_content="# Caroline",
+        metadata={"fields": {"category": "person"}},
+    )
+    assert not apply(store, create, clock=fixed_clock).errors
+    pending = PendingPlans(store)
+    plan = PolicyUpdatePlan(items=[entity_edit("# Caroline\n- pilot")], metadata={"plan_id": "p1"})
+    pending.park(plan, [ItemDecision(item=0)])
+    experiences = ExperienceSetLoader(store).load_sync()
+    assert pending.refresh_stale(experiences) == []
+    assert not apply(store, entity_edit("# Caroline\n- edited elsewhere"), clock=fixed_clock).errors
+    assert pending.refresh_stale(experiences) == ["p1"] and pending.get("p1").stale == [0]
+
+
 class OneDraft:
     label = "test"
 
@@ -148,12 +181,12 @@ async def test_trajectories_carry_task_query_and_openviking_names(store: MemoryS
         evaluation=RubricEvaluation(passed=True, score=1.0),
         metadata={"case_uris": ["viking://user/default/memories/cases/seat_change.md"]},
     )
-    analyzer = TrajectoryRolloutAnalyzer(store, OneDraft())
+    analyzer = TrajectoryRolloutAnalyzer(store, OneDraft(), clock=fixed_clock)
     first = await analyzer.analyze(rollout)
-    second = await analyzer.analyze(rollout)  # most likely the same second: the name is taken
+    second = await analyzer.analyze(rollout)  # the same second: the name is taken
     names = [Path(t.uri).name for t in [*first.trajectories, *second.trajectories]]
-    pattern = re.compile(r"seat_change_\d{14}(_[0-9a-f]{16})?\.md")
-    assert all(pattern.fullmatch(n) for n in names) and len(set(names)) == 2, names
+    assert names[0] == "seat_change_20261129120000.md"
+    assert re.fullmatch(r"seat_change_20261129120000_[0-9a-f]{16}\.md", names[1]), names
     fields = store.read(store.paths.path_for(first.trajectories[0].uri)).fields
     assert fields["task_query"] == "Can I get an aisle seat?"
     assert fields["case_uris"] == ["viking://user/default/memories/cases/seat_change.md"]
