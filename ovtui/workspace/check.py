@@ -17,8 +17,9 @@ from pydantic import ValidationError
 from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
+from ovtui.memory.cases import case_from_memory
 from ovtui.memory.fileformat import MemoryFile, parse_memory, quoted_marker_line
-from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
+from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -123,6 +124,8 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                 continue
             for key, message in _field_problems(schema, memory, path.stem, text):
                 report.problems.append(Problem(rel, _line_of_key(text, key), message))
+            if memory_type == CASES:
+                _check_case(memory, rel, text, report)
             quoted = quoted_marker_line(memory, text)
             if quoted is not None:
                 report.problems.append(
@@ -133,6 +136,15 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                         "fields comment and lose the real fields (quote it without the '<!--')",
                     )
                 )
+
+
+def _check_case(memory: MemoryFile, rel: str, text: str, report: CheckReport) -> None:
+    """A case memory (of either tool) must be convertible to a training Case."""
+    try:
+        case_from_memory(memory, source=rel)
+    except MemoryFormatError as exc:
+        key = next((k for k in ("case_name", "input", "rubric") if f"'{k}'" in exc.reason), "case_name")
+        report.problems.append(Problem(rel, _line_of_key(text, key), f"not a training case: {exc.reason}"))
 
 
 def _case_error(exc: ValidationError) -> str:

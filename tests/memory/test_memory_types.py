@@ -211,3 +211,17 @@ def test_plans_parked_in_the_old_format_still_load() -> None:
         PolicyPlanItem.model_validate({"kind": "delete_experience", "target_experience_name": "a"}).kind
         == "delete"
     )
+
+
+def test_check_flags_a_case_memory_that_is_no_training_case(tmp_path: Path) -> None:
+    store = fixture_workspace(tmp_path)
+    fields = {"case_name": "broken", "task_signature": "x", "input": "{}", "rubric": "[1, 2]"}
+    (tmp_path / "memories/cases/broken.md").write_text(
+        render_memory("# broken", {**fields, "memory_type": "cases"})
+    )
+    report = CheckReport()
+    check_memories(store, report)
+    cases = [(p.path, p.message) for p in report.problems if p.path.startswith("memories/cases/")]
+    assert cases == [
+        ("memories/cases/broken.md", "not a training case: case field 'rubric' must hold a JSON object")
+    ]
