@@ -16,7 +16,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from ovtui.components.policy_staging import plan_target
 from ovtui.context import ApplyOptions
 from ovtui.domain import Experience, ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
@@ -26,6 +25,7 @@ from ovtui.memory.types import EXPERIENCES
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace.targets import plan_target
 
 Decision = Literal["pending", "approved", "rejected"]
 

@@ -35,9 +35,7 @@ def _recording(resources: Resources) -> RecordingExecutor:
 
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    build_sample_workspace(root)
-    return root
+    return build_sample_workspace(tmp_path / "ws")
 
 
 def _set_agent(root: Path, name: str) -> None:

@@ -9,13 +9,14 @@ import functools
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from ovtui.memory.fileformat import render_memory
 
 USER = "default"
 PREFIX = f"viking://user/{USER}/"
 
-EXPERIENCES = {
+EXPERIENCES: dict[str, tuple[str, dict[str, Any]]] = {
     "reservation_cancellation": (
         "## Situation\n- Customer asks to cancel a booking\n## Approach\n- Look the reservation up first\n"
         "## Reflect\n- NEVER cancel before explicit confirmation",
@@ -88,4 +89,4 @@ def pristine_sample() -> Path:
     read it (tests that write build their own with ``build_sample_workspace``)."""
     parent = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
-    return build_sample_workspace(parent / "sample_workspace")
+    return build_sample_workspace(parent / "sample")

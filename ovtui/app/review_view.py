@@ -37,9 +37,13 @@ def item_label(item: PolicyPlanItem) -> str:
     return item.target_name if item.memory_type == EXPERIENCES else f"{item.memory_type}: {item.target_name}"
 
 
+def apply_label(dry_run: bool) -> str:
+    return "Apply plan — DRY RUN (p)" if dry_run else "Apply plan (p)"
+
+
 def item_row(
     pending: PendingPlan, index: int, item: PolicyPlanItem
-) -> tuple[str, Text, Text, str, str, str, Text]:
+) -> tuple[str, Text, Text, Text, str, str, str]:
     deleting = item.kind == "delete"
     kind = (
         Text("DELETE", style="bold red")
@@ -51,11 +55,11 @@ def item_row(
     return (
         str(index),
         decision_text(pending.decisions[index].decision),
+        stale,
         kind,
         item_label(item),
         confidence,
         str(len(item.evidence_trajectory_uris)),
-        stale,
     )
 
 
@@ -73,7 +77,7 @@ def item_header(
         f"confidence {confidence} · {len(item.evidence_trajectory_uris)} evidence trajectories (o) · "
     )
     text.append_text(decision_text(decision.decision))
-    if decision.note and decision.decision != "pending":
+    if decision.note:
         text.append(f" — {decision.note}", style="italic")
     rationale = str(item.metadata.get("rationale") or "")
     if rationale:

@@ -8,7 +8,7 @@ from ovtui.cli_commands import open_store
 from ovtui.workspace.check import check_workspace
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("check", help="validate every memory file, dataset line and the config")
     parser.add_argument("workspace", nargs="?", default=".", help="the workspace (default: current folder)")
     parser.set_defaults(handler=run_check)

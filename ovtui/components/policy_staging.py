@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ovtui.bounds import oversized_memory
 from ovtui.domain import ItemError, PolicyPlanItem, PolicyStatus
 from ovtui.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
@@ -23,23 +24,13 @@ from ovtui.memory.links import DERIVED_FROM, make_link, merge_links
 from ovtui.memory.memory_diff import FileChange, same_memory_file
 from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
 from ovtui.memory.types import EXPERIENCES, MemoryTypeSchema
-from ovtui.workspace.paths import linkless_path, validate_name
+from ovtui.workspace.paths import linkless_path, same_name
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace.targets import Target, plan_target
 
 # Fields a plan item may not set through metadata["fields"]: the updater owns them (and the
 # type's name field, which the item's target_name sets).
 RESERVED_FIELDS = frozenset({"content", "memory_type", "version", "links", "backlinks"})
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a plan item's file is: its type, name, path and URI."""
-
-    schema: MemoryTypeSchema
-    name: str
-    path: str
-    uri: str
-    rel: str
 
 
 @dataclass
@@ -49,9 +40,14 @@ class StagedFile:
     before: str | None  # the text on disk when staging started (None: absent)
     memory: MemoryFile | None  # the working state (None: to be deleted / absent)
     touched: bool = False
+    rendered: str | None = None  # the text of ``memory``, rendered once when it was staged
 
     def render(self) -> str | None:
-        return None if self.memory is None else self.memory.render()
+        if self.memory is None:
+            return None
+        if self.rendered is None:
+            self.rendered = self.memory.render()
+        return self.rendered
 
 
 @dataclass
@@ -70,31 +66,6 @@ class StagedPlan:
                 if after != staged.before:
                     out.append(FileChange(staged.uri, staged.memory_type, staged.before, after))
         return out
-
-
-def plan_target(store: MemoryStore, item: PolicyPlanItem) -> Target:
-    """Where a plan item's file is, by its type's declaration (validated; never retargeted)."""
-    schema = store.registry.get(item.memory_type)
-    name = item.target_name
-    if schema.name_field is not None:
-        validate_name(name, what=f"{schema.memory_type} {schema.name_field}")
-    if schema.timestamped:
-        # The name carries a creation time: only the URI can designate an existing file.
-        if not item.target_uri:
-            raise OvtuiError(f"a {schema.memory_type} item needs the target_uri of an existing file")
-        rel = store.paths.relative_of(item.target_uri)
-        if not schema.holds(rel):
-            raise UnsafePathError(f"{item.target_uri} is not a {schema.memory_type} file")
-    else:
-        fields = item.metadata.get("fields")
-        filename = schema.filename(name, fields=fields if isinstance(fields, dict) else None)
-        rel = f"{schema.directory}/{filename}"
-    path = linkless_path(str(store.paths.root), rel)
-    uri = store.paths.uri_prefix + rel
-    if item.target_uri and item.target_uri != uri:
-        # Never retarget an edit: a URI that disagrees with the name is an error, not a hint.
-        raise OvtuiError(f"target URI {item.target_uri} does not match {schema.memory_type} {name!r} ({uri})")
-    return Target(schema, name, path, uri, rel)
 
 
 class PlanStager:
@@ -157,7 +128,7 @@ class PlanStager:
         except (OvtuiError, OSError) as exc:
             self.plan.item_errors.append(ItemError(item=index, target=label, message=str(exc)))
             return
-        self.plan.targets.add(target.uri)
+        texts: list[str | None] = []
         for staged, memory in pending.values():
             first_write = not staged.touched
             if (
@@ -167,7 +138,14 @@ class PlanStager:
                 and "version" in memory.fields
             ):
                 memory.fields["version"] = staged.memory.version + 1
-            staged.memory, staged.touched = memory, True
+            texts.append(None if memory is None else memory.render())
+            oversized = oversized_memory(staged.uri[len(self.paths.uri_prefix) :], texts[-1])
+            if oversized:
+                self.plan.item_errors.append(ItemError(item=index, target=label, message=oversized))
+                return
+        for (staged, memory), text in zip(pending.values(), texts, strict=True):
+            staged.memory, staged.touched, staged.rendered = memory, True, text
+        self.plan.targets.add(target.uri)
 
     def _check_base(self, item: PolicyPlanItem, staged: StagedFile, rel: str) -> None:
         current = staged.memory
@@ -202,6 +180,10 @@ class PlanStager:
         else:
             fields = current.fields
             fields["version"] = current.version  # bumped once per apply when committed
+            key = schema.name_field
+            named = fields.get(key) if key else None
+            if key and not (isinstance(named, str) and same_name(named, target.name)):
+                fields[key] = target.name  # the file is the memory: its name field follows
         self._apply_metadata(item, schema, fields, rel)
         links = self._stage_links(item, uri, pending)
         if links:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, bound_rollout, cut_text, cut_utf8
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
 from ovtui.components.rollout_executor import user_query
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
@@ -65,6 +66,7 @@ class TrajectoryRolloutAnalyzer:
         self.clock = clock  # the file name's timestamp
 
     async def analyze(self, rollout: Rollout) -> RolloutAnalysis:
+        rollout = bound_rollout(rollout)  # what reaches a trajectory (and a prompt) is bounded by field
         evaluation, source = await self._evaluation(rollout)
         drafts = await self.extractor.extract(rollout, evaluation, feedback_text(evaluation))
         if source == "fallback":
@@ -110,14 +112,15 @@ class TrajectoryRolloutAnalyzer:
             "memory_type": TRAJECTORIES,
             "outcome": TrajectoryOutcome(outcome).value,
             "case_name": rollout.case.name,
-            "retrieval_anchor": draft.retrieval_anchor or None,
+            "retrieval_anchor": cut_text(draft.retrieval_anchor, MAX_FIELD_CHARS) or None,
             "reward": evaluation.score,
             "task_query": task_query(rollout),
             "case_uris": _str_list(rollout.metadata.get("case_uris")),
             "source_archive_uri": _str_or_none(rollout.metadata.get("source_archive_uri")),
             "version": 1,
         }
-        memory = MemoryFile(content=draft.content, fields=fields)
+        content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
+        memory = MemoryFile(content=content, fields=fields)
         with self._naming:
             stem = schema.filename(name, when=now).removesuffix(".md")
             path = folder / f"{stem}.md"
@@ -127,7 +130,7 @@ class TrajectoryRolloutAnalyzer:
         return Trajectory(
             name=name,
             uri=uri,
-            content=draft.content,
+            content=content,
             outcome=TrajectoryOutcome(outcome),
             retrieval_anchor=draft.retrieval_anchor,
             metadata={

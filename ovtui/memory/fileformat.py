@@ -31,6 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ovtui.errors import MemoryFormatError
 
+# The memory_type values the training loop itself names (defined here, the leaf every layer may
+# import, and re-exported by memory/types.py: code outside the domain imports them from there).
+EXPERIENCES = "experiences"
+TRAJECTORIES = "trajectories"
+CASES = "cases"
+
 FIELDS_OPEN = "<!-- MEMORY_FIELDS"
 FIELDS_CLOSE = "-->"
 # ``-->`` inside a JSON string, escaped so it cannot close the comment (JSON reads it back as is).

@@ -22,12 +22,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ovtui.errors import ConfigError
-from ovtui.workspace.paths import file_stem, validate_name
 
-# The types the training loop itself names; every other type is only ever looked up by name.
-EXPERIENCES = "experiences"
-TRAJECTORIES = "trajectories"
-CASES = "cases"
+# The types the training loop itself names (defined once, in the file format; re-exported here, where
+# everything outside the domain imports them). Every other type is only ever looked up by name.
+from ovtui.memory.fileformat import CASES as CASES
+from ovtui.memory.fileformat import EXPERIENCES as EXPERIENCES
+from ovtui.memory.fileformat import TRAJECTORIES as TRAJECTORIES
+from ovtui.workspace.paths import file_stem, validate_name
 
 # Filename placeholders filled from the time a file is created, not from its fields.
 TIME_PLACEHOLDERS = frozenset({"timestamp", "year", "month", "day"})

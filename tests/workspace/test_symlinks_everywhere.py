@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -202,8 +203,8 @@ def test_links_below_the_bookkeeping_are_never_followed(
         else:
             results[" ".join(argv)] = _run(argv)
     assert _listing(outside) == before
-    for argv, done in results.items():
-        assert "Traceback" not in done.stderr, (argv, done.stderr)
+    for command, done in results.items():
+        assert "Traceback" not in done.stderr, (command, done.stderr)
     # The writes were tried, and refused by name.
     trained = results[f"train {ws} --limit 2 --no-eval"]
     assert "memories/trajectories/" in trained.stderr and "lies outside the workspace" in trained.stderr
@@ -263,7 +264,7 @@ def test_every_fsio_writer_refuses_a_final_link_or_a_folder_link_leading_outside
     (root / "file_link").symlink_to(victim)
     (root / "dir_link").symlink_to(victim.parent, target_is_directory=True)
     (root / "plain.txt").write_text("mine", encoding="utf-8")
-    writers = {
+    writers: dict[str, Callable[[Path], object]] = {
         "atomic_write_text": lambda p: fsio.atomic_write_text(p, "x", root=root),
         "remove_file": lambda p: fsio.remove_file(p, root=root),
         "open_in_place": lambda p: os.close(fsio.open_in_place(p, os.O_WRONLY | os.O_APPEND, root=root)),

@@ -16,11 +16,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Label, Markdown, Select
+from textual.widgets import DataTable, Footer, Label, Select
 
 from ovtui.app.messages import ExperiencesChanged
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
+from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
@@ -75,7 +76,7 @@ class MemoriesScreen(MainScreen):
         with Horizontal(id="memories-body"):
             yield VimTable(id="memories")
             with VerticalScroll(id="memory-view"):
-                yield Markdown(id="memory-markdown")
+                yield TextMarkdown(id="memory-markdown")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -175,7 +176,7 @@ class MemoriesScreen(MainScreen):
             return
         self.shown = uri
         row = self.rows.get(uri or "")
-        view = self.query_one("#memory-markdown", Markdown)
+        view = self.query_one("#memory-markdown", TextMarkdown)
         if row is None:
             view.update(f"*no {self.memory_type} file selected*")
             return
