@@ -4,10 +4,13 @@ category folders, add-only cases) hold; trajectories are named and filled as Ope
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+from app_support import make_workspace
 from plan_support import append_line, apply, experience, fixed_clock, snapshot
+from workspace_support import experience_uri
 
 from ovtui.components.backends import TrajectoryDraft
 from ovtui.components.memory_store import ExperienceSetLoader
@@ -191,3 +194,42 @@ async def test_trajectories_carry_task_query_and_openviking_names(store: MemoryS
     assert fields["task_query"] == "Can I get an aisle seat?"
     assert fields["case_uris"] == ["viking://user/default/memories/cases/seat_change.md"]
     assert "source_archive_uri" not in fields  # not known for this rollout: not written
+
+
+async def test_a_plan_parked_in_the_old_format_is_listed_and_applied(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path / "ws")
+    uri = experience_uri("refund_status")
+    current = workspace.store.read_uri(uri)
+    assert current is not None
+    old_item = {  # as plans were written before items carried a memory type
+        "kind": "upsert_experience",
+        "target_experience_name": "refund_status",
+        "target_experience_uri": uri,
+        "before_content": current.content,
+        "after_content": current.content + "\n- ALWAYS say the expected date",
+        "base_version": current.version,
+        "confidence": 0.5,
+        "evidence_trajectory_uris": [],
+        "metadata": {},
+    }
+    parked = {
+        "plan_id": "oldplan1",
+        "plan": {"items": [old_item], "metadata": {"plan_id": "oldplan1"}},
+        "decisions": [{"item": 0, "decision": "approved", "note": ""}],
+        "stale": [],
+        "created_at": "2026-11-29T12:00:00+00:00",
+        "run_id": None,
+        "status": "pending",
+        "history_id": None,
+    }
+    folder = workspace.paths.state / "pending"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "oldplan1.json").write_text(json.dumps(parked), encoding="utf-8")
+    (listed,) = workspace.pending.list()
+    assert listed.plan.items[0].memory_type == "experiences" and listed.plan.items[0].kind == "upsert"
+    result = await workspace.apply_pending("oldplan1")
+    assert not result.errors and result.written_uris == [uri]
+    assert (
+        "ALWAYS say the expected date"
+        in (workspace.root / "memories/experiences/refund_status.md").read_text()
+    )
