@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Label, Select
 
-from ovtui.app.messages import ExperiencesChanged
+from ovtui.app.messages import ExperiencesChanged, MemoriesChanged
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.text_markdown import TextMarkdown
@@ -100,7 +100,11 @@ class MemoriesScreen(MainScreen):
             self.action_reload()
 
     def on_experiences_changed(self, _: ExperiencesChanged) -> None:
-        if self.memory_type == EXPERIENCES:
+        # Also sent after an apply or a revert in the app, which may have written any type.
+        self.reload_soon(self.action_reload)
+
+    def on_memories_changed(self, _: MemoriesChanged) -> None:
+        if self.memory_type != EXPERIENCES:
             self.reload_soon(self.action_reload)
 
     def on_stale_view(self) -> None:
