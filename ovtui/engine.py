@@ -219,10 +219,11 @@ class PolicyTrainingEngine:
             outcome.errors.extend(retry.errors)
             return
         parked = self.pending.park(
-            stale_plan, [ItemDecision(item=i) for i in range(len(stale))], run_id=self.run.run_id
+            stale_plan,
+            [ItemDecision(item=i) for i in range(len(stale))],
+            run_id=self.run.run_id,
+            stale=list(range(len(stale))),
         )
-        parked.stale = list(range(len(stale)))
-        self.pending.save(parked)
         outcome.errors.append(
             f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}"
         )

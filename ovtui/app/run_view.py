@@ -56,6 +56,7 @@ class RunProgress:
     cancelled: bool = False
     failed: str | None = None
     waiting_plans: int = 0
+    inbox_files: int = 0  # a stream's files handed to the trainer
 
     def apply(self, event: Event) -> None:
         data = event.data
@@ -76,6 +77,8 @@ class RunProgress:
             self._eval(data)
         elif event.kind == "plan_pending":
             self.waiting_plans += 1
+        elif event.kind == "inbox_processed":
+            self.inbox_files += 1
         elif event.kind == "run_finished":
             self.finished = True
             self.cancelled = bool(data.get("cancelled"))
@@ -109,6 +112,13 @@ class RunProgress:
         c = self.counts
         run_rollouts = self.train_total * self.epochs or None
         run_batches = math.ceil(self.train_total / max(1, self.batch_size)) * self.epochs or None
+        if self.command == "stream":  # no known end: counts, not fractions
+            return [
+                ("rollouts", 0, None, f"{self.inbox_files} inbox file(s) trained on"),
+                ("trajectories", 0, None, f"{c['trajectories']} trajectories from {c['rollouts']} rollouts"),
+                ("gradients", 0, None, f"{c['gradients']} edits"),
+                ("plans", 0, None, f"{c['plans']} plans"),
+            ]
         of_run = f"{c['rollouts']}/{run_rollouts or '?'} of run"
         return [
             (
@@ -136,6 +146,9 @@ class RunProgress:
             return f"{self.command}: FAILED — {self.failed}"
         if self.finished:
             return f"{self.command}: {'cancelled' if self.cancelled else 'finished'}"
+        if self.command == "stream" and self.run_id:
+            waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
+            return f"stream: watching inbox/rollouts/ · {self.inbox_files} file(s) trained on{waiting}"
         where = STAGE_NAMES.get(self.stage, self.stage or "starting")
         epoch = f", epoch {self.epoch + 1}/{self.epochs}" if self.stage == "train_rollouts" else ""
         waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
@@ -186,6 +199,8 @@ def describe_event(event: Event) -> str | None:
     """One log line for an event, or None for the ones shown as progress bars."""
     data = event.data
     if event.kind == "run_started":
+        if data.get("command") == "stream":
+            return f"stream started: watching inbox/rollouts/ ({data.get('backend')})"
         return f"{data.get('command')} started: dataset {data.get('dataset')} ({data.get('backend')})"
     if event.kind == "log":
         level = str(data.get("level", "info"))
@@ -201,11 +216,13 @@ def describe_event(event: Event) -> str | None:
         return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}"
     if event.kind == "plan_applied":
         kind = "dry run" if data.get("dry_run") else "applied"
-        errors = data.get("errors") or []
-        return (
+        errors = [str(error) for error in data.get("errors") or []]
+        line = (
             f"plan {data.get('plan_id')} {kind}: {data.get('written')} written, {data.get('deleted')} deleted"
-            + (f", {len(errors)} error(s)" if errors else "")
         )
+        if errors:  # what was refused, and why (the first reasons; the report has them all)
+            line += f"; {len(errors)} refused: " + "; ".join(errors[:2]) + ("; …" if len(errors) > 2 else "")
+        return line
     if event.kind == "run_finished":
         return (
             "run cancelled: everything applied so far is recorded"

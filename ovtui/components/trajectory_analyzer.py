@@ -10,10 +10,11 @@ taken; they record the task query (OpenViking requires it), the case and the out
 from __future__ import annotations
 
 import asyncio
-import secrets
+import hashlib
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, bound_rollout, cut_text, cut_utf8
@@ -23,6 +24,7 @@ from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory,
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.types import TRAJECTORIES
+from ovtui.workspace.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.workspace.paths import slugify
 from ovtui.workspace.store import MemoryStore
 
@@ -99,9 +101,26 @@ class TrajectoryRolloutAnalyzer:
     def _write_all(
         self, rollout: Rollout, evaluation: RubricEvaluation, drafts: list[TrajectoryDraft]
     ) -> list[Trajectory]:
-        return [self._write(rollout, evaluation, draft) for draft in drafts]
+        key = rollout.metadata.get(INTAKE_KEY)
+        with self._naming:
+            files: list[tuple[Path, MemoryFile]] = []
+            trajectories = []
+            for draft in drafts:
+                path, memory, trajectory = self._prepare(rollout, evaluation, draft, {p for p, _ in files})
+                files.append((path, memory))
+                trajectories.append(trajectory)
+            if key is None:
+                for path, memory in files:
+                    self.store.write_new(path, memory)
+            else:  # from an inbox file: its trajectories and the record that it was taken, at once
+                source = str(rollout.metadata.get(INTAKE_FILE, ""))
+                commit_intake(self.store, files, key=str(key), source=source)
+        return trajectories
 
-    def _write(self, rollout: Rollout, evaluation: RubricEvaluation, draft: TrajectoryDraft) -> Trajectory:
+    def _prepare(
+        self, rollout: Rollout, evaluation: RubricEvaluation, draft: TrajectoryDraft, planned: set[Path]
+    ) -> tuple[Path, MemoryFile, Trajectory]:
+        """The file a draft becomes, under a free add-only name (not on disk, not ``planned``)."""
         name = slugify(draft.name, fallback="trajectory")
         folder = self.store.type_dir(TRAJECTORIES)
         schema = self.store.registry.get(TRAJECTORIES)
@@ -121,15 +140,18 @@ class TrajectoryRolloutAnalyzer:
         }
         content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
         memory = MemoryFile(content=content, fields=fields)
-        with self._naming:
-            stem = schema.filename(name, when=now).removesuffix(".md")
-            path = folder / f"{stem}.md"
-            while path.exists():  # add-only: two rollouts in the same second get distinct files
-                path = folder / f"{stem}_{secrets.token_hex(8)}.md"
-            uri = self.store.write_new(path, memory)
-        return Trajectory(
+        stem = schema.filename(name, when=now).removesuffix(".md")
+        path = folder / f"{stem}.md"
+        attempt = 0
+        while path.exists() or path in planned:  # add-only: rollouts in the same second get distinct files
+            # 16 hex digits as OpenViking adds them; from the file's own text, so identical runs name
+            # their files identically.
+            digest = hashlib.sha256(f"{attempt}\n{memory.render()}".encode()).hexdigest()[:16]
+            path = folder / f"{stem}_{digest}.md"
+            attempt += 1
+        trajectory = Trajectory(
             name=name,
-            uri=uri,
+            uri=self.store.paths.uri_for(path),
             content=content,
             outcome=TrajectoryOutcome(outcome),
             retrieval_anchor=draft.retrieval_anchor,
@@ -139,6 +161,7 @@ class TrajectoryRolloutAnalyzer:
                 "passed": evaluation.passed,
             },
         )
+        return path, memory, trajectory
 
 
 def _str_list(value: Any) -> list[str] | None:

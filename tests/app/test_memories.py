@@ -3,7 +3,7 @@ Memories screen lists it under its type, and History reverts it."""
 
 from __future__ import annotations
 
-from app_support import notifications, screen_text, settle
+from app_support import MakeApp, notifications, screen_text, settle
 
 from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.memories import MemoriesScreen
@@ -11,11 +11,12 @@ from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.review import ItemDecision
+from ovtui.service import Workspace
 
 PLAN_ID = "plan0000pref"
 
 
-def park_preference_plan(workspace: object) -> None:
+def park_preference_plan(workspace: Workspace) -> None:
     plan = PolicyUpdatePlan(
         items=[
             PolicyPlanItem(
@@ -28,10 +29,12 @@ def park_preference_plan(workspace: object) -> None:
         ],
         metadata={"plan_id": PLAN_ID},
     )
-    workspace.pending.park(plan, [ItemDecision(item=0)])  # type: ignore[attr-defined]
+    workspace.pending.park(plan, [ItemDecision(item=0)])
 
 
-async def test_review_shows_and_applies_a_preference_then_memories_lists_it(workspace, make_app):
+async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_preference_plan(workspace)
     target = workspace.root / "memories" / "preferences" / "seating.md"
     app = make_app(workspace)

@@ -5,17 +5,19 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app_support import PLAN_ID, edit_experience, park_demo_plan, screen_text, settle
+from app_support import PLAN_ID, MakeApp, edit_experience, park_demo_plan, screen_text, settle
+from textual.widgets import Select
 from watchfiles import Change
 
 from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.memory.fileformat import render_memory
+from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, classify, summarise, watch_workspace
 
 
-def test_classify_keeps_only_what_the_app_shows():
+def test_classify_keeps_only_what_the_app_shows() -> None:
     assert classify("memories/experiences/a.md") is ChangeKind.EXPERIENCE
     assert classify("memories/experiences/.a.md.x1.tmp") is None  # the temp file of an atomic write
     assert classify("memories/experiences/.overview.md") is None
@@ -34,7 +36,7 @@ def test_classify_keeps_only_what_the_app_shows():
     assert classify("ovtui.toml") is ChangeKind.CONFIG
 
 
-def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path):
+def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path) -> None:
     (tmp_path / "inbox" / "rollouts").mkdir(parents=True)
     (tmp_path / "inbox" / "rollouts" / "r1.json").write_text("{}")
     raw = {
@@ -48,7 +50,7 @@ def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path):
     assert changes.new_inbox_files == ("inbox/rollouts/r1.json",)
 
 
-async def test_the_watcher_reports_an_experience_edit(workspace):
+async def test_the_watcher_reports_an_experience_edit(workspace: Workspace) -> None:
     stop, ready = asyncio.Event(), asyncio.Event()
     seen = []
 
@@ -65,7 +67,9 @@ async def test_the_watcher_reports_an_experience_edit(workspace):
     assert seen[-1].paths[ChangeKind.EXPERIENCE] == ("memories/experiences/address_change.md",)
 
 
-async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(workspace, make_app):
+async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace, watch_files=True)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -82,21 +86,23 @@ async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(works
         assert "STALE" in screen_text(app)
 
 
-async def test_the_memories_screen_follows_an_outside_edit_of_its_type(workspace, make_app):
+async def test_the_memories_screen_follows_an_outside_edit_of_its_type(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    folder = workspace.root / "memories" / "preferences"
+    folder.mkdir(parents=True)  # watched from the start (a file in a brand-new folder may race the watch)
     app = make_app(workspace, watch_files=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
         await settle(app, pilot)
         assert isinstance(app.screen, MemoriesScreen)
-        app.screen.query_one("#memory-type").value = "preferences"
+        app.screen.query_one("#memory-type", Select).value = "preferences"
         await settle(app, pilot)
         table = app.screen.query_one("#memories", VimTable)
         assert table.row_count == 0
-        folder = workspace.root / "memories" / "preferences"
-        folder.mkdir(parents=True)
         fields = {"topic": "food", "version": 1, "memory_type": "preferences"}
         (folder / "food.md").write_text(render_memory("vegetarian meals", fields), encoding="utf-8")
-        for _ in range(100):  # the watcher reports within a second; each pause is a turn of the loop
+        for _ in range(250):  # the watcher reports within a second; each pause is a turn of the loop
             await pilot.pause(0.02)
             if table.row_count:
                 break

@@ -23,9 +23,12 @@ from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.domain import Experience, ExperienceSet
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.types import EXPERIENCES
+
+PREVIEW_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,8 @@ class MemoriesScreen(MainScreen):
         self.rows: dict[str, MemoryRow] = {}
         self.shown: str | None = None
         self.memory_type = EXPERIENCES
+        # The last full load of the experiences: a reload re-reads only the files that changed since.
+        self._loaded: ExperienceSet | None = None
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -121,27 +126,32 @@ class MemoriesScreen(MainScreen):
         self.app.call_from_thread(self._fill, memory_type, rows, problems)
 
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
-        paths = self.workspace.paths
         if memory_type == EXPERIENCES:
-            policy_set = self.workspace.experiences()  # the snapshot the trainer uses, kept warm
-            rows = [
-                MemoryRow(
-                    e.uri,
-                    e.name,
-                    e.status.value,
-                    e.version,
-                    changed_at(str(paths.path_for(e.uri))),
-                    len(e.metadata.get("links") or []),
-                    e.content,
-                )
-                for e in policy_set.policies
-            ]
+            loader = self.workspace.loader
+            if self._loaded is None:  # the first load shows the first rows before reading the rest
+                preview = [self._experience_row(e) for e in loader.first(PREVIEW_ROWS)]
+                self.app.call_from_thread(self._fill_preview, memory_type, preview)
+            # Later loads re-read only the files that changed (an apply touches a few of 10,000).
+            policy_set = self._loaded = loader.load_sync(self._loaded)
+            rows = [self._experience_row(e) for e in policy_set.policies]
             return rows, [str(p) for p in policy_set.metadata.get("problems", [])]
         store = self.workspace.store
         schema = store.registry.get(memory_type)
         report = store.load_type(memory_type)
-        rows = [self._row(schema.name_of(m.fields, paths.relative_of(m.uri or "")), m) for m in report.files]
+        relative = self.workspace.paths.relative_of
+        rows = [self._row(schema.name_of(m.fields, relative(m.uri or "")), m) for m in report.files]
         return rows, [str(p) for p in report.problems]
+
+    def _experience_row(self, e: Experience) -> MemoryRow:
+        changed = changed_at(str(self.workspace.paths.path_for(e.uri)))
+        links = len(e.metadata.get("links") or [])
+        return MemoryRow(e.uri, e.name, e.status.value, e.version, changed, links, e.content)
+
+    def _fill_preview(self, memory_type: str, rows: list[MemoryRow]) -> None:
+        if self.rows or memory_type != self.memory_type:  # the full list arrived first, or moved on
+            return
+        self.query_one("#memories", VimTable).fill([(row.uri, row.cells()) for row in rows])
+        self.query_one("#memories-title", Label).update(f"loading {memory_type}… (first {len(rows)} shown)")
 
     def _row(self, name: str, memory: MemoryFile) -> MemoryRow:
         uri = memory.uri or ""
