@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ovtui.errors import OvtuiError, PatchError, UnsafePathError
+from ovtui.errors import ConfigError, OvtuiError, PatchError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_value
 from ovtui.memory.types import MemoryTypeSchema
@@ -120,9 +120,9 @@ class AnswerChecker:
             uri = (
                 None
                 if schema.operation_mode == "add_only"
-                else self.store.uri_for_name(schema.memory_type, name)
+                else self.store.uri_for_name(schema.memory_type, name, item)
             )
-        except UnsafePathError as exc:
+        except (UnsafePathError, ConfigError) as exc:  # ConfigError: a filename placeholder is missing
             out.problems.append(str(exc))
             return None
         if given_uri is not None and given_uri != uri:

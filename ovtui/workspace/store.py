@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ovtui.bounds import oversized_memory
 from ovtui.errors import MemoryFormatError, OvtuiError, UnsafePathError
@@ -70,13 +72,14 @@ class MemoryStore:
             raise OvtuiError(f"{memory_type} file names carry their creation time: use new_path_for")
         return self.paths.inside(self.type_dir(memory_type) / schema.filename(name))
 
-    def uri_for_name(self, memory_type: str, name: str) -> str:
-        """The URI a memory called ``name`` has (or will have). Naming only: no file-system access;
+    def uri_for_name(self, memory_type: str, name: str, fields: Mapping[str, Any] | None = None) -> str:
+        """The URI a memory called ``name`` has (or will have); ``fields`` fill the other placeholders
+        of the type's filename template (an entity's category). Naming only: no file-system access;
         whatever writes to it resolves and checks the path then."""
         schema = self.registry.get(memory_type)
         if schema.timestamped:
             raise OvtuiError(f"{memory_type} file names carry their creation time")
-        return f"{self.type_uri(memory_type)}/{schema.filename(name)}"
+        return f"{self.type_uri(memory_type)}/{schema.filename(name, fields=fields)}"
 
     def schema_for_uri(self, uri: str) -> MemoryTypeSchema:
         rel = self.paths.path_for(uri).relative_to(self.paths.root).as_posix()
