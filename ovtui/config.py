@@ -69,6 +69,9 @@ class TrainerConfig(Section):
     # How rollouts reach the engine (names in ovtui.registry.TRAINERS): in `train`, and in streaming.
     train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
     stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
+    # Share of the train split held out to validate plans before they are applied (the `gate`
+    # review policy); datasets/<name>/validation.jsonl, when present, is used instead.
+    validation: float = Field(0.0, ge=0.0, lt=1.0)
     # Runs of every eval case (baseline, final, eval); above 1 the report gives pass^k.
     eval_trials: int = Field(1, ge=1, le=32)
 
@@ -80,7 +83,7 @@ class ReviewConfig(Section):
     @field_validator("policy")
     @classmethod
     def _known_policy(cls, value: str) -> str:
-        if value in {"ask", "all", "none"}:
+        if value in {"ask", "all", "none", "gate"}:
             return value
         if value.startswith(CONFIDENCE_PREFIX):
             try:
@@ -90,7 +93,7 @@ class ReviewConfig(Section):
             if 0.0 <= threshold <= 1.0:  # NaN fails both
                 return value
             raise ValueError("confidence>=X needs a number X from 0 to 1")
-        raise ValueError("must be ask, all, none or confidence>=X")
+        raise ValueError("must be ask, all, none, gate or confidence>=X")
 
 
 class WorkspaceConfig(Section):
@@ -98,7 +101,7 @@ class WorkspaceConfig(Section):
 
 
 class UIConfig(Section):
-    theme: str = "textual-dark"
+    theme: str = Field("textual-dark", max_length=128)
 
 
 class Tau2Config(Section):

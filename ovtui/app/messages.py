@@ -2,7 +2,8 @@
 
 Down (the app to the live main screens; they do not bubble back up): ``RunEvents``, ``PendingChanged``,
 ``HistoryChanged``, ``ExperiencesChanged``, ``MemoriesChanged``, ``InboxFilesArrived``. Up (a screen or
-widget to the app): ``DryRunToggled``, ``WorkspaceEdited``, ``RunStarted``, ``RunFinished``.
+widget to the app): ``DryRunToggled``, ``WorkspaceEdited``, ``RunFinished`` (tests and the app's listeners
+wait on it).
 
 The kernel calls listeners from its own thread. ``EventPump`` queues the events and posts one
 ``KernelEventsReady`` per burst (``post_message`` is thread-safe); the handler drains the queue,
@@ -73,14 +74,6 @@ class WorkspaceEdited(Message):
         self.pending = pending
         self.history = history
         self.experiences = experiences
-
-
-class RunStarted(Message):
-    """The Run screen started a run on the kernel."""
-
-    def __init__(self, command: str) -> None:
-        super().__init__()
-        self.command = command
 
 
 class RunFinished(Message):

@@ -16,6 +16,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def run_check(args: argparse.Namespace) -> int:
     report = check_workspace(open_store(args.workspace, strict_config=False))
+    for note in report.notes:
+        print(f"note: {note}")
     for problem in report.problems:
         print(problem)
     if not report.ok:

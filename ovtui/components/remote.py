@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
+import ssl
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -26,7 +28,7 @@ import httpx2 as httpx
 from pydantic import ValidationError
 
 from ovtui.context import ExecutionContext
-from ovtui.domain import Case, ExperienceSet, Rollout, RubricEvaluation
+from ovtui.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.environments.protocol import (
     CasePage,
     CaseQuery,
@@ -109,10 +111,19 @@ def detail(response: httpx.Response) -> str:
     return str(body)[:300]
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context per process: building one reads the CA bundle (~0.1 s), and a client is made
+    per batch."""
+    return ssl.create_default_context()
+
+
 def make_client(url: str, api_key: str | None, timeout: float, connections: int) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=timeout, limits=limits)
+    return httpx.AsyncClient(
+        base_url=url.rstrip("/"), headers=headers, timeout=timeout, limits=limits, verify=tls_context()
+    )
 
 
 class RemoteCaseLoader:
@@ -192,9 +203,9 @@ def failed_rollout(case: Case, context: ExecutionContext, error: str, url: str) 
             passed=False,
             score=0.0,
             feedback=[f"rollout execution failed: {error}"],
-            metadata={"execution_error": error},
+            metadata={EXECUTION_ERROR: error},
         ),
-        metadata={"execution_error": error, "service": url},
+        metadata={EXECUTION_ERROR: error, "service": url},
     )
 
 
@@ -249,6 +260,7 @@ class RemoteRolloutExecutor:
         connections = min(self.max_in_flight, max(1, len(cases)))
         async with contextlib.AsyncExitStack() as stack:
             for service in self._services:
+                service.snapshot_locks = {}  # asyncio locks belong to one loop; a later call may use another
                 service.client = await stack.enter_async_context(
                     make_client(service.url, self.api_key, request_timeout, connections)
                 )
@@ -279,7 +291,7 @@ class RemoteRolloutExecutor:
                 rollout = failed_rollout(case, context, str(exc), service.url)
             finally:
                 service.in_flight -= 1
-        if "execution_error" in rollout.metadata:
+        if EXECUTION_ERROR in rollout.metadata:
             self.failures[service.url] += 1
         else:
             self.counts[service.url] += 1

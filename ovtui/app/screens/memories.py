@@ -18,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Label, Select
 
+from ovtui.agent_reading import unread_notes
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
@@ -198,7 +199,11 @@ class MemoriesScreen(MainScreen):
             f"**{row.name}** · {row.status} · version {row.version} · {row.links} link(s) · "
             f"`{self.relative(row.uri)}`"
         )
-        view.update(f"{facts}\n\n---\n\n{row.content}")
+        flags = ""
+        if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
+            unread = unread_notes(self.workspace.config.trainer.agent, row.content)
+            flags = "".join(f"\n\n> ⚠ {note}" for _, note in unread)
+        view.update(f"{facts}{flags}\n\n---\n\n{row.content}")
 
     def action_focus_view(self) -> None:
         self.query_one("#memory-view").focus()

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
+from ovtui.agent_reading import unread_notes
 from ovtui.app.diff_model import item_section
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
 from ovtui.app.review_view import apply_label, apply_message, item_header, item_row, plan_row
@@ -121,6 +122,9 @@ class ReviewScreen(MainScreen):
             diff.show([])
             return
         current = self._current_file(item)
+        # Read live, so an edit made in $EDITOR is judged as it is now.
+        unread = unread_notes(self.workspace.config.trainer.agent, item.after_content or "")
+        item.metadata["unread_lines"] = [note for _, note in unread]
         header.update(item_header(self.plan, index, item, self.relative), layout=False)  # fixed height
         diff.show([item_section(item, current, self.relative(item.target_uri))])
 
