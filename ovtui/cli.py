@@ -26,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "check": "ovtui.cli_commands.check",
     "init": "ovtui.cli_commands.init",
     "env": "ovtui.cli_commands.env",
+    "serve": "ovtui.cli_commands.sessions",
+    "commit": "ovtui.cli_commands.sessions",
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

@@ -112,6 +112,23 @@ class Tau2Config(Section):
     replay: str | None = None
 
 
+class RetrievalConfig(Section):
+    """``[retrieval]``: how much a memory's hotness (uses, recency) counts next to its relevance."""
+
+    hotness_weight: float = Field(0.0, ge=0, le=1)
+    hotness_half_life_days: float = Field(7.0, gt=0, le=3650)
+
+
+class SessionsConfig(Section):
+    """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
+    OpenViking server), and how long it waits for a commit's task."""
+
+    api_url: str = Field("http://127.0.0.1:1933", max_length=2048, pattern=r"^https?://")
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    commit_timeout: float = Field(600.0, gt=0, le=86_400)
+    max_in_flight: int = Field(8, ge=1, le=256)
+
+
 class RemoteDatasetConfig(Section):
     """``[datasets.NAME]``: a dataset served by a benchmark service (``ovtui env serve``).
 
@@ -156,6 +173,8 @@ class OvtuiConfig(Section):
     # The tau2 user simulator: its own model settings, so agent and simulator may differ.
     user_simulator: LLMConfig | None = None
     tau2: Tau2Config = Field(default_factory=Tau2Config)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:

@@ -35,11 +35,15 @@ def _unique(folder: Path, name: str) -> Path:
 
 
 class InboxProcessor:
+    # Which inbox folder this processor watches and which files in it are input.
+    FOLDER = "rollouts"
+    SUFFIX = ".json"
+
     def __init__(self, paths: WorkspacePaths, submit: Submit, events: EventBus) -> None:
         self.paths = paths
         self.submit = submit
         self.events = events
-        self.incoming = paths.inbox / "rollouts"
+        self.incoming = paths.inbox / self.FOLDER
         self.done = paths.inbox / "done"
         self.rejected = paths.quarantine
         self._seen: set[Path] = set()
@@ -96,7 +100,7 @@ class InboxProcessor:
 
     def start(self, path: Path) -> None:
         """Begin training on one file in the background (batching needs several in flight)."""
-        if path in self._seen or path.suffix != ".json" or not path.is_file():
+        if path in self._seen or path.suffix != self.SUFFIX or not path.is_file():
             return
         self._seen.add(path)
         task = asyncio.create_task(self._handle(path))
@@ -134,7 +138,7 @@ class InboxProcessor:
 
     def scan(self) -> None:
         if self.incoming.is_dir():
-            for path in sorted(self.incoming.glob("*.json")):
+            for path in sorted(self.incoming.glob(f"*{self.SUFFIX}")):
                 self.start(path)
 
     async def drain(self) -> None:

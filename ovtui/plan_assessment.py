@@ -142,14 +142,6 @@ class ValidationGate:
         return result
 
 
-def validation_worsened(plan: PolicyUpdatePlan) -> bool | None:
-    """Whether validation accuracy drops with the plan; None when it was not measured."""
-    result = plan.metadata.get("validation")
-    if not result:
-        return None
-    return bool(result["after"] < result["before"])
-
-
 # --- evidence and leakage ----------------------------------------------------------------------------
 
 

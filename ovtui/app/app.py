@@ -35,6 +35,7 @@ from ovtui.app.messages import (
     MemoriesChanged,
     PendingChanged,
     RunEvents,
+    SessionsChanged,
     WorkspaceEdited,
 )
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
@@ -202,7 +203,8 @@ class OvtuiApp(App[None]):
             if self.pending_count:
                 self.refresh_stale()
 
-    # --- kernel events -------------------------------------------------------------------------
+    # --- runs ----------------------------------------------------------------------------------
+    # A run computes in its own process (RunProcess), so nothing here competes with it for the GIL.
     def on_kernel_events_ready(self, _: KernelEventsReady) -> None:
         events = self.pump.drain()
         if not events:
@@ -243,6 +245,8 @@ class OvtuiApp(App[None]):
             self.pending_changed()
         if ChangeKind.HISTORY in changes:
             self.broadcast(HistoryChanged)
+        if ChangeKind.SESSION in changes:
+            self.broadcast(SessionsChanged)
         if changes.new_inbox_files:
             paths = [str(path) for path in changes.new_inbox_files]
             self.broadcast(lambda: InboxFilesArrived(paths))

@@ -50,6 +50,10 @@ class MemoriesChanged(Message, bubble=False):
     """Memory files of a type other than experiences changed outside the app."""
 
 
+class SessionsChanged(Message, bubble=False):
+    """A session, a commit's archive or memory_diff, or a session task changed."""
+
+
 class InboxFilesArrived(Message, bubble=False):
     """Rollout files were dropped into the inbox (workspace-relative paths)."""
 

@@ -74,6 +74,12 @@ def _spread(first: int, last: int) -> str:
     return f"a case spans lines {first}–{last}; a .jsonl file holds one case per line"
 
 
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """`` — did you mean 'x'?`` for the closest of ``choices``, or "" when none is close."""
+    match = process.extractOne(word, list(choices), score_cutoff=70)
+    return f" — did you mean {match[0]!r}?" if match else ""
+
+
 def _unknown(raw: Any, model: type[BaseModel], where: str) -> list[str]:
     if not isinstance(raw, dict):
         return []
@@ -81,8 +87,7 @@ def _unknown(raw: Any, model: type[BaseModel], where: str) -> list[str]:
     problems = []
     for key in raw:
         if key not in known:
-            match = process.extractOne(str(key), known, score_cutoff=70)
-            hint = f" — did you mean {match[0]!r}?" if match else f" (known: {', '.join(known)})"
+            hint = did_you_mean(str(key), known) or f" (known: {', '.join(known)})"
             problems.append(f"unknown key {where}{key!r}{hint}")
     return problems
 

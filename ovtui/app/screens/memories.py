@@ -29,7 +29,7 @@ from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.types import EXPERIENCES
 
-PREVIEW_ROWS = 200
+PREVIEW_ROWS = 60  # a screenful or two: reading them must take well under 0.2 s
 
 
 @dataclass(frozen=True)

@@ -278,7 +278,12 @@ class ReviewScreen(MainScreen):
         if not item.evidence_trajectory_uris:
             self.notify("this item has no evidence trajectories", severity="warning")
             return
-        self.app.push_screen(EvidenceScreen(self.workspace, item.target_name, item.evidence_trajectory_uris))
+        counter = [str(u) for u in item.metadata.get("counter_evidence", [])]
+        self.app.push_screen(
+            EvidenceScreen(
+                self.workspace, item.target_name, item.evidence_trajectory_uris, counter
+            )
+        )
 
     def action_toggle_unified(self) -> None:
         diff = self.query_one(FieldDiff)
