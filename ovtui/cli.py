@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "revert": "ovtui.cli_commands.revert",
     "check": "ovtui.cli_commands.check",
     "init": "ovtui.cli_commands.init",
+    "review": "ovtui.cli_commands.review",
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

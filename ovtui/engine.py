@@ -22,7 +22,14 @@ from ovtui.domain import (
 from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
 from ovtui.interfaces import GradientEstimator, PolicyOptimizer, PolicyUpdater, RolloutAnalyzer
-from ovtui.review import ItemDecision, PendingPlans, ReviewPolicy, apply_reviewed
+from ovtui.review import (
+    ItemDecision,
+    PendingPlans,
+    ReviewPolicy,
+    apply_reviewed,
+    evidence_for,
+    stale_subplan,
+)
 
 
 @dataclass
@@ -139,7 +146,7 @@ class PolicyTrainingEngine:
             return outcome
         decisions = self.review.decisions(plan)
         if self.review.asks:
-            return await self._ask(plan, decisions, run_id, outcome)
+            return await self._ask(plan, decisions, run_id, outcome, evidence_for(plan, analyses))
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
         self._announce(plan, result)
@@ -149,9 +156,14 @@ class PolicyTrainingEngine:
         return outcome
 
     async def _ask(
-        self, plan: PolicyUpdatePlan, decisions: list[ItemDecision], run_id: str | None, outcome: ApplyOutcome
+        self,
+        plan: PolicyUpdatePlan,
+        decisions: list[ItemDecision],
+        run_id: str | None,
+        outcome: ApplyOutcome,
+        evidence: list[RolloutAnalysis],
     ) -> ApplyOutcome:
-        pending = self.pending.park(plan, decisions, run_id=run_id)
+        pending = self.pending.park(plan, decisions, run_id=run_id, evidence=evidence)
         outcome.pending_id = pending.plan_id
         self.events.emit("plan_pending", plan_id=pending.plan_id, items=len(plan.items))
         if self.wait_for_review:
@@ -169,14 +181,8 @@ class PolicyTrainingEngine:
         replan: bool,
         outcome: ApplyOutcome,
     ) -> None:
-        metadata = {
-            **plan.metadata,
-            "plan_id": f"{plan.metadata.get('plan_id')}-stale",
-            "stale_of": plan.metadata.get("plan_id"),
-        }
-        stale_plan = PolicyUpdatePlan(items=[plan.items[i] for i in stale], metadata=metadata)
-        evidence = {uri for item in stale_plan.items for uri in item.evidence_trajectory_uris}
-        sources = [a for a in (analyses or []) if any(t.uri in evidence for t in a.trajectories)]
+        stale_plan = stale_subplan(plan, stale)
+        sources = evidence_for(stale_plan, analyses)
         if replan and sources:
             self.events.log(f"{len(stale)} stale item(s): re-planning once against the current policy set")
             fresh = await policy_set.reload()
@@ -186,11 +192,7 @@ class PolicyTrainingEngine:
             )
             outcome.errors.extend(retry.errors)
             return
-        parked = self.pending.park(
-            stale_plan, [ItemDecision(item=i) for i in range(len(stale))], run_id=run_id
-        )
-        parked.stale = list(range(len(stale)))
-        self.pending.save(parked)
+        parked = self.pending.park_stale(stale_plan, run_id, sources)
         outcome.errors.append(
             f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}"
         )

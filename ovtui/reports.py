@@ -63,7 +63,9 @@ class RunReport(Model):
                 f"accuracy delta: {self.accuracy_delta * 100:+.2f}pp",
             ]
         if self.pending_plans:
-            lines.append(f"{len(self.pending_plans)} plan(s) waiting for review: open `ovtui` to review them")
+            lines.append(
+                f"{len(self.pending_plans)} plan(s) waiting for review: `ovtui review` (or the app)"
+            )
         if self.errors:
             lines.append(f"{len(self.errors)} error(s):")
             lines += [f"  - {e}" for e in self.errors[:20]]

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ovtui.components.case_loader import JsonlCaseLoader
 from ovtui.components.gradient_estimator import ExperienceGradientEstimator
@@ -31,10 +31,13 @@ from ovtui.events import EventBus, Listener
 from ovtui.interfaces import PolicyUpdater, RolloutExecutor
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline, RunCancelled
 from ovtui.reports import RunReport
-from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed
+from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed, evidence_for, stale_subplan
 from ovtui.workspace.opening import recover_on_start, require_workspace
 from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
+
+if TYPE_CHECKING:
+    from ovtui.replan import ReplanResult
 
 
 @dataclass
@@ -294,19 +297,47 @@ class Workspace:
         return report
 
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
-        """Apply a reviewed plan: the same path as ``--approve all``, so files and records match."""
+        """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.
+
+        A plan whose approved items were all refused as stale stays waiting (marked stale) so it can
+        be re-planned; when only some were, the plan is settled and those items wait as
+        ``<plan_id>-stale``. ``describe_apply`` says which happened."""
         pending = self.pending.get(plan_id)
         if pending.undecided:
             raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
-        result, _ = await apply_reviewed(
+        result, chosen = await apply_reviewed(
             self.updater(dry_run), pending.plan, pending.decisions, self.experiences()
         )
-        if not dry_run:
-            self.pending.settle(pending, "applied", result.history_id)
+        if dry_run:
+            return result
+        stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
+        if stale and not (result.written_uris or result.deleted_uris):
+            pending.stale = sorted(set(pending.stale) | set(stale))
+            self.pending.save(pending)
+            return result
+        self.pending.settle(pending, "applied", result.history_id)
+        if stale:
+            subplan = stale_subplan(pending.plan, stale)
+            parked = self.pending.park_stale(subplan, pending.run_id, evidence_for(subplan, pending.evidence))
+            result.metadata["stale_plan"] = parked.plan_id
         return result
 
     def discard_pending(self, plan_id: str) -> None:
         self.pending.settle(self.pending.get(plan_id), "discarded", None)
+
+    async def replan(self, plan_ids: list[str], listeners: list[Listener] | None = None) -> ReplanResult:
+        """Re-plan waiting plans against the current experiences, as one fresh plan."""
+        from ovtui.replan import replan
+
+        engine = self.engine(EventBus(listeners), approve="ask", dry_run=False, wait_for_review=False)
+        return await replan(engine, self.pending, plan_ids, await ExperienceSetLoader(self.store).load())
+
+    async def replan_stale(self, listeners: list[Listener] | None = None) -> ReplanResult | None:
+        """Re-plan every waiting plan that has a stale item, in one action (None: none is stale)."""
+        from ovtui.replan import stale_plan_ids
+
+        plan_ids = stale_plan_ids(self.pending, self.experiences())
+        return await self.replan(plan_ids, listeners) if plan_ids else None
 
     def _usage(self) -> dict[str, dict[str, float | int]]:
         if self._llm is None:
