@@ -24,9 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ovtui.components.memory_store import EXPERIENCES  # noqa: E402
-from ovtui.context import ExecutionContext  # noqa: E402
+from ovtui.context import ExecutionContext, RunContext  # noqa: E402
 from ovtui.domain import Rollout  # noqa: E402
-from ovtui.events import EventBus  # noqa: E402
 from ovtui.memory.fileformat import render_memory  # noqa: E402
 from ovtui.sample_env.agent import SampleAgentExecutor  # noqa: E402
 from ovtui.sample_env.generate import (  # noqa: E402
@@ -66,7 +65,7 @@ async def produce_rollouts(workspace: Workspace, count: int) -> list[Rollout]:
 
 async def run_once(root: Path, rollouts: list[Rollout], batch: int, *, apply: bool) -> float:
     workspace = Workspace(root)
-    engine = workspace.engine(EventBus(), approve="all", dry_run=False, wait_for_review=False)
+    engine = workspace.engine(RunContext(), approve="all", dry_run=False, wait_for_review=False)
     policy = workspace.experiences()
     started = time.perf_counter()
     for start in range(0, len(rollouts), batch):

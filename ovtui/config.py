@@ -6,11 +6,12 @@ An API key never lives here: ``[llm] api_key_env`` names the environment variabl
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Annotated
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ovtui.errors import ConfigError
 
@@ -21,8 +22,23 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _registered(kind: str) -> Callable[[str], str]:
+    """A validator: the value must name a component registered in ``ovtui.registry``."""
+
+    def check(value: str) -> str:
+        from ovtui import registry
+
+        known = getattr(registry, kind)
+        if value not in known:
+            raise ValueError(f"unknown {known.kind} {value!r} (registered: {', '.join(known.names())})")
+        return value
+
+    return check
+
+
 class LLMConfig(Section):
-    backend: Literal["offline", "openai"] = "offline"
+    # Who does the thinking (a name in ovtui.registry.BACKENDS).
+    backend: Annotated[str, AfterValidator(_registered("BACKENDS"))] = "offline"
     base_url: str = "http://127.0.0.1:8000/v1"
     model: str = "gpt-4o-mini"
     api_key_env: str = "OPENAI_API_KEY"
@@ -43,8 +59,12 @@ class TrainerConfig(Section):
     max_wait_seconds: float = Field(10.0, gt=0)
     rollout_concurrency: int = Field(8, ge=1)
     dataset: str = "support"
-    # Who runs the cases: the built-in scripted sample agent, or one chat call per case to the LLM.
-    agent: Literal["sample", "llm"] = "sample"
+    # Who runs the cases (a name in ovtui.registry.EXECUTORS): the built-in scripted sample agent,
+    # or one chat call per case to the LLM.
+    agent: Annotated[str, AfterValidator(_registered("EXECUTORS"))] = "sample"
+    # How rollouts reach the engine (names in ovtui.registry.TRAINERS): in `train`, and in streaming.
+    train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
+    stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
 
 
 class ReviewConfig(Section):
@@ -102,4 +122,4 @@ def save_config(root: Path, config: OvtuiConfig) -> None:
     from ovtui.workspace.fsio import atomic_write_text
 
     data = config.model_dump(mode="json", exclude_defaults=False)
-    atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data))
+    atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data), root=root)

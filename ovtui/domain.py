@@ -2,24 +2,20 @@
 
 The models double as the JSON wire format (rollout files, dataset lines, the remote benchmark
 protocol, pending plans), so every one of them round-trips exactly through ``model_dump_json`` /
-``model_validate_json``. Runtime handles (the store behind an ExperienceSet) are private
-attributes: never serialised, never compared.
+``model_validate_json``. Nothing here reads or writes a file: loading a policy set is the job of
+the loader a stage is given (``interfaces.PolicySetLoader``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from ovtui.memory.fileformat import MemoryFile, normalise_content
-
-if TYPE_CHECKING:
-    from ovtui.workspace.store import MemoryStore
 
 T = TypeVar("T")
 
@@ -151,12 +147,11 @@ class Experience(Model):
 
 
 class ExperienceSet(Model):
-    """A snapshot of the experiences directory. ``lock()``/``reload()`` need the store it came from."""
+    """A snapshot of the experiences directory, as a loader read it (never mutated afterwards)."""
 
     root_uri: str
     policies: list[Experience] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    _store: Any = PrivateAttr(default=None)
     # Derived data (search indexes, file signatures) computed once per snapshot; never serialised.
     _derived: dict[str, Any] = PrivateAttr(default_factory=dict)
     _created_ns: int = PrivateAttr(default_factory=time.time_ns)
@@ -166,18 +161,6 @@ class ExperienceSet(Model):
         """When this snapshot was made (wall clock, ns): files older than this are in it."""
         return self._created_ns
 
-    def bind(self, store: MemoryStore) -> ExperienceSet:
-        self._store = store
-        return self
-
-    @property
-    def store(self) -> MemoryStore:
-        if self._store is None:
-            raise RuntimeError(
-                "this ExperienceSet is detached from a workspace: load it with ExperienceSetLoader"
-            )
-        return self._store
-
     def derived(self, key: str, build: Callable[[], T]) -> T:
         """Compute something from this snapshot once (policies are not mutated after loading)."""
         if key not in self._derived:
@@ -186,17 +169,6 @@ class ExperienceSet(Model):
 
     def by_name(self) -> dict[str, Experience]:
         return {p.name: p for p in self.policies}
-
-    @asynccontextmanager
-    async def lock(self, purpose: str = "apply") -> AsyncIterator[None]:
-        """The workspace lock: an OS file lock, so it serialises processes as well as tasks."""
-        async with self.store.lock.held(purpose):
-            yield
-
-    async def reload(self) -> ExperienceSet:
-        from ovtui.components.memory_store import ExperienceSetLoader
-
-        return await ExperienceSetLoader(self.store).load(previous=self)
 
 
 class Trajectory(Model):
@@ -236,9 +208,6 @@ class PatchSemanticGradient(Model):
     @property
     def target_experience_uri(self) -> str | None:
         return self.before_file.uri if self.before_file is not None else self.after_file.uri
-
-
-SemanticGradient = PatchSemanticGradient
 
 PolicyPlanItemKind = Literal["upsert_experience", "delete_experience"]
 

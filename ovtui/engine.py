@@ -4,6 +4,9 @@ Batch and streaming trainers share it. Analysis and estimation run concurrently 
 runs outside the lock (it may call an LLM) against a snapshot; apply takes the workspace lock and
 compare-and-swaps every item. Items that went stale are re-estimated and re-planned once against
 the fresh policy set; what is still stale after that is left to the person as a pending plan.
+
+An engine serves one run (its RunContext: id, events). It reads the policy set only through the
+loader it is given, and knows its stages only by their Protocols.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from ovtui.context import RunContext
 from ovtui.domain import (
     ExperienceSet,
     PatchSemanticGradient,
@@ -20,8 +24,13 @@ from ovtui.domain import (
     RolloutAnalysis,
 )
 from ovtui.errors import OvtuiError
-from ovtui.events import EventBus
-from ovtui.interfaces import GradientEstimator, PolicyOptimizer, PolicyUpdater, RolloutAnalyzer
+from ovtui.interfaces import (
+    GradientEstimator,
+    PolicyOptimizer,
+    PolicySetLoader,
+    PolicyUpdater,
+    RolloutAnalyzer,
+)
 from ovtui.review import (
     ItemDecision,
     PendingPlans,
@@ -54,10 +63,11 @@ class PolicyTrainingEngine:
         estimator: GradientEstimator,
         optimizer: PolicyOptimizer,
         updater: PolicyUpdater,
+        loader: PolicySetLoader,
         *,
         review: ReviewPolicy,
         pending: PendingPlans,
-        events: EventBus | None = None,
+        run: RunContext | None = None,
         concurrency: int = 8,
         wait_for_review: bool = False,
     ) -> None:
@@ -65,9 +75,11 @@ class PolicyTrainingEngine:
         self.estimator = estimator
         self.optimizer = optimizer
         self.updater = updater
+        self.loader = loader
         self.review = review
         self.pending = pending
-        self.events = events or EventBus()
+        self.run = run or RunContext()
+        self.events = self.run.events
         self.wait_for_review = wait_for_review
         self._limit = asyncio.Semaphore(concurrency)
         self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
@@ -80,16 +92,14 @@ class PolicyTrainingEngine:
         analyses: list[RolloutAnalysis] | None = None,
     ) -> EstimateOutcome:
         outcome = EstimateOutcome()
-        done = 0
 
         async def one(index: int, rollout: Rollout) -> None:
-            nonlocal done
             async with self._limit:
                 try:
-                    analysis = analyses[index] if analyses else await self.analyzer.analyze(rollout, None)
+                    analysis = analyses[index] if analyses else await self.analyzer.analyze(rollout)
                     outcome.analyses.append(analysis)
                     self._count("trajectories", len(analysis.trajectories))
-                    gradients = await self.estimator.estimate(analysis, policy_set, None)
+                    gradients = await self.estimator.estimate(analysis, policy_set)
                     outcome.gradients.extend(gradients)
                     self._count("gradients", len(gradients))
                 except Exception as exc:  # one bad rollout must not sink the batch
@@ -97,7 +107,6 @@ class PolicyTrainingEngine:
                     outcome.errors.append(message)
                     self.events.log(message, level="error")
                 finally:
-                    done += 1
                     self._count("rollouts", 1)
 
         await asyncio.gather(*(one(i, r) for i, r in enumerate(rollouts)))
@@ -113,14 +122,13 @@ class PolicyTrainingEngine:
         gradients: list[PatchSemanticGradient],
         policy_set: ExperienceSet,
         *,
-        run_id: str | None = None,
         analyses: list[RolloutAnalysis] | None = None,
         replan: bool = True,
     ) -> ApplyOutcome:
         """Plan one batch and apply what the review approves. A failing batch (the model is down,
         the lock is busy) is reported in ``errors`` and writes nothing; the run goes on."""
         try:
-            return await self._plan_and_apply(gradients, policy_set, run_id, analyses, replan)
+            return await self._plan_and_apply(gradients, policy_set, analyses, replan)
         except OvtuiError as exc:
             message = f"batch of {len(gradients)} gradient(s) not applied: {exc}"
             self.events.log(message, level="error")
@@ -130,40 +138,36 @@ class PolicyTrainingEngine:
         self,
         gradients: list[PatchSemanticGradient],
         policy_set: ExperienceSet,
-        run_id: str | None,
         analyses: list[RolloutAnalysis] | None,
         replan: bool,
     ) -> ApplyOutcome:
-        latest = await policy_set.reload()
-        plan = await self.optimizer.plan(gradients, latest, None)
+        latest = await self.loader.load(previous=policy_set)
+        plan = await self.optimizer.plan(gradients, latest)
         self._count("plans", 1)
         outcome = ApplyOutcome(plan=plan)
         if not plan.items:
             self.events.log("plan is empty: nothing to review")
-            outcome.result = await self.updater.apply(
-                plan, latest, {"plan_id": plan.metadata.get("plan_id"), "decisions": []}
-            )
+            outcome.result = await self.updater.apply(plan, latest)
             return outcome
         decisions = self.review.decisions(plan)
         if self.review.asks:
-            return await self._ask(plan, decisions, run_id, outcome, evidence_for(plan, analyses))
+            return await self._ask(plan, decisions, outcome, evidence_for(plan, analyses))
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
         self._announce(plan, result)
         stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
         if stale:
-            await self._handle_stale(plan, latest, stale, analyses, run_id, replan, outcome)
+            await self._handle_stale(plan, latest, stale, analyses, replan, outcome)
         return outcome
 
     async def _ask(
         self,
         plan: PolicyUpdatePlan,
         decisions: list[ItemDecision],
-        run_id: str | None,
         outcome: ApplyOutcome,
         evidence: list[RolloutAnalysis],
     ) -> ApplyOutcome:
-        pending = self.pending.park(plan, decisions, run_id=run_id, evidence=evidence)
+        pending = self.pending.park(plan, decisions, run_id=self.run.run_id, evidence=evidence)
         outcome.pending_id = pending.plan_id
         self.events.emit("plan_pending", plan_id=pending.plan_id, items=len(plan.items))
         if self.wait_for_review:
@@ -177,7 +181,6 @@ class PolicyTrainingEngine:
         policy_set: ExperienceSet,
         stale: list[int],
         analyses: list[RolloutAnalysis] | None,
-        run_id: str | None,
         replan: bool,
         outcome: ApplyOutcome,
     ) -> None:
@@ -185,14 +188,12 @@ class PolicyTrainingEngine:
         sources = evidence_for(stale_plan, analyses)
         if replan and sources:
             self.events.log(f"{len(stale)} stale item(s): re-planning once against the current policy set")
-            fresh = await policy_set.reload()
+            fresh = await self.loader.load(previous=policy_set)
             again = await self.analyze_and_estimate([a.rollout for a in sources], fresh, analyses=sources)
-            retry = await self.plan_and_apply(
-                again.gradients, fresh, run_id=run_id, analyses=sources, replan=False
-            )
+            retry = await self.plan_and_apply(again.gradients, fresh, analyses=sources, replan=False)
             outcome.errors.extend(retry.errors)
             return
-        parked = self.pending.park_stale(stale_plan, run_id, sources)
+        parked = self.pending.park_stale(stale_plan, self.run.run_id, sources)
         outcome.errors.append(
             f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}"
         )

@@ -42,3 +42,7 @@ class ConfigError(OvtuiError):
 
 class LLMError(OvtuiError):
     """A model call that gave no usable answer; subclasses in ``ovtui.llm.errors`` say why."""
+
+
+class RunCancelled(OvtuiError):
+    """The run was cancelled; everything applied so far is consistent and recorded."""

@@ -7,12 +7,15 @@ them into messages.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+from ovtui.workspace import fsio
 
 EventKind = (
     str  # run_started | progress | log | usage | eval | plan_pending | plan_applied | run_finished | error
@@ -35,14 +38,23 @@ Listener = Callable[[Event], None]
 class EventBus:
     """Fans events out to listeners and, when given a file, appends them as JSON lines."""
 
-    def __init__(self, listeners: list[Listener] | None = None, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        listeners: list[Listener] | None = None,
+        log_path: Path | None = None,
+        *,
+        root: Path | None = None,
+    ) -> None:
+        """``log_path`` must lie inside the workspace ``root`` (required with it)."""
         self.listeners = list(listeners or [])
         self.log_path = log_path
         self._lock = threading.Lock()
-        self._handle = None
+        self._handle: TextIO | None = None
         if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = log_path.open("a", encoding="utf-8")
+            if root is None:
+                raise ValueError("an event log needs the workspace root it must stay inside")
+            fd = fsio.open_in_place(log_path, os.O_WRONLY | os.O_APPEND, root=root)
+            self._handle = os.fdopen(fd, "a", encoding="utf-8")
 
     def emit(self, kind: EventKind, **data: Any) -> Event:
         event = Event(kind, data)

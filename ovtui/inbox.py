@@ -7,7 +7,7 @@ A processed file moves to ``inbox/done/``; a file that is not a valid Rollout mo
 from __future__ import annotations
 
 import asyncio
-import shutil
+import os
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,7 +16,9 @@ from pydantic import ValidationError
 from watchfiles import Change, awatch
 
 from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
+from ovtui.workspace import fsio
 from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES, WorkspacePaths
 
 Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
@@ -24,9 +26,8 @@ MAX_ROLLOUT_BYTES = 4 * MAX_MEMORY_FILE_BYTES
 
 
 def _unique(folder: Path, name: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
     target = folder / name
-    if not target.exists():
+    if not os.path.lexists(target):
         return target
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
     return folder / f"{Path(name).stem}.{stamp}{Path(name).suffix}"
@@ -46,12 +47,26 @@ class InboxProcessor:
         self.rejected_count = 0
 
     def reject(self, path: Path, reason: str) -> Path:
-        target = _unique(self.rejected, path.name)
-        shutil.move(str(path), target)
-        target.with_name(target.name + ".reason.txt").write_text(reason + "\n", encoding="utf-8")
         self.rejected_count += 1
         self.events.log(f"rejected {self.paths.relative(path)}: {reason}", level="warning")
+        target = path
+        try:
+            target = self._move(path, self.rejected)
+            reason_path = target.with_name(target.name + ".reason.txt")
+            fsio.atomic_write_text(reason_path, reason + "\n", root=self.paths.root)
+        except (OvtuiError, OSError) as exc:
+            self.events.log(f"could not quarantine {self.paths.relative(path)}: {exc}", level="error")
         return target
+
+    def _move(self, path: Path, folder: Path) -> Path:
+        """Move an inbox file into ``folder`` under a name nothing else holds (nothing is overwritten)."""
+        while True:
+            target = _unique(folder, path.name)
+            try:
+                fsio.move_file(path, target, root=self.paths.root)
+                return target
+            except FileExistsError:
+                continue
 
     def load(self, path: Path) -> Rollout | None:
         try:
@@ -87,7 +102,10 @@ class InboxProcessor:
         except Exception as exc:
             self.reject(path, f"training failed: {type(exc).__name__}: {exc}")
             return
-        shutil.move(str(path), _unique(self.done, path.name))
+        try:
+            self._move(path, self.done)
+        except (OvtuiError, OSError) as exc:
+            self.events.log(f"could not move {self.paths.relative(path)} to done/: {exc}", level="error")
         self.processed += 1
         self.events.emit("inbox_processed", file=path.name, errors=result.errors)
 
@@ -103,7 +121,7 @@ class InboxProcessor:
     async def watch(self, stop: asyncio.Event) -> None:
         """Process what is there, then every new file until ``stop`` is set. Files still in training
         when it returns finish once the trainer flushes (the caller closes it, then ``drain``s)."""
-        self.incoming.mkdir(parents=True, exist_ok=True)
+        fsio.make_dirs(self.incoming, root=self.paths.root)
         self.scan()
         # yield_on_timeout: an empty batch every second triggers a rescan, which catches a file that
         # landed between the first scan and the moment the OS watch was in place.

@@ -6,20 +6,13 @@ baseline eval when given eval cases, then epochs of rollouts → trainer, then a
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
-from ovtui.components.case_loader import ListCaseLoader
-from ovtui.context import ExecutionContext, PipelineContext
-from ovtui.domain import ExperienceSet, Rollout, RolloutTrainingResult
+from ovtui.context import ExecutionContext, RunContext
+from ovtui.domain import Case, ExperienceSet, Rollout, RolloutTrainingResult
 from ovtui.errors import OvtuiError
-from ovtui.events import EventBus
-from ovtui.interfaces import PolicySnapshotter, PolicyTrainer, RolloutExecutor
+from ovtui.interfaces import CaseLoader, PolicySetLoader, PolicySnapshotter, PolicyTrainer, RolloutExecutor
 from ovtui.reports import StageReport
-
-
-class RunCancelled(OvtuiError):
-    """The run was cancelled; everything applied so far is consistent and recorded."""
 
 
 @dataclass
@@ -36,42 +29,51 @@ class PipelineResult:
 
 
 class OfflinePolicyOptimizationPipeline:
+    """One run's pipeline: its stages by Protocol, and the run (id, events, cancellation)."""
+
     def __init__(
         self,
         snapshotter: PolicySnapshotter,
         rollout_executor: RolloutExecutor,
         policy_trainer: PolicyTrainer,
-        events: EventBus | None = None,
-        cancel: asyncio.Event | None = None,
+        loader: PolicySetLoader,
+        run: RunContext | None = None,
     ) -> None:
         self.snapshotter = snapshotter
         self.executor = rollout_executor
         self.trainer = policy_trainer
-        self.events = events or EventBus()
-        self.cancel = cancel or asyncio.Event()
+        self.loader = loader
+        self.run = run or RunContext()
+        self.events = self.run.events
 
-    def _check_cancel(self) -> None:
-        if self.cancel.is_set():
-            raise RunCancelled("run cancelled")
+    async def _execute(
+        self, batch: list[Case], policy_set: ExperienceSet, stage: str, epoch: int
+    ) -> list[Rollout]:
+        self.run.check_cancelled()
+        context = ExecutionContext(
+            policy_snapshot_id=await self.snapshotter.snapshot(policy_set),
+            run_id=self.run.run_id,
+            stage=stage,
+            epoch=epoch,
+            cancel=self.run.cancel,
+        )
+        return await self.executor.execute(batch, policy_set, context)
 
     async def _rollouts(
-        self, loader: ListCaseLoader, policy_set: ExperienceSet, stage: str, epoch: int
+        self, cases: CaseLoader, policy_set: ExperienceSet, stage: str, epoch: int
     ) -> list[Rollout]:
-        total = len(loader)
+        total = await cases.count()
         out: list[Rollout] = []
         self.events.progress(stage, 0, total, epoch=epoch)
-        async for batch in loader.batches():
-            self._check_cancel()
-            snapshot = await self.snapshotter.snapshot(policy_set)
-            context = ExecutionContext(policy_snapshot_id=snapshot, metadata={"epoch": epoch, "stage": stage})
-            out.extend(await self.executor.execute(batch, policy_set, context))
+        async for batch in cases.batches():
+            out.extend(await self._execute(batch, policy_set, stage, epoch))
             self.events.progress(stage, len(out), total, epoch=epoch)
         return out
 
     async def eval(
-        self, loader: ListCaseLoader, policy_set: ExperienceSet, *, stage: str = "eval", epoch: int = -1
+        self, cases: CaseLoader, policy_set: ExperienceSet, *, stage: str = "eval", epoch: int = -1
     ) -> PipelineEvaluationResult:
-        rollouts = await self._rollouts(loader, policy_set, stage, epoch)
+        rollouts = await self._rollouts(cases, policy_set, stage, epoch)
         missing = [r.case.name for r in rollouts if r.evaluation is None]
         if missing:
             raise OvtuiError(f"eval needs graded rollouts; no evaluation for: {', '.join(missing[:5])}")
@@ -81,52 +83,46 @@ class OfflinePolicyOptimizationPipeline:
 
     async def train(
         self,
-        train_loader: ListCaseLoader,
+        train_cases: CaseLoader,
         policy_set: ExperienceSet,
-        context: PipelineContext,
-        eval_loader: ListCaseLoader | None = None,
+        *,
+        epochs: int = 1,
+        eval_cases: CaseLoader | None = None,
     ) -> PipelineResult:
         result = PipelineResult(policy_set=policy_set)
-        if eval_loader is not None:
-            result.stages.append((await self.eval(eval_loader, policy_set, stage="baseline_eval")).report)
-        for epoch in range(context.max_epochs):
-            self._check_cancel()
+        if eval_cases is not None:
+            result.stages.append((await self.eval(eval_cases, policy_set, stage="baseline_eval")).report)
+        total = await train_cases.count()
+        for epoch in range(epochs):
+            self.run.check_cancelled()
             rollouts_seen: list[Rollout] = []
             commits = errors = 0
-            async for batch in train_loader.batches():
-                self._check_cancel()
-                snapshot = await self.snapshotter.snapshot(policy_set)
-                exec_ctx = ExecutionContext(
-                    policy_snapshot_id=snapshot, metadata={"epoch": epoch, "training": True}
-                )
-                rollouts = await self.executor.execute(batch, policy_set, exec_ctx)
+            async for batch in train_cases.batches():
+                rollouts = await self._execute(batch, policy_set, "train_rollouts", epoch)
                 rollouts_seen.extend(rollouts)
-                self.events.progress("train_rollouts", len(rollouts_seen), len(train_loader), epoch=epoch)
-                training = await self.trainer.train_rollouts(rollouts, policy_set, context)
+                self.events.progress("train_rollouts", len(rollouts_seen), total, epoch=epoch)
+                training = await self.trainer.train_rollouts(rollouts, policy_set)
                 result.training.append(training)
                 errors += len(training.errors)
                 if training.apply_result is not None:
                     commits += len(rollouts)
                     policy_set = training.apply_result.updated_policy_set
                 else:
-                    policy_set = await policy_set.reload()
+                    policy_set = await self.loader.load(previous=policy_set)
             stage = summarise("train_epoch", epoch, rollouts_seen, commits=commits, errors=errors)
             result.stages.append(stage)
             self.events.emit("eval", **stage.model_dump(), accuracy=stage.accuracy)
         result.policy_set = policy_set
-        if eval_loader is not None:
-            self._check_cancel()
-            final = await self.eval(eval_loader, policy_set, stage="final_eval", epoch=context.max_epochs)
+        if eval_cases is not None:
+            self.run.check_cancelled()
+            final = await self.eval(eval_cases, policy_set, stage="final_eval", epoch=epochs)
             result.stages.append(final.report)
         return result
 
     async def train_from_rollouts(
-        self, rollouts: list[Rollout], policy_set: ExperienceSet, context: PipelineContext
+        self, rollouts: list[Rollout], policy_set: ExperienceSet
     ) -> RolloutTrainingResult:
-        missing_case = [i for i, r in enumerate(rollouts) if r.case is None]
-        if missing_case:
-            raise OvtuiError(f"every rollout needs a case; missing at {missing_case}")
-        return await self.trainer.train_rollouts(rollouts, policy_set, context)
+        return await self.trainer.train_rollouts(rollouts, policy_set)
 
 
 def summarise(

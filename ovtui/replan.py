@@ -72,7 +72,7 @@ async def replan(
     )
     if estimated.errors and not estimated.gradients:
         raise OvtuiError(f"re-planning failed: {estimated.errors[0]}")
-    plan = await engine.optimizer.plan(estimated.gradients, policy_set, None)
+    plan = await engine.optimizer.plan(estimated.gradients, policy_set)
     result = ReplanResult(replaced=[p.plan_id for p in plans], errors=list(estimated.errors))
     if plan.items:
         plan.metadata["replan_of"] = result.replaced

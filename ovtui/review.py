@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ovtui.context import ApplyOptions
 from ovtui.domain import (
     Experience,
     ExperienceSet,
@@ -29,6 +30,7 @@ from ovtui.domain import (
 )
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
+from ovtui.memory.memory_diff import ReviewDecision
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
@@ -162,12 +164,13 @@ async def apply_reviewed(
 ) -> tuple[PolicyApplyResult, list[int]]:
     """Apply the approved part of a plan; the record carries every decision, rejected ones too."""
     subplan, chosen = approved_subplan(plan, decisions)
-    context: dict[str, Any] = {
-        "plan_id": plan.metadata.get("plan_id"),
-        "decisions": [d.model_dump() for d in decisions],
-        "item_indices": chosen,
-    }
-    result = await updater.apply(subplan, policy_set, context)
+    plan_id = plan.metadata.get("plan_id")
+    options = ApplyOptions(
+        decisions=[ReviewDecision(item=d.item, decision=d.decision, note=d.note) for d in decisions],
+        plan_id=None if plan_id is None else str(plan_id),
+        item_indices=chosen,
+    )
+    result = await updater.apply(subplan, policy_set, options)
     return result, chosen
 
 
@@ -206,7 +209,9 @@ class PendingPlans:
         return parked
 
     def save(self, pending: PendingPlan) -> None:
-        atomic_write_text(self._path(pending.plan_id), pending.model_dump_json(indent=2))
+        atomic_write_text(
+            self._path(pending.plan_id), pending.model_dump_json(indent=2), root=self.store.paths.root
+        )
 
     def resolve(self, ref: str) -> str:
         """A waiting plan's id from its id or a unique part of it (as ``history show`` accepts)."""
@@ -312,7 +317,7 @@ class PendingPlans:
         self._event(pending.plan_id).set()
 
     def remove(self, plan_id: str) -> None:
-        remove_durably(self._path(plan_id))
+        remove_durably(self._path(plan_id), root=self.store.paths.root)
 
     async def wait_settled(self, plan_id: str) -> PendingPlan:
         await self._event(plan_id).wait()

@@ -1,7 +1,8 @@
 """The one object the CLI and the app drive: a workspace with its kernel wired from ovtui.toml.
 
-Nothing here knows about Textual. Long operations take an EventBus (progress, logs, usage,
-pending plans) and an asyncio.Event for cancellation, and return a RunReport.
+Nothing here knows about Textual. Long operations take listeners (progress, logs, usage, pending
+plans) and an asyncio.Event for cancellation, and return a RunReport. Which component stands
+behind each Protocol is looked up by name in ``ovtui.registry``; this module only assembles them.
 """
 
 from __future__ import annotations
@@ -13,23 +14,22 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ovtui.components.case_loader import JsonlCaseLoader
 from ovtui.components.gradient_estimator import ExperienceGradientEstimator
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.policy_optimizer import PatchMergePolicyOptimizer
-from ovtui.components.policy_trainer import BatchPolicyTrainer
 from ovtui.components.snapshotter import ContentHashPolicySnapshotter
 from ovtui.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.config import OvtuiConfig, load_config
-from ovtui.context import PipelineContext
+from ovtui.context import RunContext
 from ovtui.domain import ExperienceSet, PolicyApplyResult
 from ovtui.engine import PolicyTrainingEngine
-from ovtui.errors import OvtuiError
+from ovtui.errors import OvtuiError, RunCancelled
 from ovtui.events import EventBus, Listener
-from ovtui.interfaces import PolicyUpdater, RolloutExecutor
-from ovtui.pipeline import OfflinePolicyOptimizationPipeline, RunCancelled
+from ovtui.interfaces import CaseLoader, PolicyTrainer, PolicyUpdater, RolloutExecutor, StreamingTrainer
+from ovtui.pipeline import OfflinePolicyOptimizationPipeline
+from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
 from ovtui.reports import RunReport
 from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed, evidence_for, stale_subplan
 from ovtui.workspace.opening import recover_on_start, require_workspace
@@ -37,6 +37,7 @@ from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
 
 if TYPE_CHECKING:
+    from ovtui.llm.client import LLMClient
     from ovtui.replan import ReplanResult
 
 
@@ -65,7 +66,9 @@ class Workspace:
         # What start-up recovery finished (an apply a crash interrupted), for the CLI and the app to show.
         self.recovered = recover_on_start(self.store)
         self.pending = PendingPlans(self.store)
-        self._llm: Any = None
+        self.loader = ExperienceSetLoader(self.store)
+        self._llm: LLMClient | None = None
+        self.resources = Resources(self.config, self.paths, self.store, self.llm_client)
 
     @property
     def root(self) -> Path:
@@ -76,10 +79,10 @@ class Workspace:
         return "offline" if self.config.llm.backend == "offline" else f"llm:{self.config.llm.model}"
 
     def experiences(self) -> ExperienceSet:
-        return ExperienceSetLoader(self.store).load_sync()
+        return self.loader.load_sync()
 
-    # --- wiring --------------------------------------------------------------------------------
-    def llm_client(self) -> Any:
+    # --- wiring: components by name from ovtui.registry ------------------------------------------
+    def llm_client(self) -> LLMClient:
         if self._llm is None:
             from ovtui.llm.client import LLMClient
 
@@ -93,68 +96,55 @@ class Workspace:
         return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
 
     def executor(self) -> RolloutExecutor:
-        from ovtui.sample_env.agent import SampleAgentExecutor
-        from ovtui.sample_env.evaluator import SampleEvaluator
+        return EXECUTORS.get(self.config.trainer.agent)(self.resources)
 
-        if self.config.trainer.agent == "llm":
-            from ovtui.components.rollout_executor import SingleTurnLLMRolloutExecutor
+    def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
+        # Every dataset is a local JSONL one today; a dataset's own source (a remote service) would
+        # be named by its configuration here.
+        query = CaseQuery(dataset, split, batch_size, limit)
+        return CASE_SOURCES.get("jsonl")(self.resources, query)
 
-            return SingleTurnLLMRolloutExecutor(self.llm_client(), evaluator=SampleEvaluator())
-        return SampleAgentExecutor()
+    def trainer(self, name: str, engine: PolicyTrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
+        return TRAINERS.get(name)(self.resources, engine, policy_set)
 
     def engine(
-        self, events: EventBus, *, approve: str, dry_run: bool, wait_for_review: bool
+        self, run: RunContext, *, approve: str, dry_run: bool, wait_for_review: bool
     ) -> PolicyTrainingEngine:
-        if self.config.llm.backend == "offline":
-            from ovtui.components.offline import (
-                OfflineGradientProposer,
-                OfflinePlanMerger,
-                OfflineTrajectoryExtractor,
-            )
-
-            extractor: Any = OfflineTrajectoryExtractor()
-            proposer: Any = OfflineGradientProposer()
-            merger: Any = OfflinePlanMerger()
-        else:
-            from ovtui.components.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
-
-            client = self.llm_client()
-            extractor = LLMTrajectoryExtractor(client, self.store)
-            proposer = LLMGradientProposer(client, self.store)
-            merger = LLMPlanMerger(client, self.store)
+        backends = BACKENDS.get(self.config.llm.backend)(self.resources)
         return PolicyTrainingEngine(
-            TrajectoryRolloutAnalyzer(self.store, extractor),
-            ExperienceGradientEstimator(self.store, proposer),
-            PatchMergePolicyOptimizer(self.store, merger),
+            TrajectoryRolloutAnalyzer(self.store, backends.extractor),
+            ExperienceGradientEstimator(self.store, backends.proposer),
+            PatchMergePolicyOptimizer(self.store, backends.merger),
             self.updater(dry_run),
+            self.loader,
             review=ReviewPolicy(approve),
             pending=self.pending,
-            events=events,
+            run=run,
             concurrency=self.config.trainer.rollout_concurrency,
             wait_for_review=wait_for_review,
         )
-
-    def open_run(self, listeners: list[Listener] | None) -> tuple[str, EventBus]:
-        run_id = run_stamp()
-        return run_id, EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl")
 
     def save_report(self, report: RunReport) -> Path:
         from ovtui.workspace.fsio import atomic_write_text
 
         path = self.paths.runs / report.run_id / "report.json"
-        atomic_write_text(path, report.model_dump_json(indent=2))
+        atomic_write_text(path, report.model_dump_json(indent=2), root=self.paths.root)
         return path
 
     # --- operations ----------------------------------------------------------------------------
     @asynccontextmanager
     async def _run(
-        self, command: str, dataset: str, listeners: list[Listener] | None
-    ) -> AsyncIterator[tuple[RunReport, EventBus]]:
-        """A run's report and events; however it ends, the report is saved and ``run_finished`` sent."""
-        run_id, events = self.open_run(listeners)
+        self, command: str, dataset: str, listeners: list[Listener] | None, cancel: asyncio.Event | None
+    ) -> AsyncIterator[tuple[RunReport, RunContext]]:
+        """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
+        run_id = run_stamp()
+        events = EventBus(
+            listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root
+        )
+        run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         try:
-            yield report, events
+            yield report, run
         except RunCancelled:
             report.cancelled = True
         except asyncio.CancelledError:  # the task itself was cancelled (e.g. while waiting for review)
@@ -188,17 +178,13 @@ class Workspace:
                 f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
                 f"limit ≥ 0 (got {options.limit})"
             )
-        async with self._run("train", dataset, listeners) as (report, events):
-            train_cases = JsonlCaseLoader(self.paths, dataset, "train", batch, options.limit)
-            eval_cases = (
-                JsonlCaseLoader(self.paths, dataset, options.eval_split, batch)
-                if options.eval_split
-                else None
-            )
-            engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
-            trainer = BatchPolicyTrainer(engine, run_id=report.run_id)
-            pipeline = self._pipeline(trainer, events, cancel)
-            events.emit(
+        async with self._run("train", dataset, listeners, cancel) as (report, run):
+            train_cases = self.case_loader(dataset, "train", batch, options.limit)
+            eval_cases = self.case_loader(dataset, options.eval_split, batch) if options.eval_split else None
+            engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            policy_set = await self.loader.load()
+            pipeline = self._pipeline(self.trainer(self.config.trainer.train_with, engine, policy_set), run)
+            run.events.emit(
                 "run_started",
                 run_id=report.run_id,
                 command="train",
@@ -208,12 +194,7 @@ class Workspace:
                 approve=approve,
                 dry_run=dry_run,
             )
-            result = await pipeline.train(
-                train_cases,
-                await ExperienceSetLoader(self.store).load(),
-                PipelineContext(max_epochs=epochs),
-                eval_loader=eval_cases,
-            )
+            result = await pipeline.train(train_cases, policy_set, epochs=epochs, eval_cases=eval_cases)
             report.stages = result.stages
             for training in result.training:
                 report.errors += training.errors
@@ -232,26 +213,26 @@ class Workspace:
     ) -> RunReport:
         """Accuracy of the current policy; eval never analyzes or writes memory (only its report)."""
         dataset = dataset or self.config.trainer.dataset
-        async with self._run("eval", dataset, listeners) as (report, events):
-            loader = JsonlCaseLoader(self.paths, dataset, split, self.config.trainer.batch_size)
-            engine = self.engine(events, approve="none", dry_run=True, wait_for_review=False)
-            pipeline = self._pipeline(BatchPolicyTrainer(engine), events, cancel)
-            events.emit(
+        async with self._run("eval", dataset, listeners, cancel) as (report, run):
+            cases = self.case_loader(dataset, split, self.config.trainer.batch_size)
+            policy_set = await self.loader.load()
+            # eval never trains: its pipeline gets a trainer only because the pipeline's shape needs one.
+            engine = self.engine(run, approve="none", dry_run=True, wait_for_review=False)
+            pipeline = self._pipeline(self.trainer("batch", engine, policy_set), run)
+            run.events.emit(
                 "run_started",
                 run_id=report.run_id,
                 command="eval",
                 dataset=dataset,
                 backend=self.backend_label,
             )
-            evaluation = await pipeline.eval(loader, await ExperienceSetLoader(self.store).load())
+            evaluation = await pipeline.eval(cases, policy_set)
             report.stages.append(evaluation.report)
         return report
 
-    def _pipeline(
-        self, trainer: BatchPolicyTrainer, events: EventBus, cancel: asyncio.Event | None
-    ) -> OfflinePolicyOptimizationPipeline:
+    def _pipeline(self, trainer: PolicyTrainer, run: RunContext) -> OfflinePolicyOptimizationPipeline:
         return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), self.executor(), trainer, events=events, cancel=cancel
+            ContentHashPolicySnapshotter(), self.executor(), trainer, self.loader, run
         )
 
     async def stream(
@@ -264,22 +245,18 @@ class Workspace:
         wait_for_review: bool = False,
     ) -> RunReport:
         """Train from ``inbox/rollouts/`` until ``stop`` is set (``train --watch``, the app's streaming)."""
-        from ovtui.components.policy_trainer import StreamingPolicyTrainer, StreamingPolicyTrainerConfig
         from ovtui.inbox import InboxProcessor
 
-        cfg = self.config.trainer
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
-        async with self._run("stream", "inbox", listeners) as (report, events):
-            engine = self.engine(events, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
-            trainer = StreamingPolicyTrainer(
-                engine,
-                self.experiences(),
-                StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds),
-                run_id=report.run_id,
-            )
-            inbox = InboxProcessor(self.paths, trainer.submit_rollout, events)
-            events.emit(
+        async with self._run("stream", "inbox", listeners, None) as (report, run):
+            engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            name = self.config.trainer.stream_with
+            trainer = self.trainer(name, engine, await self.loader.load())
+            if not isinstance(trainer, StreamingTrainer):
+                raise OvtuiError(f"[trainer] stream_with: trainer {name!r} cannot take rollouts one by one")
+            inbox = InboxProcessor(self.paths, trainer.submit_rollout, run.events)
+            run.events.emit(
                 "run_started",
                 run_id=report.run_id,
                 command="stream",
@@ -329,8 +306,9 @@ class Workspace:
         """Re-plan waiting plans against the current experiences, as one fresh plan."""
         from ovtui.replan import replan
 
-        engine = self.engine(EventBus(listeners), approve="ask", dry_run=False, wait_for_review=False)
-        return await replan(engine, self.pending, plan_ids, await ExperienceSetLoader(self.store).load())
+        run = RunContext(events=EventBus(listeners))
+        engine = self.engine(run, approve="ask", dry_run=False, wait_for_review=False)
+        return await replan(engine, self.pending, plan_ids, await self.loader.load())
 
     async def replan_stale(self, listeners: list[Listener] | None = None) -> ReplanResult | None:
         """Re-plan every waiting plan that has a stale item, in one action (None: none is stale)."""

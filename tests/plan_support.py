@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ovtui.components.policy_updater import MemoryFilePolicyUpdater
+from ovtui.context import ApplyOptions
 from ovtui.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.workspace.store import MemoryStore
@@ -64,10 +65,10 @@ def delete(store: MemoryStore, name: str) -> PolicyPlanItem:
 
 
 def apply(
-    store: MemoryStore, *items: PolicyPlanItem, context: Any = None, **kwargs: Any
+    store: MemoryStore, *items: PolicyPlanItem, options: ApplyOptions | None = None, **kwargs: Any
 ) -> PolicyApplyResult:
     updater = MemoryFilePolicyUpdater(store, **kwargs)
-    return updater.apply_sync(PolicyUpdatePlan(items=list(items)), None, context)
+    return updater.apply_sync(PolicyUpdatePlan(items=list(items)), None, options)
 
 
 def snapshot(root: Path, folder: str = "memories") -> dict[str, bytes]:

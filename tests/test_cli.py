@@ -12,6 +12,7 @@ from plan_support import append_line, apply, upsert
 
 import ovtui.cli
 from ovtui.cli import build_parser, main
+from ovtui.context import ApplyOptions
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.journal import FileOp, Journal, render_manifest
 from ovtui.workspace.store import MemoryStore
@@ -26,9 +27,8 @@ CASE = {
 
 @pytest.fixture
 def applied(store: MemoryStore) -> tuple[str, str]:
-    first = apply(
-        store, append_line(store, "refund_status", "- quote the tool's date"), context={"plan_id": "p-1"}
-    )
+    item = append_line(store, "refund_status", "- quote the tool's date")
+    first = apply(store, item, options=ApplyOptions(plan_id="p-1"))
     second = apply(store, upsert(store, "gift_cards", "gift cards"))
     return first.history_id or "", second.history_id or ""
 

@@ -85,6 +85,7 @@ def test_refresh_stale_marks_items_whose_base_changed(tmp_path: Path) -> None:
         MemoryFile(
             content="## Situation\n- old", fields={"experience_name": "refunds", "version": 3}
         ).render(),
+        root=store.paths.root,
     )
     pending = PendingPlans(store)
     pending.park(
@@ -98,6 +99,7 @@ def test_refresh_stale_marks_items_whose_base_changed(tmp_path: Path) -> None:
         MemoryFile(
             content="## Situation\n- edited outside", fields={"experience_name": "refunds", "version": 4}
         ).render(),
+        root=store.paths.root,
     )
     assert pending.refresh_stale(ExperienceSetLoader(store).load_sync()) == ["p1"]
     assert pending.get("p1").stale == [0]

@@ -13,7 +13,7 @@ from ovtui.components.case_loader import JsonlCaseLoader
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.offline import OfflinePlanMerger
 from ovtui.components.policy_optimizer import PatchMergePolicyOptimizer
-from ovtui.context import ExecutionContext
+from ovtui.context import ExecutionContext, RunContext
 from ovtui.domain import ExperienceSet, PatchSemanticGradient, PolicyUpdatePlan
 from ovtui.events import Event, EventBus
 from ovtui.memory.fileformat import parse_memory
@@ -107,9 +107,9 @@ class InterferingOptimizer(PatchMergePolicyOptimizer):
         self.edits = 0
 
     async def plan(
-        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet, context: object = None
+        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet
     ) -> PolicyUpdatePlan:
-        plan = await super().plan(gradients, policy_set, context)
+        plan = await super().plan(gradients, policy_set)
         existing = [i for i in plan.items if i.before_content is not None]
         if existing and self.edits == 0:
             self.edits += 1
@@ -117,14 +117,15 @@ class InterferingOptimizer(PatchMergePolicyOptimizer):
             memory = self.store.read(target)
             memory.content += "\n- ALWAYS greet the customer by name (added by hand)"
             memory.fields["version"] = memory.version + 1
-            atomic_write_text(target, memory.render())
+            atomic_write_text(target, memory.render(), root=self.store.paths.root)
         return plan
 
 
 async def test_stale_items_are_replanned_once_and_keep_the_concurrent_edit(sample: Path) -> None:
     workspace = Workspace(sample)
     seen: list[Event] = []
-    engine = workspace.engine(EventBus([seen.append]), approve="all", dry_run=False, wait_for_review=False)
+    run = RunContext(events=EventBus([seen.append]))
+    engine = workspace.engine(run, approve="all", dry_run=False, wait_for_review=False)
     interfering = InterferingOptimizer(workspace.store, OfflinePlanMerger())
     engine.optimizer = interfering
     executor = workspace.executor()
@@ -136,7 +137,7 @@ async def test_stale_items_are_replanned_once_and_keep_the_concurrent_edit(sampl
         rollouts = await executor.execute(cases, policy, ExecutionContext("snap"))
         estimated = await engine.analyze_and_estimate(rollouts, policy)
         outcome = await engine.plan_and_apply(estimated.gradients, policy, analyses=estimated.analyses)
-        policy = await policy.reload()
+        policy = await workspace.loader.load(previous=policy)
     assert interfering.edits == 1
     hand_edited = [t for t in _experience_texts(sample).values() if "added by hand" in t]
     assert len(hand_edited) == 1, "the concurrent edit was lost"

@@ -4,6 +4,10 @@ Tests import helpers from here, never from ``conftest`` (several conftest module
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from ovtui.memory.fileformat import render_memory
@@ -76,3 +80,12 @@ def build_sample_workspace(root: Path) -> Path:
 
     init_workspace(root, sample=True)
     return root
+
+
+@cache
+def pristine_sample() -> Path:
+    """One sample workspace per test process, built from the package's sample data, for tests that
+    only read it or copy it (``shutil.copytree(pristine_sample(), root)``). Never write into it."""
+    folder = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return build_sample_workspace(folder / "sample")

@@ -1,74 +1,70 @@
-"""OvtuiApp: four screens (modes) over one Workspace, fed by kernel events and the file watcher.
+"""OvtuiApp: the main screens of the registry (as modes) over one Workspace, fed by kernel events and
+the file watcher.
 
 The app holds no learning logic: it calls ``Workspace`` (train, evaluate, apply_pending, the
 pending plans, the history) and shows what the kernel reports. Kernel coroutines run on the
-``KernelThread``; workspace reads that may be slow run in thread workers.
+``KernelThread``; workspace reads that may be slow run in thread workers. Screens get what they
+need when they are built (``ScreenServices``) and tell the app what they did with messages.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import Any, ClassVar
+from functools import partial
+from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.dom import DOMNode
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import Screen
 from textual.theme import Theme
 
 from ovtui.app.commands import BindingCommands
 from ovtui.app.editor import Editor, external_editor
 from ovtui.app.kernel_thread import KernelThread
+from ovtui.app.keys import catalog
 from ovtui.app.messages import (
+    DryRunToggled,
     EventPump,
     ExperiencesChanged,
-    FilesChanged,
     HistoryChanged,
+    InboxFilesArrived,
     KernelEventsReady,
     PendingChanged,
     RunEvents,
+    RunFinished,
+    RunStarted,
+    WorkspaceEdited,
 )
-from ovtui.app.screens.confirm import ConfirmModal
-from ovtui.app.screens.evidence import EvidenceScreen
-from ovtui.app.screens.experiences import ExperiencesScreen
+from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
+from ovtui.app.screens.base import MainScreen, report_error
 from ovtui.app.screens.help import HelpScreen
-from ovtui.app.screens.history import HistoryScreen
-from ovtui.app.screens.review import ReviewScreen
-from ovtui.app.screens.run import RunScreen
-from ovtui.app.widgets.vim_table import VimTable
+from ovtui.app.services import ScreenServices
 from ovtui.config import save_config
 from ovtui.service import Workspace
-from ovtui.workspace.watching import ChangeKind, watch_workspace
+from ovtui.workspace.watching import ChangeKind, WorkspaceChanges, watch_workspace
 
-MAIN_SCREENS = ("run", "review", "history", "experiences")
+# While a run computes on the kernel thread (CPU-bound Python), hand the GIL back more often so keys
+# stay quick. Process-wide, so only the app sets it, for the length of a run.
+KERNEL_SWITCH_INTERVAL_S = 0.001
 
 
 class OvtuiApp(App[None]):
     CSS_PATH = "ovtui.tcss"
     TITLE = "ovtui"
     COMMANDS = App.COMMANDS | {BindingCommands}
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
-        "run": RunScreen,
-        "review": ReviewScreen,
-        "history": HistoryScreen,
-        "experiences": ExperiencesScreen,
-    }
-    DEFAULT_MODE = "run"
+    DEFAULT_MODE = SCREENS[0].key
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
-        Binding("1", "show('run')", "Run", id="app.run_screen"),
-        Binding("2", "show('review')", "Review", id="app.review_screen"),
-        Binding("3", "show('history')", "History", id="app.history_screen"),
-        Binding("4", "show('experiences')", "Experiences", id="app.experiences_screen"),
+        *screen_bindings(),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("D", "toggle_dry_run", "Dry run", id="app.dry_run", show=False),
     ]
 
-    dry_run: reactive[bool] = reactive(False)
-    pending_count: reactive[int] = reactive(0)
+    dry_run: reactive[bool] = reactive(False, init=False)
+    pending_count: reactive[int] = reactive(0, init=False)
 
     def __init__(
         self, workspace: Workspace, *, editor: Editor | None = None, watch_files: bool = True
@@ -77,26 +73,28 @@ class OvtuiApp(App[None]):
         self.workspace = workspace
         self.kernel = KernelThread()
         self.pump = EventPump(self)
-        self.editor: Editor = editor or external_editor(self)
         self.watch_files = watch_files
         self.keymap: dict[str, str] = dict(workspace.config.keys)
-        # Screens register here while mounted, so broadcasts reach only live screens.
-        self.main_screens: dict[str, Screen[None]] = {}
+        self.services = ScreenServices(
+            workspace=workspace,
+            kernel=self.kernel,
+            listener=self.pump,
+            editor=editor or external_editor(self),
+            tabs=tabs(self.keymap),
+        )
+        # The screens built so far, by mode: the app's broadcasts reach these.
+        self.main_screens: dict[str, MainScreen] = {}
+        for entry in SCREENS:
+            self.add_mode(entry.key, partial(self._build_screen, entry))
         self.set_reactive(OvtuiApp.dry_run, workspace.config.review.dry_run)
+        self._switch_interval: float | None = None
 
-    def binding_sources(self) -> list[tuple[str, type[DOMNode]]]:
-        """Where the help screen reads the bindings from."""
-        return [
-            ("App", type(self)),
-            ("Run", RunScreen),
-            ("Review", ReviewScreen),
-            ("History", HistoryScreen),
-            ("Experiences", ExperiencesScreen),
-            ("Lists", VimTable),
-            ("Evidence", EvidenceScreen),
-            ("Dialogs", ConfirmModal),
-            ("Help", HelpScreen),
-        ]
+    def _build_screen(self, entry: ScreenEntry) -> MainScreen:
+        screen = entry.screen(self.services)
+        screen.set_reactive(MainScreen.dry_run, self.dry_run)
+        screen.set_reactive(MainScreen.pending_count, self.pending_count)
+        self.main_screens[entry.key] = screen
+        return screen
 
     # --- start and stop ------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -111,6 +109,7 @@ class OvtuiApp(App[None]):
             self.refresh_stale()
 
     def on_unmount(self) -> None:
+        self._restore_switch_interval()
         self.kernel.stop()
 
     def _apply_theme(self, name: str) -> None:
@@ -136,10 +135,26 @@ class OvtuiApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(catalog(self, binding_sources(type(self)), self.keymap)))
 
     def action_toggle_dry_run(self) -> None:
         self.dry_run = not self.dry_run
+
+    @on(DryRunToggled)
+    def _dry_run_toggled(self, message: DryRunToggled) -> None:
+        self.dry_run = message.dry_run  # the same value twice changes nothing and notifies once
+
+    def watch_dry_run(self, dry_run: bool) -> None:
+        for screen in self.main_screens.values():
+            screen.dry_run = dry_run
+        if dry_run:
+            self.notify("DRY RUN on: Apply writes only a dry-run record, no experience file", title="Dry run")
+        else:
+            self.notify("Dry run off: Apply writes the experience files", title="Dry run")
+
+    def watch_pending_count(self, count: int) -> None:
+        for screen in self.main_screens.values():
+            screen.pending_count = count
 
     # --- broadcasting --------------------------------------------------------------------------
     def broadcast(self, make: Callable[[], Message]) -> None:
@@ -147,9 +162,7 @@ class OvtuiApp(App[None]):
             screen.post_message(make())
 
     def report_error(self, doing: str, exc: BaseException) -> None:
-        """Every failure ends here: a notification, never a crash."""
-        # markup=False: kernel messages quote config sections like [trainer] and file text.
-        self.notify(f"{doing}: {exc}", title="Error", severity="error", timeout=8, markup=False)
+        report_error(self, doing, exc)
 
     def refresh_pending_count(self) -> None:
         try:
@@ -161,7 +174,33 @@ class OvtuiApp(App[None]):
         self.refresh_pending_count()
         self.broadcast(PendingChanged)
 
-    # --- kernel events -------------------------------------------------------------------------
+    @on(WorkspaceEdited)
+    def _workspace_edited(self, message: WorkspaceEdited) -> None:
+        if message.pending:
+            self.pending_changed()
+        if message.history:
+            self.broadcast(HistoryChanged)
+        if message.experiences:
+            self.broadcast(ExperiencesChanged)
+            if self.pending_count:
+                self.refresh_stale()
+
+    # --- runs ----------------------------------------------------------------------------------
+    @on(RunStarted)
+    def _run_started(self, _: RunStarted) -> None:
+        if self._switch_interval is None:
+            self._switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(KERNEL_SWITCH_INTERVAL_S)
+
+    @on(RunFinished)
+    def _run_finished(self, _: RunFinished) -> None:
+        self._restore_switch_interval()
+
+    def _restore_switch_interval(self) -> None:
+        if self._switch_interval is not None:
+            sys.setswitchinterval(self._switch_interval)
+            self._switch_interval = None
+
     def on_kernel_events_ready(self, _: KernelEventsReady) -> None:
         events = self.pump.drain()
         if not events:
@@ -186,12 +225,11 @@ class OvtuiApp(App[None]):
     async def _watch_workspace(self) -> None:
         try:
             async for changes in watch_workspace(self.workspace.paths):
-                self.on_files_changed(FilesChanged(changes))
+                self._workspace_changed(changes)
         except Exception as exc:
             self.report_error("watching the workspace stopped", exc)
 
-    def on_files_changed(self, message: FilesChanged) -> None:
-        changes = message.changes
+    def _workspace_changed(self, changes: WorkspaceChanges) -> None:
         if ChangeKind.EXPERIENCE in changes:
             self.broadcast(ExperiencesChanged)
             self.refresh_stale()
@@ -200,7 +238,8 @@ class OvtuiApp(App[None]):
         if ChangeKind.HISTORY in changes:
             self.broadcast(HistoryChanged)
         if changes.new_inbox_files:
-            self.broadcast(lambda: FilesChanged(changes))
+            paths = [str(path) for path in changes.new_inbox_files]
+            self.broadcast(lambda: InboxFilesArrived(paths))
 
     @work(thread=True, exclusive=True, group="stale")
     def refresh_stale(self) -> list[str]:

@@ -1,44 +1,53 @@
-"""The command palette: every binding of the screen below it and of the app, as commands."""
+"""The command palette: every binding active on the screen below it (the focused widget's, the
+screen's and the app's, with ``[keys]`` remaps applied by Textual), as commands."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
+from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.dom import DOMNode
 
-from ovtui.app.keys import key_display, own_bindings
+
+@dataclass(frozen=True)
+class BindingCommand:
+    title: str
+    help: str
+    owner: DOMNode
+    binding: Binding
+
+
+def context_name(owner: DOMNode) -> str:
+    return "App" if isinstance(owner, App) else type(owner).__name__.removesuffix("Screen")
 
 
 class BindingCommands(Provider):
-    def _commands(self) -> list[tuple[str, str, Any, Binding]]:
-        app = self.app
-        keymap: dict[str, str] = getattr(app, "keymap", {})
-        screen = self.screen
-        found: list[tuple[str, str, Any, Binding]] = []
-        for owner in (screen, app):
-            for binding in own_bindings(type(owner)):
-                name, params = binding.action.partition("(")[0], ()
-                if owner.check_action(name, params) is False:
-                    continue
-                context = "App" if owner is app else type(owner).__name__.removesuffix("Screen")
-                title = f"{binding.description} ({context})"
-                found.append((title, f"{key_display(app, binding, keymap)} · {binding.id}", owner, binding))
-        return found
+    def _commands(self) -> list[BindingCommand]:
+        found: dict[str, BindingCommand] = {}
+        for active in self.screen.active_bindings.values():
+            binding = active.binding
+            if not binding.id or not active.enabled or binding.id in found:
+                continue
+            keys = self.app.get_key_display(binding)
+            title = f"{binding.description} ({context_name(active.node)})"
+            found[binding.id] = BindingCommand(title, f"{keys} · {binding.id}", active.node, binding)
+        return list(found.values())
 
-    def _run(self, owner: Any, action: str) -> None:
+    def _run(self, owner: DOMNode, action: str) -> None:
         self.app.call_later(owner.run_action, action)
 
     async def discover(self) -> Hits:
-        for title, help_text, owner, binding in self._commands():
-            yield DiscoveryHit(title, partial(self._run, owner, binding.action), help=help_text)
+        for command in self._commands():
+            run = partial(self._run, command.owner, command.binding.action)
+            yield DiscoveryHit(command.title, run, help=command.help)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, help_text, owner, binding in self._commands():
-            score = matcher.match(title)
+        for command in self._commands():
+            score = matcher.match(command.title)
             if score > 0:
-                yield Hit(
-                    score, matcher.highlight(title), partial(self._run, owner, binding.action), help=help_text
-                )
+                run = partial(self._run, command.owner, command.binding.action)
+                yield Hit(score, matcher.highlight(command.title), run, help=command.help)

@@ -1,4 +1,8 @@
-"""Messages between the kernel (events, file changes) and the screens.
+"""Messages between the kernel (events, file changes), the app and the screens.
+
+Down (the app to the live main screens; they do not bubble back up): ``RunEvents``, ``PendingChanged``,
+``HistoryChanged``, ``ExperiencesChanged``, ``InboxFilesArrived``. Up (a screen or widget to the app):
+``DryRunToggled``, ``WorkspaceEdited``, ``RunStarted``, ``RunFinished``.
 
 The kernel calls listeners from its own thread. ``EventPump`` queues the events and posts one
 ``KernelEventsReady`` per burst (``post_message`` is thread-safe); the handler drains the queue,
@@ -14,14 +18,14 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from ovtui.events import Event
-from ovtui.workspace.watching import WorkspaceChanges
+from ovtui.reports import RunReport
 
 
 class KernelEventsReady(Message):
     """Events are waiting in the pump."""
 
 
-class RunEvents(Message):
+class RunEvents(Message, bubble=False):
     """A coalesced batch of kernel events, for the run screen."""
 
     def __init__(self, events: list[Event]) -> None:
@@ -29,32 +33,60 @@ class RunEvents(Message):
         self.events = events
 
 
-class PendingChanged(Message):
+class PendingChanged(Message, bubble=False):
     """Pending plans changed (a plan parked, a decision, an apply, stale marks)."""
 
 
-class HistoryChanged(Message):
+class HistoryChanged(Message, bubble=False):
     """A history record was written."""
 
 
-class ExperiencesChanged(Message):
+class ExperiencesChanged(Message, bubble=False):
     """Experience files changed (in the app or outside it)."""
 
 
-class FilesChanged(Message):
-    """A classified burst of workspace changes from the watcher."""
+class InboxFilesArrived(Message, bubble=False):
+    """Rollout files were dropped into the inbox (workspace-relative paths)."""
 
-    def __init__(self, changes: WorkspaceChanges) -> None:
+    def __init__(self, paths: list[str]) -> None:
         super().__init__()
-        self.changes = changes
+        self.paths = paths
 
 
-class RunStateChanged(Message):
-    """A run started or finished (screens enable or disable actions)."""
+class DryRunToggled(Message):
+    """A person set Dry run to ``dry_run`` (a value, not a flip: handling it twice changes nothing)."""
 
-    def __init__(self, running: bool) -> None:
+    def __init__(self, dry_run: bool) -> None:
         super().__init__()
-        self.running = running
+        self.dry_run = dry_run
+
+
+class WorkspaceEdited(Message):
+    """A screen wrote to the workspace (apply, discard, revert): the app tells the other screens."""
+
+    def __init__(self, *, pending: bool = False, history: bool = False, experiences: bool = False) -> None:
+        super().__init__()
+        self.pending = pending
+        self.history = history
+        self.experiences = experiences
+
+
+class RunStarted(Message):
+    """The Run screen started a run on the kernel."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
+
+
+class RunFinished(Message):
+    """A run ended: with its report, or cancelled while it waited, or failed with ``error``."""
+
+    def __init__(self, command: str, report: RunReport | None, error: str | None = None) -> None:
+        super().__init__()
+        self.command = command
+        self.report = report
+        self.error = error
 
 
 def coalesce(events: list[Event]) -> list[Event]:

@@ -49,6 +49,7 @@ class RunProgress:
     latest: Accuracy | None = None
     finished: bool = False
     cancelled: bool = False
+    failed: str | None = None
     waiting_plans: int = 0
 
     def apply(self, event: Event) -> None:
@@ -76,6 +77,13 @@ class RunProgress:
             report_usage = (data.get("report") or {}).get("usage") or {}
             if report_usage:
                 self.usage = totals(report_usage)
+
+    def fail(self, error: str) -> None:
+        """The run raised: the status says so, even if a ``run_finished`` event arrives later."""
+        self.failed = error
+
+    def cancel(self) -> None:
+        self.finished = self.cancelled = True
 
     def _add_usage(self, data: dict[str, Any]) -> None:
         if data.get("cached"):
@@ -112,6 +120,8 @@ class RunProgress:
     def status_line(self) -> str:
         if not self.command:
             return "idle"
+        if self.failed is not None:
+            return f"{self.command}: FAILED — {self.failed}"
         if self.finished:
             return f"{self.command}: {'cancelled' if self.cancelled else 'finished'}"
         where = STAGE_NAMES.get(self.stage, self.stage or "starting")

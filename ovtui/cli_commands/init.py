@@ -9,6 +9,7 @@ from pathlib import Path
 from ovtui.cli_commands import where
 from ovtui.config import CONFIG_NAME, OvtuiConfig, save_config
 from ovtui.errors import OvtuiError
+from ovtui.workspace.fsio import make_dirs
 from ovtui.workspace.paths import WorkspacePaths
 
 FOLDERS = (
@@ -42,7 +43,7 @@ def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
         save_config(root, OvtuiConfig())
     paths = WorkspacePaths(root)
     for folder in FOLDERS:
-        (paths.root / folder).mkdir(parents=True, exist_ok=True)
+        make_dirs(paths.root / folder, root=paths.root)
     return paths
 
 

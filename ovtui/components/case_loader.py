@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -20,11 +19,11 @@ class ListCaseLoader:
         self.cases = cases
         self.batch_size = batch_size
 
-    async def batches(self, context: Any = None) -> AsyncIterator[list[Case]]:
+    async def batches(self) -> AsyncIterator[list[Case]]:
         for start in range(0, len(self.cases), self.batch_size):
             yield self.cases[start : start + self.batch_size]
 
-    def __len__(self) -> int:
+    async def count(self) -> int:
         return len(self.cases)
 
 

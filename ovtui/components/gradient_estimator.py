@@ -47,7 +47,7 @@ class ExperienceGradientEstimator:
         self.proposer = proposer
 
     async def estimate(
-        self, analysis: RolloutAnalysis, experience_set: ExperienceSet, context: Any = None
+        self, analysis: RolloutAnalysis, experience_set: ExperienceSet
     ) -> list[PatchSemanticGradient]:
         gradients: list[PatchSemanticGradient] = []
         by_name = experience_set.by_name()

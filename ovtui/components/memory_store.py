@@ -56,6 +56,8 @@ def experience_index(policy_set: ExperienceSet) -> tuple[list[Experience], Lexic
 
 
 class ExperienceSetLoader:
+    """The PolicySetLoader of a workspace: full loads, and incremental reloads from a previous set."""
+
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
 
@@ -128,7 +130,7 @@ class ExperienceSetLoader:
             root_uri=self.store.type_uri(EXPERIENCES),
             policies=policies,
             metadata={"problems": problems} if problems else {},
-        ).bind(self.store)
+        )
         # The scan was taken before reading: a file rewritten in between just looks changed next time.
         by_file = {p.uri.rsplit("/", 1)[-1]: p for p in policies}
         signatures: Signatures = {n: (sig, by_file[n]) for n, sig in scan.items() if n in by_file}

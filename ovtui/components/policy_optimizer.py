@@ -44,7 +44,7 @@ class PatchMergePolicyOptimizer:
         self.merger = merger
 
     async def plan(
-        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet, context: Any = None
+        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet
     ) -> PolicyUpdatePlan:
         meta: dict[str, Any] = {
             "plan_id": uuid.uuid4().hex[:12],

@@ -1,8 +1,8 @@
 """BatchPolicyTrainer and StreamingPolicyTrainer (seed 000 §9): two ways to feed one engine.
 
 Streaming flushes a batch when it holds ``max_gradients_per_update`` gradients, when its oldest
-gradient has waited ``max_wait_seconds``, or on ``close()``. Every submitter awaits the result of
-the batch its own gradients went into.
+gradient has waited ``max_wait_seconds``, or on ``close()``; each flush is a ``batch_flushed``
+event saying why. Every submitter awaits the result of the batch its own gradients went into.
 """
 
 from __future__ import annotations
@@ -11,27 +11,27 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal
 
 from ovtui.domain import ExperienceSet, PatchSemanticGradient, Rollout, RolloutAnalysis, RolloutTrainingResult
 from ovtui.engine import PolicyTrainingEngine
 
+FlushReason = Literal["count", "age", "close"]
+
 
 class BatchPolicyTrainer:
-    def __init__(self, engine: PolicyTrainingEngine, *, run_id: str | None = None) -> None:
+    def __init__(self, engine: PolicyTrainingEngine) -> None:
         self.engine = engine
-        self.run_id = run_id
 
     async def train_rollouts(
         self,
         rollouts: list[Rollout],
         policy_set: ExperienceSet,
-        context: Any = None,
         analyses: list[RolloutAnalysis] | None = None,
     ) -> RolloutTrainingResult:
         estimated = await self.engine.analyze_and_estimate(rollouts, policy_set, analyses)
         applied = await self.engine.plan_and_apply(
-            estimated.gradients, policy_set, run_id=self.run_id, analyses=estimated.analyses
+            estimated.gradients, policy_set, analyses=estimated.analyses
         )
         return RolloutTrainingResult(
             analyses=estimated.analyses,
@@ -64,19 +64,15 @@ class StreamingPolicyTrainer:
         engine: PolicyTrainingEngine,
         policy_set: ExperienceSet,
         config: StreamingPolicyTrainerConfig | None = None,
-        *,
-        run_id: str | None = None,
     ) -> None:
         self.engine = engine
         self.policy_set = policy_set
         self.config = config or StreamingPolicyTrainerConfig()
-        self.run_id = run_id
         self._queue: list[_Submission] = []
         self._flush_lock = asyncio.Lock()
         self._changed = asyncio.Event()
         self._closed = False
         self._timer: asyncio.Task[None] | None = None
-        self.flushes: list[str] = []  # why each batch was flushed: count | age | close
 
     async def submit_rollout(
         self, rollout: Rollout, analysis: RolloutAnalysis | None = None
@@ -101,7 +97,6 @@ class StreamingPolicyTrainer:
         self,
         rollouts: list[Rollout],
         policy_set: ExperienceSet,
-        context: Any = None,
         analyses: list[RolloutAnalysis] | None = None,
     ) -> RolloutTrainingResult:
         self.policy_set = policy_set
@@ -146,18 +141,16 @@ class StreamingPolicyTrainer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout=due)
 
-    async def _flush(self, reason: str) -> None:
+    async def _flush(self, reason: FlushReason) -> None:
         async with self._flush_lock:
             batch, self._queue = self._queue, []
             if not batch:
                 return
-            self.flushes.append(reason)
             gradients = [g for s in batch for g in s.gradients]
             analyses = [a for s in batch for a in s.analyses]
+            self.engine.events.emit("batch_flushed", reason=reason, gradients=len(gradients))
             try:
-                applied = await self.engine.plan_and_apply(
-                    gradients, self.policy_set, run_id=self.run_id, analyses=analyses
-                )
+                applied = await self.engine.plan_and_apply(gradients, self.policy_set, analyses=analyses)
             except Exception as exc:
                 for submission in batch:
                     if not submission.future.done():

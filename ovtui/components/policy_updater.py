@@ -10,76 +10,20 @@ work, and both run that work in a thread so the event loop never blocks.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from ovtui.components.memory_store import ExperienceSetLoader, experience_from_file
 from ovtui.components.policy_staging import EXPERIENCES, PlanStager, StagedPlan
+from ovtui.context import ApplyOptions
 from ovtui.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
-from ovtui.memory.memory_diff import FileChange, Review, ReviewDecision, build_memory_diff
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
 from ovtui.workspace.history import HistoryStore, new_history_id
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.transaction import commit_record, prepare
-
-
-@dataclass
-class ApplyOptions:
-    """What a caller tells the updater besides the plan: the review and the lock behaviour."""
-
-    decisions: list[ReviewDecision] = field(default_factory=list)
-    plan_id: str | None = None
-    trace_id: str | None = None
-    archive_uri: str | None = None
-    kind: str = "apply"
-    purpose: str = "apply"
-    lock_timeout: float | None = None
-    # Position of each plan item in the plan the person reviewed (callers pass only approved items).
-    item_indices: list[int] | None = None
-
-    @classmethod
-    def coerce(cls, context: Any, plan: PolicyUpdatePlan | None = None) -> ApplyOptions:
-        """Accept ApplyOptions, a dict, a PipelineContext (its apply_context) or any object with
-        the same attribute names; fill plan_id / trace_id from the plan's metadata."""
-        if (
-            context is not None
-            and not isinstance(context, ApplyOptions | dict)
-            and hasattr(context, "apply_context")
-        ):
-            context = context.apply_context
-        if isinstance(context, ApplyOptions):
-            raw: dict[str, Any] = {name: getattr(context, name) for name in cls.__dataclass_fields__}
-        elif isinstance(context, dict):
-            raw = {k: v for k, v in context.items() if k in cls.__dataclass_fields__}
-        elif context is not None:
-            raw = {
-                k: getattr(context, k)
-                for k in cls.__dataclass_fields__
-                if getattr(context, k, None) is not None
-            }
-        else:
-            raw = {}
-        raw["decisions"] = [_decision(d) for d in raw.get("decisions") or []]
-        options = cls(**raw)
-        meta = plan.metadata if plan is not None else {}
-        if options.plan_id is None and meta.get("plan_id") is not None:
-            options.plan_id = str(meta["plan_id"])
-        if options.trace_id is None:
-            options.trace_id = str(meta.get("trace_id") or uuid.uuid4().hex)
-        return options
-
-
-def _decision(value: Any) -> ReviewDecision:
-    if isinstance(value, ReviewDecision):
-        return value
-    if isinstance(value, dict):
-        return ReviewDecision.model_validate(value)
-    return ReviewDecision(
-        item=value.item, decision=str(value.decision), note=str(getattr(value, "note", "") or "")
-    )
 
 
 def _utcnow() -> datetime:
@@ -94,18 +38,21 @@ class MemoryFilePolicyUpdater:
         self.clock = clock
 
     async def apply(
-        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet | None, context: Any = None
+        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet | None, options: ApplyOptions | None = None
     ) -> PolicyApplyResult:
-        options = ApplyOptions.coerce(context, plan)
+        options = (options or ApplyOptions()).for_plan(plan)
         async with self.store.lock.held(options.purpose, options.lock_timeout):
             staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options)
         return await asyncio.to_thread(self._result, staged, changes, record_id, policy_set)
 
     def apply_sync(
-        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet | None = None, context: Any = None
+        self,
+        plan: PolicyUpdatePlan,
+        policy_set: ExperienceSet | None = None,
+        options: ApplyOptions | None = None,
     ) -> PolicyApplyResult:
         """The same apply for plain threads and processes (takes the OS lock directly)."""
-        options = ApplyOptions.coerce(context, plan)
+        options = (options or ApplyOptions()).for_plan(plan)
         with self.store.lock.hold(options.purpose, options.lock_timeout):
             staged, changes, record_id = self._apply_locked(plan, options)
         return self._result(staged, changes, record_id, policy_set)
@@ -191,18 +138,17 @@ class MemoryFilePolicyUpdater:
         )
 
     def _updated_set(self, base: ExperienceSet | None, staged: StagedPlan) -> ExperienceSet:
-        """Patch the caller's set with what was written instead of re-reading every file (a
-        10,000-file reload per apply would dominate); a set from elsewhere is reloaded."""
-        store = getattr(base, "_store", None) if base is not None else None
-        if base is None or store is None or store.paths.root != self.store.paths.root:
+        """Patch the caller's set (read from this workspace) with what was written instead of
+        re-reading every file (a 10,000-file reload per apply would dominate); no set: load one."""
+        if base is None:
             return ExperienceSetLoader(self.store).load_sync()
         changed = {f.uri: f for f in staged.files.values() if f.touched and f.memory_type == EXPERIENCES}
         if not changed:
             return base  # a snapshot is never mutated, so an unchanged one can be shared
-        return patch_experience_set(base, {uri: f.memory for uri, f in changed.items()}).bind(self.store)
+        return patch_experience_set(base, {uri: f.memory for uri, f in changed.items()})
 
 
-def patch_experience_set(base: ExperienceSet, changed: dict[str, Any]) -> ExperienceSet:
+def patch_experience_set(base: ExperienceSet, changed: dict[str, MemoryFile | None]) -> ExperienceSet:
     """A copy of ``base`` with the experiences at ``changed`` URIs replaced (MemoryFile) or removed (None).
 
     The loader returns policies sorted by URI, so each change is placed by bisection."""

@@ -93,5 +93,5 @@ class SingleTurnLLMRolloutExecutor:
             },
         )
         if self.evaluator is not None:
-            rollout.evaluation = await self.evaluator.evaluate(rollout, context)
+            rollout.evaluation = await self.evaluator.evaluate(rollout)
         return rollout

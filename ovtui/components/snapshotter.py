@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 from ovtui.domain import ExperienceSet
 
@@ -12,7 +11,7 @@ from ovtui.domain import ExperienceSet
 class ContentHashPolicySnapshotter:
     prefix = "policy-snapshot"
 
-    async def snapshot(self, policy_set: ExperienceSet, context: Any = None) -> str:
+    async def snapshot(self, policy_set: ExperienceSet) -> str:
         return self.snapshot_id(policy_set)
 
     def snapshot_id(self, policy_set: ExperienceSet) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from datetime import UTC, datetime
-from typing import Any
 
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
@@ -49,8 +48,8 @@ class TrajectoryRolloutAnalyzer:
         self.extractor = extractor
         self.evaluator = evaluator
 
-    async def analyze(self, rollout: Rollout, context: Any = None) -> RolloutAnalysis:
-        evaluation, source = await self._evaluation(rollout, context)
+    async def analyze(self, rollout: Rollout) -> RolloutAnalysis:
+        evaluation, source = await self._evaluation(rollout)
         drafts = await self.extractor.extract(rollout, evaluation, feedback_text(evaluation))
         if source == "fallback":
             # Without a grader the only signal is whether anything could be extracted: no reward bonus.
@@ -72,11 +71,11 @@ class TrajectoryRolloutAnalyzer:
             metadata={"evaluation_source": source, "backend": self.extractor.label},
         )
 
-    async def _evaluation(self, rollout: Rollout, context: Any) -> tuple[RubricEvaluation, str]:
+    async def _evaluation(self, rollout: Rollout) -> tuple[RubricEvaluation, str]:
         if rollout.evaluation is not None:
             return rollout.evaluation, "rollout"
         if self.evaluator is not None:
-            return await self.evaluator.evaluate(rollout, context), "evaluator"
+            return await self.evaluator.evaluate(rollout), "evaluator"
         return RubricEvaluation(passed=False, score=0.0, metadata={"source": "fallback"}), "fallback"
 
     def _write_all(

@@ -28,8 +28,10 @@ def request_key(request: dict[str, Any]) -> str:
 class ResponseCache:
     """``<workspace>/.ovtui/llm_cache/<key[:2]>/<key>.json``, each written atomically."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, root: Path | None = None) -> None:
         self.folder = folder
+        # Writes must stay inside the workspace: by default the one whose .ovtui/ holds the cache.
+        self.root = root if root is not None else folder.parent.parent
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -52,4 +54,6 @@ class ResponseCache:
     def put(self, key: str, stage: str, model: str, response: dict[str, Any]) -> None:
         entry = {"format": CACHE_FORMAT, "key": key, "stage": stage, "model": model, "response": response}
         # No directory fsync: losing a cache entry in a crash only costs a repeated call.
-        atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False, indent=1), sync_dir=False)
+        atomic_write_text(
+            self._path(key), json.dumps(entry, ensure_ascii=False, indent=1), root=self.root, sync_dir=False
+        )

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ovtui.errors import ConfigError
-from ovtui.workspace.paths import validate_name
+from ovtui.workspace.paths import file_stem, validate_name
 
 MergeOpName = Literal["patch", "replace", "sum", "immutable"]
 
@@ -61,12 +61,15 @@ class MemoryTypeSchema(BaseModel):
         return next((f for f in self.fields if f.name == name), None)
 
     def filename(self, name: str, *, when: datetime | None = None) -> str:
-        """The file name for a memory called ``name`` (validated: it becomes a path)."""
-        validate_name(name, what=f"{self.memory_type} name")
-        values = {self.name_field: name}
+        """The file name for a memory called ``name``: lower-cased as OpenViking names files, and
+        validated whole (it becomes a path, and the reader checks the same rules)."""
+        values = {self.name_field: file_stem(name, what=f"{self.memory_type} name")}
         if "{timestamp}" in self.filename_template:
             values["timestamp"] = (when or datetime.now(UTC)).strftime("%Y%m%d%H%M%S")
-        return self.filename_template.format(**values)
+        filename = self.filename_template.format(**values)
+        stem, dot, _extension = filename.rpartition(".")
+        validate_name(stem if dot else filename, what=f"{self.memory_type} file name")
+        return filename
 
     def item_json_schema(self) -> dict[str, Any]:
         """JSON schema of one memory operation of this type, for structured LLM output."""

@@ -131,13 +131,16 @@ class Conversation:
         """The best-fitting Approach sequence; without one, the naive main action."""
         applicable: list[ApproachSequence] = []
         for sequence in self.guidance.sequences:
-            if USER_CONDITIONS.intersection(sequence.conditions):
-                continue  # only the conversation itself can tell; the sequence's own ask step decides
-            if all(self.holds((c,), "") for c in sequence.conditions):
+            # The user's answer is for the conversation to tell: the sequence's own ask step decides.
+            situation = [c for c in sequence.conditions if c not in USER_CONDITIONS]
+            if all(self.holds((c,), "") for c in situation):
                 applicable.append(sequence)
         if applicable:
             # Prefer a sequence made for this exact situation, then the most complete one.
-            best = max(applicable, key=lambda s: (len(s.conditions), len(s.steps)))
+            best = max(
+                applicable,
+                key=lambda s: (len([c for c in s.conditions if c not in USER_CONDITIONS]), len(s.steps)),
+            )
             return list(best.steps)
         main = MAIN_ACTION.get(self.request.intent or "")
         return [main] if main else []
@@ -185,10 +188,17 @@ class Conversation:
     def _holds(self, condition: str, tool: str) -> bool:
         if condition == "compensation":
             return self.request.mentions_compensation
-        if condition == "user_declines":
+        if condition in USER_CONDITIONS:
             if self.confirmation is None:
                 self._ask_about(tool)
-            return self.confirmation is False
+            return self.confirmation is (condition == "user_confirms")
+        if "=" in condition:  # a fact in the learner's wording: subject.field=value
+            key, value = condition.split("=", 1)
+            subject, _, field = key.partition(".")
+            record = self._reservation() if subject == "reservation" else self._customer()
+            actual = record.get(field) if record else None
+            shown = ("true" if actual else "false") if isinstance(actual, bool) else str(actual)
+            return record is not None and shown == value
         reservation = self._reservation()
         if reservation is None:
             return False
@@ -198,6 +208,11 @@ class Conversation:
             "basic_economy": reservation.get("cabin") == "basic_economy",
             "changeable": reservation.get("cabin") != "basic_economy",
         }.get(condition, False)
+
+    def _customer(self) -> dict[str, Any] | None:
+        if "customer" not in self.records and self._customer_id():
+            self.perform("get_customer")
+        return self.records.get("customer")
 
     def _reservation(self) -> dict[str, Any] | None:
         if "reservation" not in self.records and self.request.reservation_id:

@@ -7,8 +7,6 @@ read back from a file is graded exactly like one fresh from the agent.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ovtui.domain import Case, Message, Rollout, RubricEvaluation
 from ovtui.sample_env.criteria import Transcript, check_criterion
 from ovtui.sample_env.tools import Database, SupportTools, copy_database
@@ -57,7 +55,7 @@ def grade(case: Case, messages: list[Message], final_db: Database) -> RubricEval
 class SampleEvaluator:
     """RolloutEvaluator for sample-environment cases: re-grades from the messages alone."""
 
-    async def evaluate(self, rollout: Rollout, context: Any = None) -> RubricEvaluation:
+    async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
         return self.evaluate_sync(rollout)
 
     def evaluate_sync(self, rollout: Rollout) -> RubricEvaluation:

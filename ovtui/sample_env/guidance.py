@@ -19,78 +19,109 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ovtui.components.offline.sections import parse_sections, strip_bullet
+from ovtui.components.offline.lessons import parse_condition, parse_fact
+from ovtui.components.offline.sections import is_placeholder, parse_sections, strip_bullet
 from ovtui.sample_env.tools import TOOL_SPECS, is_read_only
+from ovtui.sample_env.vocabulary import correct
 
 ASK = "ask_user_to_confirm"
 ANY_ACTION = "*"
 
 RuleKind = Literal["require", "forbid", "precede", "gate", "follow"]
 
-_TOOL_PHRASES: dict[str, tuple[str, ...]] = {
+# How people name each action: the tool's own name, or a verb phrase (typos are corrected first).
+_OBJECT_BOOKING = r"(?:the |their |this |his |her |a )?(?:reservation|booking|ticket|fare|itinerary)s?"
+_OBJECT_CUSTOMER = (
+    r"(?:the |their |this |his |her )?(?:customer(?:'s)?(?: record| account| profile)?|account|profile)"
+)
+_READ_VERB = r"(?:open|read|check|find|fetch|get|review|look at|see|pull up|look up|bring up)\w*"
+_TOOL_PATTERNS: dict[str, tuple[str, ...]] = {
     "get_customer": (
-        "verify the customer's identity",
-        "verify the customer",
-        "verify their identity",
-        "verify identity",
-        "look up the customer",
-        "look the customer up",
-        "read the customer record",
+        r"\bverify\w*",
+        r"\bidentity\b",
+        rf"\b{_READ_VERB} {_OBJECT_CUSTOMER}\b",
+        rf"\b(?:look|pull|bring)\w* {_OBJECT_CUSTOMER} up\b",
     ),
     "get_reservation": (
-        "look up the booking",
-        "look the booking up",
-        "look up the reservation",
-        "look the reservation up",
-        "check the booking",
-        "check the reservation",
-        "read the reservation",
+        rf"\b{_READ_VERB} {_OBJECT_BOOKING}\b",
+        rf"\b(?:look|pull|bring)\w* {_OBJECT_BOOKING} up\b",
+        r"\bfare rules\b",
     ),
-    "cancel_reservation": ("cancel the booking", "cancel the reservation"),
-    "refund_payment": ("issue a refund", "give a refund", "refund the payment", "refund the booking"),
-    "issue_travel_credit": (
-        "offer travel credit",
-        "issue travel credit",
-        "give travel credit",
-        "grant travel credit",
+    "cancel_reservation": (r"\bcancel\w*", r"\bcall(?:ing)? off\b"),
+    "refund_payment": (r"\brefund(?!able)\w*", r"\bmoney back\b", r"\breimburse\w*"),
+    "issue_travel_credit": (r"\b(?:travel )?credit\b", r"\bvouchers?\b"),
+    "change_flight": (
+        r"\b(?:change|move|reschedule|rebook|switch)\w* (?:the |their |this )?"
+        r"(?:flight|date|booking|reservation|trip|those|these|them|it)s?\b",
+        r"\bbe (?:changed|moved|rebooked)\b",
+        r"\breschedul\w*|\brebook\w*",
     ),
-    "change_flight": ("change the flight", "move the booking", "change the date"),
-    "update_contact_email": ("update the email", "change the email"),
-    "transfer_to_human": ("transfer to a human", "hand over to a human", "escalate to a human", "escalate"),
-    "send_confirmation": ("send a confirmation message", "send a confirmation", "send the confirmation"),
+    "update_contact_email": (
+        r"\b(?:update|change|set|correct|replace|switch)\w* (?:the |their |his |her )?"
+        r"(?:contact )?(?:e-?mail|address)\w*",
+    ),
+    "transfer_to_human": (
+        r"\btransfer\w*",
+        r"\bescalat\w*",
+        r"\bhand\w*(?: it| this| them| the case)? (?:over|off)\b",
+        r"\b(?:human|supervisor|colleague|specialist)s?\b",
+    ),
+    "send_confirmation": (
+        r"\bsend\w*(?: them| the customer| the user| him| her)? (?:a |the )?"
+        r"confirmation\w*(?: message| e-?mail)?",
+        r"\bconfirmation (?:message|e-?mail|note)\b",
+    ),
 }
-_PHRASE_TO_TOOL = {name: name for name in TOOL_SPECS} | {
-    phrase: tool for tool, phrases in _TOOL_PHRASES.items() for phrase in phrases
-}
-_TOOL_PATTERN = re.compile(
-    r"\b(" + "|".join(re.escape(p) for p in sorted(_PHRASE_TO_TOOL, key=len, reverse=True)) + r")\b"
-)
+_TOOL_REGEXES = [(tool, re.compile(p)) for tool, ps in _TOOL_PATTERNS.items() for p in ps] + [
+    (name, re.compile(rf"\b{name}\b")) for name in TOOL_SPECS
+]
 _TOOL_MARK = re.compile(r"@([a-z_]+)@")
 
-# Situations the agent can tell apart; negated forms come first so they win.
+# Situations the agent can tell apart (negated forms first so they win), as canonical names, plus
+# any fact in the learner's wording ("the reservation's cabin is premium economy") checked on the record.
 _CONDITIONS: tuple[tuple[str, str], ...] = (
     (
-        r"(the )?(reservation|booking|fare|ticket) is (non-refundable|nonrefundable|not refundable)",
+        r"(?:the )?(?:reservation|booking|fare|ticket|it)? ?(?:is|are)? ?(?:non-refundable|nonrefundable|"
+        r"not refundable)|(?:can't|cannot|can not|won't) be refunded",
         "non_refundable",
     ),
-    (r"non-refundable|nonrefundable|not refundable", "non_refundable"),
-    (r"(the )?(reservation|booking|fare|ticket) is refundable|\brefundable\b", "refundable"),
-    (r"(the )?fare allows changes|(the )?fare is not basic economy|changeable fare", "changeable"),
-    (r"(the )?fare is basic economy|basic[ _]economy", "basic_economy"),
-    (r"(the )?(user|customer) (declines|refuses|says no|does not confirm|doesn't confirm)", "user_declines"),
     (
-        r"(the )?(user|customer) (demands|asks for|requests|wants) (compensation|to be compensated)",
+        r"(?:the )?(?:reservation|booking|fare|ticket) is refundable|\brefundable\b|can be refunded",
+        "refundable",
+    ),
+    (
+        r"(?:the )?fare allows changes|(?:the )?(?:fare|reservation|ticket) is not basic economy|"
+        r"changeable fare|not (?:on )?(?:a )?basic economy",
+        "changeable",
+    ),
+    (r"(?:the )?fare is basic economy|(?:the reservation's cabin is )?basic[ _]economy", "basic_economy"),
+    (
+        r"(?:the )?(?:user|customer|they|he|she) (?:declines?|refuses?|says? no|does not confirm|"
+        r"doesn't confirm|do not confirm|don't confirm|changes? (?:their|his|her) mind)",
+        "user_declines",
+    ),
+    (r"(?:the )?(?:user|customer|they|he|she) (?:confirms?|says? yes|agrees?)", "user_confirms"),
+    (
+        r"(?:the )?(?:user|customer|they|he|she)? ?(?:demands?|asks? for|requests?|wants?) "
+        r"(?:compensation|to be compensated)",
         "compensation",
     ),
+    (r"the (?:customer|reservation)'s [a-z]+(?: [a-z]+)? is [a-z]+(?: economy)?", "fact"),
+    (r"the (?:customer|reservation) is (?:not )?[a-z]+", "fact"),
 )
 _CONDITION_PATTERN = re.compile("|".join(f"(?P<c{i}>{p})" for i, (p, _) in enumerate(_CONDITIONS)))
-USER_CONDITIONS = frozenset({"user_declines"})
+_FACT_SUBJECTS = frozenset({"reservation", "customer", "user"})
+USER_CONDITIONS = frozenset({"user_declines", "user_confirms"})
+# "check whether the ticket can be refunded" asks a question; it states no situation.
+_QUESTION = re.compile(r"\b(?:check|see|find out|look at|verify)\w* (?:whether|if)\b[^,;]*")
 
-_NEVER = re.compile(r"^(never|do not|don't|must not|avoid)\b")
-_GUARD = re.compile(r"^(if|when)\b(?P<guard>.*?)(\bthen\b|:|,)(?P<body>.*)$")
-_CONFIRM = re.compile(r"\bconfirm(s|ed|ing|ation)?\b")
+_NEVER = re.compile(r"^(never|do not|don't|dont|must not|avoid|no)\b|\b(can't|cannot|can not) be\b")
+_GUARD = re.compile(r"^(if|when|once|for)\b(?P<guard>.*?)(\bthen\b|:|,)(?P<body>.*)$")
+_CONFIRM = re.compile(r"\bconfirm(s|ed|ing|ation)?\b|\bsays? yes\b|\bagrees?\b|\btheir ok\b|\bgo[- ]ahead\b")
 _UNRECOGNISED_SITUATION = re.compile(r"\b(when|if|unless|whenever)\b")
-_CONNECTOR = re.compile(r"\b(before|after|instead of|without|until)\b")
+_CONNECTOR = re.compile(r"\b(before|after|instead of|without|until|once|then)\b")
+_LEAVE_ALONE = re.compile(r"\bleave (?:the |their |it )?(?:booking|reservation|ticket|flight|it)? ?alone\b")
+_UNCHANGED = re.compile(r"\b(?:stays?|remains?|is left|kept) (?:unchanged|the same|untouched|as it is)\b")
 
 
 @dataclass(frozen=True)
@@ -138,29 +169,70 @@ class Guidance:
 
 
 def _normalise(line: str) -> str:
-    text = strip_bullet(line).lower().replace("->", "→").replace("`", "").replace("*", "")
-    return re.sub(r"\s+", " ", text).strip(" .;")
+    text = strip_bullet(line).replace("->", "→").replace("`", "").replace("*", "").replace("’", "'")
+    text = correct(text).lower()
+    return re.sub(r"\s+", " ", text).strip(" .;!")
+
+
+def _condition_name(kind: str, text: str) -> str:
+    if kind != "fact":
+        return kind
+    fact = parse_fact(re.sub(r"^the (customer|reservation)", r"the \1", text.strip()))
+    return f"{fact[0]}={fact[1]}" if fact else ""
+
+
+def _learned_conditions(text: str) -> tuple[str, ...] | None:
+    """Conditions in the offline learner's own wording ("A and B"), or None if that is not it."""
+    facts = parse_condition(text.strip())
+    if not facts or any(k.partition(".")[0] not in _FACT_SUBJECTS for k in facts):
+        return None
+    named = {"user.answer=yes": "user_confirms", "user.answer=no": "user_declines"}
+    return tuple(named.get(f"{k}={v}", f"{k}={v}") for k, v in sorted(facts.items()))
 
 
 def _take_conditions(text: str) -> tuple[str, tuple[str, ...]]:
+    learned = _learned_conditions(text)
+    if learned is not None:
+        return " %cond% ", learned
+    when = re.match(r"^(?P<head>.*?) when (?P<cond>.+)$", text)
+    learned = _learned_conditions(when.group("cond")) if when else None
+    if when and learned is not None:
+        return when.group("head"), learned
     found: list[str] = []
 
     def mark(match: re.Match[str]) -> str:
         index = int(next(name for name, value in match.groupdict().items() if value)[1:])
-        found.append(_CONDITIONS[index][1])
+        name = _condition_name(_CONDITIONS[index][1], match.group(0))
+        if name:
+            found.append(name)
         return " %cond% "
 
-    text = _CONDITION_PATTERN.sub(mark, text)
+    text = _CONDITION_PATTERN.sub(mark, _QUESTION.sub(" ", text))
     return text, tuple(dict.fromkeys(found))
 
 
 def _tools(text: str) -> list[str]:
-    marked = _TOOL_PATTERN.sub(lambda m: f" @{_PHRASE_TO_TOOL[m.group(1)]}@ ", text)
-    return list(dict.fromkeys(_TOOL_MARK.findall(marked)))
+    """The actions a text names, in order (the longest match wins where two overlap)."""
+    matches = sorted(
+        (
+            (m.start(), -(m.end() - m.start()), m.end(), tool)
+            for tool, rx in _TOOL_REGEXES
+            for m in rx.finditer(text)
+        ),
+    )
+    found: list[str] = []
+    covered = -1
+    for start, _, end, tool in matches:
+        if start >= covered:
+            found.append(tool)
+            covered = end
+    return list(dict.fromkeys(found))
 
 
 def _without_tools(text: str) -> str:
-    return _TOOL_PATTERN.sub(" ", text)
+    for _, rx in _TOOL_REGEXES:
+        text = rx.sub(" ", text)
+    return text
 
 
 def parse_sequence(line: str, source: str = "") -> ApproachSequence | None:
@@ -186,14 +258,40 @@ def parse_sequence(line: str, source: str = "") -> ApproachSequence | None:
 
 
 def parse_rule(line: str, source: str = "") -> list[Rule]:
-    text = _normalise(line)
-    polarity = "never" if _NEVER.match(text) else "always"
-    guard = _GUARD.match(text)
-    if guard:  # "IF <situation> THEN NEVER ..." carries the polarity of its consequent
-        polarity = "never" if _NEVER.match(guard.group("body").strip()) else polarity
+    return _clause_rules(_normalise(line), (), source)[0]
+
+
+def _clause_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[list[Rule], tuple[str, ...]]:
+    """The rules of one sentence, and the situation it names (which carries over to the next)."""
+    rules, conditions = _sentence_rules(text, inherited, source)
+    result: list[Rule] = []
+    for rule in rules:
+        if rule.kind == "gate":  # "once they say yes" is what the gate asks, not when it applies
+            rule = Rule(
+                rule.kind, rule.tool, rule.other, tuple(c for c in rule.conditions if c != "user_confirms")
+            )
+        result.append(rule)
+        if rule.kind == "require" and is_read_only(rule.tool):  # a lookup someone asks for comes first
+            result.append(Rule("precede", rule.tool, ANY_ACTION, rule.conditions, source))
+    return result, conditions
+
+
+def _sentence_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[list[Rule], tuple[str, ...]]:
+    # Situations first: "when it can't be refunded" names one and says nothing about what to do.
     text, conditions = _take_conditions(text)
+    polarity = "never" if _NEVER.search(text.strip()) or _UNCHANGED.search(text) else "always"
+    guard = _GUARD.match(text.strip())
+    if guard:  # "IF <situation> THEN NEVER ..." carries the polarity of its consequent
+        polarity = "never" if _NEVER.search(guard.group("body").strip()) else "always"
+    if _LEAVE_ALONE.search(text):  # "leave the booking alone": change nothing about it
+        polarity = "never"
+        text = _LEAVE_ALONE.sub(" cancel the booking and change the flight ", text)
+    conditions = tuple(dict.fromkeys([*inherited, *conditions]))
     if not conditions and _UNRECOGNISED_SITUATION.search(_without_tools(text)):
-        return []
+        return [], conditions
+    if text.lstrip().startswith("before ") and "," in text:  # "before X, do Y" = "do Y before X"
+        later, _, earlier = text.lstrip()[len("before ") :].partition(",")
+        text = f"{earlier} before {later}"
     connector = _CONNECTOR.search(text)
     main, word, rest = (
         (text[: connector.start()], connector.group(1), text[connector.end() :])
@@ -201,31 +299,61 @@ def parse_rule(line: str, source: str = "") -> list[Rule]:
         else (text, "", "")
     )
     main_tools, rest_tools = _tools(main), _tools(rest)
-    main_asks, rest_asks = (
-        bool(_CONFIRM.search(_without_tools(main))),
-        bool(_CONFIRM.search(_without_tools(rest))),
-    )
+    main_asks = bool(_CONFIRM.search(_without_tools(main)))
+    rest_asks = bool(_CONFIRM.search(_without_tools(rest)))
 
     def rules(kind: RuleKind, tools: list[str], other: str = "") -> list[Rule]:
         return [Rule(kind, t, other, conditions, source) for t in tools]
 
     if polarity == "never":
-        if word in ("without", "until", "before") and rest_asks:
-            return rules("gate", main_tools or [ANY_ACTION])
+        if word in ("without", "until", "before", "once") and rest_asks:
+            return rules("gate", main_tools or [ANY_ACTION]), conditions
         if word == "before" and rest_tools:
-            return [r for later in main_tools for r in rules("precede", rest_tools, later)]
-        return rules("forbid", main_tools)
+            return [r for later in main_tools for r in rules("precede", rest_tools, later)], conditions
+        return rules("forbid", main_tools + rest_tools), conditions
+    if word in ("once", "until") and rest_asks:  # "only go ahead once they say yes"
+        return rules("gate", main_tools or [ANY_ACTION]), conditions
     if main_asks and not main_tools:
-        return rules("gate", rest_tools or [ANY_ACTION])
+        return rules("gate", rest_tools or [ANY_ACTION]), conditions
     if word == "before" and rest_tools:
-        return [r for later in rest_tools for r in rules("precede", main_tools, later)]
+        return [r for later in rest_tools for r in rules("precede", main_tools, later)], conditions
+    if word == "before" and _ANYTHING.search(rest):  # "verify them before changing anything"
+        return rules("precede", main_tools, ANY_ACTION), conditions
     if word == "after" and rest_tools:
-        return [r for trigger in rest_tools for r in rules("follow", main_tools, trigger)]
+        return [r for trigger in rest_tools for r in rules("follow", main_tools, trigger)], conditions
+    if word == "then" and main_tools and rest_tools:  # "cancel it, then send a confirmation"
+        return (
+            rules("require", main_tools)
+            + [r for trigger in main_tools[-1:] for r in rules("follow", rest_tools, trigger)]
+        ), conditions
     if word == "instead of" and rest_tools:
-        return rules("require", main_tools) + rules("forbid", rest_tools)
+        return rules("require", main_tools) + rules("forbid", rest_tools), conditions
     if re.search(r"\bfirst\b", main):
-        return rules("precede", main_tools, ANY_ACTION)
-    return rules("require", main_tools)
+        return rules("precede", main_tools, ANY_ACTION), conditions
+    return rules("require", main_tools + rest_tools if word == "then" else main_tools), conditions
+
+
+_ANYTHING = re.compile(r"\b(anything|any change|acting|doing|you act|making changes)\b")
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\s+—\s+|\s+-\s+")
+
+
+def _line_guidance(line: str, source: str) -> Guidance:
+    """A line may hold several sentences; a situation named by the first carries over to the rest."""
+    guidance = Guidance()
+    sequence = parse_sequence(line, source)
+    if sequence is not None:
+        guidance.sequences.append(sequence)
+        guidance.rules.extend(_sequence_rules(sequence))
+        return guidance
+    inherited: tuple[str, ...] = ()
+    for sentence in _SENTENCE.split(strip_bullet(line)):
+        text = _normalise(sentence)
+        if not text:
+            continue
+        rules, conditions = _clause_rules(text, inherited, source)
+        guidance.rules.extend(r for r in rules if r not in guidance.rules)
+        inherited = conditions or inherited
+    return guidance
 
 
 def guidance_from_content(content: str, source: str = "") -> Guidance:
@@ -233,13 +361,25 @@ def guidance_from_content(content: str, source: str = "") -> Guidance:
     sections = parse_sections(content)
     guidance = Guidance()
     for line in [*sections.approach, *sections.reflect]:
-        sequence = parse_sequence(line, source)
-        if sequence is not None:
-            guidance.sequences.append(sequence)
-            guidance.rules.extend(_sequence_rules(sequence))
-        else:
-            guidance.rules.extend(parse_rule(line, source))
+        guidance.extend(_line_guidance(line, source))
     return guidance
+
+
+def unread_lines(content: str) -> list[tuple[int, str]]:
+    """The Approach and Reflect lines the agent cannot act on: (line number in ``content``, text)."""
+    unread: list[tuple[int, str]] = []
+    section = ""
+    for number, raw in enumerate(content.splitlines(), start=1):
+        header = re.match(r"^#{1,6}\s+(.+?)\s*$", raw.strip())
+        if header:
+            section = header.group(1).strip().lower()
+            continue
+        if section not in ("approach", "reflect") or not raw.strip() or is_placeholder(raw):
+            continue
+        found = _line_guidance(raw, "")
+        if not found.rules and not found.sequences:
+            unread.append((number, raw.strip()))
+    return unread
 
 
 def _sequence_rules(sequence: ApproachSequence) -> list[Rule]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ovtui.sample_env.vocabulary import correct
+
 # The agent's own intent labels and the main action it takes for each when it knows no better.
 MAIN_ACTION = {
     "complaint": "issue_travel_credit",
@@ -39,7 +41,7 @@ _COMPENSATION = re.compile(r"\bcompensat\w*|\bmake (it|this) up\b", re.IGNORECAS
 
 def classify_intent(text: str) -> str | None:
     """The agent's reading of what a text is about, or None when it recognises no request."""
-    lowered = text.lower()
+    lowered = correct(text).lower()
     counts = {
         intent: sum(len(re.findall(p, lowered)) for p in patterns) for intent, patterns in _SIGNALS.items()
     }

@@ -17,6 +17,7 @@ import tomli_w
 from ovtui.memory.fileformat import render_memory
 from ovtui.sample_env.generate import DEFAULT_SEED, DEFAULT_TEST_COUNT, DEFAULT_TRAIN_COUNT, write_dataset
 from ovtui.sample_env.package_data import read_json
+from ovtui.workspace.fsio import atomic_write_text, contained
 from ovtui.workspace.paths import WorkspacePaths
 
 DATASET = "support"
@@ -33,9 +34,8 @@ def starter_memories() -> dict[str, list[dict[str, Any]]]:
     return data
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+def _write(paths: WorkspacePaths, path: Path, text: str) -> None:
+    atomic_write_text(path, text, root=paths.root, sync_dir=False)
 
 
 def write_starter_memories(paths: WorkspacePaths) -> None:
@@ -61,7 +61,7 @@ def write_starter_memories(paths: WorkspacePaths) -> None:
             "reward": trajectory["reward"],
             "backlinks": [link],
         }
-        _write(path, render_memory(trajectory["content"], fields))
+        _write(paths, path, render_memory(trajectory["content"], fields))
     for experience in data["experiences"]:
         fields = {
             "experience_name": experience["name"],
@@ -71,7 +71,9 @@ def write_starter_memories(paths: WorkspacePaths) -> None:
             "tags": experience["tags"],
             "links": links.get(experience["name"]),
         }
-        _write(experiences_dir / f"{experience['name']}.md", render_memory(experience["content"], fields))
+        _write(
+            paths, experiences_dir / f"{experience['name']}.md", render_memory(experience["content"], fields)
+        )
 
 
 def write_sample_workspace(
@@ -83,11 +85,14 @@ def write_sample_workspace(
 ) -> None:
     root.mkdir(parents=True, exist_ok=True)
     paths = WorkspacePaths(root, str(SAMPLE_CONFIG["workspace"]["user"]))
-    _write(paths.config_file, tomli_w.dumps(SAMPLE_CONFIG))
+    _write(paths, paths.config_file, tomli_w.dumps(SAMPLE_CONFIG))
     write_starter_memories(paths)
-    write_dataset(paths.datasets / DATASET, seed, train, test)
+    dataset = paths.datasets / DATASET
+    for split in ("train", "test"):  # the generator writes plain files: check where they land first
+        contained(dataset / f"{split}.jsonl", root=paths.root)
+    write_dataset(dataset, seed, train, test)
     for inbox in ("rollouts", "sessions"):
-        _write(paths.inbox / inbox / ".gitkeep", "")
+        _write(paths, paths.inbox / inbox / ".gitkeep", "")
 
 
 def main(argv: list[str] | None = None) -> None:

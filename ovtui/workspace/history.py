@@ -19,13 +19,14 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from ovtui.errors import OvtuiError
+from ovtui.errors import LockTimeoutError, OvtuiError
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.workspace import fsio
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.workspace.locks import WorkspaceLock
+from ovtui.workspace.paths import HISTORY_INDEX_FILE, WorkspacePaths
 
 RECORD_FILE = "memory_diff.json"
-INDEX_FILE = "index.jsonl"
+INDEX_FILE = HISTORY_INDEX_FILE.rpartition("/")[2]
 HISTORY_ID = re.compile(r"^\d{8}T\d{12}_[0-9a-f]{6}$")
 
 
@@ -133,8 +134,9 @@ _INDEX_CACHE: dict[str, _IndexSeen] = {}
 class HistoryStore:
     def __init__(self, paths: WorkspacePaths) -> None:
         self.paths = paths
+        self.root = paths.root
         self.dir = paths.history
-        self.index_path = self.dir / INDEX_FILE
+        self.index_path = paths.root / HISTORY_INDEX_FILE
 
     # --- locations -------------------------------------------------------------------------
     def check_id(self, record_id: str) -> str:
@@ -157,7 +159,7 @@ class HistoryStore:
     def write(self, record: MemoryDiff, record_id: str | None = None) -> str:
         """Write a record on its own (outside a journaled apply: dry runs) and index it."""
         record_id = record_id or new_history_id()
-        fsio.atomic_write_text(self.record_path(record_id), record.render(), sync_dir=True)
+        fsio.atomic_write_text(self.record_path(record_id), record.render(), root=self.root, sync_dir=True)
         fsio.fsync_dir(self.dir)
         self.append_index(HistoryEntry.from_record(record_id, record))
         return record_id
@@ -170,12 +172,7 @@ class HistoryStore:
         if not entries:
             return
         data = "".join(e.line() for e in entries).encode("utf-8")
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-        try:
-            fd = os.open(self.index_path, flags, 0o644)
-        except FileNotFoundError:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.index_path, flags, 0o644)
+        fd = fsio.open_in_place(self.index_path, os.O_RDWR | os.O_APPEND, root=self.root)
         try:
             size = os.fstat(fd).st_size
             # A line torn by a crash must not swallow the next one.
@@ -265,11 +262,25 @@ class HistoryStore:
             indexed[entry.id] = entry
         for record_id in gone:
             del indexed[record_id]
-        if bad or gone:
-            self.rebuild_index(indexed)
-        elif added:
-            self.append_index(*added)
+        if bad or gone or added:
+            self._repair(indexed, rewrite=bool(bad or gone), added=added)
         return indexed
+
+    def _repair(self, entries: dict[str, HistoryEntry], *, rewrite: bool, added: list[HistoryEntry]) -> None:
+        """Bring the index in line with the folders, only while holding the workspace lock (a reader
+        never writes without it); when someone else holds it the listing is right anyway."""
+        lock = WorkspaceLock(self.paths.state, root=self.root)
+        try:
+            lock.acquire("repair history index", timeout=0)
+        except LockTimeoutError:
+            return
+        try:
+            if rewrite:
+                self.rebuild_index(entries)
+            else:
+                self.append_index(*added)
+        finally:
+            lock.release()
 
     def rebuild_index(self, entries: dict[str, HistoryEntry] | None = None) -> None:
         """Rewrite the index from ``entries`` (default: from every record folder)."""
@@ -281,7 +292,7 @@ class HistoryStore:
                 except OvtuiError:
                     continue
         text = "".join(entries[i].line() for i in sorted(entries))
-        fsio.atomic_write_text(self.index_path, text, sync_dir=False)
+        fsio.atomic_write_text(self.index_path, text, root=self.root, sync_dir=False)
 
     def list(
         self,

@@ -135,10 +135,10 @@ class Journal:
         targets = [(op, self.resolve(op.path)) for op in ops]
         folder = str(self.dir)
         if not os.path.isdir(folder):
-            os.makedirs(folder, exist_ok=True)
+            fsio.make_dirs(folder, root=self._root)
             fsio.fsync_dir(os.path.dirname(folder))
         manifest_path = os.path.join(folder, f"{txid}.json")
-        fsio.atomic_write_text(manifest_path, render_manifest(txid, ops), sync_dir=True)
+        fsio.atomic_write_text(manifest_path, render_manifest(txid, ops), root=self._root, sync_dir=True)
         self._perform(targets)
         self._finish(manifest_path)
         return txid
@@ -151,9 +151,9 @@ class Journal:
                 dirs.update(dict.fromkeys(self._new_dirs(parent)))
                 dirs[parent] = None
             if op.action == "write":
-                fsio.atomic_write_text(path, op.text or "", sync_dir=False)
+                fsio.atomic_write_text(path, op.text or "", root=self._root, sync_dir=False)
             else:
-                fsio.remove_file(path, sync_dir=False)
+                fsio.remove_file(path, root=self._root, sync_dir=False)
         # One fsync per folder, after all renames: it makes every rename in it durable at once.
         for folder in dirs:
             if os.path.isdir(folder):
@@ -171,7 +171,7 @@ class Journal:
         # No fsync of the journal folder: if a crash brings the manifest back, recovery sees no
         # target at its old text (the commit had completed) and only removes it; the next
         # commit's folder fsync makes the removal durable anyway.
-        fsio.remove_file(manifest_path, sync_dir=False)
+        fsio.remove_file(manifest_path, root=self._root, sync_dir=False)
 
     # --- recovery --------------------------------------------------------------------------
     def pending(self) -> list[Path]:
@@ -196,7 +196,7 @@ class Journal:
             path = self.dir / name
             if fsio.is_temp_name(name):
                 # A manifest that was never renamed into place: its commit never happened.
-                path.unlink(missing_ok=True)
+                fsio.remove_file(path, root=self._root, sync_dir=False)
                 report.discarded.append(name)
             elif name.endswith(".json"):
                 self._roll_forward(path, report)
@@ -218,7 +218,10 @@ class Journal:
             targets = [(op, self.resolve(op.path)) for op in ops]
         except (OSError, ValueError, KeyError, TypeError, OvtuiError) as exc:
             # Cannot be trusted, so it is not replayed; kept aside for a person to look at.
-            manifest_path.rename(manifest_path.with_suffix(".discarded"))
+            os.rename(
+                fsio.contained(manifest_path, root=self._root),
+                fsio.contained(manifest_path.with_suffix(".discarded"), root=self._root),
+            )
             report.discarded.append(f"{rel_manifest} ({exc})")
             return
         todo: list[tuple[FileOp, str]] = []
@@ -249,7 +252,7 @@ class Journal:
         for folder in folders:
             if os.path.isdir(folder):
                 fsio.fsync_dir(folder)
-        fsio.remove_file(manifest_path, sync_dir=True)
+        fsio.remove_file(manifest_path, root=self._root, sync_dir=True)
         report.rolled_forward.append(rel_manifest)
 
     def _sweep(self, folder: Path, report: RecoveryReport, *, names: set[str] | None) -> None:
@@ -266,7 +269,7 @@ class Journal:
                         continue
                 elif now - entry.stat(follow_symlinks=False).st_mtime < TEMP_GRACE_S:
                     continue
-                Path(entry.path).unlink(missing_ok=True)
+                fsio.remove_file(entry.path, root=self._root, sync_dir=False)
                 report.removed_temps.append(self.paths.relative(Path(entry.path)))
 
 

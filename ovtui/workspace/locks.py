@@ -20,7 +20,9 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from ovtui.errors import LockTimeoutError
+from ovtui.errors import LockTimeoutError, OvtuiError, UnsafePathError
+from ovtui.workspace import fsio
+from ovtui.workspace.paths import LOCK_FILE, LOCK_HOLDER_FILE
 
 DEFAULT_TIMEOUT_S = 30.0
 _HOST = socket.gethostname()
@@ -31,9 +33,13 @@ _POLL_S = 0.001
 
 
 class WorkspaceLock:
-    def __init__(self, state_dir: Path, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self.path = state_dir / "lock"
-        self.holder_path = state_dir / "lock.holder"
+    def __init__(
+        self, state_dir: Path, *, timeout: float = DEFAULT_TIMEOUT_S, root: Path | None = None
+    ) -> None:
+        # Both files must stay inside the workspace (by default the folder that holds ``.ovtui``).
+        self.root = root if root is not None else state_dir.parent
+        self.path = state_dir / LOCK_FILE.rpartition("/")[2]
+        self.holder_path = state_dir / LOCK_HOLDER_FILE.rpartition("/")[2]
         self.timeout = timeout
         # thread_local=False: an async holder may take it in one worker thread and free it in another.
         self._file_lock = FileLock(str(self.path), thread_local=False, is_singleton=False)
@@ -42,7 +48,9 @@ class WorkspaceLock:
 
     def describe_holder(self) -> str:
         try:
-            info = json.loads(self.holder_path.read_text(encoding="utf-8"))
+            fd = os.open(self.holder_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                info = json.loads(handle.read(_HOLDER_BYTES))
             return f"pid {info['pid']} on {info['host']} ({info['purpose']}, since {info['since']})"
         except (OSError, ValueError, KeyError):
             return "an unknown process"
@@ -57,10 +65,18 @@ class WorkspaceLock:
             )
         try:
             if not self._dir_ready:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fsio.make_dirs(self.path.parent, root=self.root)
                 self._dir_ready = True
+            self._refuse_link()
             remaining = max(0.0, wait - (time.monotonic() - started))
-            self._file_lock.acquire(timeout=remaining, poll_interval=_POLL_S)
+            try:
+                self._file_lock.acquire(timeout=remaining, poll_interval=_POLL_S)
+            except OSError as exc:
+                if isinstance(exc, Timeout):
+                    raise
+                raise OvtuiError(
+                    f"cannot take the workspace lock {self.path}: {exc.strerror or exc}"
+                ) from None
             won = True
         except Timeout:
             won = False
@@ -74,6 +90,14 @@ class WorkspaceLock:
                 f"held by {self.describe_holder()}"
             )
         self._write_holder(purpose)
+
+    def _refuse_link(self) -> None:
+        """The lock file is opened by filelock; a link there is refused by name before it tries."""
+        if os.path.islink(self.path):
+            raise UnsafePathError(
+                f"{self.path} is a symbolic link (to {os.path.realpath(self.path)}); "
+                "the workspace lock must be a plain file: remove the link"
+            )
 
     def release(self) -> None:
         self._file_lock.release()
@@ -116,7 +140,11 @@ class WorkspaceLock:
         # Informational only (the flock is the lock), so a plain write is enough. Padded to a fixed
         # size and written in place: no truncation, which costs a journal commit on every apply.
         data = json.dumps(info).encode("utf-8").ljust(_HOLDER_BYTES)
-        fd = os.open(self.holder_path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            fd = fsio.open_in_place(self.holder_path, os.O_WRONLY, root=self.root)
+        except BaseException:
+            self.release()
+            raise
         try:
             os.pwrite(fd, data, 0)
             if os.fstat(fd).st_size > len(data):

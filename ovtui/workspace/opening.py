@@ -6,11 +6,13 @@ so no reader sees half an apply after a crash.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ovtui.config import CONFIG_NAME
-from ovtui.errors import LockTimeoutError, OvtuiError
+from ovtui.errors import LockTimeoutError, OvtuiError, UnsafePathError
 from ovtui.workspace.journal import recover
+from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS
 from ovtui.workspace.store import MemoryStore
 
 # Recovery at start is best effort: if another process holds the lock it recovers before its apply.
@@ -25,6 +27,23 @@ def require_workspace(root: Path) -> None:
             f"{root} is not an ovtui workspace (no {CONFIG_NAME} and no memories/): "
             f"create one with `ovtui init {root}`"
         )
+    refuse_leaving_links(root)
+
+
+def refuse_leaving_links(root: Path) -> None:
+    """A workspace whose bookkeeping (``.ovtui``, ``history``, ``runs``, the inbox, …) is a symbolic
+    link leading outside it is refused: ovtui writes there."""
+    real_root = os.path.realpath(root)
+    for rel in (*BOOKKEEPING_FOLDERS, *BOOKKEEPING_FILES):
+        path = os.path.join(root, *rel.split("/"))
+        if not os.path.islink(path):
+            continue
+        target = os.path.realpath(path)
+        if target != real_root and not target.startswith(real_root + os.sep):
+            raise UnsafePathError(
+                f"{path} is a symbolic link to {target}, outside the workspace; ovtui writes there, "
+                "so it will not open this workspace: replace the link with a folder or file"
+            )
 
 
 def recover_on_start(store: MemoryStore) -> str | None:

@@ -39,7 +39,7 @@ class MemoryStore:
         self.paths = paths
         self.registry = registry or default_registry()
         self.lock = WorkspaceLock(
-            paths.state, **({"timeout": lock_timeout} if lock_timeout is not None else {})
+            paths.state, root=paths.root, **({"timeout": lock_timeout} if lock_timeout is not None else {})
         )
 
     @classmethod
@@ -158,5 +158,5 @@ class MemoryStore:
         path = self.paths.inside(path)
         if path.exists():
             raise OvtuiError(f"{self.paths.relative(path)} already exists (add-only)")
-        atomic_write_text(path, memory.render())
+        atomic_write_text(path, memory.render(), root=self.paths.root)
         return self.paths.uri_for(path)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from app_support import PLAN_ID, park_demo_plan, settle
 
+from ovtui.app.app import OvtuiApp
 from ovtui.app.commands import BindingCommands
 from ovtui.app.keys import catalog, own_bindings
+from ovtui.app.registry import SCREENS, binding_sources
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.config import load_config
@@ -37,7 +39,7 @@ async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(workspace
 async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(workspace, make_app):
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        sources = app.binding_sources()
+        sources = binding_sources(OvtuiApp)
         for _, node_class in sources:
             for binding in node_class.__dict__.get("BINDINGS", []):
                 assert binding.id, f"{node_class.__name__} binding {binding.key} has no id"
@@ -82,3 +84,18 @@ async def test_the_theme_is_remembered_in_config(workspace, make_app):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert app.theme == "nord"
+
+
+async def test_each_registry_entry_is_a_mode_a_tab_a_key_and_a_help_section(workspace, make_app):
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app_ids = {b.id for b in own_bindings(OvtuiApp)}
+        for entry in SCREENS:
+            assert entry.binding_id in app_ids
+            await pilot.press(entry.hotkey)
+            await settle(app, pilot)
+            assert isinstance(app.screen, entry.screen) and app.current_mode == entry.key
+            tabs = str(app.screen.query_one("#tabs").render())
+            assert f"{entry.hotkey} {entry.title}" in tabs
+        contexts = {info.context for info in catalog(app, binding_sources(OvtuiApp), app.keymap)}
+        assert {entry.title for entry in SCREENS} <= contexts

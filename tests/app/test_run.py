@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 from app_support import notifications, wait_group
 
+from ovtui.app.messages import RunEvents, RunFinished
 from ovtui.app.screens.confirm import ConfirmModal
-from ovtui.app.screens.run import RunScreen
+from ovtui.events import Event
 from ovtui.reports import RunReport
 from ovtui.workspace.history import HistoryStore
 
@@ -14,39 +18,76 @@ def set_policy(workspace: object, policy: str) -> None:
     workspace.config.review.policy = policy  # type: ignore[attr-defined]
 
 
-async def run_until_idle(app, pilot, run: RunScreen, *, review: bool, limit: int = 2000) -> int:
-    """Drive a run to its end; when a plan waits, approve all of it and apply it. Returns plans reviewed."""
+class RunWatch:
+    """A ``message_hook`` that wakes the test on kernel events, a plan waiting, or the run's end."""
+
+    def __init__(self) -> None:
+        self.messages: list[object] = []
+        self.events: list[Event] = []
+        self.finished: list[RunFinished] = []
+        self.wake = asyncio.Event()
+
+    def __call__(self, message: object) -> None:
+        self.messages.append(message)
+        if isinstance(message, RunEvents):
+            self.events.extend(message.events)
+        elif isinstance(message, RunFinished):
+            self.finished.append(message)
+        elif type(message).__name__ != "Notify":
+            return
+        self.wake.set()
+
+    async def next(self, pilot) -> None:
+        """Wait for the next wake-up; the timeout bounds a hang, it never paces the test."""
+        await asyncio.wait_for(self.wake.wait(), timeout=120)
+        self.wake.clear()
+        await pilot.pause()
+
+    async def event(self, pilot, test: Callable[[Event], bool]) -> Event:
+        while True:
+            found = next((e for e in self.events if test(e)), None)
+            if found is not None:
+                return found
+            await self.next(pilot)
+
+
+async def run_until_idle(app, pilot, watch: RunWatch, *, review: bool) -> int:
+    """Drive a run to its RunFinished; when a plan waits, approve all of it and apply it.
+
+    Returns the number of plans reviewed.
+    """
     reviewed = 0
-    for _ in range(limit):
-        if not run.running:
-            return reviewed
-        await pilot.pause(0.02)
-        if review and app.pending_count:
-            reviewed += 1
-            await pilot.press("2")
+    while not watch.finished:
+        if not (review and app.pending_count):
+            await watch.next(pilot)
+            continue
+        reviewed += 1
+        assert reviewed < 100, "the same plan keeps waiting"
+        await pilot.press("2")
+        await pilot.pause()
+        await pilot.press("A")
+        await pilot.pause()
+        if isinstance(app.screen, ConfirmModal):
+            await pilot.click("#confirm")
             await pilot.pause()
-            await pilot.press("A")
-            await pilot.pause()
-            if isinstance(app.screen, ConfirmModal):
-                await pilot.click("#confirm")
-                await pilot.pause()
-            await pilot.press("p")
-            await pilot.pause()
-            await wait_group(app, pilot, "apply")
-            await pilot.press("1")
-            await pilot.pause()
-    raise AssertionError("the run did not finish")
+        await pilot.press("p")
+        await pilot.pause()
+        await wait_group(app, pilot, "apply")
+        await pilot.press("1")
+        await pilot.pause()
+    await pilot.pause()
+    return reviewed
 
 
 async def test_train_to_completion_with_a_person_approving_each_plan(sample_workspace, make_app):
     app = make_app(sample_workspace)
-    messages: list[object] = []
-    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+    watch = RunWatch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
         run.query_one("#epochs").value = "1"
         run.query_one("#batch-size").value = "15"
         await pilot.press("t")
-        reviewed = await run_until_idle(app, pilot, run, review=True)
+        reviewed = await run_until_idle(app, pilot, watch, review=True)
         await pilot.pause()
         assert reviewed >= 1
         report = run.last_report
@@ -56,15 +97,16 @@ async def test_train_to_completion_with_a_person_approving_each_plan(sample_work
         assert "(+" in str(run.query_one("#accuracy").render())
     applied = [e for e in HistoryStore(sample_workspace.paths).list() if e.kind == "apply"]
     assert len(applied) == reviewed
-    assert sum(n.startswith("Applied plan") for n in notifications(messages)) == reviewed
+    assert sum(n.startswith("Applied plan") for n in notifications(watch.messages)) == reviewed
 
 
 async def test_eval_shows_the_accuracy(sample_workspace, make_app):
     app = make_app(sample_workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
+    watch = RunWatch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
         await pilot.press("v")
-        await run_until_idle(app, pilot, run, review=False)
+        await run_until_idle(app, pilot, watch, review=False)
         await pilot.pause()
         assert run.last_report is not None and run.last_report.command == "eval"
         assert "now 0.00% (0/15)" in str(run.query_one("#accuracy").render())
@@ -73,16 +115,14 @@ async def test_eval_shows_the_accuracy(sample_workspace, make_app):
 async def test_cancel_between_batches_keeps_the_workspace_consistent(sample_workspace, make_app):
     set_policy(sample_workspace, "all")
     app = make_app(sample_workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
+    watch = RunWatch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
         run.query_one("#batch-size").value = "2"
         await pilot.press("t")
-        for _ in range(500):  # cancel as soon as the first plan was applied
-            await pilot.pause(0.01)
-            if run.progress.counts["plans"]:
-                break
+        await watch.event(pilot, lambda e: e.kind == "plan_applied")  # cancel after the first plan
         await pilot.press("c")
-        await run_until_idle(app, pilot, run, review=False)
+        await run_until_idle(app, pilot, watch, review=False)
         await pilot.pause()
         assert run.last_report is not None and run.last_report.cancelled
         assert "train: cancelled" in str(run.query_one("#run-status").render())
@@ -92,15 +132,14 @@ async def test_cancel_between_batches_keeps_the_workspace_consistent(sample_work
 
 async def test_cancel_while_a_plan_waits_for_review_stops_at_once(sample_workspace, make_app):
     app = make_app(sample_workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
+    watch = RunWatch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
         await pilot.press("t")
-        for _ in range(2000):
-            await pilot.pause(0.01)
-            if app.pending_count:
-                break
+        await watch.event(pilot, lambda e: e.kind == "plan_pending")
+        assert app.pending_count == 1 and not watch.finished
         await pilot.press("c")
-        await run_until_idle(app, pilot, run, review=False)
+        await run_until_idle(app, pilot, watch, review=False)
         assert not run.running
         assert app.pending_count == 1  # the plan stays for later; nothing was applied
     assert HistoryStore(sample_workspace.paths).list() == []
@@ -121,22 +160,19 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(sample_worksp
     (rollout,) = await SampleAgentExecutor().execute(cases[:1], sample_workspace.experiences(), context)
     inbox = root / "inbox" / "rollouts"
     app = make_app(sample_workspace, watch_files=True)
-    async with app.run_test(size=(120, 40)) as pilot:
+    watch = RunWatch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
         await pilot.press("s")
-        for _ in range(500):
-            await pilot.pause(0.01)
-            if run.progress.run_id:
-                break
+        await watch.event(pilot, lambda e: e.kind == "run_started")
         (inbox / ".r1.json.tmp").write_text(rollout.model_dump_json(), encoding="utf-8")
         (inbox / ".r1.json.tmp").rename(inbox / "r1.json")  # appears whole, as a dropped file does
         (inbox / "broken.json").write_text("{}", encoding="utf-8")
-        for _ in range(500):  # the kernel has seen both files once it has rejected the broken one
-            await pilot.pause(0.02)
-            if (root / "inbox" / "rejected" / "broken.json").exists():
-                break
+        # The kernel has seen both files once it has rejected the broken one.
+        rejected = "rejected inbox/rollouts/broken.json"
+        await watch.event(pilot, lambda e: rejected in str(e.data.get("message")))
         await pilot.press("c")  # stop: the streaming trainer flushes what it holds (r1), then ends
-        await run_until_idle(app, pilot, run, review=False)
+        await run_until_idle(app, pilot, watch, review=False)
         await pilot.pause()
         log = "\n".join(str(line) for line in run.query_one("#run-log").lines)
     assert run.last_report is not None and run.last_report.command == "stream"

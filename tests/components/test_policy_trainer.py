@@ -18,6 +18,7 @@ from ovtui.domain import (
     RubricEvaluation,
 )
 from ovtui.engine import ApplyOutcome, EstimateOutcome
+from ovtui.events import Event, EventBus
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.workspace.store import MemoryStore
 
@@ -28,6 +29,13 @@ class RecordingEngine:
     def __init__(self, gradients_per_rollout: int = 1) -> None:
         self.per_rollout = gradients_per_rollout
         self.batches: list[list[str]] = []
+        self.seen: list[Event] = []
+        self.events = EventBus([self.seen.append])
+
+    @property
+    def flushes(self) -> list[str]:
+        """Why each batch was flushed, from the trainer's ``batch_flushed`` events."""
+        return [e.data["reason"] for e in self.seen if e.kind == "batch_flushed"]
 
     async def analyze_and_estimate(self, rollouts, policy_set, analyses=None) -> EstimateOutcome:
         rollout = rollouts[0]
@@ -67,7 +75,7 @@ async def test_flush_on_count_gives_each_submitter_its_batch(tmp_path: Path) -> 
     )
     results = await asyncio.gather(*(trainer.submit_rollout(_rollout(f"c{i}")) for i in range(4)))
     await trainer.close()
-    assert trainer.flushes == ["count", "count"]
+    assert engine.flushes == ["count", "count"]
     assert sorted(sorted(b) for b in engine.batches) == [["c0", "c1"], ["c2", "c3"]]
     for i, result in enumerate(results):
         batch = next(b for b in engine.batches if f"c{i}" in b)
@@ -85,7 +93,7 @@ async def test_flush_on_age(tmp_path: Path) -> None:
     )
     result = await trainer.submit_rollout(_rollout("lonely"))  # resolves only when the age flush fires
     await trainer.close()
-    assert trainer.flushes == ["age"]
+    assert engine.flushes == ["age"]
     assert result.metadata["flush"] == "age" and engine.batches == [["lonely"]]
 
 
@@ -102,7 +110,7 @@ async def test_flush_on_close(tmp_path: Path) -> None:
     assert not any(t.done() for t in waiting)
     await trainer.close()
     results = await asyncio.gather(*waiting)
-    assert trainer.flushes == ["close"]
+    assert engine.flushes == ["close"]
     assert {r.metadata["flush"] for r in results} == {"close"}
     assert sorted(engine.batches[0]) == ["c0", "c1", "c2"]
 
@@ -112,4 +120,4 @@ async def test_rollout_without_gradients_returns_at_once(tmp_path: Path) -> None
     trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path))  # type: ignore[arg-type]
     result = await trainer.submit_rollout(_rollout("nothing"))
     await trainer.close()
-    assert result.gradients == [] and engine.batches == [] and trainer.flushes == []
+    assert result.gradients == [] and engine.batches == [] and engine.flushes == []

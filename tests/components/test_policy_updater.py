@@ -9,11 +9,12 @@ from plan_support import FIXED_NOW, append_line, apply, delete, experience, fixe
 from workspace_support import experience_uri, trajectory_uri
 
 from ovtui.components.memory_store import ExperienceSetLoader
-from ovtui.components.policy_updater import ApplyOptions, DryRunPolicyUpdater, MemoryFilePolicyUpdater
-from ovtui.context import PipelineContext
+from ovtui.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
+from ovtui.context import ApplyOptions
 from ovtui.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import LockTimeoutError
 from ovtui.memory.fileformat import parse_memory
+from ovtui.memory.memory_diff import ReviewDecision
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.store import MemoryStore
 
@@ -225,16 +226,16 @@ def test_record_holds_full_texts_review_and_errors(store: MemoryStore) -> None:
     old_text = (store.paths.root / "memories/experiences/refund_status.md").read_text(encoding="utf-8")
     items = [append_line(store, "refund_status", "- x"), upsert(store, "new_one", "hello")]
     stale = append_line(store, "address_change", "- y").model_copy(update={"base_version": 1})
-    context = {
-        "plan_id": "plan-7",
-        "trace_id": "trace-7",
-        "item_indices": [0, 1, 4],
-        "decisions": [
-            {"item": 0, "decision": "approved", "note": "looks right"},
-            {"item": 3, "decision": "rejected", "note": ""},
+    options = ApplyOptions(
+        plan_id="plan-7",
+        trace_id="trace-7",
+        item_indices=[0, 1, 4],
+        decisions=[
+            ReviewDecision(item=0, decision="approved", note="looks right"),
+            ReviewDecision(item=3, decision="rejected", note=""),
         ],
-    }
-    result = apply(store, *items, stale, context=context, clock=fixed_clock)
+    )
+    result = apply(store, *items, stale, options=options, clock=fixed_clock)
     record = HistoryStore(store.paths).get(result.history_id or "")
     assert record.kind == "apply" and record.trace_id == "trace-7"
     assert record.review.plan_id == "plan-7" and not record.review.dry_run
@@ -294,13 +295,11 @@ def test_dry_run_reports_stale_items_like_an_apply(store: MemoryStore) -> None:
     assert result.dry_run and result.stale_items == [0] and not result.written_uris
 
 
-async def test_async_apply_with_options_and_pipeline_context(store: MemoryStore) -> None:
+async def test_async_apply_with_options(store: MemoryStore) -> None:
     policy_set = await ExperienceSetLoader(store).load()
-    options = ApplyOptions(plan_id="p-async", decisions=[{"item": 0, "decision": "approved"}])  # type: ignore[list-item]
+    options = ApplyOptions(plan_id="p-async", decisions=[ReviewDecision(item=0, decision="approved")])
     plan = PolicyUpdatePlan(items=[append_line(store, "refund_status", "- async")])
-    result = await MemoryFilePolicyUpdater(store).apply(
-        plan, policy_set, PipelineContext(apply_context=options)
-    )
+    result = await MemoryFilePolicyUpdater(store).apply(plan, policy_set, options)
     record = HistoryStore(store.paths).get(result.history_id or "")
     assert record.review.plan_id == "p-async" and record.review.decisions[0].decision == "approved"
     assert result.updated_policy_set.by_name()["refund_status"].version == 2
@@ -317,7 +316,6 @@ def test_incremental_policy_set_equals_a_reload(store: MemoryStore) -> None:
     result = MemoryFilePolicyUpdater(store).apply_sync(PolicyUpdatePlan(items=items), base)
     reloaded = ExperienceSetLoader(store).load_sync()
     assert result.updated_policy_set.model_dump() == reloaded.model_dump()
-    assert result.updated_policy_set.store is store
     assert [p.name for p in base.policies] == ["address_change", "refund_status", "reservation_cancellation"]
 
 
@@ -326,7 +324,7 @@ def test_lock_timeout_is_reported(store: MemoryStore) -> None:
     with other.lock.hold("someone else's apply"):
         updater = MemoryFilePolicyUpdater(store)
         with pytest.raises(LockTimeoutError, match="someone else's apply"):
-            updater.apply_sync(PolicyUpdatePlan(), None, {"lock_timeout": 0.05})
+            updater.apply_sync(PolicyUpdatePlan(), None, ApplyOptions(lock_timeout=0.05))
 
 
 def test_a_missing_backlink_is_mirrored_even_when_the_experience_is_unchanged(store: MemoryStore) -> None:
@@ -348,7 +346,7 @@ async def test_reload_from_an_updated_set_sees_changes_made_by_others(
 ) -> None:
     base = ExperienceSetLoader(store).load_sync()
     if not loaded:  # no file signatures: the reload goes by the snapshot's time (taken a second ago)
-        base = ExperienceSet(root_uri=base.root_uri, policies=base.policies).bind(store)
+        base = ExperienceSet(root_uri=base.root_uri, policies=base.policies)
         base._created_ns -= 1_000_000_000
     apply(store, append_line(store, "address_change", "- written by another process"))
     result = MemoryFilePolicyUpdater(store).apply_sync(
@@ -356,6 +354,6 @@ async def test_reload_from_an_updated_set_sees_changes_made_by_others(
     )
     # The patched set is base + our write; reloading from it finds the other process's change.
     assert result.updated_policy_set.by_name()["address_change"].version == 3
-    reloaded = await result.updated_policy_set.reload()
+    reloaded = await ExperienceSetLoader(store).load(previous=result.updated_policy_set)
     assert reloaded.model_dump() == ExperienceSetLoader(store).load_sync().model_dump()
     assert reloaded.by_name()["address_change"].version == 4

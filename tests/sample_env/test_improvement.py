@@ -15,6 +15,7 @@ from sample_loop import LoopReport, accuracy, evaluate, train
 from workspace_support import build_sample_workspace
 
 from ovtui.components.memory_store import ExperienceSetLoader
+from ovtui.components.offline.consolidate import contradictions
 from ovtui.components.offline.sections import SECTIONS, parse_sections
 from ovtui.domain import Case, Experience, ExperienceSet
 from ovtui.memory.fileformat import parse_memory, render_memory
@@ -94,8 +95,10 @@ def test_learned_experiences_read_like_guidance(
         assert not SPECIFIC.search(experience.content), (experience.name, SPECIFIC.search(experience.content))
         assert not {w for w in specifics if w in experience.content}, experience.name
         sections = parse_sections(experience.content)
-        assert sections.approach and sections.reflect, experience.name
+        # Approach holds the steps; Reflect only lessons the steps do not already carry out.
+        assert sections.approach, experience.name
         assert all(re.match(r"- (NEVER|ALWAYS) ", line) for line in sections.reflect), sections.reflect
+        assert contradictions([*sections.approach, *sections.reflect]) == [], experience.name
         assert len(experience.content.splitlines()) == len(set(experience.content.splitlines()))
         text = render_memory(
             experience.content, {"experience_name": experience.name, "version": experience.version}

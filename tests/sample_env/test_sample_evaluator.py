@@ -215,7 +215,7 @@ async def test_rollout_evaluator_regrades_from_messages_alone() -> None:
     case = generate_dataset()[0][0]
     messages = [user(case.input["user_query"]), call("cancel_reservation", reservation_id="nonsense")]
     from_file = Rollout.model_validate_json(Rollout(case=case, messages=messages).model_dump_json())
-    evaluation = await SampleEvaluator().evaluate(from_file, None)
+    evaluation = await SampleEvaluator().evaluate(from_file)
     assert not evaluation.passed
     assert evaluation.metadata["criteria"] == len(case.rubric.criteria)
 

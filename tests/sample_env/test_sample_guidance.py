@@ -55,7 +55,10 @@ from ovtui.sample_env.guidance import (
         ),
         ("Look the reservation up first", [Rule("precede", "get_reservation", "*")]),
         # Outside the vocabulary: ignored rather than guessed.
-        ("ALWAYS make sure the customer's travel credit stays unchanged", []),
+        (
+            "ALWAYS make sure the customer's travel credit stays unchanged",
+            [Rule("forbid", "issue_travel_credit")],
+        ),
         ("ALWAYS escalate to a human when the moon is full", []),
         ("Greet the customer by name", []),
     ],
@@ -74,7 +77,7 @@ def test_rules(line: str, rules: list[Rule]) -> None:
         ),
         (
             "IF the reservation is refundable THEN get_reservation -> refund_payment",
-            ApproachSequence(("get_reservation", "refund_payment"), ("refundable",)),
+            ApproachSequence(("get_reservation", "refund_payment"), ("reservation.refundable=true",)),
         ),
         ("IF the moon is full THEN get_reservation → cancel_reservation", None),
         ("get_customer → read the tier", None),

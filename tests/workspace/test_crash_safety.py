@@ -21,6 +21,7 @@ from plan_support import append_line, delete, fixed_clock, snapshot, temp_files,
 from workspace_support import build_workspace, trajectory_uri
 
 from ovtui.components.policy_updater import MemoryFilePolicyUpdater
+from ovtui.context import ApplyOptions
 from ovtui.domain import PolicyUpdatePlan
 from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.memory_diff import MemoryDiff
@@ -29,7 +30,7 @@ from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.journal import recover
 from ovtui.workspace.store import MemoryStore
 
-CONTEXT = {"plan_id": "crash-plan", "trace_id": "crash-trace"}
+CONTEXT = ApplyOptions(plan_id="crash-plan", trace_id="crash-trace")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and fork are POSIX")
 
 

@@ -12,6 +12,7 @@ import pytest
 from plan_support import apply, cas_append_worker, experience, upsert
 
 from ovtui.components.policy_updater import MemoryFilePolicyUpdater
+from ovtui.context import ApplyOptions
 from ovtui.domain import PolicyUpdatePlan
 from ovtui.errors import LockTimeoutError
 from ovtui.workspace.history import HistoryStore
@@ -70,7 +71,7 @@ def test_lock_timeout_names_the_other_process(store: MemoryStore, tmp_workspace:
         before = sorted(p.name for p in (tmp_workspace / "memories" / "experiences").iterdir())
         with pytest.raises(LockTimeoutError) as caught:
             MemoryFilePolicyUpdater(store).apply_sync(
-                PolicyUpdatePlan(items=[upsert(store, "blocked", "x")]), None, {"lock_timeout": 0.2}
+                PolicyUpdatePlan(items=[upsert(store, "blocked", "x")]), None, ApplyOptions(lock_timeout=0.2)
             )
         message = str(caught.value)
         assert f"pid {holder.pid}" in message and "test holder keeps the lock" in message

@@ -1,18 +1,20 @@
-"""MainScreen: what the four main screens share (the top bar, the footer, registration)."""
+"""MainScreen: what the main screens share (the services, the top bar, reload pacing, errors)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import Any, ClassVar
 
+from textual.app import App
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 
-if TYPE_CHECKING:
-    from ovtui.app.app import OvtuiApp
-    from ovtui.service import Workspace
-
+from ovtui.app.services import ScreenServices
+from ovtui.app.widgets.top_bar import TopBar
+from ovtui.service import Workspace
 
 # A visible screen reloads at most this often while a run keeps changing the workspace.
 RELOAD_DELAY_S = 0.5
@@ -20,26 +22,37 @@ RELOAD_DELAY_S = 0.5
 FOLLOW_QUIET_S = 0.08
 
 
+def report_error(node: App[Any] | Widget, doing: str, exc: BaseException) -> None:
+    """Every failure ends here: a notification, never a crash."""
+    # markup=False: kernel messages quote config sections like [trainer] and file text.
+    node.notify(f"{doing}: {exc}", title="Error", severity="error", timeout=8, markup=False)
+
+
 class MainScreen(Screen[None]):
+    """A screen of the registry. The app sets ``dry_run`` and ``pending_count``; the top bar binds them."""
+
     KEY: ClassVar[str] = ""
+    dry_run: reactive[bool] = reactive(False)
+    pending_count: reactive[int] = reactive(0)
     _stale_view: bool = False
     _reload_timer: Timer | None = None
     _follow_timer: Timer | None = None
     _last_follow: float = 0.0
 
-    @property
-    def ovtui(self) -> OvtuiApp:
-        return cast("OvtuiApp", self.app)
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__()
+        self.services = services
 
     @property
     def workspace(self) -> Workspace:
-        return self.ovtui.workspace
+        return self.services.workspace
 
-    def on_mount(self) -> None:
-        self.ovtui.main_screens[self.KEY] = self
+    def top_bar(self) -> TopBar:
+        bar = TopBar(self.KEY, self.services.tabs, self.workspace.backend_label)
+        return bar.data_bind(MainScreen.dry_run, MainScreen.pending_count)
 
-    def on_unmount(self) -> None:
-        self.ovtui.main_screens.pop(self.KEY, None)
+    def report_error(self, doing: str, exc: BaseException) -> None:
+        report_error(self, doing, exc)
 
     def reload_soon(self, reload: Callable[[], object]) -> None:
         """Reload a hidden screen when it is shown again, a visible one after a short delay.

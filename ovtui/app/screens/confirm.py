@@ -66,7 +66,7 @@ class ConfirmModal(ModalScreen[str | None]):
 class NoteModal(ModalScreen[tuple[str, str] | None]):
     """Approve or reject with a note: dismisses with (decision, note), or None."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="modal.cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="note.cancel")]
 
     def __init__(self, target: str, note: str = "") -> None:
         super().__init__()

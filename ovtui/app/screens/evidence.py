@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, Markdown, OptionList
 
 from ovtui.errors import OvtuiError
+from ovtui.service import Workspace
 
 
 class EvidenceScreen(Screen[None]):
@@ -20,14 +21,14 @@ class EvidenceScreen(Screen[None]):
         Binding("k", "previous", "Previous", id="evidence.previous", show=False),
     ]
 
-    def __init__(self, target: str, uris: list[str]) -> None:
+    def __init__(self, workspace: Workspace, target: str, uris: list[str]) -> None:
         super().__init__()
+        self.workspace = workspace
         self.target = target
         self.uris = uris
 
     def compose(self) -> ComposeResult:
-        app: Any = self.app
-        prefix = app.workspace.paths.uri_prefix
+        prefix = self.workspace.paths.uri_prefix
         yield Label(f"Evidence for {self.target}: {len(self.uris)} trajectory file(s)", id="evidence-title")
         with Horizontal():
             yield OptionList(*(u.removeprefix(prefix) for u in self.uris), id="evidence-list")
@@ -44,10 +45,9 @@ class EvidenceScreen(Screen[None]):
         self._show(self.uris[event.option_index])
 
     def _show(self, uri: str) -> None:
-        app: Any = self.app
         view = self.query_one(Markdown)
         try:
-            memory = app.workspace.store.read_uri(uri)
+            memory = self.workspace.store.read_uri(uri)
         except (OvtuiError, OSError) as exc:
             view.update(f"**Cannot read this trajectory:** {exc}")
             return

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Label, Markdown
 
 from ovtui.app.messages import ExperiencesChanged
 from ovtui.app.screens.base import MainScreen
-from ovtui.app.widgets.top_bar import TopBar
+from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import Experience
 from ovtui.errors import OvtuiError
@@ -48,13 +48,13 @@ class ExperiencesScreen(MainScreen):
         Binding("h", "focus_table", "List", id="experiences.list", show=False),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
         self.rows: dict[str, ExperienceRow] = {}
         self.shown: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield TopBar(self.KEY)
+        yield self.top_bar()
         yield Label("loading experiences…", id="experiences-title", classes="pane-title")
         with Horizontal(id="experiences-body"):
             yield VimTable(id="experiences")
@@ -63,7 +63,6 @@ class ExperiencesScreen(MainScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one("#experiences", VimTable)
         table.add_columns("name", "status", "version", "changed (UTC)", "links")
         self.action_reload()
@@ -88,7 +87,7 @@ class ExperiencesScreen(MainScreen):
                 for e in policy_set.policies
             ]
         except (OvtuiError, OSError) as exc:
-            self.app.call_from_thread(self.ovtui.report_error, "loading experiences", exc)
+            self.app.call_from_thread(self.report_error, "loading experiences", exc)
             return
         problems = list(policy_set.metadata.get("problems", []))
         self.app.call_from_thread(self._fill, rows, problems)
@@ -104,8 +103,9 @@ class ExperiencesScreen(MainScreen):
         self.shown = None
         self._show(table.selected_key or (rows[0].experience.name if rows else None))
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id == "experiences" and event.row_key.value is not None:
+    @on(DataTable.RowHighlighted, "#experiences")
+    def _experience_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
             name = str(event.row_key.value)
             self.follow_cursor(lambda: self._show(name))
 

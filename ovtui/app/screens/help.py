@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -10,7 +11,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
-from ovtui.app.keys import catalog
+from ovtui.app.keys import BindingInfo
+
+TITLE = "Keys  (remap any id under \\[keys] in ovtui.toml; ctrl+p lists them as commands)"
 
 
 class HelpScreen(ModalScreen[None]):
@@ -19,18 +22,18 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "dismiss", "Close", id="help.close_q", show=False),
     ]
 
+    def __init__(self, bindings: Sequence[BindingInfo]) -> None:
+        super().__init__()
+        self.bindings = list(bindings)
+
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            yield Label(
-                "Keys  (remap any id under \\[keys] in ovtui.toml; ctrl+p lists them as commands)",
-                id="help-title",
-            )
-            yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+            yield Label(TITLE, id="help-title")
+            yield DataTable[str](id="help-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        app: Any = self.app
-        table = self.query_one(DataTable)
+        table: DataTable[str] = self.query_one("#help-table", DataTable)
         table.add_columns("screen", "key", "action", "id")
-        for info in catalog(app, app.binding_sources(), app.keymap):
+        for info in self.bindings:
             table.add_row(info.context, info.keys, info.description, info.id)
         table.focus()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -12,11 +12,11 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from ovtui.app.diff_model import DiffSection, record_sections
 from ovtui.app.history_view import HistoryFilter, entry_row, record_header
-from ovtui.app.messages import ExperiencesChanged, HistoryChanged
+from ovtui.app.messages import HistoryChanged, WorkspaceEdited
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
+from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.field_diff import FieldDiff
-from ovtui.app.widgets.top_bar import TopBar
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.errors import RevertConflictError
 from ovtui.memory.memory_diff import MemoryDiff
@@ -36,8 +36,8 @@ class HistoryScreen(MainScreen):
         Binding("escape", "focus_records", "Records", id="history.records", show=False),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
         self.entries: dict[str, HistoryEntry] = {}
         self.record_id: str | None = None
         self.record: MemoryDiff | None = None
@@ -48,7 +48,7 @@ class HistoryScreen(MainScreen):
         return HistoryStore(self.workspace.paths)
 
     def compose(self) -> ComposeResult:
-        yield TopBar(self.KEY)
+        yield self.top_bar()
         yield Input(placeholder=FILTER_HELP, id="history-filter")
         with Horizontal(id="history-body"):
             yield VimTable(id="records")
@@ -58,7 +58,6 @@ class HistoryScreen(MainScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one("#records", VimTable)
         table.add_column("record", key="when")
         table.add_columns("kind", "+", "~", "-", "plan")
@@ -73,7 +72,7 @@ class HistoryScreen(MainScreen):
         try:
             entries = self.history.list(kind=query.kind, uri=query.uri, text=query.text)
         except Exception as exc:
-            self.app.call_from_thread(self.ovtui.report_error, "reading the history", exc)
+            self.app.call_from_thread(self.report_error, "reading the history", exc)
             return
         self.app.call_from_thread(self._fill, entries)
 
@@ -91,12 +90,13 @@ class HistoryScreen(MainScreen):
             table.fill([(entry.id, entry_row(entry)) for entry in entries])
         self.entries = {e.id: e for e in entries}
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "history-filter":
-            self.entries = {}  # another filter: the rows are replaced, not added to
-            self.load()
+    @on(Input.Changed, "#history-filter")
+    def _filter_changed(self) -> None:
+        self.entries = {}  # another filter: the rows are replaced, not added to
+        self.load()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    @on(Input.Submitted, "#history-filter")
+    def _filter_submitted(self) -> None:
         self.query_one("#records", VimTable).focus()
 
     def on_history_changed(self, _: HistoryChanged) -> None:
@@ -106,8 +106,9 @@ class HistoryScreen(MainScreen):
         self.load()
 
     # --- one record ----------------------------------------------------------------------------
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id == "records" and event.row_key.value is not None:
+    @on(DataTable.RowHighlighted, "#records")
+    def _record_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
             record_id = str(event.row_key.value)
             if record_id != self.record_id:
                 self.follow_cursor(lambda: self._open(record_id))
@@ -117,7 +118,7 @@ class HistoryScreen(MainScreen):
         try:
             record = self.history.get(record_id)
         except Exception as exc:
-            self.app.call_from_thread(self.ovtui.report_error, f"reading record {record_id}", exc)
+            self.app.call_from_thread(self.report_error, f"reading record {record_id}", exc)
             return
         sections = record_sections(record, self.relative)
         self.app.call_from_thread(self._show, record_id, record, sections)
@@ -173,7 +174,7 @@ class HistoryScreen(MainScreen):
             self._offer_force(record_id, str(exc))
             return
         except Exception as exc:
-            self.ovtui.report_error(f"reverting {record_id}", exc)
+            self.report_error(f"reverting {record_id}", exc)
             return
         forced = " (forced over later changes)" if result.conflicts else ""
         self.notify(
@@ -182,8 +183,7 @@ class HistoryScreen(MainScreen):
             title="Reverted",
         )
         self.load()
-        self.ovtui.broadcast(ExperiencesChanged)
-        self.ovtui.refresh_stale()
+        self.post_message(WorkspaceEdited(history=True, experiences=True))
 
     def _offer_force(self, record_id: str, reason: str) -> None:
         body = f"{reason}\n\nForcing overwrites those later changes with the state before the record."

@@ -5,20 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Label, Static
 
 from ovtui.app.diff_model import item_section
-from ovtui.app.messages import ExperiencesChanged, HistoryChanged, PendingChanged
+from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
 from ovtui.app.review_view import apply_message, item_header, item_row, plan_row
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
+from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.field_diff import FieldDiff
-from ovtui.app.widgets.top_bar import TopBar
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import PolicyPlanItem
 from ovtui.errors import OvtuiError
@@ -45,15 +45,15 @@ class ReviewScreen(MainScreen):
         Binding("X", "discard", "Discard plan", id="review.discard", show=False),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
         self.plans: list[PendingPlan] = []
         self.plan: PendingPlan | None = None
         self.item_index: int | None = None
         self._availability: tuple[bool, bool] | None = None
 
     def compose(self) -> ComposeResult:
-        yield TopBar(self.KEY)
+        yield self.top_bar()
         with Horizontal(id="review-body"):
             with Vertical(id="queue"):
                 yield Label("Pending plans", classes="pane-title")
@@ -69,7 +69,6 @@ class ReviewScreen(MainScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        super().on_mount()
         self.query_one("#plans", VimTable).add_columns("plan", "items", "undecided", "stale")
         self.query_one("#items", VimTable).add_columns(
             "#", "decision", "kind", "target", "conf", "evid", "stale"
@@ -81,7 +80,7 @@ class ReviewScreen(MainScreen):
         try:
             self.plans = self.workspace.pending.list()
         except Exception as exc:
-            self.ovtui.report_error("reading pending plans", exc)
+            self.report_error("reading pending plans", exc)
             self.plans = []
         table = self.query_one("#plans", VimTable)
         keep = self.plan.plan_id if self.plan else None
@@ -135,13 +134,16 @@ class ReviewScreen(MainScreen):
             return None
         return self.plan.plan.items[self.item_index]
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(DataTable.RowHighlighted, "#plans")
+    def _plan_highlighted(self, event: DataTable.RowHighlighted) -> None:
         key = str(event.row_key.value) if event.row_key.value is not None else None
-        if event.data_table.id == "plans":
-            if self.plan is None or key != self.plan.plan_id:
-                self._show_plan(key)
-        elif event.data_table.id == "items" and key is not None and int(key) != self.item_index:
-            self._show_item(int(key))
+        if self.plan is None or key != self.plan.plan_id:
+            self._show_plan(key)
+
+    @on(DataTable.RowHighlighted, "#items")
+    def _item_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None and int(event.row_key.value) != self.item_index:
+            self._show_item(int(event.row_key.value))
 
     def on_pending_changed(self, _: PendingChanged) -> None:
         self.reload()
@@ -203,7 +205,7 @@ class ReviewScreen(MainScreen):
         try:
             self.workspace.pending.decide(plan_id, index, decision, note)  # type: ignore[arg-type]
         except Exception as exc:
-            self.ovtui.report_error("recording the decision", exc)
+            self.report_error("recording the decision", exc)
             return
         self.reload()
         self.query_one("#items", VimTable).action_cursor_down()  # on to the next item
@@ -212,7 +214,7 @@ class ReviewScreen(MainScreen):
         try:
             self.workspace.pending.decide_all(plan_id, decision)
         except Exception as exc:
-            self.ovtui.report_error("recording the decisions", exc)
+            self.report_error("recording the decisions", exc)
             return
         self.reload()
 
@@ -224,9 +226,9 @@ class ReviewScreen(MainScreen):
             self.notify("a deletion has no content to edit", severity="warning")
             return
         try:
-            edited = self.ovtui.editor(item.after_content or "")
+            edited = self.services.editor(item.after_content or "")
         except Exception as exc:
-            self.ovtui.report_error("running the editor", exc)
+            self.report_error("running the editor", exc)
             return
         if edited is None or edited.strip() == (item.after_content or "").strip():
             self.notify("content unchanged")
@@ -234,7 +236,7 @@ class ReviewScreen(MainScreen):
         try:
             self.workspace.pending.edit_after(self.plan.plan_id, index, edited)
         except Exception as exc:
-            self.ovtui.report_error("saving the edit", exc)
+            self.report_error("saving the edit", exc)
             return
         self.reload()
         self.notify(f"edited {item.target_experience_name}: approve it with a")
@@ -246,7 +248,9 @@ class ReviewScreen(MainScreen):
         if not item.evidence_trajectory_uris:
             self.notify("this item has no evidence trajectories", severity="warning")
             return
-        self.app.push_screen(EvidenceScreen(item.target_experience_name, item.evidence_trajectory_uris))
+        self.app.push_screen(
+            EvidenceScreen(self.workspace, item.target_experience_name, item.evidence_trajectory_uris)
+        )
 
     def action_toggle_unified(self) -> None:
         diff = self.query_one(FieldDiff)
@@ -262,22 +266,19 @@ class ReviewScreen(MainScreen):
                 severity="warning",
             )
             return
-        self._apply(self.plan.plan_id, self.ovtui.dry_run)
+        self._apply(self.plan.plan_id, self.dry_run)
 
     @work(exclusive=True, group="apply")
     async def _apply(self, plan_id: str, dry_run: bool) -> None:
         try:
-            result = await self.ovtui.kernel.run(self.workspace.apply_pending(plan_id, dry_run=dry_run))
+            result = await self.services.kernel.run(self.workspace.apply_pending(plan_id, dry_run=dry_run))
         except Exception as exc:
-            self.ovtui.report_error(f"applying plan {plan_id}", exc)
+            self.report_error(f"applying plan {plan_id}", exc)
             return
         message, severity = apply_message(plan_id, result)
         title = "Dry run" if result.dry_run else "Applied"
         self.notify(message, title=title, severity=severity, timeout=8, markup=False)
-        self.ovtui.pending_changed()
-        self.ovtui.broadcast(HistoryChanged)
-        if not result.dry_run:
-            self.ovtui.broadcast(ExperiencesChanged)
+        self.post_message(WorkspaceEdited(pending=True, history=True, experiences=not result.dry_run))
 
     def action_discard(self) -> None:
         if self.plan is None:
@@ -297,9 +298,9 @@ class ReviewScreen(MainScreen):
             self.workspace.discard_pending(plan_id)
 
         try:
-            await self.ovtui.kernel.run(discard())
+            await self.services.kernel.run(discard())
         except Exception as exc:
-            self.ovtui.report_error(f"discarding plan {plan_id}", exc)
+            self.report_error(f"discarding plan {plan_id}", exc)
             return
         self.notify(f"plan {plan_id} discarded")
-        self.ovtui.pending_changed()
+        self.post_message(WorkspaceEdited(pending=True))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from concurrent.futures import Future
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -15,18 +14,14 @@ from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
-from ovtui.app.messages import FilesChanged, RunEvents
+from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, RunStarted
 from ovtui.app.run_view import RunProgress, accuracy_line, describe_event, usage_line
 from ovtui.app.screens.base import MainScreen
+from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.stage_progress import StageProgress
-from ovtui.app.widgets.top_bar import TopBar
-from ovtui.events import Event
+from ovtui.events import Event, Listener
 from ovtui.reports import RunReport
 from ovtui.service import TrainOptions
-
-KERNEL_SWITCH_INTERVAL_S = 0.001
-STREAM_METHOD = "stream"
-STREAM_MISSING = "Streaming from the inbox needs Workspace.stream(), which this kernel does not have yet"
 
 
 class RunScreen(MainScreen):
@@ -43,8 +38,8 @@ class RunScreen(MainScreen):
 
     running: reactive[bool] = reactive(False, bindings=True)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
         self.progress = RunProgress()
         self._cancel: asyncio.Event | None = None
         self._future: Future[RunReport] | None = None
@@ -53,7 +48,7 @@ class RunScreen(MainScreen):
 
     def compose(self) -> ComposeResult:
         config = self.workspace.config.trainer
-        yield TopBar(self.KEY)
+        yield self.top_bar()
         with Vertical(id="run-body"):
             with Horizontal(id="run-form"):
                 yield Label("dataset", classes="form-label")
@@ -64,9 +59,7 @@ class RunScreen(MainScreen):
                 yield Input(str(config.batch_size), id="batch-size", type="integer", classes="form-small")
                 yield Button("Train", id="train", variant="primary")
                 yield Button("Eval", id="eval")
-                yield Button(
-                    "Stream", id="stream", disabled=not self._can_stream(), tooltip=self._stream_tip()
-                )
+                yield Button("Stream", id="stream", tooltip="Train on rollouts dropped into inbox/rollouts/")
                 yield Button("Cancel", id="cancel", variant="error", disabled=True)
             yield Static("idle", id="run-status")
             for stage, label in (
@@ -81,16 +74,8 @@ class RunScreen(MainScreen):
             yield Log(id="run-log", max_lines=2000, auto_scroll=True)
         yield Footer()
 
-    def _can_stream(self) -> bool:
-        return callable(getattr(self.workspace, STREAM_METHOD, None))
-
-    def _stream_tip(self) -> str:
-        return "Train from rollouts dropped into inbox/rollouts/" if self._can_stream() else STREAM_MISSING
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("train", "evaluate", "stream"):
-            if action == "stream" and not self._can_stream():
-                return None  # shown greyed out: the kernel has no streaming entry yet
             return not self.running
         if action == "cancel":
             return self.running
@@ -103,28 +88,33 @@ class RunScreen(MainScreen):
                 self.query_one(Log).focus()
         except NoMatches:  # the app is closing
             return
-        for button_id in ("train", "eval"):
+        for button_id in ("train", "eval", "stream"):
             buttons[button_id].disabled = running
-        buttons["stream"].disabled = running or not self._can_stream()
         buttons["cancel"].disabled = not running
 
     # --- starting ------------------------------------------------------------------------------
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        actions = {
-            "train": self.action_train,
-            "eval": self.action_evaluate,
-            "stream": self.action_stream,
-            "cancel": self.action_cancel,
-        }
-        if event.button.id in actions:
-            actions[event.button.id]()
+    @on(Button.Pressed, "#train")
+    def _train_pressed(self) -> None:
+        self.action_train()
+
+    @on(Button.Pressed, "#eval")
+    def _eval_pressed(self) -> None:
+        self.action_evaluate()
+
+    @on(Button.Pressed, "#stream")
+    def _stream_pressed(self) -> None:
+        self.action_stream()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel_pressed(self) -> None:
+        self.action_cancel()
 
     def _options(self) -> TrainOptions | None:
         try:
             epochs = int(self.query_one("#epochs", Input).value or 0) or None
             batch = int(self.query_one("#batch-size", Input).value or 0) or None
         except ValueError:
-            self.ovtui.report_error("starting a run", ValueError("epochs and batch must be whole numbers"))
+            self.report_error("starting a run", ValueError("epochs and batch must be whole numbers"))
             return None
         dataset = self.query_one("#dataset", Input).value.strip() or None
         return TrainOptions(dataset=dataset, epochs=epochs, batch_size=batch)
@@ -140,9 +130,6 @@ class RunScreen(MainScreen):
             self._start("eval", options)
 
     def action_stream(self) -> None:
-        if not self._can_stream():
-            self.notify(STREAM_MISSING, severity="warning")
-            return
         if not self.running:
             self._start("stream", TrainOptions())
 
@@ -154,45 +141,47 @@ class RunScreen(MainScreen):
             stage.reset()
         self.query_one("#accuracy", Static).update(accuracy_line(self.progress))
         self.running = True
+        self.post_message(RunStarted(command))
         self._run(command, options)
 
     @work(exclusive=True, group="run")
     async def _run(self, command: str, options: TrainOptions) -> None:
-        workspace, kernel = self.workspace, self.ovtui.kernel
+        workspace, kernel = self.workspace, self.services.kernel
         self._cancel = kernel.new_event()
         self._hard_cancelled = False
-        listeners: list[Any] = [self.ovtui.pump]
+        listeners: list[Listener] = [self.services.listener]
         if command == "train":
             job = workspace.train(options, listeners, self._cancel, wait_for_review=True)
         elif command == "eval":
             job = workspace.evaluate(options.dataset, listeners=listeners, cancel=self._cancel)
         else:
-            job = getattr(workspace, STREAM_METHOD)(
-                listeners=listeners, stop=self._cancel, wait_for_review=True
-            )
+            job = workspace.stream(listeners=listeners, stop=self._cancel, wait_for_review=True)
         self._future = kernel.submit(job)
-        # The kernel thread is CPU-bound Python: hand the GIL back more often so keys stay quick.
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(KERNEL_SWITCH_INTERVAL_S)
+        report: RunReport | None = None
+        error: str | None = None
         try:
-            self.last_report = await asyncio.wrap_future(self._future)
+            report = self.last_report = await asyncio.wrap_future(self._future)
         except asyncio.CancelledError:
             if not self._hard_cancelled:
                 raise  # the app is closing
             self._log("run cancelled while it waited for review; the pending plan stays for later")
+            self.progress.cancel()
         except Exception as exc:
-            self._log(f"run failed: {type(exc).__name__}: {exc}")
-            self.ovtui.report_error(f"{command} run failed", exc)
+            error = f"{type(exc).__name__}: {exc}"
+            self._log(f"run failed: {error}")
+            self.progress.fail(error)
+            self.report_error(f"{command} run failed", exc)
         finally:
-            sys.setswitchinterval(interval)
             self.running = False
             self._future = None
+        self._draw()
+        self.post_message(RunFinished(command, report, error))
 
     # --- cancelling ----------------------------------------------------------------------------
     def action_cancel(self) -> None:
         if not self.running or self._cancel is None:
             return
-        self.ovtui.kernel.set_event(self._cancel)
+        self.services.kernel.set_event(self._cancel)
         self._log("cancel requested: the run stops after the current batch")
         if self._waiting_for_review() and self._future is not None:
             # Nothing is being written while a plan waits for a person, so stopping here is safe.
@@ -236,11 +225,9 @@ class RunScreen(MainScreen):
         )
         self.query_one("#accuracy", Static).update(accuracy_line(p), layout=False)
 
-    def on_files_changed(self, message: FilesChanged) -> None:
-        for path in message.changes.new_inbox_files:
-            self._log(
-                f"inbox: {path} arrived" + ("" if self._can_stream() else " (streaming is not available)")
-            )
+    def on_inbox_files_arrived(self, message: InboxFilesArrived) -> None:
+        for path in message.paths:
+            self._log(f"inbox: {path} arrived")
 
     def _log(self, line: str) -> None:
         self.query_one(Log).write_line(line)

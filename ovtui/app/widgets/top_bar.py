@@ -1,18 +1,26 @@
-"""The bar on top of every main screen: the screens (with the pending count), the backend, Dry run."""
+"""The bar on top of every main screen: the screens (with the pending count), the backend, Dry run.
+
+Data comes down by ``data_bind`` from the screen; a click on the switch goes up as ``DryRunToggled``.
+Setting the switch from above never posts ``Switch.Changed``, so no echo can bounce between the two
+(two ``D`` presses in one input batch once did exactly that, forever).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from collections.abc import Sequence
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.reactive import reactive
 from textual.widgets import Label, Static, Switch
 
-if TYPE_CHECKING:
-    from ovtui.app.app import OvtuiApp
+from ovtui.app.messages import DryRunToggled
+from ovtui.app.services import Tab
 
-TABS = (("run", "1 Run"), ("review", "2 Review"), ("history", "3 History"), ("experiences", "4 Experiences"))
+DRY_RUN_ON = "DRY RUN"
+DRY_RUN_OFF = "Dry run"
 
 
 class TopBar(Horizontal):
@@ -21,39 +29,48 @@ class TopBar(Horizontal):
     TopBar > #tabs { width: 1fr; padding: 1 1; }
     TopBar > #backend { width: auto; padding: 1 2; color: $text-muted; }
     TopBar > #dry-run-label { width: auto; padding: 1 0 1 1; }
+    TopBar > #dry-run-label.on { text-style: bold reverse; color: $warning; }
     TopBar > Switch { width: auto; }
     """
 
-    def __init__(self, current: str) -> None:
+    dry_run: reactive[bool] = reactive(False)
+    pending_count: reactive[int] = reactive(0)
+
+    def __init__(self, current: str, tabs: Sequence[Tab], backend: str) -> None:
         super().__init__()
         self.current = current
-
-    @property
-    def ovtui(self) -> OvtuiApp:
-        return cast("OvtuiApp", self.app)
+        self.tabs = tuple(tabs)
+        self.backend = backend
 
     def compose(self) -> ComposeResult:
-        yield Static(id="tabs")
-        yield Label(self.ovtui.workspace.backend_label, id="backend")
-        yield Label("Dry run", id="dry-run-label")
-        yield Switch(value=self.ovtui.dry_run, id="dry-run", tooltip="Apply writes only a dry-run record (D)")
+        yield Static(self._tabs_text(), id="tabs")
+        yield Label(self.backend, id="backend")
+        yield Label(DRY_RUN_OFF, id="dry-run-label")
+        yield Switch(id="dry-run", tooltip="Apply writes only a dry-run record (D)")
 
-    def on_mount(self) -> None:
-        self.watch(self.app, "pending_count", self._draw_tabs)
-        self.watch(self.app, "dry_run", self._sync_switch)
-
-    def _draw_tabs(self, pending: int) -> None:
+    def _tabs_text(self) -> Text:
         text = Text()
-        for key, label in TABS:
-            if key == "review" and pending:
-                label = f"{label} ({pending})"
-            text.append(f" {label} ", style="bold reverse" if key == self.current else "")
+        for tab in self.tabs:
+            label = tab.label
+            if tab.shows_pending and self.pending_count:
+                label = f"{label} ({self.pending_count})"
+            text.append(f" {label} ", style="bold reverse" if tab.key == self.current else "")
             text.append(" ")
-        self.query_one("#tabs", Static).update(text)
+        return text
 
-    def _sync_switch(self, value: bool) -> None:
-        self.query_one(Switch).value = value
+    def watch_pending_count(self) -> None:
+        for tabs in self.query("#tabs").results(Static):
+            tabs.update(self._tabs_text())
 
-    def on_switch_changed(self, event: Switch.Changed) -> None:
+    def watch_dry_run(self, dry_run: bool) -> None:
+        for label in self.query("#dry-run-label").results(Label):
+            label.update(DRY_RUN_ON if dry_run else DRY_RUN_OFF)
+            label.set_class(dry_run, "on")
+        for switch in self.query("#dry-run").results(Switch):
+            with switch.prevent(Switch.Changed):
+                switch.value = dry_run
+
+    @on(Switch.Changed, "#dry-run")
+    def _switch_flipped(self, event: Switch.Changed) -> None:
         event.stop()
-        self.ovtui.dry_run = event.value
+        self.post_message(DryRunToggled(event.value))

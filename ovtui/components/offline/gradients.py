@@ -1,67 +1,79 @@
 """OfflineGradientProposer: experience edits from one analysed rollout, no model.
 
-One proposal per user intent. A successful rollout adds its tool sequence to ``## Approach``
-(scoped by the situations the case declares in ``rubric.metadata["conditions"]``); every failed
-rubric criterion adds a NEVER/ALWAYS rule to ``## Reflect`` worded from the criterion's
-description. The request itself becomes a scrubbed example in ``## Situation`` so retrieval finds
-the experience for differently worded requests. Lines already present are not added again.
+One proposal per user intent, learned from what happened — never from the rubric's prose:
+- a rollout that passed adds the steps it took to ``## Approach``, under the facts it observed;
+- each failed criterion adds a lesson to ``## Reflect`` from its *kind and parameters* (an order
+  that was broken, a confirmation that was missing, a call that was required or forbidden) under
+  the facts observed before the step it is about (``facts``);
+- the request becomes a scrubbed example in ``## Situation``, worded by us.
+The file's lessons and the new ones are consolidated (``consolidate``): generalised, free of
+contradictions and repeats, sorted.
 """
 
 from __future__ import annotations
 
-import re
-
 from ovtui.components.backends import ExperienceProposal
+from ovtui.components.offline.facts import Facts, fact_timeline
+from ovtui.components.offline.learned import combine
+from ovtui.components.offline.lessons import ASK_STEP, Lesson
 from ovtui.components.offline.sections import EXAMPLE_PREFIX, SECTIONS, ExperienceSections, parse_sections
-from ovtui.components.offline.steps import first_request, rollout_steps, sequence_text
+from ovtui.components.offline.steps import ASK_TO_CONFIRM, first_request, rollout_steps
 from ovtui.components.offline.text import jaccard, name_tokens, scrub_specifics
 from ovtui.components.offline.trajectory import OFFLINE_LABEL, task_name, task_words
-from ovtui.domain import Case, CriterionResult, Experience, RolloutAnalysis, RubricCriterion, Trajectory
+from ovtui.domain import Experience, Message, RolloutAnalysis, RubricCriterion, Trajectory
 
 NAME_SIMILARITY = 0.5
-_NEGATIVE = re.compile(r"^(never|do not|don't|must not|should not)\s+", re.IGNORECASE)
-_POSITIVE = re.compile(r"^(always|must|should)\s+", re.IGNORECASE)
-_DESCRIPTIVE = re.compile(r"^(the|a|an|its|their)\s", re.IGNORECASE)
 
 
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
+class Observed:
+    """The calls of a rollout and the facts known before each of them."""
+
+    def __init__(self, messages: list[Message]) -> None:
+        self.calls = [p.tool_name for m in messages for p in m.tool_parts]
+        self.before, self.facts = fact_timeline(messages)
+
+    def before_call(self, tool: str) -> Facts:
+        return self.before[self.calls.index(tool)] if tool in self.calls else dict(self.facts)
 
 
-def rule_from_criterion(criterion: RubricCriterion | None, result: CriterionResult) -> str | None:
-    """A general NEVER/ALWAYS rule for a failed criterion (ids and values scrubbed out)."""
-    description = scrub_specifics(criterion.description).strip().rstrip(".") if criterion else ""
-    if not description:
-        return (
-            f"NEVER repeat this mistake: {scrub_specifics(result.feedback[0])}" if result.feedback else None
-        )
-    kind = str(criterion.metadata.get("kind", "")) if criterion else ""
-    negative = _NEGATIVE.match(description)
-    if negative:
-        return f"NEVER {description[negative.end() :]}"
-    if kind.startswith("forbid"):
-        return f"NEVER {_lower_first(_POSITIVE.sub('', description))}"
-    positive = _POSITIVE.match(description)
-    if positive:
-        return f"ALWAYS {description[positive.end() :]}"
-    if kind == "state" or _DESCRIPTIVE.match(description):
-        return f"ALWAYS make sure {_lower_first(description)}"
-    return f"ALWAYS {_lower_first(description)}"
+def lessons_from_failure(criterion: RubricCriterion, observed: Observed) -> list[Lesson]:
+    """What a failed criterion teaches, from its kind and parameters."""
+    meta = criterion.metadata
+    kind = str(meta.get("kind", ""))
+    if kind == "order":
+        before = str(meta.get("before", ""))
+        later = [str(t) for t in meta.get("after") or [] if str(t) in observed.calls]
+        return [Lesson("order", (before, t)).with_facts(observed.before_call(t)) for t in later if before]
+    if kind == "confirmed_before" and meta.get("tool"):
+        tool = str(meta["tool"])
+        return [Lesson("confirm", (tool,)).with_facts(observed.before_call(tool))]
+    if kind == "forbidden_call" and meta.get("tool"):
+        tool = str(meta["tool"])
+        return [Lesson("never", (tool,)).with_facts(observed.before_call(tool))]
+    if kind == "required_call" and meta.get("tool"):
+        tool, trigger = str(meta["tool"]), str(meta.get("after") or "")
+        if tool in observed.calls and not trigger:
+            return []  # called with other arguments: nothing a rule of ours could say
+        if trigger:
+            return [Lesson("after", (tool, trigger)).with_facts(observed.before_call(trigger))]
+        return [Lesson("always", (tool,)).with_facts(observed.facts)]
+    return []  # state checks and unknown kinds: the outcome, not a behaviour to learn
 
 
-def situation_lines(case: Case, name: str, request: str) -> list[str]:
-    description = scrub_specifics(case.rubric.description).strip()
-    lines = [description if description else f"The customer's request is a {task_words(name)}."]
+def lessons_from_success(messages: list[Message], observed: Observed) -> list[Lesson]:
+    steps = tuple(
+        ASK_STEP if s.kind == "ask" else s.name
+        for s in rollout_steps(messages)
+        if s.ok and (s.kind == "tool" or s.name == ASK_TO_CONFIRM)
+    )
+    return [Lesson("steps", steps).with_facts(observed.facts)] if len(steps) >= 2 else []
+
+
+def situation_lines(name: str, request: str) -> list[str]:
+    lines = [f"The request is about: {task_words(name)}."]
     if request:
         lines.append(f'{EXAMPLE_PREFIX} "{scrub_specifics(request)}"')
     return lines
-
-
-def approach_line(sequence: str, conditions: list[str]) -> str:
-    situations = [scrub_specifics(c).strip() for c in conditions if c.strip()]
-    if situations:
-        return f"IF {' and '.join(situations)} THEN {sequence}"
-    return f"Steps that worked: {sequence}"
 
 
 def find_target(name: str, candidates: list[Experience]) -> Experience | None:
@@ -93,28 +105,23 @@ class OfflineGradientProposer:
         name = task_name(rollout.case)
         target = find_target(name, candidates)
         before = parse_sections(target.content) if target is not None else ExperienceSections()
-        after = before.copy()
-        request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
-        for line in situation_lines(rollout.case, name, request):
-            after.add("Situation", line)
-        if evaluation.passed:
-            sequence = sequence_text(rollout_steps(rollout.messages))
-            if sequence:
-                after.add(
-                    "Approach",
-                    approach_line(sequence, list(rollout.case.rubric.metadata.get("conditions") or [])),
-                )
+        observed = Observed(rollout.messages)
+        lessons = lessons_from_success(rollout.messages, observed) if evaluation.passed else []
         criteria = {c.name: c for c in rollout.case.rubric.criteria}
         for result in evaluation.criterion_results:
-            if not result.passed:
-                rule = rule_from_criterion(criteria.get(result.criterion_name), result)
-                if rule:
-                    after.add("Reflect", rule)
+            criterion = criteria.get(result.criterion_name)
+            if not result.passed and criterion is not None:
+                lessons.extend(lessons_from_failure(criterion, observed))
+        request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
+        base = target.content if target is not None else ""
+        after = combine([base], lessons, distinguish=False)
+        for line in situation_lines(name, request):
+            after.add("Situation", line)
         if not after.approach and not after.reflect:
             return None  # nothing learned yet: a file with only a Situation helps nobody
         if target is not None and after.same_as(before):
             return None
-        added = sum(len(after.lines(s)) - len(before.lines(s)) for s in SECTIONS)
+        added = sum(len(set(after.keys(s)) - before.keys(s)) for s in SECTIONS)
         source = f" (trajectory {trajectory.name})" if trajectory is not None else ""
         failed = sum(not r.passed for r in evaluation.criterion_results)
         verdict = (

@@ -1,15 +1,17 @@
 """OfflinePlanMerger: one plan item per target experience, by union of the proposed lines.
 
-Gradients for the same experience are merged into one after-content (the current file plus every
-new line, each once). A new name that is a near-duplicate of an existing experience or of another
-new name in the batch is folded into it, so "refund_request" and "request_refund" do not become two
-files. An existing experience with a near-duplicate name whose every line the merged result
-already holds is redundant: the merger proposes deleting it.
+Gradients for the same experience are merged into one after-content: the current file's lines
+and every proposal's, the learner's lessons consolidated (generalised, without contradictions or
+repeats, sorted) and a person's lines kept as written. A new name that is a near-duplicate of an
+existing experience or of another new name in the batch is folded into it, so "refund_request" and
+"request_refund" do not become two files. An existing experience with a near-duplicate name whose
+every line the merged result already holds is redundant: the merger proposes deleting it.
 """
 
 from __future__ import annotations
 
 from ovtui.components.backends import MergeDecision
+from ovtui.components.offline.learned import combine
 from ovtui.components.offline.sections import SECTIONS, ExperienceSections, line_key, parse_sections
 from ovtui.components.offline.text import jaccard, name_tokens
 from ovtui.components.offline.trajectory import OFFLINE_LABEL
@@ -50,9 +52,7 @@ class OfflinePlanMerger:
         for name, indices in groups.items():
             base_content = existing[name].content if name in existing else ""
             base = parse_sections(base_content)
-            merged = base.copy()
-            for index in indices:
-                merged.absorb(parse_sections(gradients[index].after_file.content))
+            merged = combine([base_content, *(gradients[i].after_file.content for i in indices)])
             merged_by_name[name] = merged
             if name in existing and merged.same_as(base):
                 continue

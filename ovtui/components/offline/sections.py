@@ -50,13 +50,13 @@ class ExperienceSections:
     def keys(self, section: str) -> set[str]:
         return {line_key(line) for line in self.lines(section)}
 
-    def add(self, section: str, text: str) -> bool:
+    def add(self, section: str, text: str, *, capped: bool = True) -> bool:
         """Add one line (bullet added if missing) unless it is a duplicate or the section is full."""
         lines = self.lines(section)
         key = line_key(text)
         if not key or key in self.keys(section):
             return False
-        if section == "Approach" and len(lines) >= MAX_APPROACH_LINES:
+        if capped and section == "Approach" and len(lines) >= MAX_APPROACH_LINES:
             return False
         if self._is_example(text) and sum(self._is_example(x) for x in lines) >= MAX_EXAMPLES:
             return False
@@ -99,6 +99,10 @@ class ExperienceSections:
             blocks.append("\n".join([f"## {section}", *body]))
         blocks.extend("\n".join([f"## {title}", *lines]) for title, lines in self.other)
         return "\n".join(blocks)
+
+
+def is_placeholder(line: str) -> bool:
+    return line_key(line) in {line_key(p) for p in PLACEHOLDERS.values()}
 
 
 def parse_sections(content: str) -> ExperienceSections:

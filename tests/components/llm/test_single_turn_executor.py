@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 
 from ovtui.components.memory_store import ExperienceSetLoader
@@ -21,7 +19,7 @@ def case(name: str, query: str) -> Case:
 
 
 class ConfirmEvaluator:
-    async def evaluate(self, rollout: Rollout, context: Any) -> RubricEvaluation:
+    async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
         passed = "confirm" in rollout.messages[-1].text.lower()
         return RubricEvaluation(passed=passed, score=float(passed))
 

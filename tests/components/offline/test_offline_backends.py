@@ -13,7 +13,7 @@ from ovtui.components.offline import (
     OfflinePlanMerger,
     OfflineTrajectoryExtractor,
 )
-from ovtui.components.offline.gradients import rule_from_criterion
+from ovtui.components.offline.gradients import Observed, lessons_from_failure
 from ovtui.components.offline.sections import parse_sections
 from ovtui.context import ExecutionContext
 from ovtui.domain import (
@@ -30,6 +30,7 @@ from ovtui.domain import (
     RubricCriterion,
     RubricEvaluation,
     TextPart,
+    ToolPart,
     Trajectory,
     TrajectoryOutcome,
 )
@@ -160,35 +161,48 @@ def test_outcome_follows_the_evaluation(
 # --- gradients ----------------------------------------------------------------------------------
 
 
-async def test_a_failure_creates_an_experience_with_reflect_rules() -> None:
+async def test_a_failure_creates_an_experience_from_the_failed_criteria_kinds() -> None:
     trajectory, analysis = analysis_of(rollout_for("refund_request", "non_refundable"))
     [proposal] = await OfflineGradientProposer().propose(trajectory, analysis, [])
     assert proposal.experience_name == "refund_request"
     sections = parse_sections(proposal.content)
-    assert "- NEVER call refund_payment when the reservation is non-refundable" in sections.reflect
-    assert "- ALWAYS make sure the customer's travel credit equals the fare" in sections.reflect
+    # The naive agent refunded without looking anything up: the order and the missing credit are
+    # lessons; "never refund" is not kept unconditioned — another lesson shows refunds do happen.
+    assert sections.reflect == [
+        "- ALWAYS call get_reservation before refund_payment",
+        "- ALWAYS call issue_travel_credit",
+    ]
     assert sections.approach == []  # nothing worked yet: Approach keeps its placeholder
     assert "## Approach\n- No successful approach recorded yet" in proposal.content
-    assert sections.situation[0] == "- The customer asks for their money back for a booking."
+    assert sections.situation[0] == "- The request is about: refund request."
     assert not IDS.search(proposal.content)
 
 
-def test_a_success_adds_its_sequence_for_its_situation_to_the_existing_experience() -> None:
+def test_a_success_adds_its_sequence_under_the_facts_it_observed() -> None:
     proposer = OfflineGradientProposer()
-    first = proposer.proposal(analysis_of(rollout_for("refund_request", "non_refundable"))[1], [])
-    assert first is not None
-    current = experience("refund_request", first.content)
-    success = rollout_for(
-        "refund_request", "non_refundable", ExperienceSet(root_uri=ROOT, policies=[current])
-    )
-    assert success.evaluation is not None and success.evaluation.passed
-    proposal = proposer.proposal(analysis_of(success)[1], [experience("seat_selection", "x"), current])
+    current = experience("refund_request", "")
+    # Round 1 teaches the lookup; round 2 refunds after looking, so "never refund" is learned under
+    # what it saw; round 3 succeeds.
+    for _ in range(3):
+        rollout = rollout_for(
+            "refund_request", "non_refundable", ExperienceSet(root_uri=ROOT, policies=[current])
+        )
+        assert rollout.evaluation is not None
+        if rollout.evaluation.passed:
+            break
+        proposal = proposer.proposal(analysis_of(rollout)[1], [current])
+        assert proposal is not None
+        current = experience("refund_request", proposal.content)
+    assert rollout.evaluation.passed
+    # One rollout's proposal keeps every fact it observed; merging with others keeps what distinguishes.
+    reflect = parse_sections(current.content).reflect
+    [never] = [x for x in reflect if x.startswith("- NEVER call refund_payment when")]
+    assert "the reservation is not refundable" in never
+    proposal = proposer.proposal(analysis_of(rollout)[1], [experience("seat_selection", "x"), current])
     assert proposal is not None and proposal.experience_name == "refund_request"
-    before, after = parse_sections(current.content), parse_sections(proposal.content)
-    assert after.approach == [
-        "- IF the reservation is non-refundable THEN get_reservation → issue_travel_credit"
-    ]
-    assert after.reflect == before.reflect
+    [sequence] = parse_sections(proposal.content).approach
+    assert sequence.startswith("- IF ") and "the reservation is not refundable" in sequence
+    assert sequence.endswith("THEN get_reservation → issue_travel_credit")
     assert "succeeded" in proposal.rationale
 
 
@@ -210,28 +224,53 @@ def test_a_close_name_counts_as_the_same_intent() -> None:
 
 
 @pytest.mark.parametrize(
-    ("description", "kind", "rule"),
+    ("kind", "meta", "lesson"),
     [
-        ("Never call x when y", "forbidden_call", "NEVER call x when y"),
+        ("forbidden_call", {"tool": "x"}, "NEVER call x when the reservation is not refundable"),
         (
-            "Call refund_payment for booking K4P7Q2",
-            "forbidden_call",
-            "NEVER call refund_payment for booking <id>",
+            "order",
+            {"before": "a", "after": ["x", "never_called"]},
+            "ALWAYS call a before x when the reservation is not refundable",
         ),
-        ("Always call a before b.", "order", "ALWAYS call a before b"),
-        ("The reservation ends up cancelled", "state", "ALWAYS make sure the reservation ends up cancelled"),
         (
-            "Call change_flight with the requested new date",
+            "confirmed_before",
+            {"tool": "x"},
+            "ALWAYS ask the user to confirm before x when the reservation is not refundable",
+        ),
+        ("required_call", {"tool": "y"}, "ALWAYS call y when the reservation is not refundable"),
+        (
             "required_call",
-            "ALWAYS call change_flight with the requested new date",
+            {"tool": "y", "after": "x"},
+            "ALWAYS call y after x when the reservation is not refundable",
         ),
-        ("", "order", "NEVER repeat this mistake: x happened to <id>"),
+        ("required_call", {"tool": "x", "args": {"n": 1}}, None),
+        ("state", {"table": "t", "key": "k", "field": "f", "equals": 1}, None),
     ],
 )
-def test_rule_wording(description: str, kind: str, rule: str) -> None:
-    criterion = RubricCriterion(name="c", description=description, metadata={"kind": kind})
-    result = CriterionResult(criterion_name="c", passed=False, score=0, feedback=["x happened to C1234"])
-    assert rule_from_criterion(criterion, result) == rule
+def test_lessons_come_from_the_criterion_kind_never_its_description(
+    kind: str, meta: dict[str, object], lesson: str | None
+) -> None:
+    messages = [
+        Message(role="user", parts=[TextPart(text="hi")]),
+        Message(
+            role="assistant",
+            parts=[
+                ToolPart(
+                    tool_id="1",
+                    tool_name="get_reservation",
+                    tool_input={},
+                    tool_output='{"refundable": false, "reservation_id": "K4P7Q2"}',
+                )
+            ],
+        ),
+        Message(
+            role="assistant", parts=[ToolPart(tool_id="2", tool_name="x", tool_input={}, tool_output="{}")]
+        ),
+    ]
+    for description in ("Always call a before x", "anything a person writes", ""):
+        criterion = RubricCriterion(name="c", description=description, metadata={"kind": kind, **meta})
+        found = [x.render() for x in lessons_from_failure(criterion, Observed(messages))]
+        assert found == ([lesson] if lesson else [])
 
 
 # --- merging ------------------------------------------------------------------------------------

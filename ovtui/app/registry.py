@@ -1,0 +1,74 @@
+"""The one list of main screens: the app's modes, the tab bar, the screen keys, the help and the
+command palette all derive from ``SCREENS``.
+
+Adding a screen is one ``ScreenEntry`` here (plus the screen's module): its mode is ``key``, its tab
+reads ``"<hotkey> <title>"``, its key binding has the id ``app.<key>_screen`` (remappable under
+``[keys]``), and the help lists its ``BINDINGS`` under ``title``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.dom import DOMNode
+
+from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.confirm import ConfirmModal, NoteModal
+from ovtui.app.screens.evidence import EvidenceScreen
+from ovtui.app.screens.experiences import ExperiencesScreen
+from ovtui.app.screens.help import HelpScreen
+from ovtui.app.screens.history import HistoryScreen
+from ovtui.app.screens.review import ReviewScreen
+from ovtui.app.screens.run import RunScreen
+from ovtui.app.services import Tab
+from ovtui.app.widgets.field_diff import FieldDiff
+from ovtui.app.widgets.vim_table import VimTable
+
+
+@dataclass(frozen=True)
+class ScreenEntry:
+    key: str  # the mode name, and the stem of the binding id app.<key>_screen
+    title: str
+    hotkey: str
+    screen: type[MainScreen]
+    shows_pending: bool = False  # the tab shows the number of pending plans
+
+    @property
+    def binding_id(self) -> str:
+        return f"app.{self.key}_screen"
+
+
+SCREENS: tuple[ScreenEntry, ...] = (
+    ScreenEntry("run", "Run", "1", RunScreen),
+    ScreenEntry("review", "Review", "2", ReviewScreen, shows_pending=True),
+    ScreenEntry("history", "History", "3", HistoryScreen),
+    ScreenEntry("experiences", "Experiences", "4", ExperiencesScreen),
+)
+
+# Bindings that belong to no main screen, in the order the help lists them (after the screens).
+OTHER_BINDINGS: tuple[tuple[str, type[DOMNode]], ...] = (
+    ("Lists", VimTable),
+    ("Diff", FieldDiff),
+    ("Evidence", EvidenceScreen),
+    ("Dialogs", ConfirmModal),
+    ("Note", NoteModal),
+    ("Help", HelpScreen),
+)
+
+
+def screen_bindings() -> list[Binding]:
+    return [Binding(e.hotkey, f"show('{e.key}')", e.title, id=e.binding_id) for e in SCREENS]
+
+
+def tabs(keymap: dict[str, str]) -> tuple[Tab, ...]:
+    """The tab bar, each tab named with the key that shows it (after ``[keys]`` remaps)."""
+    return tuple(
+        Tab(e.key, f"{keymap.get(e.binding_id, e.hotkey).split(',')[0].strip()} {e.title}", e.shows_pending)
+        for e in SCREENS
+    )
+
+
+def binding_sources(app_class: type[DOMNode]) -> list[tuple[str, type[DOMNode]]]:
+    """Where the help reads the bindings from, in order: the app, each screen, the rest."""
+    return [("App", app_class), *((e.title, e.screen) for e in SCREENS), *OTHER_BINDINGS]

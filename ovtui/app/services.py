@@ -1,0 +1,28 @@
+"""What the app hands each main screen when it builds it: data down, never a reach into the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ovtui.app.editor import Editor
+from ovtui.app.kernel_thread import KernelThread
+from ovtui.events import Listener
+from ovtui.service import Workspace
+
+
+@dataclass(frozen=True)
+class Tab:
+    """One entry of the top bar, derived from the screen registry."""
+
+    key: str
+    label: str
+    shows_pending: bool = False
+
+
+@dataclass(frozen=True)
+class ScreenServices:
+    workspace: Workspace
+    kernel: KernelThread
+    listener: Listener  # where a screen's runs send their kernel events (the app's pump)
+    editor: Editor
+    tabs: tuple[Tab, ...]
