@@ -1,7 +1,11 @@
 """Streaming from the inbox: rollout files dropped into ``inbox/rollouts/`` are trained on.
 
 A processed file moves to ``inbox/done/``; a file that is not a valid Rollout moves to
-``inbox/rejected/`` next to a ``.reason.txt`` naming the problem. Nothing is ever deleted.
+``inbox/rejected/`` next to a ``.reason.txt`` naming the problem. Nothing is ever deleted. A rollout
+without an ``evaluation`` is graded by the workspace's evaluator for its case when there is one, and
+quarantined with that reason when there is none: learning from an ungraded rollout teaches nothing
+(the format is in docs/rollouts.md). Progress (files handled of files seen) is sent as ``progress``
+events of stage ``stream``, so a listener shows real counts.
 """
 
 from __future__ import annotations
@@ -15,13 +19,16 @@ from pathlib import Path
 from pydantic import ValidationError
 from watchfiles import Change, awatch
 
-from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.domain import Case, Rollout, RolloutTrainingResult
 from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
+from ovtui.interfaces import RolloutEvaluator
 from ovtui.workspace import fsio
 from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES, WorkspacePaths
 
 Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
+EvaluatorFor = Callable[[Case], RolloutEvaluator | None]
+STAGE = "stream"
 MAX_ROLLOUT_BYTES = 4 * MAX_MEMORY_FILE_BYTES
 
 
@@ -34,10 +41,17 @@ def _unique(folder: Path, name: str) -> Path:
 
 
 class InboxProcessor:
-    def __init__(self, paths: WorkspacePaths, submit: Submit, events: EventBus) -> None:
+    def __init__(
+        self,
+        paths: WorkspacePaths,
+        submit: Submit,
+        events: EventBus,
+        evaluator_for: EvaluatorFor | None = None,
+    ) -> None:
         self.paths = paths
         self.submit = submit
         self.events = events
+        self.evaluator_for = evaluator_for or (lambda case: None)
         self.incoming = paths.inbox / "rollouts"
         self.done = paths.inbox / "done"
         self.rejected = paths.quarantine
@@ -89,12 +103,44 @@ class InboxProcessor:
         if path in self._seen or path.suffix != ".json" or not path.is_file():
             return
         self._seen.add(path)
+        self._progress()
         task = asyncio.create_task(self._handle(path))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _progress(self) -> None:
+        self.events.progress(STAGE, self.processed + self.rejected_count, len(self._seen))
+
+    async def _graded(self, path: Path, rollout: Rollout) -> Rollout | None:
+        """The rollout with an evaluation: its own, or one from the evaluator for its case."""
+        if rollout.evaluation is not None:
+            return rollout
+        evaluator = self.evaluator_for(rollout.case)
+        if evaluator is None:
+            self.reject(
+                path,
+                f"the rollout has no `evaluation`, and this workspace has no evaluator for case "
+                f"{rollout.case.name!r} (its rubric criteria are not of a kind it can check): "
+                "add the evaluation to the file (see docs/rollouts.md)",
+            )
+            return None
+        try:
+            evaluation = await evaluator.evaluate(rollout)
+        except Exception as exc:  # a case the evaluator cannot replay is the file's problem
+            self.reject(path, f"the rollout has no `evaluation` and grading it failed: {exc}")
+            return None
+        evaluation.metadata.setdefault("graded_by", "inbox evaluator")
+        return rollout.model_copy(update={"evaluation": evaluation})
+
     async def _handle(self, path: Path) -> None:
-        rollout = self.load(path)
+        try:
+            await self._train(path)
+        finally:
+            self._progress()
+
+    async def _train(self, path: Path) -> None:
+        loaded = self.load(path)
+        rollout = await self._graded(path, loaded) if loaded is not None else None
         if rollout is None:
             return
         try:
@@ -107,7 +153,13 @@ class InboxProcessor:
         except (OvtuiError, OSError) as exc:
             self.events.log(f"could not move {self.paths.relative(path)} to done/: {exc}", level="error")
         self.processed += 1
-        self.events.emit("inbox_processed", file=path.name, errors=result.errors)
+        self.events.emit(
+            "inbox_processed",
+            file=path.name,
+            gradients=len(result.gradients),
+            evaluated=bool(rollout.evaluation and rollout.evaluation.metadata.get("graded_by")),
+            errors=result.errors,
+        )
 
     def scan(self) -> None:
         if self.incoming.is_dir():

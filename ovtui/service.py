@@ -23,14 +23,21 @@ from ovtui.components.snapshotter import ContentHashPolicySnapshotter
 from ovtui.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.config import OvtuiConfig, load_config
 from ovtui.context import RunContext
-from ovtui.domain import ExperienceSet, PolicyApplyResult
+from ovtui.domain import Case, ExperienceSet, PolicyApplyResult
 from ovtui.engine import PolicyTrainingEngine
 from ovtui.errors import OvtuiError, RunCancelled
 from ovtui.events import EventBus, Listener
-from ovtui.interfaces import CaseLoader, PolicyTrainer, PolicyUpdater, RolloutExecutor, StreamingTrainer
+from ovtui.interfaces import (
+    CaseLoader,
+    PolicyTrainer,
+    PolicyUpdater,
+    RolloutEvaluator,
+    RolloutExecutor,
+    StreamingTrainer,
+)
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
-from ovtui.reports import RunReport
+from ovtui.reports import RunReport, RunTally
 from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed, evidence_for, stale_subplan
 from ovtui.workspace.opening import recover_on_start, require_workspace
 from ovtui.workspace.paths import WorkspacePaths
@@ -39,6 +46,9 @@ from ovtui.workspace.store import MemoryStore
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
     from ovtui.replan import ReplanResult
+
+
+INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
 
 
 @dataclass
@@ -138,9 +148,7 @@ class Workspace:
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
         run_id = run_stamp()
-        events = EventBus(
-            listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root
-        )
+        events = EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root)
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         try:
@@ -249,19 +257,23 @@ class Workspace:
 
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
-        async with self._run("stream", "inbox", listeners, None) as (report, run):
+        async with self._run("stream", INBOX_LABEL, listeners, None) as (report, run):
             engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
             name = self.config.trainer.stream_with
             trainer = self.trainer(name, engine, await self.loader.load())
             if not isinstance(trainer, StreamingTrainer):
                 raise OvtuiError(f"[trainer] stream_with: trainer {name!r} cannot take rollouts one by one")
-            inbox = InboxProcessor(self.paths, trainer.submit_rollout, run.events)
+            inbox = InboxProcessor(self.paths, trainer.submit_rollout, run.events, self.evaluator_for)
+            tally = RunTally()
+            run.events.listeners.append(tally)
             run.events.emit(
                 "run_started",
                 run_id=report.run_id,
                 command="stream",
+                dataset=INBOX_LABEL,
                 backend=self.backend_label,
                 approve=approve,
+                dry_run=dry_run,
             )
             try:
                 await inbox.watch(stop or asyncio.Event())
@@ -269,9 +281,21 @@ class Workspace:
                 await trainer.close()
                 await inbox.drain()
                 report.inbox = {"processed": inbox.processed, "rejected": inbox.rejected_count}
+                report.history_ids, report.pending_plans = tally.history_ids, tally.pending_plans
                 if inbox.rejected_count:
                     report.errors.append(f"{inbox.rejected_count} file(s) rejected")
         return report
+
+    def evaluator_for(self, case: Case) -> RolloutEvaluator | None:
+        """The evaluator that can grade ``case`` (for inbox rollouts that come without one): the
+        sample environment's, when every rubric criterion is of a kind it checks."""
+        from ovtui.sample_env.criteria import CRITERION_KINDS
+        from ovtui.sample_env.evaluator import SampleEvaluator
+
+        criteria = case.rubric.criteria
+        if criteria and all(c.metadata.get("kind") in CRITERION_KINDS for c in criteria):
+            return SampleEvaluator()
+        return None
 
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
         """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.
