@@ -106,4 +106,6 @@ def describe_plan_applied(data: dict[str, Any]) -> str:
         reasons = ([f"{stale} stale (changed after planning)"] if stale else []) + invalid[:3]
         text += f"; {stale + len(invalid)} item(s) refused: {'; '.join(reasons)}"
     record = data.get("history_id")
-    return text + (f" · record history/{record}" if record else " · no record (nothing changed)")
+    if record:
+        return f"{text} · record history/{record}"
+    return text if written or deleted else f"{text} · nothing changed, no record"

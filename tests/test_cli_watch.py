@@ -15,8 +15,10 @@ from pathlib import Path
 
 from workspace_support import build_sample_workspace
 
+from ovtui.app.run_view import RunProgress, describe_event
 from ovtui.context import ExecutionContext
 from ovtui.domain import RubricCriterion
+from ovtui.events import Event
 from ovtui.sample_env.agent import SampleAgentExecutor
 from ovtui.sample_env.generate import generate_cases
 from ovtui.service import Workspace
@@ -99,3 +101,16 @@ def test_watch_reports_files_plans_and_records(tmp_path: Path) -> None:
     assert started["data"]["dataset"] == "inbox/rollouts/"
     progress = [e["data"] for e in events if e["kind"] == "progress" and e["data"]["stage"] == "stream"]
     assert progress[-1]["done"] == progress[-1]["total"] == 3
+
+    # What the app's Stream shows for these events: real counts and state, no "dataset None".
+    shown = RunProgress()
+    lines = []
+    for raw in events:
+        event = Event(raw["kind"], raw["data"])
+        if event.kind != "run_finished":
+            shown.apply(event)
+        lines.append(describe_event(event) or "")
+    assert "None" not in lines[0] and "inbox/rollouts/" in lines[0]
+    assert shown.status_line() == "stream: running — files from inbox/rollouts/"
+    assert shown.stage_rows()[0][:3] == ("rollouts", 3, 3)
+    assert shown.counts["rollouts"] == 2 and shown.counts["plans"] >= 1

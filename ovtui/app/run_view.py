@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ovtui.events import Event
+from ovtui.reports import describe_plan_applied
 
 STAGE_NAMES = {
     "baseline_eval": "baseline eval",
     "train_rollouts": "training",
     "final_eval": "final eval",
     "eval": "eval",
+    "stream": "files from inbox/rollouts/",
 }
 
 
@@ -177,12 +179,7 @@ def describe_event(event: Event) -> str | None:
         stale = ", stale" if data.get("stale") else ""
         return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}"
     if event.kind == "plan_applied":
-        kind = "dry run" if data.get("dry_run") else "applied"
-        errors = data.get("errors") or []
-        return (
-            f"plan {data.get('plan_id')} {kind}: {data.get('written')} written, {data.get('deleted')} deleted"
-            + (f", {len(errors)} error(s)" if errors else "")
-        )
+        return describe_plan_applied(data)
     if event.kind == "run_finished":
         return (
             "run cancelled: everything applied so far is recorded"
