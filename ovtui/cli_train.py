@@ -83,7 +83,7 @@ class WatchLog:
         return None
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     train = sub.add_parser(
         "train", help="train the policy on a dataset (or stream from the inbox with --watch)"
     )

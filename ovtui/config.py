@@ -5,6 +5,7 @@ An API key never lives here: ``[llm] api_key_env`` names the environment variabl
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -13,13 +14,16 @@ from typing import Annotated
 import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ovtui.errors import ConfigError
+from ovtui.bounds import MAX_CONFIG_BYTES, read_bounded
+from ovtui.errors import ConfigError, OvtuiError
 
 CONFIG_NAME = "ovtui.toml"
+CONFIDENCE_PREFIX = "confidence>="
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: `max_concurrency = true` is not 1, and `epochs = "3"` is not 3.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def _registered(kind: str) -> Callable[[str], str]:
@@ -39,26 +43,26 @@ def _registered(kind: str) -> Callable[[str], str]:
 class LLMConfig(Section):
     # Who does the thinking (a name in ovtui.registry.BACKENDS).
     backend: Annotated[str, AfterValidator(_registered("BACKENDS"))] = "offline"
-    base_url: str = "http://127.0.0.1:8000/v1"
-    model: str = "gpt-4o-mini"
-    api_key_env: str = "OPENAI_API_KEY"
+    base_url: str = Field("http://127.0.0.1:8000/v1", max_length=2048)
+    model: str = Field("gpt-4o-mini", min_length=1, max_length=256)
+    api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
     max_concurrency: int = Field(8, ge=1, le=256)
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(60.0, gt=0, le=3600)
     temperature: float = Field(0.0, ge=0, le=2)
     max_retries: int = Field(4, ge=0, le=20)
     cache: bool = False
     # Price per million tokens, for the cost shown in the app and reports (0 = unknown).
-    prompt_price_per_mtok: float = 0.0
-    completion_price_per_mtok: float = 0.0
+    prompt_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
+    completion_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
 
 
 class TrainerConfig(Section):
-    batch_size: int = Field(8, ge=1)
-    epochs: int = Field(1, ge=1)
-    max_gradients_per_update: int = Field(8, ge=1)
-    max_wait_seconds: float = Field(10.0, gt=0)
-    rollout_concurrency: int = Field(8, ge=1)
-    dataset: str = "support"
+    batch_size: int = Field(8, ge=1, le=10_000)
+    epochs: int = Field(1, ge=1, le=1_000)
+    max_gradients_per_update: int = Field(8, ge=1, le=10_000)
+    max_wait_seconds: float = Field(10.0, gt=0, le=86_400)
+    rollout_concurrency: int = Field(8, ge=1, le=1_024)
+    dataset: str = Field("support", min_length=1, max_length=128)
     # Who runs the cases (a name in ovtui.registry.EXECUTORS): the built-in scripted sample agent,
     # or one chat call per case to the LLM.
     agent: Annotated[str, AfterValidator(_registered("EXECUTORS"))] = "sample"
@@ -74,13 +78,21 @@ class ReviewConfig(Section):
     @field_validator("policy")
     @classmethod
     def _known_policy(cls, value: str) -> str:
-        if value in {"ask", "all", "none"} or value.startswith("confidence>="):
+        if value in {"ask", "all", "none"}:
             return value
+        if value.startswith(CONFIDENCE_PREFIX):
+            try:
+                threshold = float(value[len(CONFIDENCE_PREFIX) :])
+            except ValueError:
+                threshold = math.nan
+            if 0.0 <= threshold <= 1.0:  # NaN fails both
+                return value
+            raise ValueError("confidence>=X needs a number X from 0 to 1")
         raise ValueError("must be ask, all, none or confidence>=X")
 
 
 class WorkspaceConfig(Section):
-    user: str = "default"
+    user: str = Field("default", max_length=64)
 
 
 class UIConfig(Section):
@@ -93,7 +105,7 @@ class OvtuiConfig(Section):
     review: ReviewConfig = Field(default_factory=ReviewConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     ui: UIConfig = Field(default_factory=UIConfig)
-    keys: dict[str, str] = Field(default_factory=dict)
+    keys: dict[str, str] = Field(default_factory=dict, max_length=256)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:
@@ -109,9 +121,14 @@ def load_config(root: Path) -> OvtuiConfig:
     if not path.exists():
         return OvtuiConfig()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        data = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration")
+        raw = tomllib.loads(data.decode("utf-8"))
+    except OvtuiError as exc:
+        raise ConfigError(str(exc)) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     try:
         return OvtuiConfig.model_validate(raw)
     except ValidationError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ovtui.context import RunContext
 from ovtui.domain import (
@@ -24,6 +25,7 @@ from ovtui.domain import (
     RolloutAnalysis,
 )
 from ovtui.errors import OvtuiError
+from ovtui.events import EventBus
 from ovtui.interfaces import (
     GradientEstimator,
     PolicyOptimizer,
@@ -54,6 +56,28 @@ class ApplyOutcome:
     result: PolicyApplyResult | None = None
     pending_id: str | None = None
     errors: list[str] = field(default_factory=list)
+
+
+class TrainingEngine(Protocol):
+    """What a trainer drives: the engine's two halves, and the run's events."""
+
+    events: EventBus
+
+    async def analyze_and_estimate(
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
+    ) -> EstimateOutcome: ...
+
+    async def plan_and_apply(
+        self,
+        gradients: list[PatchSemanticGradient],
+        policy_set: ExperienceSet,
+        *,
+        analyses: list[RolloutAnalysis] | None = None,
+        replan: bool = True,
+    ) -> ApplyOutcome: ...
 
 
 class PolicyTrainingEngine:
@@ -91,26 +115,32 @@ class PolicyTrainingEngine:
         policy_set: ExperienceSet,
         analyses: list[RolloutAnalysis] | None = None,
     ) -> EstimateOutcome:
-        outcome = EstimateOutcome()
+        # One outcome per rollout, merged in rollout order: whichever analysis finishes first, the
+        # plan sees the same gradients in the same order, so identical runs write identical files.
+        parts = [EstimateOutcome() for _ in rollouts]
 
         async def one(index: int, rollout: Rollout) -> None:
+            part = parts[index]
             async with self._limit:
                 try:
                     analysis = analyses[index] if analyses else await self.analyzer.analyze(rollout)
-                    outcome.analyses.append(analysis)
+                    part.analyses.append(analysis)
                     self._count("trajectories", len(analysis.trajectories))
-                    gradients = await self.estimator.estimate(analysis, policy_set)
-                    outcome.gradients.extend(gradients)
-                    self._count("gradients", len(gradients))
+                    part.gradients = await self.estimator.estimate(analysis, policy_set)
+                    self._count("gradients", len(part.gradients))
                 except Exception as exc:  # one bad rollout must not sink the batch
                     message = f"rollout {rollout.case.name!r}: {type(exc).__name__}: {exc}"
-                    outcome.errors.append(message)
+                    part.errors.append(message)
                     self.events.log(message, level="error")
                 finally:
                     self._count("rollouts", 1)
 
         await asyncio.gather(*(one(i, r) for i, r in enumerate(rollouts)))
-        return outcome
+        return EstimateOutcome(
+            analyses=[a for part in parts for a in part.analyses],
+            gradients=[g for part in parts for g in part.gradients],
+            errors=[e for part in parts for e in part.errors],
+        )
 
     def _count(self, stage: str, amount: int) -> None:
         self.counts[stage] += amount

@@ -35,6 +35,10 @@ class StaleItemError(OvtuiError):
 class RevertConflictError(OvtuiError):
     """A file changed after the history record that is being reverted."""
 
+    def __init__(self, message: str, conflicts: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.conflicts = conflicts or []  # the files (workspace-relative or URIs) that changed
+
 
 class ConfigError(OvtuiError):
     """ovtui.toml is missing a value or holds a wrong one."""

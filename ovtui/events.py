@@ -13,13 +13,24 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from ovtui.workspace import fsio
 
-EventKind = (
-    str  # run_started | progress | log | usage | eval | plan_pending | plan_applied | run_finished | error
-)
+# Every kind the kernel emits; mypy rejects an emit or a comparison with any other.
+EventKind = Literal[
+    "run_started",  # command, dataset, backend, epochs, approve, dry_run
+    "progress",  # stage, done, total, epoch
+    "counts",  # rollouts, trajectories, gradients, plans seen so far
+    "log",  # message, level
+    "usage",  # one model call: stage, model, tokens, cost, cached, attempts, latency
+    "eval",  # a StageReport (baseline, epoch, final) and its accuracy
+    "plan_pending",  # plan_id, items, stale?: a plan parked for review
+    "plan_applied",  # plan_id, written, deleted, errors, dry_run, history_id
+    "batch_flushed",  # reason (count | age | close), gradients: a streaming trainer's batch
+    "inbox_processed",  # what the inbox did with one file
+    "run_finished",  # report, cancelled
+]
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,17 @@ from pathlib import Path
 from pydantic import ValidationError
 from watchfiles import Change, awatch
 
+from ovtui.bounds import MAX_ROLLOUT_BYTES, read_bounded
 from ovtui.domain import Case, Rollout, RolloutTrainingResult
 from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.workspace import fsio
-from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES, WorkspacePaths
+from ovtui.workspace.paths import WorkspacePaths
 
 Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
 EvaluatorFor = Callable[[Case], RolloutEvaluator | None]
 STAGE = "stream"
-MAX_ROLLOUT_BYTES = 4 * MAX_MEMORY_FILE_BYTES
 
 
 def _unique(folder: Path, name: str) -> Path:
@@ -84,18 +84,21 @@ class InboxProcessor:
 
     def load(self, path: Path) -> Rollout | None:
         try:
-            if path.stat().st_size > MAX_ROLLOUT_BYTES:
-                self.reject(path, f"file is larger than {MAX_ROLLOUT_BYTES} bytes")
-                return None
-            return Rollout.model_validate_json(path.read_bytes())
+            data = read_bounded(path, MAX_ROLLOUT_BYTES, what="the file", shown=path.name)
+        except OvtuiError as exc:
+            self.reject(path, str(exc))
+            return None
+        except OSError as exc:
+            self.reject(path, f"cannot read: {exc}")
+            return None
+        try:
+            return Rollout.model_validate_json(data)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "document"
             self.reject(
                 path, f"not a valid Rollout: [{where}] {first['msg']} ({exc.error_count()} problem(s))"
             )
-        except (OSError, UnicodeDecodeError) as exc:
-            self.reject(path, f"cannot read: {exc}")
         return None
 
     def start(self, path: Path) -> None:

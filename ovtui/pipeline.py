@@ -35,10 +35,11 @@ class OfflinePolicyOptimizationPipeline:
         self,
         snapshotter: PolicySnapshotter,
         rollout_executor: RolloutExecutor,
-        policy_trainer: PolicyTrainer,
+        policy_trainer: PolicyTrainer | None,
         loader: PolicySetLoader,
         run: RunContext | None = None,
     ) -> None:
+        """``policy_trainer`` None: an eval-only pipeline (eval never trains)."""
         self.snapshotter = snapshotter
         self.executor = rollout_executor
         self.trainer = policy_trainer
@@ -101,7 +102,7 @@ class OfflinePolicyOptimizationPipeline:
                 rollouts = await self._execute(batch, policy_set, "train_rollouts", epoch)
                 rollouts_seen.extend(rollouts)
                 self.events.progress("train_rollouts", len(rollouts_seen), total, epoch=epoch)
-                training = await self.trainer.train_rollouts(rollouts, policy_set)
+                training = await self._trainer().train_rollouts(rollouts, policy_set)
                 result.training.append(training)
                 errors += len(training.errors)
                 if training.apply_result is not None:
@@ -122,7 +123,12 @@ class OfflinePolicyOptimizationPipeline:
     async def train_from_rollouts(
         self, rollouts: list[Rollout], policy_set: ExperienceSet
     ) -> RolloutTrainingResult:
-        return await self.trainer.train_rollouts(rollouts, policy_set)
+        return await self._trainer().train_rollouts(rollouts, policy_set)
+
+    def _trainer(self) -> PolicyTrainer:
+        if self.trainer is None:
+            raise OvtuiError("this pipeline was built for eval only: it has no trainer")
+        return self.trainer
 
 
 def summarise(

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ovtui.components.backends import GradientProposer, PlanMerger, TrajectoryExtractor
     from ovtui.config import OvtuiConfig
     from ovtui.domain import ExperienceSet
-    from ovtui.engine import PolicyTrainingEngine
+    from ovtui.engine import TrainingEngine
     from ovtui.llm.client import LLMClient
     from ovtui.workspace.paths import WorkspacePaths
     from ovtui.workspace.store import MemoryStore
@@ -116,7 +116,7 @@ class Backends:
 ExecutorFactory = Callable[[Resources], RolloutExecutor]
 CaseSourceFactory = Callable[[Resources, CaseQuery], CaseLoader]
 # A trainer is built per run, around that run's engine, starting from the policy set as loaded.
-TrainerFactory = Callable[[Resources, "PolicyTrainingEngine", "ExperienceSet"], PolicyTrainer]
+TrainerFactory = Callable[[Resources, "TrainingEngine", "ExperienceSet"], PolicyTrainer]
 BackendFactory = Callable[[Resources], Backends]
 
 EXECUTORS: Registry[ExecutorFactory] = Registry("executor", "[trainer] agent")
@@ -152,7 +152,7 @@ def _jsonl_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
 # --- trainers: how rollouts are fed to the engine -------------------------------------------------
 @TRAINERS.register("batch")
 def _batch_trainer(
-    resources: Resources, engine: PolicyTrainingEngine, policy_set: ExperienceSet
+    resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
 ) -> PolicyTrainer:
     from ovtui.components.policy_trainer import BatchPolicyTrainer
 
@@ -161,7 +161,7 @@ def _batch_trainer(
 
 @TRAINERS.register("streaming")
 def _streaming_trainer(
-    resources: Resources, engine: PolicyTrainingEngine, policy_set: ExperienceSet
+    resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
 ) -> PolicyTrainer:
     from ovtui.components.policy_trainer import StreamingPolicyTrainer, StreamingPolicyTrainerConfig
 

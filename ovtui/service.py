@@ -45,6 +45,7 @@ from ovtui.workspace.store import MemoryStore
 
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
+    from ovtui.llm.usage import CallUsage
     from ovtui.replan import ReplanResult
 
 
@@ -78,6 +79,7 @@ class Workspace:
         self.pending = PendingPlans(self.store)
         self.loader = ExperienceSetLoader(self.store)
         self._llm: LLMClient | None = None
+        self._run_events: EventBus | None = None  # where the LLM client's usage goes during a run
         self.resources = Resources(self.config, self.paths, self.store, self.llm_client)
 
     @property
@@ -97,8 +99,12 @@ class Workspace:
             from ovtui.llm.client import LLMClient
 
             cache = self.paths.state / "llm_cache" if self.config.llm.cache else None
-            self._llm = LLMClient(self.config.llm, cache_dir=cache)
+            self._llm = LLMClient(self.config.llm, cache_dir=cache, on_call=self._report_usage)
         return self._llm
+
+    def _report_usage(self, stage: str, usage: CallUsage, latency: float) -> None:
+        if self._run_events is not None:
+            self._run_events.emit("usage", **usage.to_event(), latency=latency)
 
     def updater(self, dry_run: bool) -> PolicyUpdater:
         from ovtui.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
@@ -151,6 +157,7 @@ class Workspace:
         events = EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root)
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
+        self._run_events = events
         try:
             yield report, run
         except RunCancelled:
@@ -164,6 +171,7 @@ class Workspace:
             report.usage = self._usage()
             self.save_report(report)
             events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
+            self._run_events = None
             events.close()
 
     async def train(
@@ -224,9 +232,7 @@ class Workspace:
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
             cases = self.case_loader(dataset, split, self.config.trainer.batch_size)
             policy_set = await self.loader.load()
-            # eval never trains: its pipeline gets a trainer only because the pipeline's shape needs one.
-            engine = self.engine(run, approve="none", dry_run=True, wait_for_review=False)
-            pipeline = self._pipeline(self.trainer("batch", engine, policy_set), run)
+            pipeline = self._pipeline(None, run)  # eval never trains: no engine, no trainer
             run.events.emit(
                 "run_started",
                 run_id=report.run_id,
@@ -238,7 +244,7 @@ class Workspace:
             report.stages.append(evaluation.report)
         return report
 
-    def _pipeline(self, trainer: PolicyTrainer, run: RunContext) -> OfflinePolicyOptimizationPipeline:
+    def _pipeline(self, trainer: PolicyTrainer | None, run: RunContext) -> OfflinePolicyOptimizationPipeline:
         return OfflinePolicyOptimizationPipeline(
             ContentHashPolicySnapshotter(), self.executor(), trainer, self.loader, run
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from ovtui.context import ApplyOptions
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.journal import FileOp, Journal, render_manifest
 from ovtui.workspace.store import MemoryStore
+
+Captured = pytest.CaptureFixture[str]
 
 CASE = {
     "name": "refund_1",
@@ -33,7 +36,7 @@ def applied(store: MemoryStore) -> tuple[str, str]:
     return first.history_id or "", second.history_id or ""
 
 
-def test_history_lists_newest_first(tmp_workspace: Path, applied: tuple[str, str], capsys) -> None:
+def test_history_lists_newest_first(tmp_workspace: Path, applied: tuple[str, str], capsys: Captured) -> None:
     assert main(["history", str(tmp_workspace)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("ID")
@@ -41,7 +44,7 @@ def test_history_lists_newest_first(tmp_workspace: Path, applied: tuple[str, str
     assert out[2].startswith(applied[0]) and "refund_status.md" in out[2]
 
 
-def test_history_json_and_filters(tmp_workspace: Path, applied: tuple[str, str], capsys) -> None:
+def test_history_json_and_filters(tmp_workspace: Path, applied: tuple[str, str], capsys: Captured) -> None:
     assert main(["history", "--workspace", str(tmp_workspace), "--json", "--grep", "TOOL'S DATE"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["id"] for r in rows] == [applied[0]] and rows[0]["plan_id"] == "p-1"
@@ -51,7 +54,9 @@ def test_history_json_and_filters(tmp_workspace: Path, applied: tuple[str, str],
     assert len(json.loads(capsys.readouterr().out)) == 1
 
 
-def test_history_show_prints_the_diff(tmp_workspace: Path, applied: tuple[str, str], capsys) -> None:
+def test_history_show_prints_the_diff(
+    tmp_workspace: Path, applied: tuple[str, str], capsys: Captured
+) -> None:
     assert main(["history", "show", applied[0], "--workspace", str(tmp_workspace)]) == 0
     out = capsys.readouterr().out
     assert f"record    {applied[0]}" in out and "plan      p-1" in out
@@ -62,7 +67,7 @@ def test_history_show_prints_the_diff(tmp_workspace: Path, applied: tuple[str, s
 
 
 def test_revert_and_its_conflict(
-    tmp_workspace: Path, store: MemoryStore, applied: tuple[str, str], capsys
+    tmp_workspace: Path, store: MemoryStore, applied: tuple[str, str], capsys: Captured
 ) -> None:
     apply(store, append_line(store, "refund_status", "- later edit"))
     assert main(["revert", applied[0], "--workspace", str(tmp_workspace)]) == 2
@@ -81,7 +86,7 @@ def test_revert_and_its_conflict(
     assert "forced over later changes to: memories/experiences/refund_status.md" in capsys.readouterr().out
 
 
-def test_check_ok(tmp_workspace: Path, capsys) -> None:
+def test_check_ok(tmp_workspace: Path, capsys: Captured) -> None:
     dataset = tmp_workspace / "datasets" / "support"
     dataset.mkdir(parents=True)
     (dataset / "train.jsonl").write_text(
@@ -95,7 +100,7 @@ def test_check_ok(tmp_workspace: Path, capsys) -> None:
     )
 
 
-def test_check_lists_each_problem_with_file_and_line(tmp_workspace: Path, capsys) -> None:
+def test_check_lists_each_problem_with_file_and_line(tmp_workspace: Path, capsys: Captured) -> None:
     dataset = tmp_workspace / "datasets" / "support"
     dataset.mkdir(parents=True)
     bad_case = {k: v for k, v in CASE.items() if k != "rubric"}
@@ -124,7 +129,7 @@ def test_check_lists_each_problem_with_file_and_line(tmp_workspace: Path, capsys
     assert lines[-1].startswith("5 problem(s)")
 
 
-def test_kernel_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
+def test_kernel_errors_are_one_line_with_exit_2(tmp_path: Path, capsys: Captured) -> None:
     assert main(["history", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err == (
@@ -135,13 +140,15 @@ def test_kernel_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     assert "is not a folder" in capsys.readouterr().err
 
 
-def test_usage_errors_exit_2(capsys) -> None:
+def test_usage_errors_exit_2(capsys: Captured) -> None:
     assert main(["history", "show"]) == 2
     assert main(["revert"]) == 2
     assert "usage" in capsys.readouterr().err
 
 
-def test_start_up_finishes_an_interrupted_apply(tmp_workspace: Path, store: MemoryStore, capsys) -> None:
+def test_start_up_finishes_an_interrupted_apply(
+    tmp_workspace: Path, store: MemoryStore, capsys: Captured
+) -> None:
     journal = Journal(store.paths)
     ops = [FileOp("memories/experiences/recovered.md", "write", "written by recovery\n", None)]
     journal.commit(ops)  # then pretend the process died before finishing it:
@@ -155,7 +162,12 @@ def test_start_up_finishes_an_interrupted_apply(tmp_workspace: Path, store: Memo
 
 def test_no_command_opens_the_app(tmp_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[Path] = []
-    monkeypatch.setattr(ovtui.cli, "run_app", lambda args: opened.append(args.workspace) or 0)
+
+    def run_app(args: argparse.Namespace) -> int:
+        opened.append(args.workspace)
+        return 0
+
+    monkeypatch.setattr(ovtui.cli, "run_app", run_app)
     assert main([str(tmp_workspace)]) == 0
     assert main([]) == 0
     assert opened == [tmp_workspace, Path(".")]
@@ -163,7 +175,7 @@ def test_no_command_opens_the_app(tmp_workspace: Path, monkeypatch: pytest.Monke
 
 def test_parser_has_every_command() -> None:
     choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert {"app", "history", "revert", "check"} <= set(choices)
+    assert {"app", "history", "revert", "check"} <= set(choices or ())
 
 
 def test_real_subprocess(tmp_workspace: Path, applied: tuple[str, str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import run_ovtui
@@ -30,9 +31,10 @@ def test_nonsense_is_refused_and_nothing_runs(sample: Path, option: str, value: 
     assert not (sample / "runs").exists()
 
 
-def _report(sample: Path) -> dict:
+def _report(sample: Path) -> dict[str, Any]:
     [run] = list((sample / "runs").iterdir())
-    return json.loads((run / "report.json").read_text())
+    report: dict[str, Any] = json.loads((run / "report.json").read_text())
+    return report
 
 
 def test_zero_epochs_evaluates_without_training(sample: Path) -> None:

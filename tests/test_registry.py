@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from workspace_support import pristine_sample
+from workspace_support import build_sample_workspace
 
 from ovtui.config import load_config
 from ovtui.context import ExecutionContext
@@ -15,9 +14,6 @@ from ovtui.errors import ConfigError
 from ovtui.registry import EXECUTORS, Registry, Resources
 from ovtui.sample_env.agent import SampleAgentExecutor
 from ovtui.service import TrainOptions, Workspace
-
-SAMPLE = pristine_sample()  # built from the package's sample data
-
 
 SEEN: list[ExecutionContext] = []
 
@@ -39,9 +35,7 @@ def _recording(resources: Resources) -> RecordingExecutor:
 
 @pytest.fixture
 def sample(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    shutil.copytree(SAMPLE, root)
-    return root
+    return build_sample_workspace(tmp_path / "ws")
 
 
 def _set_agent(root: Path, name: str) -> None:

@@ -9,6 +9,7 @@ from fakes.helpers import KEY_ENV, SECRET_KEY
 from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from workspace_support import build_sample_workspace
 
+from ovtui.events import Event
 from ovtui.memory.fileformat import parse_memory
 from ovtui.service import TrainOptions, Workspace
 
@@ -77,9 +78,14 @@ async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer
     )
     fake.respond_with(scripted_model)
     workspace = Workspace(root)
-    report = await workspace.train(TrainOptions(epochs=1, limit=8, eval_split=None))
+    seen: list[Event] = []
+    report = await workspace.train(TrainOptions(epochs=1, limit=8, eval_split=None), [seen.append])
 
     assert report.errors == [] and report.backend == "llm:fake-model"
+    # Every model call is reported while the run goes on, not only in the final report.
+    calls = [e.data for e in seen if e.kind == "usage"]
+    assert len(calls) == 18 and {c["stage"] for c in calls} == {"extract", "propose", "merge"}
+    assert all(c["prompt_tokens"] > 0 and c["model"] == "fake-model" for c in calls)
     stages = {name: int(values["calls"]) for name, values in report.usage.items() if "calls" in values}
     # 8 rollouts in 2 batches: one extract per rollout, one propose per trajectory, one merge per batch.
     assert stages.get("extract") == 8 and stages.get("propose") == 8 and stages.get("merge") == 2, (

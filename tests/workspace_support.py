@@ -5,17 +5,18 @@ Tests import helpers from here, never from ``conftest`` (several conftest module
 from __future__ import annotations
 
 import atexit
+import functools
 import shutil
 import tempfile
-from functools import cache
 from pathlib import Path
+from typing import Any
 
 from ovtui.memory.fileformat import render_memory
 
 USER = "default"
 PREFIX = f"viking://user/{USER}/"
 
-EXPERIENCES = {
+EXPERIENCES: dict[str, tuple[str, dict[str, Any]]] = {
     "reservation_cancellation": (
         "## Situation\n- Customer asks to cancel a booking\n## Approach\n- Look the reservation up first\n"
         "## Reflect\n- NEVER cancel before explicit confirmation",
@@ -82,10 +83,10 @@ def build_sample_workspace(root: Path) -> Path:
     return root
 
 
-@cache
+@functools.cache
 def pristine_sample() -> Path:
-    """One sample workspace per test process, built from the package's sample data, for tests that
-    only read it or copy it (``shutil.copytree(pristine_sample(), root)``). Never write into it."""
-    folder = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return build_sample_workspace(folder / "sample")
+    """One sample workspace per test process, written from the package's data, for tests that only
+    read it (tests that write build their own with ``build_sample_workspace``)."""
+    parent = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
+    atexit.register(shutil.rmtree, parent, ignore_errors=True)
+    return build_sample_workspace(parent / "sample")

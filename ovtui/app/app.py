@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -41,6 +41,7 @@ from ovtui.app.messages import (
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
 from ovtui.app.screens.base import MainScreen, report_error
 from ovtui.app.screens.help import HelpScreen
+from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
 from ovtui.config import save_config
 from ovtui.keymap_check import DeclaredBinding
@@ -108,6 +109,23 @@ class OvtuiApp(App[None]):
             self._watch_workspace()
         if self.pending_count:
             self.refresh_stale()
+        self._check_size()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._check_size(event.size.width, event.size.height)  # runs before App updates self.size
+
+    def _check_size(self, width: int | None = None, height: int | None = None) -> None:
+        """Below the floor, say so instead of hiding panes silently; go back once it fits again."""
+        if width is None or height is None:
+            width, height = self.size
+        screen = self.screen
+        if too_small(width, height):
+            if isinstance(screen, TooSmallScreen):
+                screen.show_size(width, height)
+            else:
+                self.push_screen(TooSmallScreen(width, height))
+        elif isinstance(screen, TooSmallScreen):
+            self.pop_screen()
 
     def on_unmount(self) -> None:
         self._restore_switch_interval()
@@ -133,6 +151,7 @@ class OvtuiApp(App[None]):
     async def action_show(self, mode: str) -> None:
         if self.current_mode != mode:
             await self.switch_mode(mode)
+            self._check_size()
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

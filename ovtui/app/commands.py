@@ -37,7 +37,7 @@ class BindingCommands(Provider):
         return list(found.values())
 
     def _run(self, owner: DOMNode, action: str) -> None:
-        self.app.call_later(owner.run_action, action)
+        self.app.call_later(self.app.run_action, action, owner)
 
     async def discover(self) -> Hits:
         for command in self._commands():

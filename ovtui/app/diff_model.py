@@ -8,6 +8,7 @@ a change inside ``links`` is a line change like any other.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,7 +97,7 @@ def item_section(item: PolicyPlanItem, current: MemoryFile | None, title: str) -
     return DiffSection(title=title, changes=changes, deleted=deleted, note=note)
 
 
-def record_sections(record: MemoryDiff, relative: Any) -> list[DiffSection]:
+def record_sections(record: MemoryDiff, relative: Callable[[str | None], str]) -> list[DiffSection]:
     """One section per operation of a history record; ``relative`` maps a URI to a display path."""
     sections = [
         DiffSection(f"+ {relative(op.uri)}", file_changes(None, op.after)) for op in record.operations.adds

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from rich._wrap import divide_line  # the same wrapping Text.wrap uses, without building Lines
 from rich.cells import cell_len
 from rich.console import Console
 from rich.containers import Lines
@@ -35,6 +34,8 @@ UNCHANGED = "dim"
 PLACEHOLDER = "italic dim"
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 _WORD = re.compile(r"\s*\S+\s*")  # what Rich calls a word when it wraps
+# Only measures (wraps) text that is not plain ASCII; draws nothing.
+_WRAP_CONSOLE = Console(width=400, color_system=None, force_terminal=False, legacy_windows=False)
 
 RowKind = Literal["title", "note", "equal", "change", "skip"]
 
@@ -180,11 +181,14 @@ def _wrapped_count(text: str, width: int) -> int:
         return 1 if len(text) <= width else _ascii_wrapped_count(text, width)
     if cell_len(text) <= width:
         return 1
-    return len(divide_line(text, width, fold=True)) + 1
+    return len(Text(text).wrap(_WRAP_CONSOLE, width, overflow="fold"))  # wide or control characters
 
 
 def _ascii_wrapped_count(text: str, width: int) -> int:
-    """``rich._wrap.divide_line`` for printable ASCII, counting breaks instead of listing them."""
+    """How ``Text.wrap`` breaks printable ASCII, counting the breaks instead of building the lines.
+
+    ``test_field_diff`` checks it against ``Text.wrap`` itself on many texts and widths.
+    """
     breaks = 0
     offset = 0
     for match in _WORD.finditer(text):
@@ -220,9 +224,6 @@ def _unified_plain(row: DiffRow) -> list[str]:
         if row.left is None and row.right is None:
             texts.append("")
     return texts
-
-
-_MEASURE = Console(width=400, color_system=None, force_terminal=False, legacy_windows=False)
 
 
 def row_lines(row: DiffRow, width: int, unified: bool, console: Console) -> list[Text]:

@@ -1,6 +1,10 @@
 """The seam to ``$EDITOR``: a function from the text to edit to the edited text (None: unchanged).
 
-The real one suspends the app; ``App.suspend`` raises under ``run_test``, so tests pass their own.
+The real one suspends the app; ``App.suspend`` raises under ``run_test``, so Pilot tests pass their
+own, and ``edit_in_editor`` is tested with a real editor process and no app.
+
+The file handed to the editor ends with a newline, as editors and ``echo >>`` expect (a line they
+append would otherwise glue onto the last one); exactly that one newline is stripped on the way back.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +23,39 @@ from textual.app import App
 Editor = Callable[[str], "str | None"]
 
 
+def editor_command() -> list[str]:
+    return shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+
+
+def to_editor(text: str) -> str:
+    return text + "\n"
+
+
+def from_editor(text: str) -> str:
+    return text.removesuffix("\n")
+
+
+def edit_in_editor(
+    text: str,
+    command: list[str],
+    pause: Callable[[], AbstractContextManager[object]] = nullcontext,
+) -> str | None:
+    """Run ``command FILE`` on a temporary copy of ``text``; None when the editor failed."""
+    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as handle:
+        handle.write(to_editor(text))
+        path = Path(handle.name)
+    try:
+        with pause():
+            finished = subprocess.run([*command, str(path)], check=False)
+        if finished.returncode != 0:
+            return None
+        return from_editor(path.read_text(encoding="utf-8"))
+    finally:
+        path.unlink(missing_ok=True)
+
+
 def external_editor(app: App[Any]) -> Editor:
     def edit(text: str) -> str | None:
-        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-        with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as handle:
-            handle.write(text)
-            path = Path(handle.name)
-        try:
-            with app.suspend():
-                finished = subprocess.run([*shlex.split(command), str(path)], check=False)
-            if finished.returncode != 0:
-                return None
-            return path.read_text(encoding="utf-8")
-        finally:
-            path.unlink(missing_ok=True)
+        return edit_in_editor(text, editor_command(), app.suspend)
 
     return edit

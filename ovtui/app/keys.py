@@ -7,6 +7,7 @@ Generated from the ``BINDINGS`` of the app, the screens and the widgets, with th
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -31,13 +32,13 @@ def own_bindings(node_class: type[DOMNode]) -> list[Binding]:
     return found
 
 
-def key_display(app: App[object], binding: Binding, keymap: dict[str, str]) -> str:
+def key_display(app: App[Any], binding: Binding, keymap: dict[str, str]) -> str:
     keys = keymap.get(binding.id or "", binding.key)
     return " / ".join(app.get_key_display(replace(binding, key=key.strip())) for key in keys.split(","))
 
 
 def catalog(
-    app: App[object], sources: list[tuple[str, type[DOMNode]]], keymap: dict[str, str]
+    app: App[Any], sources: list[tuple[str, type[DOMNode]]], keymap: dict[str, str]
 ) -> list[BindingInfo]:
     return [
         BindingInfo(

@@ -58,7 +58,8 @@ OTHER_BINDINGS: tuple[tuple[str, type[DOMNode]], ...] = (
 
 
 def screen_bindings() -> list[Binding]:
-    return [Binding(e.hotkey, f"show('{e.key}')", e.title, id=e.binding_id) for e in SCREENS]
+    # show=False: the tab bar already names each key, and the footer's room goes to the screen's keys.
+    return [Binding(e.hotkey, f"show('{e.key}')", e.title, id=e.binding_id, show=False) for e in SCREENS]
 
 
 def tabs(keymap: dict[str, str]) -> tuple[Tab, ...]:

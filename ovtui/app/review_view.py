@@ -27,9 +27,13 @@ def decision_text(decision: str) -> Text:
     return Text(label, style=style)
 
 
+def apply_label(dry_run: bool) -> str:
+    return "Apply plan — DRY RUN (p)" if dry_run else "Apply plan (p)"
+
+
 def item_row(
     pending: PendingPlan, index: int, item: PolicyPlanItem
-) -> tuple[str, Text, Text, str, str, str, Text]:
+) -> tuple[str, Text, Text, Text, str, str, str]:
     deleting = item.kind == "delete_experience"
     kind = (
         Text("DELETE", style="bold red")
@@ -41,11 +45,11 @@ def item_row(
     return (
         str(index),
         decision_text(pending.decisions[index].decision),
+        stale,
         kind,
         item.target_experience_name,
         confidence,
         str(len(item.evidence_trajectory_uris)),
-        stale,
     )
 
 
@@ -63,7 +67,7 @@ def item_header(
         f"confidence {confidence} · {len(item.evidence_trajectory_uris)} evidence trajectories (o) · "
     )
     text.append_text(decision_text(decision.decision))
-    if decision.note and decision.decision != "pending":
+    if decision.note:
         text.append(f" — {decision.note}", style="italic")
     rationale = str(item.metadata.get("rationale") or "")
     if rationale:

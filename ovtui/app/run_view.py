@@ -1,11 +1,16 @@
 """What the Run screen shows, folded from kernel events (no Textual: unit-testable on its own).
 
-No clocks, run ids or ETAs appear here, so a screen built from the same events looks the same.
+No clocks, run ids or ETAs appear here, so a screen built from the same events looks the same; the
+log's timestamps come from the events themselves (``Event.at``).
+
+Each bar keeps one denominator for the whole run and says which: the first row counts the rollouts
+of the current stage, the other three count against the training rollouts of the whole run.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,21 +108,28 @@ class RunProgress:
 
     def stage_rows(self) -> list[tuple[str, int, int | None, str]]:
         """(stage, done, total, text) for the four progress rows."""
-        stage = STAGE_NAMES.get(self.stage, self.stage)
         c = self.counts
-        analysed_total = self.train_total * self.epochs or None
-        plan_total = math.ceil(self.train_total / max(1, self.batch_size)) * self.epochs or None
+        run_rollouts = self.train_total * self.epochs or None
+        run_batches = math.ceil(self.train_total / max(1, self.batch_size)) * self.epochs or None
+        of_run = f"{c['rollouts']}/{run_rollouts or '?'} of run"
         return [
-            ("rollouts", self.done, self.total or None, f"{self.done}/{self.total} {stage}".strip()),
             (
-                "trajectories",
-                c["rollouts"],
-                analysed_total,
-                f"{c['trajectories']} from {c['rollouts']} analysed rollouts",
+                "rollouts",
+                self.done,
+                self.total or None,
+                f"{self.done}/{self.total} {self.stage_name()}".strip(),
             ),
-            ("gradients", c["rollouts"], analysed_total, f"{c['gradients']} proposed edits"),
-            ("plans", c["plans"], plan_total, f"{c['plans']} merged plans"),
+            ("trajectories", c["rollouts"], run_rollouts, f"{c['trajectories']} trajectories · {of_run}"),
+            ("gradients", c["rollouts"], run_rollouts, f"{c['gradients']} edits · {of_run}"),
+            ("plans", c["plans"], run_batches, f"{c['plans']}/{run_batches or '?'} batch plans of run"),
         ]
+
+    def stage_name(self) -> str:
+        """The current stage, with the epoch while training (the first row's denominator is per stage)."""
+        stage = STAGE_NAMES.get(self.stage, self.stage)
+        if self.stage == "train_rollouts":
+            return f"{stage}, epoch {self.epoch + 1}/{self.epochs}"
+        return stage
 
     def status_line(self) -> str:
         if not self.command:
@@ -161,6 +173,17 @@ def accuracy_line(progress: RunProgress) -> str:
     return line
 
 
+def clock(at: float) -> str:
+    """A log timestamp: local wall-clock time of day."""
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def log_line(event: Event) -> str | None:
+    """The run log's line for an event, stamped with when the kernel sent it."""
+    line = describe_event(event)
+    return None if line is None else f"{clock(event.at)} {line}"
+
+
 def describe_event(event: Event) -> str | None:
     """One log line for an event, or None for the ones shown as progress bars."""
     data = event.data
@@ -189,6 +212,4 @@ def describe_event(event: Event) -> str | None:
     if event.kind == "inbox_processed":
         errors = data.get("errors") or []
         return f"inbox: trained on {data.get('file')}" + (f" ({len(errors)} error(s))" if errors else "")
-    if event.kind == "error":
-        return f"ERROR: {data.get('message', data)}"
     return None

@@ -18,7 +18,7 @@ from ovtui.workspace.check import Problem, check_workspace
 from ovtui.workspace.store import MemoryStore
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("check", help="validate every memory file, dataset line and the config")
     parser.add_argument("workspace", nargs="?", default=".", help="the workspace (default: current folder)")
     parser.set_defaults(handler=run_check)

@@ -13,7 +13,7 @@ from ovtui.memory.memory_diff import RECORD_KINDS, MemoryDiff
 from ovtui.workspace.history import HistoryEntry, HistoryStore
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     history = sub.add_parser(
         "history",
         help="list memory_diff records, newest first (`history show ID` shows one)",

@@ -22,7 +22,7 @@ FOLDERS = (
 )
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("init", help="create a workspace in DIR (ovtui.toml and the folders)")
     parser.add_argument("workspace", nargs="?", default=".", type=Path)
     parser.add_argument(

@@ -9,7 +9,7 @@ from ovtui.errors import RevertConflictError
 from ovtui.memory.revert import revert
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("revert", help="apply the inverse of a history record")
     parser.add_argument("id", metavar="ID", help="a history record id (or a unique part of one)")
     parser.add_argument("--workspace", "-w", default=".", help="the workspace (default: current folder)")

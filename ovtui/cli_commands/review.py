@@ -27,7 +27,7 @@ COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "F": "\x1b[1m"}
 RESET = "\x1b[0m"
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     review = sub.add_parser(
         "review",
         help="decide pending plans without the app (list, show, approve, reject, apply, discard, replan)",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ovtui.bounds import jsonl_lines, line_too_long
 from ovtui.domain import Case
 from ovtui.errors import OvtuiError
 from ovtui.workspace.paths import WorkspacePaths, validate_name
@@ -39,18 +40,18 @@ def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], l
     cases: list[Case] = []
     problems: list[str] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        for number, line in jsonl_lines(path):
+            if line is None:
+                problems.append(f"{shown}:{number}: {line_too_long()}")
+                continue
+            try:
+                cases.append(Case.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "line"
+                problems.append(f"{shown}:{number}: [{where}] {first['msg']}")
+    except OSError as exc:
         return [], [f"{shown}: cannot read: {exc}"]
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            cases.append(Case.model_validate_json(line))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            problems.append(f"{shown}:{number}: [{where}] {first['msg']}")
     return cases, problems
 
 

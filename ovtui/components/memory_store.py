@@ -4,21 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
+from pathlib import PurePosixPath
 
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.search import LexicalIndex, cached_tokens
-from ovtui.workspace.paths import validate_name
+from ovtui.workspace.paths import same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 EXPERIENCES = "experiences"
 
 
+def name_mismatch(memory: MemoryFile) -> str | None:
+    """Why a file's ``experience_name`` is not used (it names another file), or None."""
+    stem = PurePosixPath(memory.uri or "").stem
+    field = memory.fields.get("experience_name")
+    if field is None or (isinstance(field, str) and same_name(field, stem)):
+        return None
+    return (
+        f"{memory.uri}: experience_name {field!r} does not match the file name; "
+        f"the experience is known by its file, as {stem!r}"
+    )
+
+
 def experience_from_file(memory: MemoryFile) -> Experience:
+    """An experience is identified by its file: the name field is used only when it names that
+    file (ignoring case, as OpenViking lower-cases file names), so no file can take another's name."""
     uri = memory.uri or ""
-    name = str(memory.fields.get("experience_name") or Path(uri).stem)
+    field = memory.fields.get("experience_name")
+    name = field if name_mismatch(memory) is None and isinstance(field, str) else PurePosixPath(uri).stem
     metadata = memory.without("experience_name", "version", "status")
     return Experience(
         name=name,
@@ -104,7 +119,9 @@ class ExperienceSetLoader:
         scan = self._scan()
         report = self.store.load_type(EXPERIENCES)
         policies = [experience_from_file(f) for f in report.files]
-        return self._assemble(policies, [str(p) for p in report.problems], scan)
+        problems = [str(p) for p in report.problems]
+        problems += [m for m in map(name_mismatch, report.files) if m]
+        return self._assemble(policies, problems, scan)
 
     def _partial(
         self, reusable: dict[str, Experience], current: dict[str, Signature], changed: set[str]
@@ -118,7 +135,11 @@ class ExperienceSetLoader:
                 continue
             try:
                 validate_name(name[:-3], what="file name")
-                policies.append(experience_from_file(self.store.read(folder / name)))
+                memory = self.store.read(folder / name)
+                policies.append(experience_from_file(memory))
+                mismatch = name_mismatch(memory)
+                if mismatch:
+                    problems.append(mismatch)
             except (OvtuiError, OSError) as exc:
                 problems.append(str(exc))
         return self._assemble(policies, problems, current)

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ovtui.bounds import oversized_memory
 from ovtui.domain import ItemError, PolicyPlanItem, PolicyStatus
 from ovtui.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
 from ovtui.memory.links import DERIVED_FROM, make_link, merge_links
 from ovtui.memory.memory_diff import FileChange, same_memory_file
 from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
-from ovtui.workspace.paths import linkless_path, validate_name
+from ovtui.workspace.paths import linkless_path, same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 EXPERIENCES = "experiences"
@@ -35,9 +36,14 @@ class StagedFile:
     before: str | None  # the text on disk when staging started (None: absent)
     memory: MemoryFile | None  # the working state (None: to be deleted / absent)
     touched: bool = False
+    rendered: str | None = None  # the text of ``memory``, rendered once when it was staged
 
     def render(self) -> str | None:
-        return None if self.memory is None else self.memory.render()
+        if self.memory is None:
+            return None
+        if self.rendered is None:
+            self.rendered = self.memory.render()
+        return self.rendered
 
 
 @dataclass
@@ -126,6 +132,7 @@ class PlanStager:
         except (OvtuiError, OSError) as exc:
             self.plan.item_errors.append(ItemError(item=index, target=target, message=str(exc)))
             return
+        texts: list[str | None] = []
         for staged, memory in pending.values():
             first_write = not staged.touched
             if (
@@ -135,7 +142,13 @@ class PlanStager:
                 and "version" in memory.fields
             ):
                 memory.fields["version"] = staged.memory.version + 1
-            staged.memory, staged.touched = memory, True
+            texts.append(None if memory is None else memory.render())
+            oversized = oversized_memory(staged.uri[len(self.paths.uri_prefix) :], texts[-1])
+            if oversized:
+                self.plan.item_errors.append(ItemError(item=index, target=target, message=oversized))
+                return
+        for (staged, memory), text in zip(pending.values(), texts, strict=True):
+            staged.memory, staged.touched, staged.rendered = memory, True, text
 
     def _check_base(self, item: PolicyPlanItem, staged: StagedFile, rel: str) -> None:
         current = staged.memory
@@ -168,6 +181,9 @@ class PlanStager:
         else:
             fields = current.fields
             fields["version"] = current.version  # bumped once per apply when committed
+            named = fields.get("experience_name")
+            if not (isinstance(named, str) and same_name(named, name)):
+                fields["experience_name"] = name  # the file is the experience: its name field follows
         self._apply_metadata(item, fields, rel)
         links = self._stage_links(item, uri, pending)
         if links:

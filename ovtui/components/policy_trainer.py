@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ovtui.domain import ExperienceSet, PatchSemanticGradient, Rollout, RolloutAnalysis, RolloutTrainingResult
-from ovtui.engine import PolicyTrainingEngine
+from ovtui.engine import TrainingEngine
 
 FlushReason = Literal["count", "age", "close"]
 
 
 class BatchPolicyTrainer:
-    def __init__(self, engine: PolicyTrainingEngine) -> None:
+    def __init__(self, engine: TrainingEngine) -> None:
         self.engine = engine
 
     async def train_rollouts(
@@ -61,7 +61,7 @@ class _Submission:
 class StreamingPolicyTrainer:
     def __init__(
         self,
-        engine: PolicyTrainingEngine,
+        engine: TrainingEngine,
         policy_set: ExperienceSet,
         config: StreamingPolicyTrainerConfig | None = None,
     ) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import threading
 from datetime import UTC, datetime
 
+from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, bound_rollout, cut_text, cut_utf8
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
 from ovtui.interfaces import RolloutEvaluator
@@ -49,6 +50,7 @@ class TrajectoryRolloutAnalyzer:
         self.evaluator = evaluator
 
     async def analyze(self, rollout: Rollout) -> RolloutAnalysis:
+        rollout = bound_rollout(rollout)  # what reaches a trajectory (and a prompt) is bounded by field
         evaluation, source = await self._evaluation(rollout)
         drafts = await self.extractor.extract(rollout, evaluation, feedback_text(evaluation))
         if source == "fallback":
@@ -94,11 +96,12 @@ class TrajectoryRolloutAnalyzer:
             "memory_type": TRAJECTORIES,
             "outcome": TrajectoryOutcome(outcome).value,
             "case_name": rollout.case.name,
-            "retrieval_anchor": draft.retrieval_anchor or None,
+            "retrieval_anchor": cut_text(draft.retrieval_anchor, MAX_FIELD_CHARS) or None,
             "reward": evaluation.score,
             "version": 1,
         }
-        memory = MemoryFile(content=draft.content, fields=fields)
+        content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
+        memory = MemoryFile(content=content, fields=fields)
         with self._naming:
             path = folder / schema.filename(name, when=now)
             suffix = 1
@@ -109,7 +112,7 @@ class TrajectoryRolloutAnalyzer:
         return Trajectory(
             name=name,
             uri=uri,
-            content=draft.content,
+            content=content,
             outcome=TrajectoryOutcome(outcome),
             retrieval_anchor=draft.retrieval_anchor,
             metadata={

@@ -131,7 +131,8 @@ def revert(
             changes.append(FileChange(target.uri, target.memory_type, current, after))
         if conflicts and not force:
             raise RevertConflictError(
-                f"cannot revert {record_id}: changed after the record: {', '.join(conflicts)}"
+                f"cannot revert {record_id}: changed after the record: {', '.join(conflicts)}",
+                conflicts=conflicts,
             )
         now = datetime.now(UTC)
         new_id = new_history_id(now)

@@ -167,9 +167,7 @@ class Conversation:
             if blocking is not None:
                 self.notes.append(self._refusal(tool, blocking))
                 return
-            if self.guidance.gated(tool) and self.confirmation is None:
-                self._ask_about(tool)
-            if self.confirmation is False:
+            if self.guidance.gated(tool) and self.confirmation is None and not self._ask_about(tool):
                 self.notes.append("As you asked, I have not changed anything.")
                 return
         args = self._arguments(tool)
@@ -268,7 +266,8 @@ class Conversation:
         if result.ok and tool in ("get_customer", "get_reservation"):
             self.records[tool.removeprefix("get_")] = json.loads(result.output)
 
-    def _ask_about(self, tool: str) -> None:
+    def _ask_about(self, tool: str) -> bool:
+        """Asks the (simulated) user to confirm; returns whether they did."""
         target = tool if tool in _ACTION_WORDS else MAIN_ACTION.get(self.request.intent or "", "")
         action = _ACTION_WORDS.get(target, "proceed")
         self._say(f"Before I go ahead: shall I {action}? Please confirm with yes or no.")
@@ -276,6 +275,7 @@ class Conversation:
         reply = str(simulated.get("reply") or "Yes.")
         self.messages.append(Message(role="user", parts=[TextPart(text=reply)]))
         self.confirmation = is_affirmative(reply)
+        return self.confirmation
 
     def _say(self, text: str) -> None:
         self.messages.append(Message(role="assistant", parts=[TextPart(text=text)]))

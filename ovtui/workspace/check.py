@@ -7,19 +7,19 @@ the file and line so an editor can jump to it.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.bounds import MAX_CONFIG_BYTES, jsonl_lines, line_too_long, read_bounded
 from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
-from ovtui.workspace.paths import validate_name
+from ovtui.workspace.paths import same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 SPLITS = ("train", "test")
@@ -90,7 +90,11 @@ def _field_problems(
             ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
         )
     name = fields.get(schema.name_field)
-    if schema.filename_template == f"{{{schema.name_field}}}.md" and isinstance(name, str) and name != stem:
+    if (
+        schema.filename_template == f"{{{schema.name_field}}}.md"
+        and isinstance(name, str)
+        and not same_name(name, stem)
+    ):
         out.append((schema.name_field, f"{schema.name_field} {name!r} does not match the file name {stem!r}"))
     for key in ("links", "backlinks"):
         links = fields.get(key)
@@ -142,22 +146,25 @@ def check_datasets(store: MemoryStore, report: CheckReport) -> None:
                 continue
             rel = store.paths.relative(path)
             try:
-                lines = path.read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError) as exc:
-                report.problems.append(Problem(rel, 1, f"cannot be read as UTF-8 text: {exc}"))
-                continue
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    Case.model_validate(json.loads(line))
-                    report.dataset_lines += 1
-                except json.JSONDecodeError as exc:
-                    report.problems.append(
-                        Problem(rel, number, f"not valid JSON: {exc.msg} (column {exc.colno})")
-                    )
-                except ValidationError as exc:
-                    report.problems.append(Problem(rel, number, f"not a valid case: {_case_error(exc)}"))
+                for number, line in jsonl_lines(path):
+                    _check_case_line(report, rel, number, line)
+            except OSError as exc:
+                report.problems.append(Problem(rel, 1, f"cannot be read: {exc}"))
+
+
+def _check_case_line(report: CheckReport, rel: str, number: int, line: bytes | None) -> None:
+    if line is None:
+        report.problems.append(Problem(rel, number, line_too_long()))
+        return
+    try:
+        Case.model_validate_json(line)  # pydantic's parser: deep nesting is an error, not a crash
+        report.dataset_lines += 1
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "json_invalid":
+            report.problems.append(Problem(rel, number, f"not valid JSON: {err['msg'].split(': ', 1)[-1]}"))
+        else:
+            report.problems.append(Problem(rel, number, f"not a valid case: {_case_error(exc)}"))
 
 
 def check_config(store: MemoryStore, report: CheckReport) -> None:
@@ -171,8 +178,8 @@ def check_config(store: MemoryStore, report: CheckReport) -> None:
     except ConfigError as exc:
         lines = str(exc).splitlines()
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration").decode("utf-8")
+    except (OvtuiError, OSError, UnicodeDecodeError):
         text = ""
     head = lines[0].split(": ", 1)[-1]
     located = re.search(r"line (\d+)", head)

@@ -15,7 +15,10 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from ovtui.bounds import MAX_MEMORY_FILE_BYTES
 from ovtui.errors import UnsafePathError
+
+__all__ = ["MAX_MEMORY_FILE_BYTES"]  # the read limit, re-exported where paths are named
 
 URI_SCHEME = "viking://"
 MAX_NAME_LENGTH = 128
@@ -24,8 +27,6 @@ MAX_NAME_BYTES = 200
 # Names ovtui derives leave room for what is appended to them (``_<YYYYMMDDHHMMSS>_<16 hex>``), so a
 # derived file name still passes the reader's validation.
 DERIVED_NAME_ROOM = 32
-# Memory files larger than this are refused on read: a policy file is prose, not a data dump.
-MAX_MEMORY_FILE_BYTES = 4 * 1024 * 1024
 
 # Everything ovtui itself writes outside the memory folders, relative to the root (one list: the
 # opening check and the symlink tests use it). Folders first; a file's folder is listed before it.

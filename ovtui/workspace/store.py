@@ -12,6 +12,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ovtui.bounds import oversized_memory
 from ovtui.errors import MemoryFormatError, OvtuiError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema, default_registry
@@ -158,5 +159,9 @@ class MemoryStore:
         path = self.paths.inside(path)
         if path.exists():
             raise OvtuiError(f"{self.paths.relative(path)} already exists (add-only)")
-        atomic_write_text(path, memory.render(), root=self.paths.root)
+        text = memory.render()
+        oversized = oversized_memory(self.paths.relative(path), text)
+        if oversized:  # the callers cut their fields; this is the last guard
+            raise OvtuiError(oversized)
+        atomic_write_text(path, text, root=self.paths.root)
         return self.paths.uri_for(path)

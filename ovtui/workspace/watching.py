@@ -24,6 +24,7 @@ from ovtui.workspace.paths import HIDDEN_MEMORY_NAMES, WorkspacePaths
 # How long a burst may keep growing before it is reported, and the quiet gap that ends one (ms).
 DEFAULT_DEBOUNCE_MS = 400
 DEFAULT_STEP_MS = 50
+READY_PROBE_MS = 50  # how soon a caller waiting for ``ready`` hears of it
 
 
 class ChangeKind(StrEnum):
@@ -115,8 +116,11 @@ async def watch_workspace(
     stop: asyncio.Event | None = None,
     debounce_ms: int = DEFAULT_DEBOUNCE_MS,
     step_ms: int = DEFAULT_STEP_MS,
+    ready: asyncio.Event | None = None,
 ) -> AsyncIterator[WorkspaceChanges]:
-    """Yield classified bursts of changes until ``stop`` is set (or the caller stops iterating)."""
+    """Yield classified bursts of changes until ``stop`` is set (or the caller stops iterating).
+
+    ``ready`` is set once the OS watches are registered: a change made after it is seen."""
     root = paths.root
     async for raw in awatch(
         root,
@@ -126,7 +130,13 @@ async def watch_workspace(
         stop_event=stop,
         recursive=True,
         ignore_permission_denied=True,
+        # The watcher is registered before its first wait returns: a short timeout that yields
+        # (nothing) is the first moment we can tell, so only a caller waiting for it pays for it.
+        rust_timeout=READY_PROBE_MS if ready is not None else None,
+        yield_on_timeout=ready is not None,
     ):
+        if ready is not None:
+            ready.set()
         changes = summarise(root, raw)
         if changes:
             yield changes

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,15 @@ from ovtui.service import Workspace
 
 
 @pytest.fixture(autouse=True)
-def _stable_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def _stable_terminal(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
     monkeypatch.setenv("EDITOR", "false")  # a test that forgets the fake editor fails, never hangs
+    monkeypatch.setenv("TZ", "UTC")  # the run log's timestamps read the same on every machine
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture

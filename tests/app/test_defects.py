@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import notifications, settle
+from app_support import PLAN_ID, edit_experience, notifications, park_demo_plan, screen_text, settle
 from textual import events
-from textual.widgets import Switch
+from textual.widgets import Button, Switch
 
-from ovtui.app.messages import DryRunToggled
+from ovtui.app.editor import edit_in_editor
+from ovtui.app.messages import DryRunToggled, RunFinished
+from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.widgets.top_bar import DRY_RUN_ON, TopBar
+from ovtui.workspace.history import HistoryStore
 
 
 def toggles(messages: list[object]) -> list[bool]:
@@ -53,3 +56,82 @@ async def test_the_switch_sets_dry_run_once_and_the_bar_says_it_in_words(workspa
         await settle(app, pilot)
         assert app.dry_run is False and bar.query_one("#dry-run", Switch).value is False
         assert toggles(messages) == [True]
+
+
+APPEND_A_LINE = ["sh", "-c", 'echo "- ALWAYS repeat the booking code" >> "$1"', "append"]
+
+
+async def test_a_line_an_editor_appends_lands_on_its_own_line(workspace, make_app):
+    """Defect 3: the file for $EDITOR had no final newline, so an appended line glued onto the last one."""
+    park_demo_plan(workspace)
+    before = workspace.pending.get(PLAN_ID).plan.items[0].after_content
+
+    def editor(text: str) -> str | None:
+        return edit_in_editor(text, APPEND_A_LINE)  # a real editor process, no app to suspend
+
+    app = make_app(workspace, editor=editor)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("e")
+        await settle(app, pilot)
+    after = workspace.pending.get(PLAN_ID).plan.items[0].after_content
+    assert (
+        after == before + "\n- ALWAYS repeat the booking code"
+    )  # one newline between, none added at the end
+
+
+def test_an_unchanged_edit_comes_back_exactly_as_it_went():
+    """Defect 3: exactly one newline is stripped, so text that ends in one keeps it."""
+    for text in ("no newline", "one newline\n", ""):
+        assert edit_in_editor(text, ["true"]) == text
+
+
+async def test_placeholders_in_markdown_views_are_shown_not_dropped_as_html(workspace, make_app):
+    """Defect 4: `reservation <id> to <date>` rendered as `reservation  to `."""
+    edit_experience(workspace.root, "aaa_placeholders", "## Approach\n- move reservation <id> to <date>", 1)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert "move reservation <id> to <date>" in screen_text(app)
+
+
+async def test_a_failed_run_shows_as_failed(workspace, make_app):
+    """Defect 11: after `run failed: DatasetError …` the status line said `train: finished`."""
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        app.screen.query_one("#dataset").value = "no_such_dataset"
+        await pilot.press("t")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (finished,) = {id(m): m for m in messages if isinstance(m, RunFinished)}.values()
+        assert finished.report is None and finished.error
+        status = str(app.screen.query_one("#run-status").render())
+        assert status.startswith("train: FAILED") and "finished" not in status
+        assert app.screen.query_one("#cancel", Button).disabled  # the run is over
+
+
+async def test_the_revert_conflict_dialog_offers_force_in_app_words(workspace, make_app):
+    """Defect 12 (app part): the conflict dialog said "use --force", the CLI's wording."""
+    park_demo_plan(workspace)
+    workspace.pending.decide_all(PLAN_ID, "approved")
+    await workspace.apply_pending(PLAN_ID)
+    edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("enter")  # the revert dialog's default is Revert
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmModal) and dialog.title_text == "Revert conflict"
+        assert (
+            "--force" not in dialog.body and "memories/experiences/reservation_cancellation.md" in dialog.body
+        )
+        assert str(dialog.query_one("#confirm", Button).label) == "Force revert"
+        assert dialog.focused is dialog.query_one("#cancel")  # overwriting later edits is not the default
+    assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["apply"]

@@ -86,3 +86,23 @@ def test_a_2000_line_diff_builds_quickly():
     heights = [row_height(r, 120, False) for r in rows]
     assert time.perf_counter() - started < 1.0  # generous here; bench/tui.py measures it properly
     assert sum(heights) >= 200
+
+
+def test_row_heights_count_lines_exactly_as_rich_wraps_them():
+    from rich.text import Text
+
+    from ovtui.app.diff_render import _WRAP_CONSOLE, _wrapped_count
+
+    texts = [
+        "word " * 30,
+        "a" * 95 + " b",
+        "  leading spaces then words  and  double  spaces ",
+        "x" * 250,
+        "mixed " + "y" * 70 + " tail",
+        "größe ändern 予約を変更する " * 6,  # not ASCII: measured by Text.wrap itself
+        "tab\tseparated\tvalues " * 5,
+    ]
+    for text in texts:
+        for width in (1, 7, 20, 33, 80):
+            expected = len(Text(text).wrap(_WRAP_CONSOLE, width, overflow="fold"))
+            assert _wrapped_count(text, width) == expected, (text, width)

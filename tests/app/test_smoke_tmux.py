@@ -1,4 +1,5 @@
-"""The real app in a real terminal (tmux): train, approve, apply, quit, then check the workspace.
+"""The real app in a real terminal (tmux): train, approve, apply, quit, then check the workspace; a burst
+of keys (with `DD`, which once froze the app) and a quit that must land within 5 s.
 
 Skipped where tmux is missing. Polls the pane (a real terminal has no pilot to await).
 """
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 
 class Pane:
-    def __init__(self, command: list[str], cwd: Path) -> None:
+    def __init__(self, command: list[str], cwd: Path, then: str = "sleep 5") -> None:
         self.name = f"ovtui-smoke-{uuid.uuid4().hex[:8]}"
         shell = " ".join(command)
         subprocess.run(
@@ -36,7 +37,7 @@ class Pane:
                 "40",
                 "-c",
                 str(cwd),
-                f"TERM=xterm-256color {shell}; sleep 5",
+                f"TERM=xterm-256color {shell}; {then}",
             ],
             check=True,
         )
@@ -52,6 +53,10 @@ class Pane:
         for key in keys:
             subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True)
             time.sleep(0.15)  # a person types; the app sees one key at a time
+
+    def burst(self, text: str) -> None:
+        """Keys in one write, so the app reads them in one input batch (as a fast typist or a paste)."""
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
 
     def wait_for(self, *needles: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
@@ -113,3 +118,26 @@ def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path):
     assert not list((root / ".ovtui" / "pending").glob("*.json")) or all(
         json.loads(p.read_text())["status"] != "pending" for p in (root / ".ovtui" / "pending").glob("*.json")
     )
+
+
+def test_a_burst_of_keys_with_dd_leaves_the_app_quick_to_quit(tmp_path: Path):
+    root = build_sample_workspace(tmp_path / "ws")
+    pane = Pane(
+        [sys.executable, "-m", "ovtui", str(root)],
+        Path(__file__).resolve().parents[2],
+        then="echo OVTUI-EXITED-$?; sleep 30",
+    )
+    try:
+        pane.wait_for("1 Run", timeout=30)
+        pane.burst("DD2DD3D4D1jkjkDDD")  # toggles in pairs and amid screen switches: 9 of them
+        pane.wait_for("DRY RUN", timeout=5)  # every key was handled: an odd number of toggles
+        start = time.monotonic()
+        pane.keys("C-q")
+        pane.wait_for("OVTUI-EXITED-0", timeout=5)
+        assert time.monotonic() - start < 5
+    finally:
+        pane.close()
+    config = (root / "ovtui.toml").read_text()
+    assert (
+        "dry_run = true" not in config
+    )  # Dry run is session state, and seven toggles leave it on in memory only

@@ -1,4 +1,5 @@
-"""Snapshots of the main screens at a fixed size, from deterministic data (no clocks, no ETAs, no tmp paths).
+"""Snapshots of the main screens at the 80×24 floor, plus the wide side-by-side review, from deterministic
+data (no clocks, no ETAs, no tmp paths; the run log's times come from the events, in UTC).
 
 Update with ``pytest tests/app/test_snapshots.py --snapshot-update`` after a deliberate change.
 """
@@ -15,8 +16,10 @@ from ovtui.events import Event
 from ovtui.memory.memory_diff import FileChange, Review, ReviewDecision, build_memory_diff
 from ovtui.workspace.history import HistoryStore
 
-SIZE = (120, 36)
+FLOOR = (80, 24)
+WIDE = (120, 36)
 FIXED = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+AT = FIXED.timestamp()
 
 
 @pytest.fixture
@@ -40,13 +43,14 @@ def with_history(app: OvtuiApp) -> OvtuiApp:
 
 
 RUN_EVENTS = [
-    Event("run_started", {"command": "train", "dataset": "support", "backend": "offline", "epochs": 2}),
-    Event("eval", {"stage": "baseline_eval", "epoch": -1, "cases": 15, "passed": 3, "accuracy": 0.2}),
-    Event("progress", {"stage": "train_rollouts", "done": 16, "total": 30, "epoch": 0}),
-    Event("counts", {"rollouts": 16, "trajectories": 16, "gradients": 11, "plans": 2}),
-    Event("plan_applied", {"plan_id": "p1", "written": 3, "deleted": 0, "errors": [], "dry_run": False}),
-    Event("log", {"message": "plan is empty: nothing to review", "level": "info"}),
-    Event("eval", {"stage": "final_eval", "epoch": 2, "cases": 15, "passed": 9, "accuracy": 0.6}),
+    Event("run_started", {"command": "train", "dataset": "support", "backend": "offline", "epochs": 2}, AT),
+    Event("eval", {"stage": "baseline_eval", "epoch": -1, "cases": 15, "passed": 3, "accuracy": 0.2}, AT + 1),
+    Event("progress", {"stage": "train_rollouts", "done": 16, "total": 30, "epoch": 0}, AT + 2),
+    Event("counts", {"rollouts": 16, "trajectories": 16, "gradients": 11, "plans": 2}, AT + 2),
+    Event(
+        "plan_applied", {"plan_id": "p1", "written": 3, "deleted": 0, "errors": [], "dry_run": False}, AT + 3
+    ),
+    Event("log", {"message": "plan is empty: nothing to review", "level": "info"}, AT + 4),
 ]
 
 
@@ -56,33 +60,29 @@ async def feed_run_events(pilot) -> None:
     await pilot.pause()
 
 
-def test_run_screen_idle(app, snap_compare):
-    assert snap_compare(app, terminal_size=SIZE)
-
-
 def test_run_screen_during_a_run(app, snap_compare):
-    assert snap_compare(app, terminal_size=SIZE, run_before=feed_run_events)
+    assert snap_compare(app, terminal_size=FLOOR, run_before=feed_run_events)
+
+
+def test_review_at_the_floor(app, snap_compare):
+    assert snap_compare(app, terminal_size=FLOOR, press=["2"])
 
 
 def test_review_side_by_side(app, snap_compare):
-    assert snap_compare(app, terminal_size=SIZE, press=["2"])
-
-
-def test_review_unified_when_narrow(app, snap_compare):
-    assert snap_compare(app, terminal_size=(90, 36), press=["2", "j"])
+    assert snap_compare(app, terminal_size=WIDE, press=["2"])
 
 
 def test_review_delete_needs_confirmation(app, snap_compare):
-    assert snap_compare(app, terminal_size=SIZE, press=["2", "j", "j", "a"])
+    assert snap_compare(app, terminal_size=FLOOR, press=["2", "j", "j", "a"])
 
 
 def test_history_record_diff(app, snap_compare):
-    assert snap_compare(with_history(app), terminal_size=SIZE, press=["3"])
+    assert snap_compare(with_history(app), terminal_size=FLOOR, press=["3"])
 
 
 def test_experiences_list_and_markdown(app, snap_compare):
-    assert snap_compare(app, terminal_size=SIZE, press=["4", "j"])
+    assert snap_compare(app, terminal_size=FLOOR, press=["4", "j"])
 
 
 def test_help_lists_bindings(app, snap_compare):
-    assert snap_compare(app, terminal_size=SIZE, press=["question_mark"])
+    assert snap_compare(app, terminal_size=WIDE, press=["question_mark"])

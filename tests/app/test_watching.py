@@ -42,17 +42,17 @@ def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path):
 
 
 async def test_the_watcher_reports_an_experience_edit(workspace):
-    stop = asyncio.Event()
+    stop, ready = asyncio.Event(), asyncio.Event()
     seen = []
 
     async def consume() -> None:
-        async for changes in watch_workspace(workspace.paths, stop=stop, debounce_ms=200):
+        async for changes in watch_workspace(workspace.paths, stop=stop, debounce_ms=200, ready=ready):
             seen.append(changes)
             if ChangeKind.EXPERIENCE in changes:
                 stop.set()
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.2)  # let inotify register before the edit (setup, not a wait for a result)
+    await asyncio.wait_for(ready.wait(), timeout=5)  # the OS watches are in place: edits are seen
     edit_experience(workspace.root, "address_change", "## Situation\n- edited outside", 4)
     await asyncio.wait_for(task, timeout=5)
     assert seen[-1].paths[ChangeKind.EXPERIENCE] == ("memories/experiences/address_change.md",)

@@ -37,7 +37,12 @@ class RecordingEngine:
         """Why each batch was flushed, from the trainer's ``batch_flushed`` events."""
         return [e.data["reason"] for e in self.seen if e.kind == "batch_flushed"]
 
-    async def analyze_and_estimate(self, rollouts, policy_set, analyses=None) -> EstimateOutcome:
+    async def analyze_and_estimate(
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
+    ) -> EstimateOutcome:
         rollout = rollouts[0]
         analysis = RolloutAnalysis(rollout=rollout, evaluation=RubricEvaluation(passed=True, score=1.0))
         gradients = [
@@ -53,7 +58,14 @@ class RecordingEngine:
         ]
         return EstimateOutcome(analyses=[analysis], gradients=gradients)
 
-    async def plan_and_apply(self, gradients, policy_set, **_: object) -> ApplyOutcome:
+    async def plan_and_apply(
+        self,
+        gradients: list[PatchSemanticGradient],
+        policy_set: ExperienceSet,
+        *,
+        analyses: list[RolloutAnalysis] | None = None,
+        replan: bool = True,
+    ) -> ApplyOutcome:
         self.batches.append([g.metadata["case"] for g in gradients])
         return ApplyOutcome(plan=PolicyUpdatePlan(metadata={"plan_id": f"batch{len(self.batches)}"}))
 
@@ -70,7 +82,7 @@ async def test_flush_on_count_gives_each_submitter_its_batch(tmp_path: Path) -> 
     engine = RecordingEngine()
     trainer = StreamingPolicyTrainer(
         engine,
-        _policy_set(tmp_path),  # type: ignore[arg-type]
+        _policy_set(tmp_path),
         StreamingPolicyTrainerConfig(max_gradients_per_update=2, max_wait_seconds=60),
     )
     results = await asyncio.gather(*(trainer.submit_rollout(_rollout(f"c{i}")) for i in range(4)))
@@ -88,7 +100,7 @@ async def test_flush_on_age(tmp_path: Path) -> None:
     engine = RecordingEngine()
     trainer = StreamingPolicyTrainer(
         engine,
-        _policy_set(tmp_path),  # type: ignore[arg-type]
+        _policy_set(tmp_path),
         StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=0.05),
     )
     result = await trainer.submit_rollout(_rollout("lonely"))  # resolves only when the age flush fires
@@ -101,7 +113,7 @@ async def test_flush_on_close(tmp_path: Path) -> None:
     engine = RecordingEngine()
     trainer = StreamingPolicyTrainer(
         engine,
-        _policy_set(tmp_path),  # type: ignore[arg-type]
+        _policy_set(tmp_path),
         StreamingPolicyTrainerConfig(max_gradients_per_update=100, max_wait_seconds=3600),
     )
     waiting = [asyncio.create_task(trainer.submit_rollout(_rollout(f"c{i}"))) for i in range(3)]
@@ -117,7 +129,7 @@ async def test_flush_on_close(tmp_path: Path) -> None:
 
 async def test_rollout_without_gradients_returns_at_once(tmp_path: Path) -> None:
     engine = RecordingEngine(gradients_per_rollout=0)
-    trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path))  # type: ignore[arg-type]
+    trainer = StreamingPolicyTrainer(engine, _policy_set(tmp_path))
     result = await trainer.submit_rollout(_rollout("nothing"))
     await trainer.close()
     assert result.gradients == [] and engine.batches == [] and engine.flushes == []

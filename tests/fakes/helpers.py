@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ovtui.config import LLMConfig
-from ovtui.llm.client import LLMClient, RetryPolicy
+from ovtui.llm.client import LLMClient
+from ovtui.llm.results import RetryPolicy
 from ovtui.llm.usage import OnCall
 
 from .openai_server import FakeOpenAIServer

@@ -11,7 +11,7 @@ import pytest
 from fakes.helpers import FAST_RETRY, last_user_text, llm_config, make_client
 from fakes.openai_server import FakeOpenAIServer, Reply
 
-from ovtui.llm.client import LLMClient, RetryPolicy
+from ovtui.llm.client import LLMClient
 from ovtui.llm.errors import (
     LLMFormatError,
     LLMRefusalError,
@@ -19,6 +19,7 @@ from ovtui.llm.errors import (
     LLMTransportError,
     LLMTruncatedError,
 )
+from ovtui.llm.results import RetryPolicy
 from ovtui.llm.usage import CallUsage
 
 pytest_plugins = ["fakes.fixtures"]  # the `fake` server and `client` fixtures

@@ -1,8 +1,7 @@
 """Acceptance: offline training makes the sample agent good at held-out and brand-new cases.
 
-Uses the minimal in-memory loop of ``sample_loop`` (the same backends the pipeline uses, applied to
-the ExperienceSet in memory): 3 epochs on the shipped train split, starting from the shipped
-starter memories.
+Trains through the product's own path (``Workspace.train``: pipeline, engine, updater, files):
+3 epochs on the shipped train split, starting from the shipped starter memories.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from sample_loop import LoopReport, accuracy, evaluate, train
+from training_support import accuracy, evaluate, train
 from workspace_support import build_sample_workspace
 
 from ovtui.components.memory_store import ExperienceSetLoader
@@ -19,6 +18,7 @@ from ovtui.components.offline.consolidate import contradictions
 from ovtui.components.offline.sections import SECTIONS, parse_sections
 from ovtui.domain import Case, Experience, ExperienceSet
 from ovtui.memory.fileformat import parse_memory, render_memory
+from ovtui.reports import RunReport
 from ovtui.sample_env.generate import generate_cases, read_cases
 from ovtui.sample_env.intents import INTENTS
 from ovtui.workspace.store import MemoryStore
@@ -37,7 +37,7 @@ def start(sample: Path) -> ExperienceSet:
 
 
 @pytest.fixture(scope="module")
-def trained(sample: Path, start: ExperienceSet) -> tuple[ExperienceSet, LoopReport]:
+def trained(sample: Path, start: ExperienceSet) -> tuple[ExperienceSet, RunReport]:
     cases = read_cases(sample / "datasets" / "support" / "train.jsonl")
     return train(cases, start, epochs=3, batch_size=8)
 
@@ -60,7 +60,7 @@ def learned_experiences(start: ExperienceSet, trained: ExperienceSet) -> list[Ex
 
 
 def test_accuracy_on_the_held_out_test_split(
-    sample: Path, start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+    sample: Path, start: ExperienceSet, trained: tuple[ExperienceSet, RunReport]
 ) -> None:
     cases = read_cases(sample / "datasets" / "support" / "test.jsonl")
     baseline, after = accuracy(evaluate(cases, start)), accuracy(evaluate(cases, trained[0]))
@@ -69,22 +69,23 @@ def test_accuracy_on_the_held_out_test_split(
 
 
 def test_it_holds_for_new_cases_from_another_seed(
-    start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+    start: ExperienceSet, trained: tuple[ExperienceSet, RunReport]
 ) -> None:
     cases = generate_cases("test", 20, seed=2024)
     assert accuracy(evaluate(cases, start)) <= 0.4
     assert accuracy(evaluate(cases, trained[0])) >= 0.8
 
 
-def test_training_got_better_batch_by_batch(trained: tuple[ExperienceSet, LoopReport]) -> None:
+def test_training_got_better_epoch_by_epoch(trained: tuple[ExperienceSet, RunReport]) -> None:
     report = trained[1]
-    assert report.batch_accuracy[0] <= 0.4
-    assert report.batch_accuracy[-1] >= 0.8
-    assert report.decisions > 0
+    epochs = [s for s in report.stages if s.stage == "train_epoch"]
+    assert [s.epoch for s in epochs] == [0, 1, 2]
+    assert epochs[0].accuracy < epochs[-1].accuracy and epochs[-1].accuracy >= 0.8, report.summary()
+    assert report.history_ids, "nothing was applied"
 
 
 def test_learned_experiences_read_like_guidance(
-    sample: Path, start: ExperienceSet, trained: tuple[ExperienceSet, LoopReport]
+    sample: Path, start: ExperienceSet, trained: tuple[ExperienceSet, RunReport]
 ) -> None:
     learned = learned_experiences(start, trained[0])
     specifics = case_specifics(read_cases(sample / "datasets" / "support" / "train.jsonl"))

@@ -12,18 +12,15 @@ import json
 from pathlib import Path
 
 import pytest
-from sample_loop import accuracy, evaluate, train
+from training_support import accuracy, evaluate, sample_start, train
 from workspace_support import pristine_sample
 
-from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.offline.consolidate import contradictions
 from ovtui.components.offline.sections import parse_sections
 from ovtui.domain import Case, ExperienceSet
 from ovtui.memory.fileformat import render_memory
 from ovtui.sample_env.generate import read_cases
-from ovtui.workspace.store import MemoryStore
 
-SAMPLE = pristine_sample()  # built from the package's sample data
 REWORDING = json.loads((Path(__file__).parents[1] / "fixtures" / "reworded_criteria.json").read_text())
 
 
@@ -58,16 +55,21 @@ def reworded(case: Case) -> Case:
 
 @pytest.fixture(scope="module")
 def start() -> ExperienceSet:
-    return ExperienceSetLoader(MemoryStore.open(SAMPLE)).load_sync()
-
-
-def split(name: str) -> list[Case]:
-    return [reworded(c) for c in read_cases(SAMPLE / "datasets" / "support" / f"{name}.jsonl")]
+    return sample_start()
 
 
 @pytest.fixture(scope="module")
-def trained(start: ExperienceSet) -> ExperienceSet:
-    return train(split("train"), start, epochs=3, batch_size=8)[0]
+def sample() -> Path:
+    return pristine_sample()
+
+
+def split(sample: Path, name: str) -> list[Case]:
+    return [reworded(c) for c in read_cases(sample / "datasets" / "support" / f"{name}.jsonl")]
+
+
+@pytest.fixture(scope="module")
+def trained(sample: Path, start: ExperienceSet) -> ExperienceSet:
+    return train(split(sample, "train"), start, epochs=3, batch_size=8)[0]
 
 
 def learned_files(start: ExperienceSet, trained: ExperienceSet) -> dict[str, str]:
@@ -80,9 +82,9 @@ def learned_files(start: ExperienceSet, trained: ExperienceSet) -> dict[str, str
 
 
 def test_reworded_criteria_train_as_well_as_the_originals(
-    start: ExperienceSet, trained: ExperienceSet
+    sample: Path, start: ExperienceSet, trained: ExperienceSet
 ) -> None:
-    test = split("test")
+    test = split(sample, "test")
     baseline, after = accuracy(evaluate(test, start)), accuracy(evaluate(test, trained))
     assert baseline <= 0.40
     assert after >= 0.80, (baseline, after)
@@ -114,6 +116,8 @@ def test_no_learned_file_has_contradicting_lines(start: ExperienceSet, trained: 
         assert len(lines) == len(set(lines)), name
 
 
-def test_identical_runs_write_identical_files(start: ExperienceSet, trained: ExperienceSet) -> None:
-    again = train(split("train"), start, epochs=3, batch_size=8)[0]
+def test_identical_runs_write_identical_files(
+    sample: Path, start: ExperienceSet, trained: ExperienceSet
+) -> None:
+    again = train(split(sample, "train"), start, epochs=3, batch_size=8)[0]
     assert learned_files(start, again) == learned_files(start, trained)

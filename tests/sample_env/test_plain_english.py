@@ -9,18 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sample_loop import accuracy, evaluate
+from training_support import accuracy, evaluate, sample_start
 from workspace_support import pristine_sample
 
-from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.sample_env.generate import read_cases
 from ovtui.sample_env.guidance import ANY_ACTION, Rule, guidance_from_content, parse_rule, unread_lines
 from ovtui.sample_env.understanding import classify_intent
 from ovtui.sample_env.vocabulary import correct
-from ovtui.workspace.store import MemoryStore
 
-SAMPLE = pristine_sample()  # built from the package's sample data
 PLAIN = Path(__file__).parents[1] / "fixtures" / "plain_english"
 ROOT = "viking://user/default/memories/experiences"
 
@@ -39,11 +36,12 @@ def plain_experiences() -> list[Experience]:
 
 
 def test_hand_written_experiences_work_without_training() -> None:
-    start = ExperienceSetLoader(MemoryStore.open(SAMPLE)).load_sync()
+    sample = pristine_sample()
+    start = sample_start()
     mine = plain_experiences()
     assert len(mine) == 5
     policy_set = ExperienceSet(root_uri=ROOT, policies=[*start.policies, *mine])
-    test = read_cases(SAMPLE / "datasets" / "support" / "test.jsonl")
+    test = read_cases(sample / "datasets" / "support" / "test.jsonl")
     assert accuracy(evaluate(test, start)) <= 0.40
     assert accuracy(evaluate(test, policy_set)) >= 0.80
 

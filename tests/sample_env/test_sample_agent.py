@@ -112,7 +112,8 @@ def test_reflect_rules_change_what_it_does() -> None:
         "send_confirmation",
     ]
     assert rollout.metadata["experiences_used"] == ["booking_cancellation"]
-    assert rollout.evaluation is not None and rollout.evaluation.passed, rollout.evaluation.feedback
+    assert rollout.evaluation is not None
+    assert rollout.evaluation.passed, rollout.evaluation.feedback
     question, answer = rollout.messages[3], rollout.messages[4]
     assert question.role == "assistant" and "confirm" in question.text
     assert answer.role == "user" and answer.text == case.input["simulated_user"]["reply"]
@@ -135,7 +136,8 @@ def test_it_follows_the_approach_sequence_for_the_situation(variant: str, action
     case = case_of("refund_request", variant)
     rollout = run(case, policy(experience("refund_request", REFUND)))
     assert rollout.metadata["tools_used"] == ["get_reservation", action]
-    assert rollout.evaluation is not None and rollout.evaluation.passed, rollout.evaluation.feedback
+    assert rollout.evaluation is not None
+    assert rollout.evaluation.passed, rollout.evaluation.feedback
     if action == "issue_travel_credit":  # the amount comes from the lookup, not from the case
         price = next(iter(case.input["db"]["reservations"].values()))["price"]
         assert rollout.messages[2].tool_parts[0].tool_input["amount"] == price

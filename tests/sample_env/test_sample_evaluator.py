@@ -52,7 +52,7 @@ def say(text: str) -> Message:
 
 
 def call(tool: str, status: str = "completed", **args: Any) -> Message:
-    part = ToolPart(tool_id=tool, tool_name=tool, tool_input=args, tool_output="{}", tool_status=status)  # type: ignore[arg-type]
+    part = ToolPart(tool_id=tool, tool_name=tool, tool_input=args, tool_output="{}", tool_status=status)
     return Message(role="assistant", parts=[part])
 
 

@@ -72,3 +72,19 @@ def test_starter_experiences_leave_the_graded_intents_to_learn(sample: Path, sto
     used = {name for r in rollouts for name in r.metadata["experiences_used"]}
     assert used <= {"conversation_etiquette"}
     assert sum(bool(r.evaluation and r.evaluation.passed) for r in rollouts) / len(rollouts) <= 0.4
+
+
+def test_the_tracked_sample_workspace_is_what_init_writes(sample: Path) -> None:
+    """The repository's sample_workspace/ must not drift from the package data `init --sample` writes
+    (regenerate it with `rm -r sample_workspace && ovtui init sample_workspace --sample`)."""
+    tracked = Path(__file__).resolve().parents[2] / "sample_workspace"
+
+    def files(root: Path) -> dict[str, bytes]:
+        skip = {".ovtui", "runs", "history"}  # what opening the folder may add; git-ignored or empty
+        return {
+            p.relative_to(root).as_posix(): p.read_bytes()
+            for p in root.rglob("*")
+            if p.is_file() and p.name != ".gitkeep" and not skip & set(p.relative_to(root).parts)
+        }
+
+    assert files(tracked) == files(sample)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "write", "message"), CASES, ids=[c[0] for c in CASES])
 def test_bad_experience_is_reported_and_never_modified(
-    store: MemoryStore, name: str, write, message: str
+    store: MemoryStore, name: str, write: Callable[[Path], None], message: str
 ) -> None:
     path = store.paths.root / "memories" / "experiences" / f"{name}.md"
     write(path)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from plan_support import append_line, delete, fixed_clock, snapshot, temp_files, upsert
@@ -30,6 +31,8 @@ from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.journal import recover
 from ovtui.workspace.store import MemoryStore
 
+# (template root, files before, files after, the record's body, how many steps an apply takes)
+Reference = tuple[Path, dict[str, bytes], dict[str, bytes], dict[str, Any], int]
 CONTEXT = ApplyOptions(plan_id="crash-plan", trace_id="crash-trace")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and fork are POSIX")
 
@@ -68,9 +71,7 @@ def _record_body(record: MemoryDiff) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def reference(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[Path, dict[str, bytes], dict[str, bytes], dict, int]:
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Reference:
     """(template root, files before, files after, the record's body, how many steps an apply takes)."""
     base = tmp_path_factory.mktemp("crash")
     template = build_workspace(base / "template")
@@ -88,7 +89,9 @@ def reference(
     return template, before, snapshot(done), _record_body(history.get(entry.id)), steps
 
 
-def _check_all_or_nothing(root: Path, before: dict[str, bytes], after: dict[str, bytes], record: dict) -> str:
+def _check_all_or_nothing(
+    root: Path, before: dict[str, bytes], after: dict[str, bytes], record: dict[str, Any]
+) -> str:
     store = MemoryStore.open(root)
     with store.lock.hold("test recovery"):
         recover(store.paths)
@@ -106,7 +109,7 @@ def _check_all_or_nothing(root: Path, before: dict[str, bytes], after: dict[str,
     return "all"
 
 
-def test_sigkill_at_every_step_is_all_or_nothing(tmp_path: Path, reference: tuple) -> None:
+def test_sigkill_at_every_step_is_all_or_nothing(tmp_path: Path, reference: Reference) -> None:
     template, before, after, record, steps = reference
     assert steps >= 20  # manifest, 7 targets and the record, folder syncs, index line
     context = multiprocessing.get_context("fork")
@@ -136,7 +139,7 @@ CHILD = textwrap.dedent(
 
 
 @pytest.mark.parametrize("fraction", [0.2, 0.5, 0.9])
-def test_sigkill_of_a_separate_interpreter(tmp_path: Path, reference: tuple, fraction: float) -> None:
+def test_sigkill_of_a_separate_interpreter(tmp_path: Path, reference: Reference, fraction: float) -> None:
     """The same through the environment hook, in a freshly started interpreter."""
     template, before, after, record, steps = reference
     root = tmp_path / "ws"

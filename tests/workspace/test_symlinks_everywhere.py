@@ -15,11 +15,12 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from watchfiles import watch
-from workspace_support import pristine_sample
+from workspace_support import build_sample_workspace
 
 from ovtui.cli import COMMANDS
 from ovtui.context import ExecutionContext
@@ -30,7 +31,6 @@ from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS
 
-SAMPLE = pristine_sample()  # built from the package's sample data
 CONFIG = '[review]\npolicy = "all"\n[trainer]\nepochs = 1\nmax_wait_seconds = 0.2\n'
 BAD_ROLLOUT = "bad.json"
 # Runs the given commands one after the other through the real entry point, in this process, and
@@ -70,7 +70,7 @@ def test_the_command_list_covers_every_cli_command(tmp_path: Path) -> None:
 def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """A sample workspace with one applied record, and a valid rollout's JSON for the inbox."""
     root = tmp_path_factory.mktemp("template") / "ws"
-    shutil.copytree(SAMPLE, root)
+    build_sample_workspace(root)
     (root / "ovtui.toml").write_text(CONFIG, encoding="utf-8")
     workspace = Workspace(root)
     cases = generate_cases("train", 1, seed=11)
@@ -205,8 +205,8 @@ def test_links_below_the_bookkeeping_are_never_followed(
         else:
             results[" ".join(argv)] = _run(argv)
     assert _listing(outside) == before
-    for argv, done in results.items():
-        assert "Traceback" not in done.stderr, (argv, done.stderr)
+    for command, done in results.items():
+        assert "Traceback" not in done.stderr, (command, done.stderr)
     # The writes were tried, and refused by name.
     trained = results[f"train {ws} --limit 2 --no-eval"]
     assert "memories/trajectories/" in trained.stderr and "lies outside the workspace" in trained.stderr
@@ -266,7 +266,7 @@ def test_every_fsio_writer_refuses_a_final_link_or_a_folder_link_leading_outside
     (root / "file_link").symlink_to(victim)
     (root / "dir_link").symlink_to(victim.parent, target_is_directory=True)
     (root / "plain.txt").write_text("mine", encoding="utf-8")
-    writers = {
+    writers: dict[str, Callable[[Path], object]] = {
         "atomic_write_text": lambda p: fsio.atomic_write_text(p, "x", root=root),
         "remove_file": lambda p: fsio.remove_file(p, root=root),
         "open_in_place": lambda p: os.close(fsio.open_in_place(p, os.O_WRONLY | os.O_APPEND, root=root)),

@@ -1,15 +1,22 @@
-"""Small modals: a confirmation (with an optional extra choice, e.g. force) and a note."""
+"""Small modals: a confirmation (with an optional extra choice) and a note.
+
+Every dialog focuses its default button and says what Enter and Escape do: safe defaults (Cancel)
+for what deletes or overwrites, the action itself where it can be undone (a revert has its own record).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, Literal
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+
+from ovtui.review import Decision
 
 
 def when_confirmed(then: Callable[[], object]) -> Callable[[str | None], None]:
@@ -20,6 +27,10 @@ def when_confirmed(then: Callable[[], object]) -> Callable[[str | None], None]:
             then()
 
     return answered
+
+
+def keys_hint(enter: str) -> str:
+    return f"enter: {enter} · esc: cancel · tab: next button"
 
 
 class ConfirmModal(ModalScreen[str | None]):
@@ -35,6 +46,7 @@ class ConfirmModal(ModalScreen[str | None]):
         confirm: str = "Confirm",
         danger: bool = False,
         extra: tuple[str, str] | None = None,
+        default: Literal["confirm", "cancel"] = "cancel",
     ) -> None:
         super().__init__(classes="danger" if danger else "")
         self.title_text = title
@@ -42,6 +54,7 @@ class ConfirmModal(ModalScreen[str | None]):
         self.confirm_label = confirm
         self.danger = danger
         self.extra = extra
+        self.default = default
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -52,9 +65,11 @@ class ConfirmModal(ModalScreen[str | None]):
                 if self.extra:
                     yield Button(self.extra[1], id=self.extra[0], variant="warning")
                 yield Button("Cancel", id="cancel")
+            enter = self.confirm_label if self.default == "confirm" else "Cancel"
+            yield Label(keys_hint(enter), id="dialog-keys")
 
     def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
+        self.query_one(f"#{self.default}", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None if event.button.id == "cancel" else event.button.id)
@@ -63,33 +78,47 @@ class ConfirmModal(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class NoteModal(ModalScreen[tuple[str, str] | None]):
-    """Approve or reject with a note: dismisses with (decision, note), or None."""
+class NoteModal(ModalScreen[tuple[Decision, str] | None]):
+    """A note on an item: Enter saves the note and keeps the decision; the buttons decide with it.
+
+    Dismisses with (decision, note), or None.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="note.cancel")]
 
-    def __init__(self, target: str, note: str = "") -> None:
+    def __init__(self, target: str, note: str = "", decision: Decision = "pending") -> None:
         super().__init__()
         self.target = target
         self.note = note
+        self.decision = decision
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(f"Decide on {self.target}", id="dialog-title")
+            yield Label(f"Note on {self.target} (now {self.decision})", id="dialog-title")
             yield Input(value=self.note, placeholder="note (optional)", id="note")
             with Horizontal(id="dialog-buttons"):
+                yield Button("Save note", id="save", variant="primary")
                 yield Button("Approve", id="approved", variant="success")
                 yield Button("Reject", id="rejected", variant="error")
                 yield Button("Cancel", id="cancel")
+            yield Label(keys_hint("Save note (keeps the decision)"), id="dialog-keys")
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "cancel":
-            self.dismiss(None)
-            return
-        self.dismiss((str(event.button.id), self.query_one(Input).value.strip()))
+    def _note(self) -> str:
+        return self.query_one("#note", Input).value.strip()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(("approved", event.value.strip()))
+    @on(Button.Pressed, "#save")
+    @on(Input.Submitted, "#note")
+    def _save(self) -> None:
+        self.dismiss((self.decision, self._note()))
 
+    @on(Button.Pressed, "#approved")
+    def _approve(self) -> None:
+        self.dismiss(("approved", self._note()))
+
+    @on(Button.Pressed, "#rejected")
+    def _reject(self) -> None:
+        self.dismiss(("rejected", self._note()))
+
+    @on(Button.Pressed, "#cancel")
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

@@ -8,8 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Label, Markdown, OptionList
+from textual.widgets import Footer, Label, OptionList
 
+from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.errors import OvtuiError
 from ovtui.service import Workspace
 
@@ -33,7 +34,7 @@ class EvidenceScreen(Screen[None]):
         with Horizontal():
             yield OptionList(*(u.removeprefix(prefix) for u in self.uris), id="evidence-list")
             with VerticalScroll(id="evidence-body"):
-                yield Markdown(id="evidence-view")
+                yield TextMarkdown(id="evidence-view")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -45,7 +46,7 @@ class EvidenceScreen(Screen[None]):
         self._show(self.uris[event.option_index])
 
     def _show(self, uri: str) -> None:
-        view = self.query_one(Markdown)
+        view = self.query_one(TextMarkdown)
         try:
             memory = self.workspace.store.read_uri(uri)
         except (OvtuiError, OSError) as exc:

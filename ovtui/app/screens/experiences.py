@@ -11,11 +11,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import DataTable, Footer, Label, Markdown
+from textual.widgets import DataTable, Footer, Label
 
 from ovtui.app.messages import ExperiencesChanged
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
+from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import Experience
 from ovtui.errors import OvtuiError
@@ -59,7 +60,7 @@ class ExperiencesScreen(MainScreen):
         with Horizontal(id="experiences-body"):
             yield VimTable(id="experiences")
             with VerticalScroll(id="experience-view"):
-                yield Markdown(id="experience-markdown")
+                yield TextMarkdown(id="experience-markdown")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -114,7 +115,7 @@ class ExperiencesScreen(MainScreen):
             return
         self.shown = name
         row = self.rows.get(name or "")
-        view = self.query_one("#experience-markdown", Markdown)
+        view = self.query_one("#experience-markdown", TextMarkdown)
         if row is None:
             view.update("*no experience selected*")
             return

@@ -34,6 +34,8 @@ class HistoryScreen(MainScreen):
         Binding("ctrl+r", "revert", "Revert", id="history.revert"),
         Binding("u", "toggle_unified", "Unified", id="history.unified"),
         Binding("escape", "focus_records", "Records", id="history.records", show=False),
+        Binding("l", "focus_diff", "Diff", id="history.diff", show=False),
+        Binding("h", "focus_records", "Records", id="history.records_h", show=False),
     ]
 
     def __init__(self, services: ScreenServices) -> None:
@@ -49,7 +51,7 @@ class HistoryScreen(MainScreen):
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
-        yield Input(placeholder=FILTER_HELP, id="history-filter")
+        yield Input(placeholder=FILTER_HELP, id="history-filter", compact=True)
         with Horizontal(id="history-body"):
             yield VimTable(id="records")
             with Vertical(id="record-detail"):
@@ -144,6 +146,9 @@ class HistoryScreen(MainScreen):
     def action_focus_records(self) -> None:
         self.query_one("#records", VimTable).focus()
 
+    def action_focus_diff(self) -> None:
+        self.query_one("#record-diff", FieldDiff).focus()
+
     def action_toggle_unified(self) -> None:
         diff = self.query_one("#record-diff", FieldDiff)
         diff.unified = not diff.unified
@@ -162,7 +167,7 @@ class HistoryScreen(MainScreen):
             "recreated. The revert gets its own record."
         )
         self.app.push_screen(
-            ConfirmModal("Revert this record?", body, confirm="Revert"),
+            ConfirmModal("Revert this record?", body, confirm="Revert", default="confirm"),
             when_confirmed(lambda: self._revert(record_id, False)),
         )
 
@@ -171,7 +176,7 @@ class HistoryScreen(MainScreen):
         try:
             result = await arevert(self.workspace.store, record_id, force=force)
         except RevertConflictError as exc:
-            self._offer_force(record_id, str(exc))
+            self._offer_force(record_id, exc.conflicts)
             return
         except Exception as exc:
             self.report_error(f"reverting {record_id}", exc)
@@ -185,7 +190,12 @@ class HistoryScreen(MainScreen):
         self.load()
         self.post_message(WorkspaceEdited(history=True, experiences=True))
 
-    def _offer_force(self, record_id: str, reason: str) -> None:
-        body = f"{reason}\n\nForcing overwrites those later changes with the state before the record."
+    def _offer_force(self, record_id: str, conflicts: list[str]) -> None:
+        files = ", ".join(self.relative(uri) for uri in conflicts) or "some files"
+        body = (
+            f"{len(conflicts) or 'Some'} file(s) changed after record {record_id}: {files}.\n\n"
+            "Force revert overwrites those later changes with the state before the record "
+            "(the revert gets its own record)."
+        )
         modal = ConfirmModal("Revert conflict", body, confirm="Force revert", danger=True)
         self.app.push_screen(modal, when_confirmed(lambda: self._revert(record_id, True)))

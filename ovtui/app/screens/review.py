@@ -9,11 +9,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Label, Static
+from textual.widgets import Button, DataTable, Footer, Label, Static
 
 from ovtui.app.diff_model import item_section
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
-from ovtui.app.review_view import apply_message, item_header, item_row, plan_row
+from ovtui.app.review_view import apply_label, apply_message, item_header, item_row, plan_row
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
@@ -33,14 +33,15 @@ class ReviewScreen(MainScreen):
     KEY = "review"
     AUTO_FOCUS = "#items"
     BINDINGS: ClassVar[list[BindingType]] = [
+        # The footer shows these in order and cuts at the terminal's edge: the essential ones first.
         Binding("a", "decide('approved')", "Approve", id="review.approve"),
         Binding("r", "decide('rejected')", "Reject", id="review.reject"),
+        Binding("p", "apply", "Apply", id="review.apply"),
         Binding("n", "note", "Note…", id="review.note"),
         Binding("A", "decide_all('approved')", "Approve all", id="review.approve_all"),
         Binding("R", "decide_all('rejected')", "Reject all", id="review.reject_all"),
         Binding("e", "edit", "Edit", id="review.edit"),
         Binding("o", "evidence", "Evidence", id="review.evidence"),
-        Binding("p", "apply", "Apply", id="review.apply"),
         # Discard and re-plan come before the view toggle: a stale plan is otherwise a dead end.
         Binding("X", "discard", "Discard", id="review.discard"),
         Binding(
@@ -51,6 +52,8 @@ class ReviewScreen(MainScreen):
             tooltip="re-plan every plan with stale items, as one plan",
         ),
         Binding("u", "toggle_unified", "Unified", id="review.unified"),
+        Binding("l", "focus_diff", "Diff", id="review.diff", show=False),
+        Binding("h", "focus_items", "Items", id="review.items", show=False),
     ]
 
     def __init__(self, services: ScreenServices) -> None:
@@ -68,6 +71,7 @@ class ReviewScreen(MainScreen):
                 yield VimTable(id="plans")
                 yield Label("Items", classes="pane-title")
                 yield VimTable(id="items")
+                yield Button(apply_label(self.dry_run), id="apply", disabled=True, compact=True)
             with Vertical(id="detail"):
                 yield Static(id="item-header")
                 yield FieldDiff(
@@ -78,8 +82,9 @@ class ReviewScreen(MainScreen):
 
     def on_mount(self) -> None:
         self.query_one("#plans", VimTable).add_columns("plan", "items", "undecided", "stale")
+        # stale early: it must show even when the target name is long and the pane narrow
         self.query_one("#items", VimTable).add_columns(
-            "#", "decision", "kind", "target", "conf", "evid", "stale"
+            "#", "decision", "stale", "kind", "target", "conf", "evid"
         )
         self.reload()
 
@@ -114,6 +119,7 @@ class ReviewScreen(MainScreen):
         availability = (self.plan is None, self.item is None)
         if availability != self._availability:  # the footer recomposes on every refresh: only when needed
             self._availability = availability
+            self.query_one("#apply", Button).disabled = self.plan is None
             self.refresh_bindings()
         header = self.query_one("#item-header", Static)
         diff = self.query_one(FieldDiff)
@@ -153,6 +159,21 @@ class ReviewScreen(MainScreen):
         if event.row_key.value is not None and int(event.row_key.value) != self.item_index:
             self._show_item(int(event.row_key.value))
 
+    def watch_dry_run(self, dry_run: bool) -> None:
+        for button in self.query("#apply").results(Button):
+            button.label = apply_label(dry_run)
+            button.variant = "warning" if dry_run else "primary"
+
+    @on(Button.Pressed, "#apply")
+    def _apply_pressed(self) -> None:
+        self.action_apply()
+
+    def action_focus_diff(self) -> None:
+        self.query_one(FieldDiff).focus()
+
+    def action_focus_items(self) -> None:
+        self.query_one("#items", VimTable).focus()
+
     def on_pending_changed(self, _: PendingChanged) -> None:
         self.reload()
 
@@ -178,15 +199,19 @@ class ReviewScreen(MainScreen):
         item, index = self.item, self.item_index
         if self.plan is None or item is None or index is None:
             return
-        plan_id, note = self.plan.plan_id, self.plan.decisions[index].note
+        plan_id, current = self.plan.plan_id, self.plan.decisions[index]
 
-        def decided(choice: tuple[str, str] | None) -> None:
+        def decided(choice: tuple[Decision, str] | None) -> None:
             if choice is None:
                 return
             decision, text = choice
+            if decision == current.decision:  # the note alone: no new confirmation, stay on the item
+                self._decide(plan_id, index, decision, text, advance=False)
+                return
             self._confirm_deletes(decision, [item], lambda: self._decide(plan_id, index, decision, text))
 
-        self.app.push_screen(NoteModal(item.target_experience_name, note), decided)
+        modal = NoteModal(item.target_experience_name, current.note, current.decision)
+        self.app.push_screen(modal, decided)
 
     def action_decide_all(self, decision: Decision) -> None:
         if self.plan is None:
@@ -194,7 +219,9 @@ class ReviewScreen(MainScreen):
         plan_id = self.plan.plan_id
         self._confirm_deletes(decision, self.plan.plan.items, lambda: self._decide_all(plan_id, decision))
 
-    def _confirm_deletes(self, decision: str, items: list[PolicyPlanItem], then: Callable[[], None]) -> None:
+    def _confirm_deletes(
+        self, decision: Decision, items: list[PolicyPlanItem], then: Callable[[], None]
+    ) -> None:
         """Approving a delete takes its own confirmation: it removes a file on apply."""
         deletes = [i for i in items if i.kind == "delete_experience"] if decision == "approved" else []
         if not deletes:
@@ -209,14 +236,17 @@ class ReviewScreen(MainScreen):
         )
         self.app.push_screen(modal, when_confirmed(then))
 
-    def _decide(self, plan_id: str, index: int, decision: str, note: str) -> None:
+    def _decide(
+        self, plan_id: str, index: int, decision: Decision, note: str, *, advance: bool = True
+    ) -> None:
         try:
-            self.workspace.pending.decide(plan_id, index, decision, note)  # type: ignore[arg-type]
+            self.workspace.pending.decide(plan_id, index, decision, note)
         except Exception as exc:
             self.report_error("recording the decision", exc)
             return
         self.reload()
-        self.query_one("#items", VimTable).action_cursor_down()  # on to the next item
+        if advance:
+            self.query_one("#items", VimTable).action_cursor_down()  # on to the next item
 
     def _decide_all(self, plan_id: str, decision: Decision) -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from concurrent.futures import Future
 from typing import ClassVar
 
@@ -15,7 +16,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
 from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, RunStarted
-from ovtui.app.run_view import RunProgress, accuracy_line, describe_event, usage_line
+from ovtui.app.run_view import RunProgress, accuracy_line, clock, log_line, usage_line
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.stage_progress import StageProgress
@@ -52,15 +53,29 @@ class RunScreen(MainScreen):
         with Vertical(id="run-body"):
             with Horizontal(id="run-form"):
                 yield Label("dataset", classes="form-label")
-                yield Input(config.dataset, id="dataset", classes="form-input")
+                yield Input(config.dataset, id="dataset", classes="form-input", compact=True)
                 yield Label("epochs", classes="form-label")
-                yield Input(str(config.epochs), id="epochs", type="integer", classes="form-small")
+                yield Input(
+                    str(config.epochs), id="epochs", type="integer", classes="form-small", compact=True
+                )
                 yield Label("batch", classes="form-label")
-                yield Input(str(config.batch_size), id="batch-size", type="integer", classes="form-small")
-                yield Button("Train", id="train", variant="primary")
-                yield Button("Eval", id="eval")
-                yield Button("Stream", id="stream", tooltip="Train on rollouts dropped into inbox/rollouts/")
-                yield Button("Cancel", id="cancel", variant="error", disabled=True)
+                yield Input(
+                    str(config.batch_size),
+                    id="batch-size",
+                    type="integer",
+                    classes="form-small",
+                    compact=True,
+                )
+            with Horizontal(id="run-buttons"):
+                yield Button("Train (t)", id="train", variant="primary", compact=True)
+                yield Button("Eval (v)", id="eval", compact=True)
+                yield Button(
+                    "Stream (s)",
+                    id="stream",
+                    tooltip="Train on rollouts dropped into inbox/rollouts/",
+                    compact=True,
+                )
+                yield Button("Cancel (c)", id="cancel", variant="error", disabled=True, compact=True)
             yield Static("idle", id="run-status")
             for stage, label in (
                 ("rollouts", "rollouts"),
@@ -203,16 +218,16 @@ class RunScreen(MainScreen):
 
     def _apply(self, event: Event) -> None:
         self.progress.apply(event)
-        line = describe_event(event)
+        line = log_line(event)
         if line:
-            self._log(line)
+            self._log(line, stamped=True)
         if event.kind == "run_finished":
             self.last_report = RunReport.model_validate(event.data["report"])
             delta = self.last_report.accuracy_delta
             if delta is not None:
-                self._log(f"accuracy delta: {delta * 100:+.2f}pp")
+                self._log(f"accuracy delta: {delta * 100:+.2f}pp", at=event.at)
             for error in self.last_report.errors[:20]:
-                self._log(f"ERROR: {error}")
+                self._log(f"ERROR: {error}", at=event.at)
 
     def _draw(self) -> None:
         p = self.progress
@@ -229,7 +244,10 @@ class RunScreen(MainScreen):
         for path in message.paths:
             self._log(f"inbox: {path} arrived")
 
-    def _log(self, line: str) -> None:
+    def _log(self, line: str, *, at: float | None = None, stamped: bool = False) -> None:
+        """A line of the log, stamped with ``at`` (an event's time) or now."""
+        if not stamped:
+            line = f"{clock(time.time() if at is None else at)} {line}"
         self.query_one(Log).write_line(line)
 
     def action_leave_input(self) -> None:

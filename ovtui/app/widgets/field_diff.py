@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate
+from typing import ClassVar
 
 from rich.segment import Segment
+from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 
 from ovtui.app.diff_model import DiffSection
 from ovtui.app.diff_render import DiffRow, build_rows, row_height, row_lines
+from ovtui.app.textual_private import set_scroll_range
 
 UNIFIED_BELOW = 100
 
@@ -27,7 +29,17 @@ UNIFIED_BELOW = 100
 class FieldDiff(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     FieldDiff { height: 1fr; scrollbar-gutter: stable; }
+    FieldDiff:focus { background-tint: $foreground 4%; }
     """
+    # The keys of a focused diff (tab or l focuses it), with ids so the help lists them and [keys] moves them.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j,down", "scroll_down", "Line down", id="diff.down", show=False),
+        Binding("k,up", "scroll_up", "Line up", id="diff.up", show=False),
+        Binding("pagedown,space", "page_down", "Page down", id="diff.page_down", show=False),
+        Binding("pageup,b", "page_up", "Page up", id="diff.page_up", show=False),
+        Binding("home,g", "scroll_home", "Top", id="diff.top", show=False),
+        Binding("end,G", "scroll_end", "Bottom", id="diff.bottom", show=False),
+    ]
 
     unified: reactive[bool] = reactive(False)
     """Force the unified view even when there is room for two columns."""
@@ -71,10 +83,7 @@ class FieldDiff(ScrollView, can_focus=True):
         self._lines.clear()
         heights = [row_height(row, width, key[1]) for row in self._rows]
         self._starts = [0, *accumulate(heights)]
-        # Not `self.virtual_size = …`: that re-lays out the whole screen, while only this widget's
-        # scroll range changed (its own size is fixed by the layout).
-        self.set_reactive(Widget.virtual_size, Size(width, self._starts[-1] or 1))
-        self._scroll_update(self.virtual_size)
+        set_scroll_range(self, Size(width, self._starts[-1] or 1))
         self.refresh()
 
     def render_line(self, y: int) -> Strip:

@@ -11,7 +11,7 @@ class StageProgress(Horizontal):
     DEFAULT_CSS = """
     StageProgress { height: 1; }
     StageProgress > .stage-label { width: 14; }
-    StageProgress > ProgressBar { width: 44; }
+    StageProgress > ProgressBar { width: 30; }
     StageProgress > .stage-count { width: 1fr; padding-left: 1; }
     """
 

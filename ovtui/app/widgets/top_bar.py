@@ -25,12 +25,12 @@ DRY_RUN_OFF = "Dry run"
 
 class TopBar(Horizontal):
     DEFAULT_CSS = """
-    TopBar { height: 3; background: $boost; }
-    TopBar > #tabs { width: 1fr; padding: 1 1; }
-    TopBar > #backend { width: auto; padding: 1 2; color: $text-muted; }
-    TopBar > #dry-run-label { width: auto; padding: 1 0 1 1; }
+    TopBar { height: 1; background: $boost; }
+    TopBar > #tabs { width: 1fr; padding: 0 1; }
+    TopBar > #backend { width: auto; padding: 0 2; color: $text-muted; }
+    TopBar > #dry-run-label { width: auto; padding: 0 1; }
     TopBar > #dry-run-label.on { text-style: bold reverse; color: $warning; }
-    TopBar > Switch { width: auto; }
+    TopBar > Switch { width: auto; height: 1; border: none; padding: 0 1 0 0; }
     """
 
     dry_run: reactive[bool] = reactive(False)

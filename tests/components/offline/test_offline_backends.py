@@ -193,7 +193,7 @@ def test_a_success_adds_its_sequence_under_the_facts_it_observed() -> None:
         proposal = proposer.proposal(analysis_of(rollout)[1], [current])
         assert proposal is not None
         current = experience("refund_request", proposal.content)
-    assert rollout.evaluation.passed
+    assert rollout.evaluation is not None and rollout.evaluation.passed
     # One rollout's proposal keeps every fact it observed; merging with others keeps what distinguishes.
     reflect = parse_sections(current.content).reflect
     [never] = [x for x in reflect if x.startswith("- NEVER call refund_payment when")]

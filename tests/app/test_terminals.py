@@ -1,0 +1,132 @@
+"""The app in real terminals (issue #7): the 80×24 floor, too small, diff keys, dry run, dialog defaults."""
+
+from __future__ import annotations
+
+from app_support import PLAN_ID, edit_experience, park_demo_plan, screen_text, settle
+from textual.widgets import Button
+
+from ovtui.app.keys import catalog
+from ovtui.app.registry import binding_sources
+from ovtui.app.screens.confirm import ConfirmModal, NoteModal
+from ovtui.app.screens.too_small import TooSmallScreen
+from ovtui.app.widgets.field_diff import FieldDiff
+
+
+async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        run = screen_text(app)
+        for words in ("Train (t)", "Stream (s)", "Cancel (c)", "Dry run", "1 Run", "4 Experiences"):
+            assert words in run
+        await pilot.press("2")
+        await settle(app, pilot)
+        review = screen_text(app)
+        for words in ("a Approve", "r Reject", "p Apply", "Apply plan (p)", "stale", "Dry run"):
+            assert words in review
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert "^r Revert" in screen_text(app) or "/ Filter" in screen_text(app)
+
+
+async def test_below_the_floor_the_app_says_the_terminal_is_too_small(workspace, make_app):
+    app = make_app(workspace)
+    async with app.run_test(size=(70, 20)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, TooSmallScreen)
+        assert "70×20" in screen_text(app) and "at least 80×24" in screen_text(app)
+        await pilot.resize_terminal(100, 30)
+        await settle(app, pilot)
+        assert not isinstance(app.screen, TooSmallScreen)
+
+
+async def test_at_130x36_the_stale_column_of_the_items_is_visible(workspace, make_app):
+    park_demo_plan(workspace)
+    edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
+    assert workspace.pending.refresh_stale(workspace.experiences())
+    app = make_app(workspace)
+    async with app.run_test(size=(130, 36)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if "decision" in line)
+        first_item = next(line for line in lines if "reservation_cancel" in line and "pending" in line)
+        assert "stale" in header and "STALE" in first_item
+
+
+async def test_the_diff_pane_scrolls_by_keyboard_and_the_help_says_how(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        diff = app.screen.query_one(FieldDiff)
+        await pilot.press("l")
+        await pilot.pause()
+        assert app.focused is diff and diff.max_scroll_y > 0
+        await pilot.press("j")
+        await pilot.pause()
+        assert diff.scroll_y == 1
+        await pilot.press("end")
+        await pilot.pause()
+        assert diff.scroll_y == diff.max_scroll_y
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert diff.scroll_y < diff.max_scroll_y
+        await pilot.press("home")
+        await pilot.pause()
+        assert diff.scroll_y == 0
+        await pilot.press("h")
+        await pilot.pause()
+        assert app.focused is app.screen.query_one("#items")
+        help_rows = {(i.context, i.id) for i in catalog(app, binding_sources(type(app)), app.keymap)}
+        assert {("Diff", "diff.page_down"), ("Diff", "diff.top"), ("Review", "review.diff")} <= help_rows
+
+
+async def test_dry_run_is_shown_in_words_on_the_top_bar_and_the_apply_button(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert str(app.screen.query_one("#apply", Button).label) == "Apply plan (p)"
+        await pilot.press("D")
+        await settle(app, pilot)
+        assert "DRY RUN" in screen_text(app).splitlines()[0]
+        assert str(app.screen.query_one("#apply", Button).label) == "Apply plan — DRY RUN (p)"
+
+
+async def test_enter_in_the_note_dialog_saves_the_note_and_does_not_approve(workspace, make_app):
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        assert isinstance(app.screen, NoteModal)
+        assert "enter: Save note" in screen_text(app)  # the default is shown
+        await pilot.press(*"check the fare rules", "enter")
+        await settle(app, pilot)
+        decision = workspace.pending.get(PLAN_ID).decisions[0]
+        assert (decision.decision, decision.note) == ("pending", "check the fare rules")
+
+
+async def test_the_revert_dialog_focuses_revert_and_says_so(workspace, make_app):
+    park_demo_plan(workspace)
+    workspace.pending.decide_all(PLAN_ID, "rejected")
+    workspace.pending.decide(PLAN_ID, 1, "approved")
+    await workspace.apply_pending(PLAN_ID)
+    app = make_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("3")
+        await settle(app, pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmModal) and dialog.focused is dialog.query_one("#confirm")
+        assert "enter: Revert" in screen_text(app)
+        await pilot.press("enter")
+        await settle(app, pilot)
+    assert not (workspace.root / "memories" / "experiences" / "baggage_allowance.md").exists()

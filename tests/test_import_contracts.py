@@ -1,0 +1,59 @@
+"""The import contracts of pyproject.toml (import-linter) hold, and they do catch a breach.
+
+CI runs ``lint-imports`` too; this test makes the suite prove it, and guards the contracts
+themselves: each is broken on purpose in a copy of the package and must be reported broken.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def lint_imports(project: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"], cwd=project, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_contracts_are_kept() -> None:
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        # Through another module: the kernel may not reach Textual by any path.
+        ("ovtui/events.py", "import ovtui.textual_helper", "The kernel imports neither Textual"),
+        ("ovtui/engine.py", "import ovtui.app", "The kernel imports neither Textual"),
+        ("ovtui/domain.py", "from ovtui import review", "The domain imports nothing of ours"),
+        ("ovtui/components/snapshotter.py", "from ovtui import service", "Components import neither"),
+    ],
+)
+def test_a_breach_is_reported(tmp_path: Path, module: str, line: str, contract: str) -> None:
+    shutil.copytree(ROOT / "ovtui", tmp_path / "ovtui", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "ovtui" / "textual_helper.py").write_text("import textual\n", encoding="utf-8")
+    target = tmp_path / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0, result.stdout
+    assert verdict(result.stdout, contract) == "BROKEN", result.stdout
+
+
+def verdict(report: str, contract: str) -> str:
+    """KEPT or BROKEN: the word that follows the contract's name in the summary (names wrap)."""
+    text = " ".join(report.split())
+    match = re.search(re.escape(contract) + r".*? (KEPT|BROKEN)\b", text)
+    assert match is not None, f"contract {contract!r} not in the report"
+    return match.group(1)
