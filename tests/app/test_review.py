@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, notifications, park_demo_plan, screen_text, settle
+from app_support import PLAN_ID, edit_experience, notifications, park_demo_plan, screen_text, settle
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.evidence import EvidenceScreen
@@ -211,3 +211,22 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
         await pilot.press("P")
         await settle(app, pilot)
         assert "no waiting plan has a stale item" in notifications(messages)
+
+
+async def test_applying_an_all_stale_plan_says_nothing_was_applied(workspace, make_app):
+    """Defect 9 (app side): it said "Applied … wrote 0" and wrote an empty record."""
+    park_demo_plan(workspace)
+    workspace.pending.decide_items(PLAN_ID, [0], "approved")
+    workspace.pending.decide_items(PLAN_ID, None, "rejected")
+    edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        said = [n for n in notifications(messages) if PLAN_ID in n]
+        assert said == [f"Plan {PLAN_ID}: nothing applied: 1 item(s) stale; re-plan it or discard it"]
+    assert HistoryStore(workspace.paths).list() == []
+    assert [p.plan_id for p in workspace.pending.list()] == [PLAN_ID]  # still waiting
