@@ -3,9 +3,18 @@
 200 synthetic rollouts go through the three LLM backends — extract (1 call per rollout), propose
 (1 call per trajectory), merge (1 call per batch of 8) — against the local fake OpenAI server with
 a fixed latency per call. The ideal wall time is ``calls × latency / max_concurrency``: what a
-perfectly packed client would need. Run from the repository root::
+perfectly packed client would need.
+
+Prompt tokens are counted per stage and per rollout in three store states (empty; 5 experiences;
+5 experiences each linked to 11 trajectories), like issue #13's figures. Tokens are ESTIMATED at 4
+characters per token over everything billed as prompt (messages, response format, tools): tiktoken
+cannot fetch its cl100k encoding offline. The goal is issue #13's: at most 0.3x OpenViking's tokens
+per rollout, where ovtui's 4,448 / 5,466 / 6,604 cl100k tokens were about 0.5x of them, so the
+goal per state is 0.6x of those figures. Run from the repository root::
 
     .venv/bin/python bench/llm_calls.py [--rollouts 200] [--latency 0.1] [--concurrency 16]
+
+The last line printed is one JSON object: figures, floor and goals.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -53,6 +63,12 @@ from tests.fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 INTENTS = 10
 EXISTING = 5  # intents that already have an experience
 BATCH = 8
+LINKS = 11
+# Issue #13: ovtui's cl100k prompt tokens per rollout in three store states, about 0.5x OpenViking's.
+ISSUE_TOKENS = {"empty": 4448, "experiences": 5466, "linked": 6604}
+GOAL_OF_OPENVIKING = 0.3
+ISSUE_SHARE_OF_OPENVIKING = 0.5
+TOKEN_ROLLOUTS = 48  # rollouts per extra store state (tokens only)
 SECTIONS = "## Situation\n- {intent} requests\n## Approach\n- look the record up first\n## Reflect\n- {rule}"
 
 
@@ -95,12 +111,22 @@ def answer(request: RecordedRequest) -> Reply:
 
 
 # --- a synthetic workload -------------------------------------------------------------------------
-def make_workspace(root: Path) -> MemoryStore:
+def make_workspace(root: Path, existing: int = EXISTING, links: int = 0) -> MemoryStore:
     folder = root / "memories" / "experiences"
     folder.mkdir(parents=True)
-    for i in range(EXISTING):
+    for i in range(existing):
         name = f"intent_{i}"
-        fields = {"experience_name": name, "memory_type": "experiences", "status": "production", "version": 1}
+        fields: dict[str, object] = {
+            "experience_name": name,
+            "memory_type": "experiences",
+            "status": "production",
+            "version": 1,
+        }
+        if links:
+            fields["derived_from"] = [
+                f"viking://user/default/memories/trajectories/{name}_case_{n}_20261130T120000.md"
+                for n in range(links)
+            ]
         text = render_memory(SECTIONS.format(intent=name, rule="ALWAYS confirm"), fields)
         (folder / f"{name}.md").write_text(text, encoding="utf-8")
     return MemoryStore.open(root)
@@ -218,65 +244,113 @@ async def floor(client: LLMClient, calls: int) -> float:
     return time.perf_counter() - started
 
 
-async def main(count: int, latency: float, concurrency: int, aiohttp: bool) -> None:
-    with tempfile.TemporaryDirectory() as tmp, server_process(latency) as (base_url, server_stats):
-        store = make_workspace(Path(tmp))
-        policy = ExperienceSetLoader(store).load_sync()
-        config = LLMConfig(
-            backend="openai",
-            base_url=base_url,
-            model="fake-model",
-            api_key_env="OVTUI_BENCH_NO_KEY",
-            max_concurrency=concurrency,
-            timeout=30,
-        )
-        client = LLMClient(config, http_client=openai.DefaultAioHttpClient() if aiohttp else None)
-        backends = (
-            LLMTrajectoryExtractor(client, store),
-            LLMGradientProposer(client, store),
-            LLMPlanMerger(client, store),
-        )
-        rollouts = [make_rollout(i) for i in range(count)]
-        batches = [rollouts[i : i + BATCH] for i in range(0, count, BATCH)]
-        started, cpu_started = time.perf_counter(), time.process_time()
-        decisions = await asyncio.gather(*(train_batch(b, store, policy, backends) for b in batches))
-        wall = time.perf_counter() - started
-        cpu = time.process_time() - cpu_started
-        stages, total = client.usage.stages(), client.usage.total
-        calls = total.calls
-        bare = await floor(client, calls)
-        await client.aclose()
-
-        expected = 2 * count + len(batches)  # 1 extract + 1 propose (one trajectory each) + 1 merge/batch
-        ideal = calls * latency / concurrency
-        print(
-            f"rollouts={count} batches={len(batches)} latency={latency * 1000:.0f}ms "
-            f"concurrency={concurrency}"
-        )
-        for name, usage in stages.items():
-            print(
-                f"  {name:<8} calls={usage.calls:<4} prompt_tokens={usage.prompt_tokens:<8} "
-                f"completion_tokens={usage.completion_tokens}"
-            )
-        print(
-            f"LLM calls: {calls} (expected {expected}) = {calls / count:.3f} per rollout "
-            f"(target {1 + 1 + 1 / BATCH:.3f})"
-        )
-        print(
-            f"prompt tokens per rollout: {total.prompt_tokens / count:.0f} "
-            "(fake server estimate: 4 chars per token)"
-        )
-        print(f"client CPU: {cpu:.2f}s = {cpu / calls * 1000:.1f} ms per call")
-        print(f"wall time: {wall:.2f}s; ideal {ideal:.2f}s; ratio {wall / ideal:.2f}x (target <= 1.25x)")
-        print(
-            f"floor: {calls} bare calls take {bare:.2f}s = {bare / ideal:.2f}x the ideal on this machine "
-            f"({'aiohttp' if aiohttp else 'httpx'} transport)"
-        )
-    requests, peak = server_stats
-    print(
-        f"merge decisions: {sum(decisions)}; HTTP requests: {requests} (incl. the floor's); "
-        f"peak in flight: {peak}"
+def make_client(base_url: str, concurrency: int, aiohttp: bool) -> LLMClient:
+    config = LLMConfig(
+        backend="openai",
+        base_url=base_url,
+        model="fake-model",
+        api_key_env="OVTUI_BENCH_NO_KEY",
+        max_concurrency=concurrency,
+        timeout=30,
     )
+    return LLMClient(config, http_client=openai.DefaultAioHttpClient() if aiohttp else None)
+
+
+async def run_state(client: LLMClient, root: Path, count: int, existing: int, links: int) -> dict[str, Any]:
+    """Train ``count`` rollouts in batches against a store in one state; calls, tokens and times."""
+    store = make_workspace(root, existing, links)
+    policy = ExperienceSetLoader(store).load_sync()
+    backends = (
+        LLMTrajectoryExtractor(client, store),
+        LLMGradientProposer(client, store),
+        LLMPlanMerger(client, store),
+    )
+    rollouts = [make_rollout(i) for i in range(count)]
+    batches = [rollouts[i : i + BATCH] for i in range(0, count, BATCH)]
+    started, cpu_started = time.perf_counter(), time.process_time()
+    decisions = await asyncio.gather(*(train_batch(b, store, policy, backends) for b in batches))
+    wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
+    stages, total = client.usage.stages(), client.usage.total
+    return {
+        "rollouts": count,
+        "batches": len(batches),
+        "calls": total.calls,
+        "expected_calls": 2 * count + len(batches),  # 1 extract + 1 propose + 1 merge per batch
+        "prompt_tokens_per_rollout": total.prompt_tokens / count,
+        "prompt_tokens_per_rollout_by_stage": {n: u.prompt_tokens / count for n, u in stages.items()},
+        "calls_by_stage": {n: u.calls for n, u in stages.items()},
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "merge_decisions": sum(decisions),
+    }
+
+
+async def main(count: int, latency: float, concurrency: int, aiohttp: bool) -> None:
+    states = {"empty": (0, 0), "experiences": (EXISTING, 0), "linked": (EXISTING, LINKS)}
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp, server_process(latency) as (base_url, server_stats):
+        for state, (existing, links) in states.items():
+            client = make_client(base_url, concurrency, aiohttp)
+            timed = state == "experiences"  # the wall-time figure comes from the full-size run
+            results[state] = await run_state(
+                client, Path(tmp) / state, count if timed else TOKEN_ROLLOUTS, existing, links
+            )
+            if timed:
+                results[state]["floor_s"] = await floor(client, results[state]["calls"])
+            await client.aclose()
+    requests, peak = server_stats
+
+    main_run = results["experiences"]
+    calls = main_run["calls"]
+    ideal = calls * latency / concurrency
+    print(f"rollouts={count} latency={latency * 1000:.0f}ms concurrency={concurrency}")
+    print(
+        f"LLM calls: {calls} (expected {main_run['expected_calls']}) = {calls / count:.3f} per rollout "
+        f"(target {1 + 1 + 1 / BATCH:.3f})"
+    )
+    print("prompt tokens per rollout (estimate: 4 chars per token over messages, response format, tools):")
+    goals = {}
+    for state, figures in results.items():
+        openviking = ISSUE_TOKENS[state] / ISSUE_SHARE_OF_OPENVIKING
+        goals[state] = GOAL_OF_OPENVIKING * openviking
+        figures["share_of_openviking"] = figures["prompt_tokens_per_rollout"] / openviking
+        by_stage = ", ".join(f"{n} {v:.0f}" for n, v in figures["prompt_tokens_per_rollout_by_stage"].items())
+        print(
+            f"  {state:<12} {figures['prompt_tokens_per_rollout']:6.0f}  ({by_stage}) = "
+            f"{figures['share_of_openviking']:.2f}x OpenViking's ~{openviking:.0f} "
+            f"(goal <= {goals[state]:.0f})"
+        )
+    print(f"client CPU: {main_run['cpu_s']:.2f}s = {main_run['cpu_s'] / calls * 1000:.1f} ms per call")
+    wall = main_run["wall_s"]
+    print(f"wall time: {wall:.2f}s; ideal {ideal:.2f}s; ratio {wall / ideal:.2f}x (target <= 1.2x)")
+    print(
+        f"floor: {calls} bare calls take {main_run['floor_s']:.2f}s = {main_run['floor_s'] / ideal:.2f}x "
+        f"the ideal on this machine ({'aiohttp' if aiohttp else 'httpx'} transport)"
+    )
+    print(f"HTTP requests: {requests} (incl. the floor's); peak in flight: {peak}")
+    summary = {
+        "bench": "llm_calls",
+        "figures": {
+            "calls_per_rollout": calls / count,
+            "wall_over_ideal": wall / ideal,
+            "states": results,
+            "peak_in_flight": peak,
+        },
+        "floor": {"ideal_s": ideal, "bare_calls_over_ideal": main_run["floor_s"] / ideal},
+        "baseline": {
+            "issue_cl100k_tokens_per_rollout": ISSUE_TOKENS,
+            "issue_share": ISSUE_SHARE_OF_OPENVIKING,
+        },
+        "goals": {
+            "calls_per_rollout": 1 + 1 + 1 / BATCH,
+            "wall_over_ideal": 1.2,
+            "share_of_openviking": GOAL_OF_OPENVIKING,
+            "prompt_tokens_per_rollout": goals,
+        },
+        "token_estimate": "4 chars per token (tiktoken's cl100k encoding is not available offline)",
+    }
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

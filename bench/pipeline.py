@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -104,7 +105,22 @@ def main() -> None:
         f"  baseline analyze+estimate only: median {statistics.median(baseline):.2f} s"
         f" → {base_rate:.0f} rollouts/s"
     )
-    print(f"  ratio full/baseline time: {statistics.median(full) / statistics.median(baseline):.2f}×")
+    ratio = statistics.median(full) / statistics.median(baseline)
+    print(f"  ratio full/baseline time: {ratio:.2f}×  (goal ≤ 1.5×)")
+    summary = {
+        "bench": "pipeline",
+        "figures": {
+            "rollouts": args.rollouts,
+            "experiences": args.experiences,
+            "batch": args.batch,
+            "full_s": statistics.median(full),
+            "rollouts_per_s": rate,
+            "full_over_baseline": ratio,
+        },
+        "baseline": {"analyze_estimate_s": statistics.median(baseline), "rollouts_per_s": base_rate},
+        "goals": {"full_over_baseline": 1.5, "rollouts_per_s_quiet_2_cores": 200},
+    }
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def baseline_load(folder: Path) -> float:
     return time.perf_counter() - started
 
 
-def bench_load(store: MemoryStore, reps: int) -> None:
+def bench_load(store: MemoryStore, reps: int) -> dict[str, float]:
     loader = ExperienceSetLoader(store)
 
     def run() -> float:
@@ -88,9 +88,10 @@ def bench_load(store: MemoryStore, reps: int) -> None:
         f"samples {[round(s, 3) for s in samples]}"
     )
     print(f"  baseline read+json.loads: {base:.3f} s → loader/baseline ratio {load / base:.1f}x")
+    return {"load_s": load, "load_baseline_s": base, "load_over_baseline": load / base, "experiences": count}
 
 
-def bench_applies(store: MemoryStore, applies: int, reps: int) -> None:
+def bench_applies(store: MemoryStore, applies: int, reps: int) -> dict[str, float]:
     floor = filesystem_floor(store.paths.root / ".bench-floor", 300)
     print(
         f"file-system floor of one apply (the same 7 fsyncs, 3 renames, mkdir, unlink; no Python "
@@ -127,6 +128,13 @@ def bench_applies(store: MemoryStore, applies: int, reps: int) -> None:
         f"{applies} single-item applies with fsync: median {rate:.0f} applies/s (target ≥ 200/s) "
         f"samples {[round(s) for s in samples]}, CPU (user+sys) {statistics.median(cpu) * 1000:.2f} ms/apply"
     )
+    print(f"  share of the file-system floor: {rate * floor:.2f} (goal >= 0.5)")
+    return {
+        "applies_per_s": rate,
+        "floor_applies_per_s": 1 / floor,
+        "share_of_floor": rate * floor,
+        "cpu_ms_per_apply": statistics.median(cpu) * 1000,
+    }
 
 
 def filesystem_floor(folder: Path, count: int) -> float:
@@ -181,7 +189,7 @@ def fill_history(store: MemoryStore, records: int) -> None:
     history.append_index(*entries)
 
 
-def bench_history(root: Path, records: int, reps: int) -> None:
+def bench_history(root: Path, records: int, reps: int) -> dict[str, float]:
     store = MemoryStore.open(root)
     fill_history(store, records)
 
@@ -202,7 +210,9 @@ def bench_history(root: Path, records: int, reps: int) -> None:
     # Drop one index line: the next listing finds the gap by scandir and restores it.
     lines = store.paths.history.joinpath("index.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     store.paths.history.joinpath("index.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")
-    print(f"  with one index line missing (repaired): {run():.3f} s")
+    repaired = run()
+    print(f"  with one index line missing (repaired): {repaired:.3f} s")
+    return {"list_s": full, "list_by_uri_s": by_uri, "list_repaired_s": repaired, "records": records}
 
 
 def main() -> None:
@@ -216,9 +226,21 @@ def main() -> None:
         started = time.perf_counter()
         store = generate(Path(tmp) / "ws", args.experiences)
         print(f"generated {args.experiences} experiences in {time.perf_counter() - started:.1f} s ({tmp})")
-        bench_load(store, args.reps)
-        bench_applies(store, args.applies, args.reps)
-        bench_history(Path(tmp) / "hist", args.records, max(args.reps, 5))
+        figures = {
+            "load": bench_load(store, args.reps),
+            "applies": bench_applies(store, args.applies, args.reps),
+            "history": bench_history(Path(tmp) / "hist", args.records, max(args.reps, 5)),
+        }
+    summary = {
+        "bench": "store",
+        "figures": figures,
+        "floor": {
+            "load_read_json_s": figures["load"]["load_baseline_s"],
+            "apply_filesystem_per_s": figures["applies"]["floor_applies_per_s"],
+        },
+        "goals": {"load_s": 1.5, "applies_share_of_floor": 0.5, "list_s": 0.3},
+    }
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

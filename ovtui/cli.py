@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "check": "ovtui.cli_commands.check",
     "init": "ovtui.cli_commands.init",
     "review": "ovtui.cli_commands.review",
+    "env": "ovtui.cli_commands.env",
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

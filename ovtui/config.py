@@ -9,7 +9,7 @@ import math
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -69,6 +69,8 @@ class TrainerConfig(Section):
     # How rollouts reach the engine (names in ovtui.registry.TRAINERS): in `train`, and in streaming.
     train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
     stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
+    # Runs of every eval case (baseline, final, eval); above 1 the report gives pass^k.
+    eval_trials: int = Field(1, ge=1, le=32)
 
 
 class ReviewConfig(Section):
@@ -99,6 +101,47 @@ class UIConfig(Section):
     theme: str = "textual-dark"
 
 
+class Tau2Config(Section):
+    """``[tau2]``: how tau2 episodes run (the agent is ``[llm]``, the simulator ``[user_simulator]``)."""
+
+    max_turns: int = Field(30, ge=1, le=200)
+    # Recorded conversations (JSONL, workspace-relative) for `[trainer] agent = "tau2-replay"`.
+    replay: str | None = None
+
+
+class RemoteDatasetConfig(Section):
+    """``[datasets.NAME]``: a dataset served by a benchmark service (``ovtui env serve``).
+
+    ``url`` is one URL or a list: executions spread over them. ``split``, when set, is the one
+    split the service is asked for (train and eval alike); otherwise train uses "train" and eval
+    the split asked for. The key lives in the environment variable ``api_key_env`` names.
+    """
+
+    url: str | list[str]
+    split: str | None = None
+    dataset: str | None = None
+    domain: str | None = None
+    filters: dict[str, Any] = Field(default_factory=dict)
+    api_key_env: str | None = None
+    max_in_flight: int = Field(32, ge=1, le=1024)
+    timeout: float = Field(600.0, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _http_urls(cls, value: str | list[str]) -> str | list[str]:
+        urls = [value] if isinstance(value, str) else value
+        if not urls:
+            raise ValueError("give at least one URL")
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http:// or https:// URL")
+        return value
+
+    @property
+    def urls(self) -> list[str]:
+        return [self.url] if isinstance(self.url, str) else list(self.url)
+
+
 class OvtuiConfig(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     trainer: TrainerConfig = Field(default_factory=TrainerConfig)
@@ -106,6 +149,10 @@ class OvtuiConfig(Section):
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     ui: UIConfig = Field(default_factory=UIConfig)
     keys: dict[str, str] = Field(default_factory=dict, max_length=256)
+    datasets: dict[str, RemoteDatasetConfig] = Field(default_factory=dict)
+    # The tau2 user simulator: its own model settings, so agent and simulator may differ.
+    user_simulator: LLMConfig | None = None
+    tau2: Tau2Config = Field(default_factory=Tau2Config)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:
@@ -120,6 +167,10 @@ def load_config(root: Path) -> OvtuiConfig:
     path = root / CONFIG_NAME
     if not path.exists():
         return OvtuiConfig()
+    return load_config_file(path)
+
+
+def load_config_file(path: Path) -> OvtuiConfig:
     try:
         data = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration")
         raw = tomllib.loads(data.decode("utf-8"))
@@ -138,5 +189,6 @@ def load_config(root: Path) -> OvtuiConfig:
 def save_config(root: Path, config: OvtuiConfig) -> None:
     from ovtui.workspace.fsio import atomic_write_text
 
-    data = config.model_dump(mode="json", exclude_defaults=False)
+    # TOML has no null: an unset optional key (e.g. [user_simulator], [tau2] replay) is left out.
+    data = config.model_dump(mode="json", exclude_defaults=False, exclude_none=True)
     atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data), root=root)

@@ -209,6 +209,7 @@ class PatchSemanticGradient(Model):
     def target_experience_uri(self) -> str | None:
         return self.before_file.uri if self.before_file is not None else self.after_file.uri
 
+
 PolicyPlanItemKind = Literal["upsert_experience", "delete_experience"]
 
 

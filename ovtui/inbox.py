@@ -25,6 +25,7 @@ from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.workspace import fsio
+from ovtui.workspace.intake import INTAKE_FILE, INTAKE_KEY, content_key, was_taken
 from ovtui.workspace.paths import WorkspacePaths
 
 Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
@@ -83,14 +84,20 @@ class InboxProcessor:
                 continue
 
     def load(self, path: Path) -> Rollout | None:
+        """The rollout in an inbox file, or None when the file was rejected (with its reason)."""
+        data = self._read(path)
+        return None if data is None else self._parse(path, data)
+
+    def _read(self, path: Path) -> bytes | None:
         try:
-            data = read_bounded(path, MAX_ROLLOUT_BYTES, what="the file", shown=path.name)
+            return read_bounded(path, MAX_ROLLOUT_BYTES, what="the file", shown=path.name)
         except OvtuiError as exc:
             self.reject(path, str(exc))
-            return None
         except OSError as exc:
             self.reject(path, f"cannot read: {exc}")
-            return None
+        return None
+
+    def _parse(self, path: Path, data: bytes) -> Rollout | None:
         try:
             return Rollout.model_validate_json(data)
         except ValidationError as exc:
@@ -142,26 +149,38 @@ class InboxProcessor:
             self._progress()
 
     async def _train(self, path: Path) -> None:
-        loaded = self.load(path)
-        rollout = await self._graded(path, loaded) if loaded is not None else None
+        data = self._read(path)
+        if data is None:
+            return
+        key = content_key(data)
+        if was_taken(self.paths, key):  # trained on before a restart, but not moved yet
+            self._finish(path, [], note="already taken before a restart; not trained again")
+            return
+        parsed = self._parse(path, data)
+        rollout = await self._graded(path, parsed) if parsed is not None else None
         if rollout is None:
             return
+        rollout.metadata.update({INTAKE_KEY: key, INTAKE_FILE: path.name})
         try:
             result = await self.submit(rollout)
         except Exception as exc:
             self.reject(path, f"training failed: {type(exc).__name__}: {exc}")
             return
+        graded = bool(rollout.evaluation and rollout.evaluation.metadata.get("graded_by"))
+        self._finish(path, result.errors, gradients=len(result.gradients), evaluated=graded)
+
+    def _finish(
+        self, path: Path, errors: list[str], note: str = "", *, gradients: int = 0, evaluated: bool = False
+    ) -> None:
         try:
             self._move(path, self.done)
         except (OvtuiError, OSError) as exc:
             self.events.log(f"could not move {self.paths.relative(path)} to done/: {exc}", level="error")
+        if note:
+            self.events.log(f"{self.paths.relative(path)}: {note}")
         self.processed += 1
         self.events.emit(
-            "inbox_processed",
-            file=path.name,
-            gradients=len(result.gradients),
-            evaluated=bool(rollout.evaluation and rollout.evaluation.metadata.get("graded_by")),
-            errors=result.errors,
+            "inbox_processed", file=path.name, gradients=gradients, evaluated=evaluated, errors=errors
         )
 
     def scan(self) -> None:

@@ -136,6 +136,17 @@ def summarise(
 ) -> StageReport:
     graded = [r for r in rollouts if r.evaluation is not None]
     passed = sum(1 for r in graded if r.evaluation and r.evaluation.passed)
+    results: dict[str, list[int]] = {}
+    for r in rollouts:
+        results.setdefault(r.case.name, []).append(int(bool(r.evaluation and r.evaluation.passed)))
+    floors = [r.case.metadata.get("do_nothing_reward") for r in rollouts]
+    # The floor, when every case carries it (one count per case, whatever the trials).
+    firsts = {r.case.name: r.case.metadata.get("do_nothing_reward") for r in rollouts}
+    do_nothing = (
+        int(sum(float(v) >= 1.0 for v in firsts.values() if isinstance(v, int | float)))
+        if rollouts and all(isinstance(v, int | float) for v in floors)
+        else None
+    )
     reward = sum(r.evaluation.score for r in graded if r.evaluation) / len(graded) if graded else 0.0
     return StageReport(
         stage=stage,
@@ -146,4 +157,6 @@ def summarise(
         commits=commits,
         errors=errors,
         failed_cases=[r.case.name for r in graded if r.evaluation and not r.evaluation.passed],
+        results=results,
+        do_nothing_passed=do_nothing,
     )

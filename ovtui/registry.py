@@ -3,14 +3,14 @@
 The engine and the pipeline know only the Protocols of ``ovtui.interfaces``. Which class stands
 behind each one in a run is chosen here, by the name ``ovtui.toml`` gives:
 
-=============  ==========================  =======================================  =================
+=============  ==========================  =======================================  ========================
 registry       builds                      chosen by                                built in
-=============  ==========================  =======================================  =================
-EXECUTORS      RolloutExecutor             ``[trainer] agent``                      sample, llm
-CASE_SOURCES   CaseLoader                  the dataset (``jsonl`` for a local one)  jsonl
+=============  ==========================  =======================================  ========================
+EXECUTORS      RolloutExecutor             ``[trainer] agent``                      sample, llm, tau2-replay
+CASE_SOURCES   CaseLoader                  the dataset (``jsonl`` for a local one)  jsonl, remote
 TRAINERS       PolicyTrainer               ``[trainer] train_with`` / stream_with   batch, streaming
 BACKENDS       extractor/proposer/merger   ``[llm] backend``                        offline, openai
-=============  ==========================  =======================================  =================
+=============  ==========================  =======================================  ========================
 
 To add one (an environment's executor, a remote case source, a trainer, a backend):
 
@@ -141,6 +141,17 @@ def _single_turn_llm(resources: Resources) -> RolloutExecutor:
     return SingleTurnLLMRolloutExecutor(resources.llm(), evaluator=SampleEvaluator())
 
 
+@EXECUTORS.register("tau2-replay")
+def _tau2_replay(resources: Resources) -> RolloutExecutor:
+    """Recorded tau2 airline conversations (``[tau2] replay``), replayed and graded offline."""
+    from ovtui.environments.tau2_airline.replay import ReplayRolloutExecutor
+
+    replay = resources.config.tau2.replay
+    if not replay:
+        raise ConfigError('[trainer] agent = "tau2-replay" needs [tau2] replay = "<recorded.jsonl>"')
+    return ReplayRolloutExecutor.from_file(resources.paths.inside(resources.paths.root / replay))
+
+
 # --- case sources: where cases come from ----------------------------------------------------------
 @CASE_SOURCES.register("jsonl")
 def _jsonl_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
@@ -149,11 +160,18 @@ def _jsonl_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
     return JsonlCaseLoader(resources.paths, query.dataset, query.split, query.batch_size, query.limit)
 
 
+@CASE_SOURCES.register("remote")
+def _remote_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
+    """A dataset declared as ``[datasets.NAME] url = …``: its cases come from the service (whose
+    executions the workspace then uses as its executor, see ``Workspace.executor``)."""
+    from ovtui.components.datasets import remote_case_loader
+
+    return remote_case_loader(resources.config, query.dataset, query.split, query.batch_size, query.limit)
+
+
 # --- trainers: how rollouts are fed to the engine -------------------------------------------------
 @TRAINERS.register("batch")
-def _batch_trainer(
-    resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
-) -> PolicyTrainer:
+def _batch_trainer(resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
     from ovtui.components.policy_trainer import BatchPolicyTrainer
 
     return BatchPolicyTrainer(engine)

@@ -20,6 +20,15 @@ class StageReport(Model):
     commits: int | None = None
     errors: int | None = None
     failed_cases: list[str] = Field(default_factory=list)
+    # Case name -> 1/0 per trial (several with [trainer] eval_trials > 1): flips, pass^k, the CI.
+    results: dict[str, list[int]] = Field(default_factory=dict)
+    # What an agent that does nothing scores on these cases, when the environment says
+    # (case.metadata["do_nothing_reward"], e.g. tau2 airline): the floor to compare against.
+    do_nothing_passed: int | None = None
+
+    @property
+    def trials(self) -> int:
+        return min((len(t) for t in self.results.values()), default=1)
 
     @property
     def accuracy(self) -> float:
@@ -35,6 +44,11 @@ class StageReport(Model):
         return text
 
 
+def _names(names: list[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" (+{len(names) - limit} more)" if len(names) > limit else "") if names else "none"
+
+
 class RunReport(Model):
     run_id: str
     command: str
@@ -46,6 +60,7 @@ class RunReport(Model):
     history_ids: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     inbox: dict[str, int] = Field(default_factory=dict)  # streaming: files processed / rejected
+    services: dict[str, int] = Field(default_factory=dict)  # remote dataset: executions per service URL
     cancelled: bool = False
 
     def stage(self, name: str) -> StageReport | None:
@@ -71,12 +86,48 @@ class RunReport(Model):
                 f"final accuracy: {last.accuracy:.2%} ({last.passed}/{last.cases})",
                 f"accuracy delta: {self.accuracy_delta * 100:+.2f}pp",
             ]
+        lines += self._statistics(first, last)
+        if self.services:
+            spread = ", ".join(f"{n} on {url}" for url, n in self.services.items())
+            lines.append(f"executions: {spread}")
         if self.pending_plans:
             lines.append(f"{len(self.pending_plans)} plan(s) waiting for review: `ovtui review` (or the app)")
         if self.errors:
             lines.append(f"{len(self.errors)} error(s):")
             lines += [f"  - {e}" for e in self.errors[:20]]
         return "\n".join(lines)
+
+    def _statistics(self, first: StageReport | None, last: StageReport | None) -> list[str]:
+        """Flips, the bootstrap interval of the delta, pass^k and the do-nothing floor."""
+        from ovtui.report_stats import bootstrap_delta, flips, pass_hat_k
+
+        lines: list[str] = []
+        if first and last and first.results and last.results:
+            fixed, broken = flips(first.results, last.results)
+            lines.append(f"fail→pass ({len(fixed)}): {_names(fixed)}")
+            lines.append(f"pass→fail ({len(broken)}): {_names(broken)}")
+            interval = bootstrap_delta(first.results, last.results)
+            if interval is not None:
+                lines.append(
+                    f"accuracy delta 95% CI (paired bootstrap over cases): "
+                    f"[{interval[0] * 100:+.2f}pp, {interval[1] * 100:+.2f}pp]"
+                )
+        for stage in (s for s in self.stages if s.stage != "train_epoch"):
+            if stage.trials > 1:
+                ks = ", ".join(
+                    f"pass^{k}={value:.2%}"
+                    for k in range(1, stage.trials + 1)
+                    if (value := pass_hat_k(stage.results, k)) is not None
+                )
+                lines.append(f"[{stage.stage}] {stage.trials} trials per case: {ks}")
+            if stage.do_nothing_passed is not None:
+                n = stage.cases // max(1, stage.trials)
+                lines.append(
+                    f"[{stage.stage}] do-nothing baseline: {stage.do_nothing_passed}/{n} "
+                    f"({stage.do_nothing_passed / max(1, n):.2%}) — what an agent that changes nothing and "
+                    "says nothing scores here; accuracy at or below it is not learning"
+                )
+        return lines
 
 
 @dataclass

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from filelock import FileLock, Timeout
 from pydantic import Field
+from watchfiles import awatch
 
 from ovtui.context import ApplyOptions
 from ovtui.domain import (
@@ -32,10 +36,19 @@ from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
 from ovtui.memory.memory_diff import ReviewDecision
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
+from ovtui.workspace.locks import DEFAULT_TIMEOUT_S
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
 Decision = Literal["pending", "approved", "rejected"]
+
+LOCKS_FOLDER = ".locks"
+_LOCK_POLL_S = 0.001
+# A waiting run hears of a settled plan within a watcher step; it re-reads the file at least this
+# often anyway (a lost file event costs a second, never a hang).
+_WATCH_DEBOUNCE_MS = 20
+_WATCH_STEP_MS = 10
+_WATCH_RECHECK_MS = 1000
 
 
 class ItemDecision(Model):
@@ -175,40 +188,74 @@ async def apply_reviewed(
 
 
 class PendingPlans:
-    """``.ovtui/pending/<plan_id>.json``; in-process waiters are woken when a plan is settled."""
+    """``.ovtui/pending/<plan_id>.json``, a store that several processes write.
 
-    def __init__(self, store: MemoryStore) -> None:
+    One writer discipline: every change is a read-modify-write of one plan file under that plan's
+    OS file lock (``.ovtui/pending/.locks/<plan_id>.lock``), so a person's decision in the app and a
+    stale-marking or settling in a worker process never overwrite each other. A run waiting for a
+    decision watches the plan file, so a plan settled by any process wakes it.
+    """
+
+    def __init__(self, store: MemoryStore, *, lock_timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.store = store
         self.folder = store.paths.state / "pending"
+        self.lock_timeout = lock_timeout
         self._settled: dict[str, asyncio.Event] = {}
 
     def _path(self, plan_id: str) -> Path:
         return self.folder / f"{validate_name(plan_id, what='plan id')}.json"
+
+    @contextmanager
+    def _locked(self, plan_id: str) -> Iterator[None]:
+        folder = self.folder / LOCKS_FOLDER
+        folder.mkdir(parents=True, exist_ok=True)
+        name = validate_name(plan_id, what="plan id")
+        lock = FileLock(str(folder / f"{name}.lock"), thread_local=False, is_singleton=False)
+        try:
+            lock.acquire(timeout=self.lock_timeout, poll_interval=_LOCK_POLL_S)
+        except Timeout:
+            raise OvtuiError(
+                f"pending plan {plan_id!r} stayed locked for {self.lock_timeout:.0f}s by another writer"
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _update(self, plan_id: str, change: Callable[[PendingPlan], bool | None]) -> PendingPlan:
+        """Read, change and save one plan under its lock (``change`` returning False skips the save)."""
+        with self._locked(plan_id):
+            pending = self.get(plan_id)
+            if change(pending) is not False:
+                self._write(pending)
+        return pending
 
     def park(
         self,
         plan: PolicyUpdatePlan,
         decisions: list[ItemDecision],
         run_id: str | None = None,
+        stale: builtins.list[int] | None = None,
         evidence: builtins.list[RolloutAnalysis] | None = None,
     ) -> PendingPlan:
         plan_id = str(plan.metadata.get("plan_id") or "")
         pending = PendingPlan(
-            plan_id=plan_id, plan=plan, decisions=decisions, run_id=run_id, evidence=evidence or []
+            plan_id=plan_id,
+            plan=plan,
+            decisions=decisions,
+            run_id=run_id,
+            stale=list(stale or []),
+            evidence=evidence or [],
         )
         self.save(pending)
         return pending
 
-    def park_stale(
-        self, plan: PolicyUpdatePlan, run_id: str | None, evidence: builtins.list[RolloutAnalysis]
-    ) -> PendingPlan:
-        """Park a ``stale_subplan`` for the person, every item marked stale (re-plan or discard it)."""
-        parked = self.park(plan, [ItemDecision(item=i) for i in range(len(plan.items))], run_id, evidence)
-        parked.stale = list(range(len(plan.items)))
-        self.save(parked)
-        return parked
-
     def save(self, pending: PendingPlan) -> None:
+        """Write a whole plan (a new one, or one that this caller alone owns) under its lock."""
+        with self._locked(pending.plan_id):
+            self._write(pending)
+
+    def _write(self, pending: PendingPlan) -> None:
         atomic_write_text(
             self._path(pending.plan_id), pending.model_dump_json(indent=2), root=self.store.paths.root
         )
@@ -252,55 +299,78 @@ class PendingPlans:
             return False
 
     def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
-        pending = self.get(plan_id)
-        if not 0 <= item < len(pending.decisions):
-            raise OvtuiError(f"plan {plan_id} has no item {item}")
-        pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
-        self.save(pending)
-        return pending
+        def change(pending: PendingPlan) -> None:
+            _still_open(pending)
+            if not 0 <= item < len(pending.decisions):
+                raise OvtuiError(f"plan {plan_id} has no item {item}")
+            pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
+
+        return self._update(plan_id, change)
 
     def decide_items(
         self, plan_id: str, items: builtins.list[int] | None, decision: Decision, note: str = ""
     ) -> PendingPlan:
         """Decide the given items, or (``None``) every item still undecided."""
-        pending = self.get(plan_id)
-        chosen = [d.item for d in pending.decisions if d.decision == "pending"] if items is None else items
-        for item in chosen:
-            if not 0 <= item < len(pending.decisions):
-                last = len(pending.decisions) - 1
-                raise OvtuiError(f"plan {plan_id} has no item {item} (its items are 0–{last})")
-            pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
-        self.save(pending)
-        return pending
+
+        def change(pending: PendingPlan) -> None:
+            _still_open(pending)
+            undecided = [d.item for d in pending.decisions if d.decision == "pending"]
+            for item in undecided if items is None else items:
+                if not 0 <= item < len(pending.decisions):
+                    last = len(pending.decisions) - 1
+                    raise OvtuiError(f"plan {plan_id} has no item {item} (its items are 0–{last})")
+                pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
+
+        return self._update(plan_id, change)
+
+    def mark_stale(self, plan_id: str, items: builtins.list[int]) -> PendingPlan:
+        """Add ``items`` to a plan's stale marks (an apply refused them as stale)."""
+
+        def change(pending: PendingPlan) -> None:
+            pending.stale = sorted(set(pending.stale) | set(items))
+
+        return self._update(plan_id, change)
 
     def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
-        pending = self.get(plan_id)
-        pending.decisions = [
-            ItemDecision(item=d.item, decision=decision, note=note) for d in pending.decisions
-        ]
-        self.save(pending)
-        return pending
+        def change(pending: PendingPlan) -> None:
+            _still_open(pending)
+            pending.decisions = [
+                ItemDecision(item=d.item, decision=decision, note=note) for d in pending.decisions
+            ]
+
+        return self._update(plan_id, change)
 
     def edit_after(self, plan_id: str, item: int, after_content: str) -> PendingPlan:
-        pending = self.get(plan_id)
-        target = pending.plan.items[item]
-        if target.kind != "upsert_experience":
-            raise OvtuiError("only an upsert's after-content can be edited")
-        target.after_content = after_content.strip()
-        target.metadata["edited_by_reviewer"] = True
-        self.save(pending)
-        return pending
+        def change(pending: PendingPlan) -> None:
+            _still_open(pending)
+            target = pending.plan.items[item]
+            if target.kind != "upsert_experience":
+                raise OvtuiError("only an upsert's after-content can be edited")
+            target.after_content = after_content.strip()
+            target.metadata["edited_by_reviewer"] = True
+
+        return self._update(plan_id, change)
 
     def refresh_stale(self, policy_set: ExperienceSet) -> builtins.list[str]:
-        """Mark items whose target changed since planning; returns the ids of plans that changed."""
+        """Mark items whose target changed since planning; returns the ids of plans that changed.
+
+        Only the ``stale`` list is written, re-read under the plan's lock, so a decision made
+        meanwhile (in this process or another) is kept.
+        """
         current = policy_set.by_name()
         changed: builtins.list[str] = []
-        for pending in self.list():
+
+        def mark(pending: PendingPlan) -> bool:
             stale = [i for i, it in enumerate(pending.plan.items) if _is_stale(it, current)]
-            if stale != pending.stale:
-                pending.stale = stale
-                self.save(pending)
-                changed.append(pending.plan_id)
+            if pending.status != "pending" or stale == pending.stale:
+                return False
+            pending.stale = stale
+            changed.append(pending.plan_id)
+            return True
+
+        for listed in self.list():
+            with suppress(OvtuiError):  # settled and removed meanwhile: nothing to mark
+                self._update(listed.plan_id, mark)
         return changed
 
     def settle(
@@ -310,21 +380,71 @@ class PendingPlans:
         history_id: str | None,
         replaced_by: str | None = None,
     ) -> None:
-        pending.status = status
-        pending.history_id = history_id
-        pending.replaced_by = replaced_by
-        self.save(pending)
+        """Close a plan; an applied plan keeps the decisions it was applied with."""
+
+        def close(current: PendingPlan) -> None:
+            current.status = status
+            current.history_id = history_id
+            current.replaced_by = replaced_by
+            if status == "applied":
+                current.decisions = pending.decisions
+
+        settled = self._update(pending.plan_id, close)
+        pending.status, pending.history_id = settled.status, settled.history_id
+        pending.replaced_by = settled.replaced_by
         self._event(pending.plan_id).set()
 
     def remove(self, plan_id: str) -> None:
         remove_durably(self._path(plan_id), root=self.store.paths.root)
 
     async def wait_settled(self, plan_id: str) -> PendingPlan:
-        await self._event(plan_id).wait()
+        """Wait until the plan is settled, by this process (its event) or any other (its file)."""
+        event = self._event(plan_id)
+        stop = asyncio.Event()
+        watcher = asyncio.ensure_future(self._watch_until_settled(plan_id, stop))
+        waiter = asyncio.ensure_future(event.wait())
+        try:
+            await asyncio.wait({watcher, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.set()
+            waiter.cancel()
+            with suppress(asyncio.CancelledError):
+                await watcher
+        if not watcher.cancelled():
+            watcher.result()  # a plan file that vanished or broke is reported, not waited on forever
         return self.get(plan_id)
+
+    async def _watch_until_settled(self, plan_id: str, stop: asyncio.Event) -> None:
+        path = self._path(plan_id)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if not self._still_waiting(plan_id):
+            return
+        # The watch starts after that first look: the periodic wake-up (yield_on_timeout) closes the
+        # gap, and covers a file system whose events are lost.
+        async for _ in awatch(
+            self.folder,
+            watch_filter=lambda _change, changed: Path(changed).name == path.name,
+            debounce=_WATCH_DEBOUNCE_MS,
+            step=_WATCH_STEP_MS,
+            rust_timeout=_WATCH_RECHECK_MS,
+            yield_on_timeout=True,
+            stop_event=stop,
+            recursive=False,
+        ):
+            if not self._still_waiting(plan_id):
+                return
+
+    def _still_waiting(self, plan_id: str) -> bool:
+        """True while the plan waits; an unreadable or missing plan file is an error, not a settle."""
+        return self.get(plan_id).status == "pending"
 
     def _event(self, plan_id: str) -> asyncio.Event:
         return self._settled.setdefault(plan_id, asyncio.Event())
+
+
+def _still_open(pending: PendingPlan) -> None:
+    if pending.status != "pending":
+        raise OvtuiError(f"plan {pending.plan_id} is already {pending.status}")
 
 
 def _is_stale(item: PolicyPlanItem, current: dict[str, Experience]) -> bool:

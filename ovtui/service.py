@@ -38,7 +38,14 @@ from ovtui.interfaces import (
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
 from ovtui.reports import RunReport, RunTally
-from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed, evidence_for, stale_subplan
+from ovtui.review import (
+    ItemDecision,
+    PendingPlans,
+    ReviewPolicy,
+    apply_reviewed,
+    evidence_for,
+    stale_subplan,
+)
 from ovtui.workspace.opening import recover_on_start, require_workspace
 from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
@@ -111,14 +118,28 @@ class Workspace:
 
         return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
 
-    def executor(self) -> RolloutExecutor:
+    def executor(self, dataset: str | None = None) -> RolloutExecutor:
+        """Who runs the cases: a remote dataset's services ([datasets.NAME] url), else [trainer] agent."""
+        if dataset is not None and dataset in self.config.datasets:
+            from ovtui.components.datasets import remote_executor
+
+            return remote_executor(self.config, dataset)
         return EXECUTORS.get(self.config.trainer.agent)(self.resources)
 
     def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
-        # Every dataset is a local JSONL one today; a dataset's own source (a remote service) would
-        # be named by its configuration here.
+        source = "remote" if dataset in self.config.datasets else "jsonl"
         query = CaseQuery(dataset, split, batch_size, limit)
-        return CASE_SOURCES.get("jsonl")(self.resources, query)
+        return CASE_SOURCES.get(source)(self.resources, query)
+
+    def eval_cases(self, dataset: str, split: str, batch_size: int) -> CaseLoader:
+        """An eval split, each case run ``[trainer] eval_trials`` times."""
+        cases = self.case_loader(dataset, split, batch_size)
+        trials = self.config.trainer.eval_trials
+        if trials == 1:
+            return cases
+        from ovtui.components.trials import RepeatedCases
+
+        return RepeatedCases(cases, trials)
 
     def trainer(self, name: str, engine: PolicyTrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
         return TRAINERS.get(name)(self.resources, engine, policy_set)
@@ -144,7 +165,9 @@ class Workspace:
         from ovtui.workspace.fsio import atomic_write_text
 
         path = self.paths.runs / report.run_id / "report.json"
-        atomic_write_text(path, report.model_dump_json(indent=2), root=self.paths.root)
+        atomic_write_text(
+            path, report.model_dump_json(indent=2), root=self.paths.root, temp_dir=self.paths.runs
+        )
         return path
 
     # --- operations ----------------------------------------------------------------------------
@@ -196,10 +219,11 @@ class Workspace:
             )
         async with self._run("train", dataset, listeners, cancel) as (report, run):
             train_cases = self.case_loader(dataset, "train", batch, options.limit)
-            eval_cases = self.case_loader(dataset, options.eval_split, batch) if options.eval_split else None
+            eval_cases = self.eval_cases(dataset, options.eval_split, batch) if options.eval_split else None
             engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
             policy_set = await self.loader.load()
-            pipeline = self._pipeline(self.trainer(self.config.trainer.train_with, engine, policy_set), run)
+            trainer = self.trainer(self.config.trainer.train_with, engine, policy_set)
+            pipeline = self._pipeline(trainer, run, dataset, report)
             run.events.emit(
                 "run_started",
                 run_id=report.run_id,
@@ -230,9 +254,9 @@ class Workspace:
         """Accuracy of the current policy; eval never analyzes or writes memory (only its report)."""
         dataset = dataset or self.config.trainer.dataset
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
-            cases = self.case_loader(dataset, split, self.config.trainer.batch_size)
+            cases = self.eval_cases(dataset, split, self.config.trainer.batch_size)
             policy_set = await self.loader.load()
-            pipeline = self._pipeline(None, run)  # eval never trains: no engine, no trainer
+            pipeline = self._pipeline(None, run, dataset, report)  # eval never trains: no engine, no trainer
             run.events.emit(
                 "run_started",
                 run_id=report.run_id,
@@ -244,9 +268,14 @@ class Workspace:
             report.stages.append(evaluation.report)
         return report
 
-    def _pipeline(self, trainer: PolicyTrainer | None, run: RunContext) -> OfflinePolicyOptimizationPipeline:
+    def _pipeline(
+        self, trainer: PolicyTrainer | None, run: RunContext, dataset: str, report: RunReport
+    ) -> OfflinePolicyOptimizationPipeline:
+        executor = self.executor(dataset)
+        # A remote executor's per-service counts are the report's (the same Counter, filled live).
+        report.services = getattr(executor, "counts", report.services)
         return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), self.executor(), trainer, self.loader, run
+            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run
         )
 
     async def stream(
@@ -319,13 +348,18 @@ class Workspace:
             return result
         stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
         if stale and not (result.written_uris or result.deleted_uris):
-            pending.stale = sorted(set(pending.stale) | set(stale))
-            self.pending.save(pending)
+            self.pending.mark_stale(plan_id, stale)
             return result
         self.pending.settle(pending, "applied", result.history_id)
         if stale:
             subplan = stale_subplan(pending.plan, stale)
-            parked = self.pending.park_stale(subplan, pending.run_id, evidence_for(subplan, pending.evidence))
+            parked = self.pending.park(
+                subplan,
+                [ItemDecision(item=i) for i in range(len(stale))],
+                pending.run_id,
+                stale=list(range(len(stale))),
+                evidence=evidence_for(subplan, pending.evidence),
+            )
             result.metadata["stale_plan"] = parked.plan_id
         return result
 

@@ -6,10 +6,16 @@ Lives on the test path (``pythonpath = ["tests"]``), so tests in tests/app impor
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from textual.app import App
+from textual.notifications import Notify
+from textual.pilot import Pilot
 from workspace_support import EXPERIENCES, build_workspace, experience_uri, trajectory_uri
 
+from ovtui.app.app import OvtuiApp
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import render_memory
 from ovtui.review import ItemDecision, PendingPlan
@@ -98,31 +104,38 @@ def edit_experience(root: Path, name: str, content: str, version: int) -> None:
     )
 
 
-def screen_text(app: object) -> str:
-    """What the terminal shows, as plain text (for assertions on what a person would read)."""
-    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+def screen_text(app: App[Any]) -> str:
+    """What the terminal shows, as plain text (for assertions on what a person would read).
+
+    Reads the compositor (private): tests/app/test_textual_private.py fails the day that changes.
+    """
+    strips = app.screen._compositor.render_strips()
     return "\n".join(strip.text.rstrip() for strip in strips)
 
 
 def notifications(messages: list[object]) -> list[str]:
     """The text of every notification the app posted (toasts are not drawn under run_test)."""
-    return [m.notification.message for m in messages if type(m).__name__ == "Notify"]  # type: ignore[attr-defined]
+    return [m.notification.message for m in messages if isinstance(m, Notify)]
 
 
 LONG_LIVED = {"watch", "run"}  # the watcher never ends; a run may wait for a person
 
 
-async def settle(app: object, pilot: object) -> None:
+async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
     """Let short workers finish and the screen catch up with the messages they posted."""
-    await pilot.pause()  # type: ignore[attr-defined]
-    short = [w for w in app.workers if w.group not in LONG_LIVED]  # type: ignore[attr-defined]
+    await pilot.pause()
+    short = [w for w in app.workers if w.group not in LONG_LIVED]
     if short:  # an empty list would mean "all workers" to wait_for_complete
-        await app.workers.wait_for_complete(short)  # type: ignore[attr-defined]
-    await pilot.pause()  # type: ignore[attr-defined]
+        await app.workers.wait_for_complete(short)
+    await pilot.pause()
 
 
-async def wait_group(app: object, pilot: object, group: str) -> None:
+async def wait_group(app: App[Any], pilot: Pilot[Any], group: str) -> None:
     """Wait for the workers of one group (``settle`` would also wait for a run paused for review)."""
-    for worker in [w for w in app.workers if w.group == group]:  # type: ignore[attr-defined]
+    for worker in [w for w in app.workers if w.group == group]:
         await worker.wait()
-    await pilot.pause()  # type: ignore[attr-defined]
+    await pilot.pause()
+
+
+MakeApp = Callable[..., OvtuiApp]  # the make_app fixture: OvtuiApp(workspace, watch_files=False, …)
+SnapCompare = Callable[..., bool]  # pytest-textual-snapshot's snap_compare fixture

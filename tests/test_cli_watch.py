@@ -111,6 +111,6 @@ def test_watch_reports_files_plans_and_records(tmp_path: Path) -> None:
             shown.apply(event)
         lines.append(describe_event(event) or "")
     assert "None" not in lines[0] and "inbox/rollouts/" in lines[0]
-    assert shown.status_line() == "stream: running — files from inbox/rollouts/"
-    assert shown.stage_rows()[0][:3] == ("rollouts", 3, 3)
+    assert shown.status_line() == "stream: watching inbox/rollouts/ · 2 file(s) trained on"
+    assert shown.stage_rows()[0][3] == "2 inbox file(s) trained on"
     assert shown.counts["rollouts"] == 2 and shown.counts["plans"] >= 1

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import atexit
 import functools
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from watchfiles import watch
 
 from ovtui.memory.fileformat import render_memory
 
@@ -90,3 +96,33 @@ def pristine_sample() -> Path:
     parent = Path(tempfile.mkdtemp(prefix="ovtui-sample-"))
     atexit.register(shutil.rmtree, parent, ignore_errors=True)
     return build_sample_workspace(parent / "sample")
+
+
+def watch_until_inbox_empty(ws: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``ovtui train WS --watch`` in a real process, interrupted (Ctrl-C) once the inbox is empty;
+    with a crash hook in ``env`` it may end by itself first (SIGKILL)."""
+    inbox = ws / "inbox" / "rollouts"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ovtui.cli", "train", str(ws), "--watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the watcher says when it is watching
+            if "watching" in line:
+                break
+        if any(inbox.glob("*.json")) and proc.poll() is None:
+            for _changes in watch(inbox, rust_timeout=5_000, yield_on_timeout=True):
+                if not any(inbox.glob("*.json")) or proc.poll() is not None:
+                    break
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

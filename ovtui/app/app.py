@@ -2,7 +2,8 @@
 the file watcher.
 
 The app holds no learning logic: it calls ``Workspace`` (train, evaluate, apply_pending, the
-pending plans, the history) and shows what the kernel reports. Kernel coroutines run on the
+pending plans, the history) and shows what the kernel reports. A run lives in a worker process
+(``RunProcess``); the app's own short kernel coroutines (applying a reviewed plan) run on the
 ``KernelThread``; workspace reads that may be slow run in thread workers. Screens get what they
 need when they are built (``ScreenServices``) and tell the app what they did with messages.
 """

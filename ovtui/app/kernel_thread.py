@@ -1,8 +1,8 @@
-"""One background thread with its own asyncio loop, where every kernel coroutine of the app runs.
+"""One background thread with its own asyncio loop for the app's short kernel work.
 
-Why: the offline learner is CPU work; on the UI loop it would delay key presses. Why one loop and
-not one per call: a run waiting for review awaits an ``asyncio.Event`` inside ``PendingPlans``, and
-the apply that settles the plan must set that event on the same loop.
+Runs (train, eval, stream) go to a worker process (``run_process``); what stays in the app is a
+person's own action on the workspace, such as applying a reviewed plan: a few file writes that must
+not block the UI loop. A run waiting in its process hears of the settled plan through its file.
 """
 
 from __future__ import annotations
@@ -33,13 +33,6 @@ class KernelThread:
     async def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Await a kernel coroutine from the UI loop; cancelling the caller cancels the kernel task."""
         return await asyncio.wrap_future(self.submit(coroutine))
-
-    def new_event(self) -> asyncio.Event:
-        """An Event for the kernel loop, set from any thread with ``set_event``."""
-        return asyncio.Event()
-
-    def set_event(self, event: asyncio.Event) -> None:
-        self.loop.call_soon_threadsafe(event.set)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Cancel what still runs (a run's ``finally`` saves its report), then end the thread."""

@@ -22,7 +22,6 @@ STAGE_NAMES = {
     "train_rollouts": "training",
     "final_eval": "final eval",
     "eval": "eval",
-    "stream": "files from inbox/rollouts/",
 }
 
 
@@ -58,6 +57,7 @@ class RunProgress:
     cancelled: bool = False
     failed: str | None = None
     waiting_plans: int = 0
+    inbox_files: int = 0  # a stream's files handed to the trainer
 
     def apply(self, event: Event) -> None:
         data = event.data
@@ -78,6 +78,8 @@ class RunProgress:
             self._eval(data)
         elif event.kind == "plan_pending":
             self.waiting_plans += 1
+        elif event.kind == "inbox_processed":
+            self.inbox_files += 1
         elif event.kind == "run_finished":
             self.finished = True
             self.cancelled = bool(data.get("cancelled"))
@@ -111,6 +113,13 @@ class RunProgress:
         c = self.counts
         run_rollouts = self.train_total * self.epochs or None
         run_batches = math.ceil(self.train_total / max(1, self.batch_size)) * self.epochs or None
+        if self.command == "stream":  # no known end: counts, not fractions
+            return [
+                ("rollouts", 0, None, f"{self.inbox_files} inbox file(s) trained on"),
+                ("trajectories", 0, None, f"{c['trajectories']} trajectories from {c['rollouts']} rollouts"),
+                ("gradients", 0, None, f"{c['gradients']} edits"),
+                ("plans", 0, None, f"{c['plans']} plans"),
+            ]
         of_run = f"{c['rollouts']}/{run_rollouts or '?'} of run"
         return [
             (
@@ -138,6 +147,9 @@ class RunProgress:
             return f"{self.command}: FAILED — {self.failed}"
         if self.finished:
             return f"{self.command}: {'cancelled' if self.cancelled else 'finished'}"
+        if self.command == "stream" and self.run_id:
+            waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
+            return f"stream: watching inbox/rollouts/ · {self.inbox_files} file(s) trained on{waiting}"
         where = STAGE_NAMES.get(self.stage, self.stage or "starting")
         epoch = f", epoch {self.epoch + 1}/{self.epochs}" if self.stage == "train_rollouts" else ""
         waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
@@ -188,6 +200,8 @@ def describe_event(event: Event) -> str | None:
     """One log line for an event, or None for the ones shown as progress bars."""
     data = event.data
     if event.kind == "run_started":
+        if data.get("command") == "stream":
+            return f"stream started: watching inbox/rollouts/ ({data.get('backend')})"
         return f"{data.get('command')} started: dataset {data.get('dataset')} ({data.get('backend')})"
     if event.kind == "log":
         level = str(data.get("level", "info"))

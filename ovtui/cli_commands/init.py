@@ -56,8 +56,7 @@ def next_steps(root: Path, *, sample: bool) -> list[str]:
             f"      or `ovtui {ws}` opens the app",
         ]
     return [
-        f"next: add cases to {where(root / 'datasets')}/<name>/{{train,test}}.jsonl "
-        "(see docs/cases.md),",
+        f"next: add cases to {where(root / 'datasets')}/<name>/{{train,test}}.jsonl (see docs/cases.md),",
         f"      then `ovtui train {ws} --dataset <name>` or `ovtui {ws}`",
     ]
 

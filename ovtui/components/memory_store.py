@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
+from contextlib import suppress
 from pathlib import PurePosixPath
 
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
@@ -61,13 +63,32 @@ Signatures = dict[str, tuple[Signature, Experience]]  # by file name
 
 
 def experience_index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
-    """The policies of a snapshot and a BM25 index over their names and contents, built once."""
+    """The policies of a snapshot and a BM25 index over their names and contents, built once.
+
+    A new snapshot's index is derived from the last one built when most files are the same (the
+    snapshot after an apply differs by a few files): only the changed ones are re-indexed.
+    """
 
     def build() -> tuple[list[Experience], LexicalIndex]:
         policies = list(policy_set.policies)
-        return policies, LexicalIndex([cached_tokens(f"{p.name} {p.content}") for p in policies])
+        documents = [cached_tokens(f"{p.name} {p.content}") for p in policies]
+        keys = [p.uri for p in policies]
+        with _last_index_lock:
+            previous = _last_index[0] if _last_index else None
+        if previous is not None and previous.shared_keys(keys) * 2 > len(keys):
+            index = previous.updated(documents, keys)
+        else:
+            index = LexicalIndex(documents, keys)
+        with _last_index_lock:
+            _last_index[:] = [index]
+        return policies, index
 
     return policy_set.derived("lexical_index", build)
+
+
+# The last index built, to derive the next snapshot's from (an index is never mutated once built).
+_last_index: list[LexicalIndex] = []
+_last_index_lock = threading.Lock()
 
 
 class ExperienceSetLoader:
@@ -157,6 +178,18 @@ class ExperienceSetLoader:
         signatures: Signatures = {n: (sig, by_file[n]) for n, sig in scan.items() if n in by_file}
         policy_set.derived("signatures", lambda: signatures)
         return policy_set
+
+    def first(self, count: int) -> list[Experience]:
+        """The first ``count`` experiences by file name: a preview to show while the rest loads.
+
+        A file that cannot be read is skipped here; the full load reports it.
+        """
+        folder = self.store.type_dir(EXPERIENCES)
+        preview: list[Experience] = []
+        for name in sorted(self._scan())[:count]:
+            with suppress(OvtuiError, OSError):
+                preview.append(experience_from_file(self.store.read(folder / name)))
+        return preview
 
     async def load(self, previous: ExperienceSet | None = None) -> ExperienceSet:
         return await asyncio.to_thread(self.load_sync, previous)

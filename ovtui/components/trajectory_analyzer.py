@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from datetime import UTC, datetime
+from pathlib import Path
 
 from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, bound_rollout, cut_text, cut_utf8
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.workspace.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.workspace.paths import slugify
 from ovtui.workspace.store import MemoryStore
 
@@ -83,9 +85,26 @@ class TrajectoryRolloutAnalyzer:
     def _write_all(
         self, rollout: Rollout, evaluation: RubricEvaluation, drafts: list[TrajectoryDraft]
     ) -> list[Trajectory]:
-        return [self._write(rollout, evaluation, draft) for draft in drafts]
+        key = rollout.metadata.get(INTAKE_KEY)
+        with self._naming:
+            files: list[tuple[Path, MemoryFile]] = []
+            trajectories = []
+            for draft in drafts:
+                path, memory, trajectory = self._prepare(rollout, evaluation, draft, {p for p, _ in files})
+                files.append((path, memory))
+                trajectories.append(trajectory)
+            if key is None:
+                for path, memory in files:
+                    self.store.write_new(path, memory)
+            else:  # from an inbox file: its trajectories and the record that it was taken, at once
+                source = str(rollout.metadata.get(INTAKE_FILE, ""))
+                commit_intake(self.store, files, key=str(key), source=source)
+        return trajectories
 
-    def _write(self, rollout: Rollout, evaluation: RubricEvaluation, draft: TrajectoryDraft) -> Trajectory:
+    def _prepare(
+        self, rollout: Rollout, evaluation: RubricEvaluation, draft: TrajectoryDraft, planned: set[Path]
+    ) -> tuple[Path, MemoryFile, Trajectory]:
+        """The file a draft becomes, under a free add-only name (not on disk, not ``planned``)."""
         name = slugify(draft.name, fallback="trajectory")
         folder = self.store.type_dir(TRAJECTORIES)
         schema = self.store.registry.get(TRAJECTORIES)
@@ -102,16 +121,14 @@ class TrajectoryRolloutAnalyzer:
         }
         content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
         memory = MemoryFile(content=content, fields=fields)
-        with self._naming:
-            path = folder / schema.filename(name, when=now)
-            suffix = 1
-            while path.exists():  # add-only: two rollouts in the same second get distinct files
-                suffix += 1
-                path = folder / schema.filename(f"{name}_{suffix}", when=now)
-            uri = self.store.write_new(path, memory)
-        return Trajectory(
+        path = folder / schema.filename(name, when=now)
+        suffix = 1
+        while path.exists() or path in planned:  # add-only: rollouts in the same second get distinct files
+            suffix += 1
+            path = folder / schema.filename(f"{name}_{suffix}", when=now)
+        trajectory = Trajectory(
             name=name,
-            uri=uri,
+            uri=self.store.paths.uri_for(path),
             content=content,
             outcome=TrajectoryOutcome(outcome),
             retrieval_anchor=draft.retrieval_anchor,
@@ -121,3 +138,4 @@ class TrajectoryRolloutAnalyzer:
                 "passed": evaluation.passed,
             },
         )
+        return path, memory, trajectory

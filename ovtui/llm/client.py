@@ -11,6 +11,7 @@ part of cache keys or entries, and it is scrubbed from every error message we bu
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
@@ -66,6 +67,21 @@ def _retry_after(headers: Any) -> float | None:
         except ValueError:
             continue  # an HTTP date: fall back to our own backoff
     return None
+
+
+def with_schema_in_prompt(messages: Messages, schema: dict[str, Any]) -> Messages:
+    """The schema as text at the end of the system message, for endpoints without structured output.
+
+    Where the endpoint accepts ``response_format: json_schema`` the schema travels there only: the
+    model sees it once, and the prompt does not pay for it twice.
+    """
+    text = "Answer with one JSON object matching this JSON schema:\n" + json.dumps(
+        schema, ensure_ascii=False, separators=(",", ":")
+    )
+    if messages and messages[0].get("role") == "system":
+        head = messages[0]
+        return [{**head, "content": f"{head.get('content') or ''}\n\n{text}"}, *messages[1:]]
+    return [{"role": "system", "content": text}, *messages]
 
 
 def _schema_name(name: str) -> str:
@@ -209,6 +225,8 @@ class LLMClient:
         schema_name: str,
         tools: list[dict[str, Any]] | None,
     ) -> dict[str, Any]:
+        if schema is not None and self.format_mode != "json_schema":
+            messages = with_schema_in_prompt(messages, schema)
         kwargs: dict[str, Any] = {
             "model": self.config.model,
             "messages": messages,

@@ -15,7 +15,6 @@ prefetched into the prompt. Beyond that (seed 004 §3.3, bounded by ``max_iterat
 from __future__ import annotations
 
 import copy
-import json
 import logging
 from typing import Any
 
@@ -58,6 +57,7 @@ class ExtractLoop:
         tools: bool = True,
         allow_deletes: bool = False,
         item_extras: dict[str, dict[str, Any]] | None = None,
+        caller_fields: frozenset[str] = frozenset(),
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -71,6 +71,8 @@ class ExtractLoop:
         self.allow_deletes = allow_deletes
         # Extra per-item fields a caller wants (rationale, source indices); also on deletes.
         self.item_extras = item_extras or {}
+        # Fields the caller fills in itself (a trajectory's case_name, reward): not asked of the model.
+        self.caller_fields = caller_fields
         self.tools = MemoryTools(store, memory_types)
         self.checker = AnswerChecker(store, self.schemas, set(self.item_extras))
         self._prompts: dict[tuple[str, bool], tuple[dict[str, Any], str]] = {}
@@ -80,6 +82,9 @@ class ExtractLoop:
         props: dict[str, Any] = {}
         for memory_type, schema in self.schemas.items():
             item = copy.deepcopy(schema.item_json_schema())
+            for name in self.caller_fields:
+                item["properties"].pop(name, None)
+            item["required"] = [r for r in item["required"] if r not in self.caller_fields]
             if schema.operation_mode == "upsert":
                 item["properties"]["uri"] = {
                     "type": "string",
@@ -105,7 +110,9 @@ class ExtractLoop:
         # Absent lists mean "nothing of that kind": an empty answer is a valid decision.
         return {"type": "object", "properties": props, "required": [], "additionalProperties": False}
 
-    def _system_prompt(self, instruction: str, schema: dict[str, Any], with_tools: bool) -> str:
+    def _system_prompt(self, instruction: str, with_tools: bool) -> str:
+        """Instruction, memory types and rules. The JSON schema is not repeated here: the client
+        sends it once, as the response format, or in the prompt where the endpoint refuses that."""
         types = "\n".join(
             f"- {t}: {s.description} One item per file, named by `{s.name_field}`"
             + (" (add-only: every item is a new file)." if s.operation_mode == "add_only" else ".")
@@ -116,16 +123,14 @@ class ExtractLoop:
             )
             for t, s in self.schemas.items()
         )
-        parts = [
-            instruction.strip(),
-            f"## Memory types\n{types}",
-            "## Answer format\nAnswer with one JSON object matching this JSON schema:\n"
-            + json.dumps(schema, ensure_ascii=False, separators=(",", ":")),
-            "Rules: to change an existing file use exactly its name (and, if you give one, its uri). For an "
-            "existing file a `content` is either the complete new text or SEARCH/REPLACE blocks whose SEARCH "
-            "text is copied exactly from the file's current content and matches once. Omit or leave empty a "
-            "list with nothing to write.",
-        ]
+        rules = "Answer with one JSON object. Omit or leave empty a list with nothing to write."
+        if any(s.operation_mode != "add_only" for s in self.schemas.values()):
+            rules += (
+                " To change an existing file use exactly its name (and, if you give one, its uri). For an "
+                "existing file a `content` is either the complete new text or SEARCH/REPLACE blocks whose "
+                "SEARCH text is copied exactly from the file's current content and matches once."
+            )
+        parts = [instruction.strip(), f"## Memory types\n{types}", f"## Answer format\n{rules}"]
         if with_tools:
             parts.append(
                 "## Looking things up\nIf the files shown are not enough you may first call the tools "
@@ -139,7 +144,7 @@ class ExtractLoop:
         key = (instruction, with_tools)
         if key not in self._prompts:
             schema = self.answer_schema(with_tools=with_tools)
-            self._prompts[key] = (schema, self._system_prompt(instruction, schema, with_tools))
+            self._prompts[key] = (schema, self._system_prompt(instruction, with_tools))
         return self._prompts[key]
 
     # --- the loop ---
@@ -162,10 +167,11 @@ class ExtractLoop:
         for memory in prefetch_files or []:
             if memory.uri:
                 seen[memory.uri] = memory
-        context = "\n\n".join(render_file(m) for m in seen.values()) or "(none)"
+        context = "\n\n".join(render_file(m) for m in seen.values())
+        existing = f"## Existing files\n{context}\n\n" if context else ""
         messages: Messages = [
             {"role": "system", "content": ""},  # filled per round: the schema depends on tool availability
-            {"role": "user", "content": f"## Existing files\n{context}\n\n## Input\n{inputs}"},
+            {"role": "user", "content": f"{existing}## Input\n{inputs}"},
         ]
         files_read: list[str] = list(seen)
         calls = rounds = 0

@@ -24,6 +24,11 @@ MAX_READ_CHARS = 20_000
 TOOL_NAMES = ("read", "search", "ls")
 
 
+# Fields a model never needs to see on a file it may edit.
+HIDDEN_FIELDS = frozenset({"version", "memory_type", "updated_at", "created_at", "content"})
+MAX_LISTED = 3
+
+
 def _function(name: str, description: str, params: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {
         "type": "function",
@@ -68,14 +73,39 @@ TOOL_REQUEST_SCHEMA: dict[str, Any] = {
 }
 
 
+def _field_text(value: object) -> str:
+    """A field for the model: scalars as they are, a list (links, tags) as a count and a few names."""
+    if isinstance(value, list):
+        names = [_link_name(v) for v in value[:MAX_LISTED]]
+        more = f", … {len(value) - MAX_LISTED} more" if len(value) > MAX_LISTED else ""
+        return f"{len(value)}: {', '.join(names)}{more}" if value else "0"
+    if isinstance(value, dict):
+        return f"{len(value)} entries"
+    return str(value)
+
+
+def _link_name(value: object) -> str:
+    """A URI shown by its last path part (``…/trajectories/refund_x.md`` → ``refund_x``)."""
+    text = str(value)
+    return text.rsplit("/", 1)[-1].removesuffix(".md") if "://" in text else text
+
+
 def render_file(memory: MemoryFile, *, limit: int = MAX_READ_CHARS) -> str:
-    """A file as the model sees it: URI, fields, and the exact content (SEARCH blocks copy from it)."""
-    fields = {k: v for k, v in memory.fields.items() if k not in ("version",)}
+    """A file as the model sees it: URI, a few fields, and the exact content (SEARCH blocks copy it).
+
+    Bookkeeping fields (the version is in the header; updated_at, memory_type) are left out and a
+    list such as the trajectory links is a count with a few names: the whole fields JSON of a
+    well-linked experience cost about a thousand tokens and told the model nothing it edits.
+    """
+    fields = "; ".join(
+        f"{k}: {_field_text(v)}"
+        for k, v in memory.fields.items()
+        if k not in HIDDEN_FIELDS and v not in (None, "")
+    )
     content = memory.content if len(memory.content) <= limit else memory.content[:limit] + "\n[… truncated]"
     return (
         f"=== FILE {memory.uri} (version {memory.version}) ===\n"
-        f"fields: {json.dumps(fields, ensure_ascii=False)}\n"
-        f"--- content ---\n{content}\n=== END FILE ==="
+        f"{fields}\n--- content ---\n{content}\n=== END FILE ==="
     )
 
 

@@ -14,7 +14,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -42,34 +42,90 @@ def cached_tokens(text: str) -> tuple[str, ...]:
 
 
 class LexicalIndex:
-    """BM25 over documents already split into tokens (callers may bring their own tokenizer)."""
+    """BM25 over documents already split into tokens (callers may bring their own tokenizer).
 
-    def __init__(self, documents: Sequence[Sequence[str]]) -> None:
-        self.size = len(documents)
-        lengths = [len(d) for d in documents]
-        average = (sum(lengths) / self.size) if self.size else 0.0
-        self._norm = [K1 * (1 - B + B * n / (average or 1.0)) for n in lengths]
-        self._postings: dict[str, list[tuple[int, int]]] = {}
-        for index, document in enumerate(documents):
-            for term, count in Counter(document).items():
-                self._postings.setdefault(term, []).append((index, count))
-        self._idf = {
-            term: math.log(1 + (self.size - len(p) + 0.5) / (len(p) + 0.5))
-            for term, p in self._postings.items()
-        }
+    Documents have keys (their positions unless given). ``updated`` derives the index of a new
+    snapshot from this one: only documents whose tokens changed are re-indexed, and postings are
+    copied on write, so the old index stays valid. A training run applies a plan per batch; a
+    rebuild over 1,000 experiences after every apply was the biggest cost of plan-and-apply.
+    """
+
+    def __init__(self, documents: Sequence[Sequence[str]], keys: Sequence[Hashable] | None = None) -> None:
+        self._tokens: dict[Hashable, Sequence[str]] = {}
+        self._lengths: dict[Hashable, int] = {}
+        self._postings: dict[str, dict[Hashable, int]] = {}
+        keys = _keys(documents, keys)
+        copied: set[str] = set()
+        for key, document in zip(keys, documents, strict=True):
+            self._add(key, document, copied)
+        self._finish(keys)
+
+    def updated(self, documents: Sequence[Sequence[str]], keys: Sequence[Hashable]) -> LexicalIndex:
+        """The index of ``documents``, re-indexing only those whose tokens differ from this one's."""
+        keys = _keys(documents, keys)
+        wanted = dict(zip(keys, documents, strict=True))
+        new = LexicalIndex.__new__(LexicalIndex)
+        new._tokens, new._lengths = dict(self._tokens), dict(self._lengths)
+        new._postings = dict(self._postings)  # inner dicts are copied before their first change
+        copied: set[str] = set()
+        for key, old in self._tokens.items():
+            document = wanted.get(key)
+            if document is None or (document is not old and tuple(document) != tuple(old)):
+                new._remove(key, copied)
+        for key, document in wanted.items():
+            if key not in new._tokens:
+                new._add(key, document, copied)
+        new._finish(keys)
+        return new
+
+    def shared_keys(self, keys: Sequence[Hashable]) -> int:
+        return sum(key in self._tokens for key in keys)
+
+    def _writable(self, term: str, copied: set[str]) -> dict[Hashable, int]:
+        if term not in copied:
+            self._postings[term] = dict(self._postings.get(term, {}))
+            copied.add(term)
+        return self._postings[term]
+
+    def _add(self, key: Hashable, document: Sequence[str], copied: set[str]) -> None:
+        self._tokens[key] = document
+        self._lengths[key] = len(document)
+        for term, count in Counter(document).items():
+            self._writable(term, copied)[key] = count
+
+    def _remove(self, key: Hashable, copied: set[str]) -> None:
+        for term in set(self._tokens.pop(key)):
+            posting = self._writable(term, copied)
+            del posting[key]
+            if not posting:
+                del self._postings[term]
+                copied.discard(term)
+        del self._lengths[key]
+
+    def _finish(self, keys: Sequence[Hashable]) -> None:
+        self.size = len(keys)
+        self._position = {key: i for i, key in enumerate(keys)}
+        average = (sum(self._lengths.values()) / self.size) if self.size else 0.0
+        self._norm = {k: K1 * (1 - B + B * n / (average or 1.0)) for k, n in self._lengths.items()}
+
+    def _idf(self, term: str) -> float:
+        found = len(self._postings[term])
+        return math.log(1 + (self.size - found + 0.5) / (found + 0.5))
 
     def _accumulate(self, query: Sequence[str]) -> dict[int, float]:
-        totals: dict[int, float] = {}
+        totals: dict[Hashable, float] = {}
         # In a large set, a word found in most documents barely moves a score but touches every one.
         common = self.size // 2 if self.size >= COMMON_AFTER else self.size + 1
-        terms = [t for t in set(query) if t in self._idf and len(self._postings[t]) <= common]
+        terms = [t for t in set(query) if t in self._postings and len(self._postings[t]) <= common]
         if len(terms) > MAX_QUERY_TERMS:
-            terms = sorted(terms, key=lambda t: (-self._idf[t], t))[:MAX_QUERY_TERMS]
+            terms = sorted(terms, key=lambda t: (-self._idf(t), t))[:MAX_QUERY_TERMS]
+        norm = self._norm
         for term in terms:
-            idf = self._idf[term]
-            for index, count in self._postings[term]:
-                totals[index] = totals.get(index, 0.0) + idf * count * (K1 + 1) / (count + self._norm[index])
-        return totals
+            idf = self._idf(term)
+            for key, count in self._postings[term].items():
+                totals[key] = totals.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm[key])
+        position = self._position
+        return {position[key]: score for key, score in totals.items()}
 
     def scores(self, query: Sequence[str]) -> list[float]:
         """One score per document (0 where no query word occurs)."""
@@ -84,6 +140,13 @@ class LexicalIndex:
         return heapq.nsmallest(
             limit, ((i, s) for i, s in totals.items() if s > 0), key=lambda x: (-x[1], x[0])
         )
+
+
+def _keys(documents: Sequence[Sequence[str]], keys: Sequence[Hashable] | None) -> list[Hashable]:
+    """The given keys when they are unique, else the positions."""
+    if keys is not None and len(set(keys)) == len(keys) == len(documents):
+        return list(keys)
+    return list(range(len(documents)))
 
 
 def rank(query: str, documents: Sequence[str], *, limit: int = 5) -> list[tuple[int, float]]:

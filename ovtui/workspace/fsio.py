@@ -11,13 +11,17 @@ with ``O_NOFOLLOW`` so a link that appears after the check is not followed eithe
 Crash tests need to stop a real process between two low-level steps. ``crash_point()`` counts
 steps and SIGKILLs the process at the N-th one when ``OVTUI_CRASH_AFTER_STEPS=N`` is set in the
 environment (or ``set_crash_after(N)`` was called in a forked child); otherwise it is a no-op.
+``OVTUI_CRASH_AT=PATTERN`` kills it at the first named point matching the glob pattern instead
+(``temp:report.json``: while that file's temp file is written; ``intake_recorded``: …).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import fnmatch
 import os
+import re
 import secrets
 import signal
 import stat
@@ -26,10 +30,13 @@ from pathlib import Path
 from ovtui.errors import UnsafePathError
 
 TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)-[0-9a-f]{12}\.tmp$")
 CRASH_ENV = "OVTUI_CRASH_AFTER_STEPS"
+CRASH_AT_ENV = "OVTUI_CRASH_AT"
 
 _crash_after: int | None = int(os.environ[CRASH_ENV]) if os.environ.get(CRASH_ENV, "").isdigit() else None
 _steps = 0
+_crash_at = os.environ.get(CRASH_AT_ENV) or None
 
 
 def set_crash_after(steps: int | None) -> None:
@@ -38,8 +45,10 @@ def set_crash_after(steps: int | None) -> None:
     _crash_after, _steps = steps, 0
 
 
-def crash_point() -> None:
+def crash_point(label: str | None = None) -> None:
     global _steps
+    if _crash_at is not None and label is not None and fnmatch.fnmatchcase(label, _crash_at):
+        os.kill(os.getpid(), signal.SIGKILL)
     if _crash_after is None:
         return
     _steps += 1
@@ -169,7 +178,8 @@ def fsync_dir(folder: Path | str) -> None:
 
 
 def temp_prefix(name: str) -> str:
-    """Temp files of ``name`` are ``.<name>.<random>.tmp`` next to it (recovery relies on this)."""
+    """Temp files of ``name`` are ``.<name>.<pid>-<random>.tmp`` (recovery relies on this): the
+    writer's process id tells recovery whether the writer is still alive."""
     return f".{name}."
 
 
@@ -177,9 +187,27 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
+def temp_writer(name: str) -> int | None:
+    """The process id in a temp file's name (None: an older temp name without one)."""
+    match = _TEMP_NAME.match(name)
+    return int(match.group(1)) if match else None
+
+
+def writer_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
 def _create_temp(folder: str, name: str) -> tuple[int, str]:
     """A new temp file next to ``name`` (folders created on demand: the common case pays no mkdir)."""
-    tmp = os.path.join(folder, f"{temp_prefix(name)}{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    tmp = os.path.join(folder, f"{temp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}{TEMP_SUFFIX}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     try:
         return os.open(tmp, flags, 0o666), tmp
@@ -188,16 +216,27 @@ def _create_temp(folder: str, name: str) -> tuple[int, str]:
         return os.open(tmp, flags, 0o666), tmp
 
 
-def atomic_write_bytes(path: Path | str, data: bytes, *, root: Path | str, sync_dir: bool = True) -> None:
+def atomic_write_bytes(
+    path: Path | str,
+    data: bytes,
+    *,
+    root: Path | str,
+    sync_dir: bool = True,
+    temp_dir: Path | str | None = None,
+) -> None:
+    """``temp_dir``: make the temp file there instead of next to ``path`` (same file system), so a
+    crash leaves it in a folder recovery sweeps rather than in one of thousands of run folders."""
     path = contained(path, root=root)
     folder, name = os.path.split(path)
-    fd, tmp = _create_temp(folder, name)
+    if temp_dir is not None:
+        os.makedirs(folder, exist_ok=True)
+    fd, tmp = _create_temp(contained(temp_dir, root=root) if temp_dir is not None else folder, name)
     try:
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            crash_point()
+            crash_point(f"temp:{name}")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -212,8 +251,15 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, root: Path | str, sync_
         fsync_dir(folder)
 
 
-def atomic_write_text(path: Path | str, text: str, *, root: Path | str, sync_dir: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), root=root, sync_dir=sync_dir)
+def atomic_write_text(
+    path: Path | str,
+    text: str,
+    *,
+    root: Path | str,
+    sync_dir: bool = True,
+    temp_dir: Path | str | None = None,
+) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), root=root, sync_dir=sync_dir, temp_dir=temp_dir)
 
 
 def remove_file(path: Path | str, *, root: Path | str, sync_dir: bool = True) -> None:

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from ovtui.errors import LockTimeoutError, OvtuiError
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.workspace import fsio
+from ovtui.workspace.journal import FileOp, Journal
 from ovtui.workspace.locks import WorkspaceLock
 from ovtui.workspace.paths import HISTORY_INDEX_FILE, WorkspacePaths
 
@@ -157,10 +158,12 @@ class HistoryStore:
 
     # --- writing ---------------------------------------------------------------------------
     def write(self, record: MemoryDiff, record_id: str | None = None) -> str:
-        """Write a record on its own (outside a journaled apply: dry runs) and index it."""
+        """Write a record on its own (dry runs; the caller holds the workspace lock) and index it.
+        Through the journal, like every record: a crash leaves no temp file in a record folder, so
+        recovery never has to scan thousands of them."""
         record_id = record_id or new_history_id()
-        fsio.atomic_write_text(self.record_path(record_id), record.render(), root=self.root, sync_dir=True)
-        fsio.fsync_dir(self.dir)
+        op = FileOp(self.record_relpath(record_id), "write", record.render())
+        Journal(self.paths).commit([op], txid=record_id)
         self.append_index(HistoryEntry.from_record(record_id, record))
         return record_id
 

@@ -256,7 +256,9 @@ class Journal:
         report.rolled_forward.append(rel_manifest)
 
     def _sweep(self, folder: Path, report: RecoveryReport, *, names: set[str] | None) -> None:
-        """Remove temp files in ``folder``: of ``names`` at any age, else only stale ones."""
+        """Remove the temp files in ``folder`` (only those of ``names`` if given) whose writer is
+        dead: its process id is in the name. A temp name without one (an older ovtui) goes when it
+        is stale, or at once when it belongs to an interrupted commit."""
         if not folder.is_dir():
             return
         now = time.time()
@@ -264,10 +266,13 @@ class Journal:
             for entry in entries:
                 if not fsio.is_temp_name(entry.name) or not entry.is_file(follow_symlinks=False):
                     continue
-                if names is not None:
-                    if not any(entry.name.startswith(fsio.temp_prefix(n)) for n in names):
+                if names is not None and not any(entry.name.startswith(fsio.temp_prefix(n)) for n in names):
+                    continue
+                writer = fsio.temp_writer(entry.name)
+                if writer is not None:
+                    if fsio.writer_alive(writer):
                         continue
-                elif now - entry.stat(follow_symlinks=False).st_mtime < TEMP_GRACE_S:
+                elif names is None and now - entry.stat(follow_symlinks=False).st_mtime < TEMP_GRACE_S:
                     continue
                 fsio.remove_file(entry.path, root=self._root, sync_dir=False)
                 report.removed_temps.append(self.paths.relative(Path(entry.path)))
@@ -284,9 +289,13 @@ def recover(
 
 
 def default_sweep_dirs(paths: WorkspacePaths) -> list[Path]:
-    dirs = [paths.state, paths.history]
-    if paths.memories.is_dir():
-        for current, subdirs, _files in os.walk(paths.memories):
-            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
-            dirs.append(Path(current))
+    """Every folder ovtui writes files into (not the inbox's incoming folders: a user's own temp
+    files live there). Record and run folders hold none: their files are journaled or made in
+    ``runs/`` itself."""
+    dirs = [paths.root, paths.history, paths.runs, paths.inbox / "done", paths.quarantine]
+    for tree in (paths.state, paths.memories):
+        if tree.is_dir():
+            for current, subdirs, _files in os.walk(tree):  # links are not followed
+                subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+                dirs.append(Path(current))
     return dirs

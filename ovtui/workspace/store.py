@@ -154,8 +154,9 @@ class MemoryStore:
         return report
 
     # --- plain writes (outside plans: trajectories are add-only and written by the analyzer) ---
-    def write_new(self, path: Path, memory: MemoryFile) -> str:
-        """Create a file that must not exist yet; returns its URI."""
+    def new_file_text(self, path: Path, memory: MemoryFile) -> tuple[Path, str]:
+        """The checked path and text of a file to create: it must not exist yet, and must not be
+        larger than ovtui reads back."""
         path = self.paths.inside(path)
         if path.exists():
             raise OvtuiError(f"{self.paths.relative(path)} already exists (add-only)")
@@ -163,5 +164,10 @@ class MemoryStore:
         oversized = oversized_memory(self.paths.relative(path), text)
         if oversized:  # the callers cut their fields; this is the last guard
             raise OvtuiError(oversized)
+        return path, text
+
+    def write_new(self, path: Path, memory: MemoryFile) -> str:
+        """Create a file that must not exist yet; returns its URI."""
+        path, text = self.new_file_text(path, memory)
         atomic_write_text(path, text, root=self.paths.root)
         return self.paths.uri_for(path)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import PLAN_ID, edit_experience, notifications, park_demo_plan, screen_text, settle
+from app_support import PLAN_ID, MakeApp, edit_experience, notifications, park_demo_plan, screen_text, settle
 from textual import events
-from textual.widgets import Button, Switch
+from textual.widgets import Button, Input, Switch
 
 from ovtui.app.editor import edit_in_editor
 from ovtui.app.messages import DryRunToggled, RunFinished
 from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.widgets.top_bar import DRY_RUN_ON, TopBar
+from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
 
@@ -21,7 +22,9 @@ def toggles(messages: list[object]) -> list[bool]:
     return [m.dry_run for m in unique.values()]
 
 
-async def test_two_dry_run_toggles_in_one_input_batch_settle_and_keep_the_app_responsive(workspace, make_app):
+async def test_two_dry_run_toggles_in_one_input_batch_settle_and_keep_the_app_responsive(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     """Defect 2: `DD` in one batch made the switch and the app echo each other forever (100% CPU)."""
     app = make_app(workspace)
     messages: list[object] = []
@@ -41,7 +44,9 @@ async def test_two_dry_run_toggles_in_one_input_batch_settle_and_keep_the_app_re
         assert app.current_mode == "review"
 
 
-async def test_the_switch_sets_dry_run_once_and_the_bar_says_it_in_words(workspace, make_app):
+async def test_the_switch_sets_dry_run_once_and_the_bar_says_it_in_words(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     """Defect 2, the other direction: a click goes up once as a value, and comes back without an echo."""
     app = make_app(workspace)
     messages: list[object] = []
@@ -61,7 +66,9 @@ async def test_the_switch_sets_dry_run_once_and_the_bar_says_it_in_words(workspa
 APPEND_A_LINE = ["sh", "-c", 'echo "- ALWAYS repeat the booking code" >> "$1"', "append"]
 
 
-async def test_a_line_an_editor_appends_lands_on_its_own_line(workspace, make_app):
+async def test_a_line_an_editor_appends_lands_on_its_own_line(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     """Defect 3: the file for $EDITOR had no final newline, so an appended line glued onto the last one."""
     park_demo_plan(workspace)
     before = workspace.pending.get(PLAN_ID).plan.items[0].after_content
@@ -77,17 +84,19 @@ async def test_a_line_an_editor_appends_lands_on_its_own_line(workspace, make_ap
         await settle(app, pilot)
     after = workspace.pending.get(PLAN_ID).plan.items[0].after_content
     assert (
-        after == before + "\n- ALWAYS repeat the booking code"
+        after == str(before) + "\n- ALWAYS repeat the booking code"
     )  # one newline between, none added at the end
 
 
-def test_an_unchanged_edit_comes_back_exactly_as_it_went():
+def test_an_unchanged_edit_comes_back_exactly_as_it_went() -> None:
     """Defect 3: exactly one newline is stripped, so text that ends in one keeps it."""
     for text in ("no newline", "one newline\n", ""):
         assert edit_in_editor(text, ["true"]) == text
 
 
-async def test_placeholders_in_markdown_views_are_shown_not_dropped_as_html(workspace, make_app):
+async def test_placeholders_in_markdown_views_are_shown_not_dropped_as_html(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     """Defect 4: `reservation <id> to <date>` rendered as `reservation  to `."""
     edit_experience(workspace.root, "aaa_placeholders", "## Approach\n- move reservation <id> to <date>", 1)
     app = make_app(workspace)
@@ -97,12 +106,12 @@ async def test_placeholders_in_markdown_views_are_shown_not_dropped_as_html(work
         assert "move reservation <id> to <date>" in screen_text(app)
 
 
-async def test_a_failed_run_shows_as_failed(workspace, make_app):
+async def test_a_failed_run_shows_as_failed(workspace: Workspace, make_app: MakeApp) -> None:
     """Defect 11: after `run failed: DatasetError …` the status line said `train: finished`."""
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
-        app.screen.query_one("#dataset").value = "no_such_dataset"
+        app.screen.query_one("#dataset", Input).value = "no_such_dataset"
         await pilot.press("t")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -113,7 +122,9 @@ async def test_a_failed_run_shows_as_failed(workspace, make_app):
         assert app.screen.query_one("#cancel", Button).disabled  # the run is over
 
 
-async def test_the_revert_conflict_dialog_offers_force_in_app_words(workspace, make_app):
+async def test_the_revert_conflict_dialog_offers_force_in_app_words(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     """Defect 12 (app part): the conflict dialog said "use --force", the CLI's wording."""
     park_demo_plan(workspace)
     workspace.pending.decide_all(PLAN_ID, "approved")

@@ -23,13 +23,13 @@ BEFORE = (
 AFTER = BEFORE.replace("a booking", "a reservation")
 
 
-def test_only_changed_words_are_highlighted():
+def test_only_changed_words_are_highlighted() -> None:
     left, right = word_diff("cancel a booking now", "cancel a reservation now")
     assert [left.plain[s.start : s.end] for s in left.spans if s.style == REMOVED_WORD] == ["booking"]
     assert [right.plain[s.start : s.end] for s in right.spans if s.style == ADDED_WORD] == ["reservation"]
 
 
-def test_side_by_side_aligns_and_collapses_unchanged_lines():
+def test_side_by_side_aligns_and_collapses_unchanged_lines() -> None:
     long_before = "\n".join(f"line {i}" for i in range(40))
     long_after = long_before.replace("line 20", "line twenty")
     text = render_plain([DiffSection("x.md", [FieldChange("content", long_before, long_after)])], 100)
@@ -38,13 +38,13 @@ def test_side_by_side_aligns_and_collapses_unchanged_lines():
     assert text.count("│") < 12
 
 
-def test_unified_view_marks_removed_and_added_lines():
+def test_unified_view_marks_removed_and_added_lines() -> None:
     text = render_plain([DiffSection("x.md", [FieldChange("content", BEFORE, AFTER)])], 80, unified=True)
     assert "- - Customer asks to cancel a booking" in text
     assert "+ - Customer asks to cancel a reservation" in text
 
 
-def test_long_lines_wrap_and_heights_match_the_drawn_lines():
+def test_long_lines_wrap_and_heights_match_the_drawn_lines() -> None:
     sections = [
         DiffSection(
             "x.md", [FieldChange("content", "short", "word " * 60), FieldChange("status", None, "draft")]
@@ -57,14 +57,14 @@ def test_long_lines_wrap_and_heights_match_the_drawn_lines():
                 assert row_height(row, width, unified) == len(row_lines(row, width, unified, console))
 
 
-def test_file_changes_lists_only_the_fields_that_differ():
+def test_file_changes_lists_only_the_fields_that_differ() -> None:
     before = render_memory(BEFORE, {"experience_name": "x", "status": "draft", "version": 1})
     after = render_memory(AFTER, {"experience_name": "x", "status": "production", "version": 2})
     assert [c.name for c in file_changes(before, after)] == ["content", "status", "version"]
     assert [c.name for c in file_changes(None, after)] == ["content", "experience_name", "status", "version"]
 
 
-def test_a_delete_item_is_red_and_says_deleted():
+def test_a_delete_item_is_red_and_says_deleted() -> None:
     item = PolicyPlanItem(
         kind="delete_experience", target_experience_name="x", before_content=BEFORE, base_version=3
     )
@@ -74,7 +74,7 @@ def test_a_delete_item_is_red_and_says_deleted():
     assert "(deleted)" in text
 
 
-def test_a_2000_line_diff_builds_quickly():
+def test_a_2000_line_diff_builds_quickly() -> None:
     import time
 
     before = "\n".join(f"- step {i} of the long procedure" for i in range(2000))
@@ -88,7 +88,7 @@ def test_a_2000_line_diff_builds_quickly():
     assert sum(heights) >= 200
 
 
-def test_row_heights_count_lines_exactly_as_rich_wraps_them():
+def test_row_heights_count_lines_exactly_as_rich_wraps_them() -> None:
     from rich.text import Text
 
     from ovtui.app.diff_render import _WRAP_CONSOLE, _wrapped_count

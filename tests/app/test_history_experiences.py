@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, edit_experience, notifications, park_demo_plan, screen_text, settle
+from app_support import PLAN_ID, MakeApp, edit_experience, notifications, park_demo_plan, screen_text, settle
+from textual.widgets import Input
 
 from ovtui.app.history_view import HistoryFilter
 from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
 
-async def apply_demo_plan(workspace, *, dry_run: bool = False) -> None:
+async def apply_demo_plan(workspace: Workspace, *, dry_run: bool = False) -> None:
     park_demo_plan(workspace)
     workspace.pending.decide_all(PLAN_ID, "approved")
     await workspace.apply_pending(PLAN_ID, dry_run=dry_run)
 
 
-def test_filter_syntax():
+def test_filter_syntax() -> None:
     assert HistoryFilter.parse("kind:apply uri:refund cancel words") == HistoryFilter(
         "apply", "refund", "cancel words"
     )
     assert HistoryFilter.parse("") == HistoryFilter()
 
 
-async def test_history_filters_by_kind_and_text(workspace, make_app):
+async def test_history_filters_by_kind_and_text(workspace: Workspace, make_app: MakeApp) -> None:
     await apply_demo_plan(workspace, dry_run=True)
     await apply_demo_plan(workspace)
     app = make_app(workspace)
@@ -36,15 +38,15 @@ async def test_history_filters_by_kind_and_text(workspace, make_app):
         await settle(app, pilot)
         assert table.row_count == 1
         assert "dry_run" in screen_text(app)
-        app.screen.query_one("#history-filter").value = "baggage_allowance"
+        app.screen.query_one("#history-filter", Input).value = "baggage_allowance"
         await settle(app, pilot)
         assert table.row_count == 2  # both records added that file
-        app.screen.query_one("#history-filter").value = "no-such-text"
+        app.screen.query_one("#history-filter", Input).value = "no-such-text"
         await settle(app, pilot)
         assert table.row_count == 0
 
 
-async def test_revert_conflict_offers_force(workspace, make_app):
+async def test_revert_conflict_offers_force(workspace: Workspace, make_app: MakeApp) -> None:
     await apply_demo_plan(workspace)
     root = workspace.root
     edit_experience(root, "reservation_cancellation", "## Situation\n- someone edited this by hand", 9)
@@ -68,7 +70,7 @@ async def test_revert_conflict_offers_force(workspace, make_app):
     assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["revert", "apply"]
 
 
-async def test_experiences_table_and_markdown_view(workspace, make_app):
+async def test_experiences_table_and_markdown_view(workspace: Workspace, make_app: MakeApp) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")

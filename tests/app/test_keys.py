@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, park_demo_plan, settle
+from app_support import PLAN_ID, MakeApp, park_demo_plan, settle
+from textual.widgets import DataTable
 
 from ovtui.app.app import OvtuiApp
 from ovtui.app.commands import BindingCommands
@@ -14,7 +15,9 @@ from ovtui.config import load_config
 from ovtui.service import Workspace
 
 
-async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(workspace, make_app):
+async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     (workspace.root / "ovtui.toml").write_text(
         '[review]\npolicy = "ask"\n[keys]\n"review.approve" = "y"\n"app.review_screen" = "f2"\n',
@@ -36,7 +39,9 @@ async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(workspace
         assert workspace.pending.get(PLAN_ID).decisions[0].decision == "approved"
 
 
-async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(workspace, make_app):
+async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         sources = binding_sources(OvtuiApp)
@@ -48,14 +53,14 @@ async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(workspace,
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        table = app.screen.query_one("#help-table")
+        table = app.screen.query_one("#help-table", DataTable)
         assert table.row_count == len(catalog(app, sources, app.keymap)) == len(ids)
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
 
 
-async def test_the_command_palette_offers_the_screen_actions(workspace, make_app):
+async def test_the_command_palette_offers_the_screen_actions(workspace: Workspace, make_app: MakeApp) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -74,7 +79,7 @@ async def test_the_command_palette_offers_the_screen_actions(workspace, make_app
         assert workspace.pending.get(PLAN_ID).undecided == 0
 
 
-async def test_the_theme_is_remembered_in_config(workspace, make_app):
+async def test_the_theme_is_remembered_in_config(workspace: Workspace, make_app: MakeApp) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         app.theme = "nord"
@@ -86,7 +91,9 @@ async def test_the_theme_is_remembered_in_config(workspace, make_app):
         assert app.theme == "nord"
 
 
-async def test_each_registry_entry_is_a_mode_a_tab_a_key_and_a_help_section(workspace, make_app):
+async def test_each_registry_entry_is_a_mode_a_tab_a_key_and_a_help_section(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         app_ids = {b.id for b in own_bindings(OvtuiApp)}

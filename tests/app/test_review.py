@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, edit_experience, notifications, park_demo_plan, screen_text, settle
+from app_support import PLAN_ID, MakeApp, edit_experience, notifications, park_demo_plan, screen_text, settle
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.evidence import EvidenceScreen
@@ -10,6 +10,7 @@ from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
 
@@ -18,7 +19,9 @@ def decisions(workspace: object) -> list[tuple[str, str]]:
     return [(d.decision, d.note) for d in pending.decisions]
 
 
-async def test_review_shows_the_queue_and_a_side_by_side_diff(workspace, make_app):
+async def test_review_shows_the_queue_and_a_side_by_side_diff(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -32,7 +35,7 @@ async def test_review_shows_the_queue_and_a_side_by_side_diff(workspace, make_ap
         assert not app.screen.query_one(FieldDiff).is_unified
 
 
-async def test_approve_reject_with_note_and_confirm_a_delete(workspace, make_app):
+async def test_approve_reject_with_note_and_confirm_a_delete(workspace: Workspace, make_app: MakeApp) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -54,7 +57,9 @@ async def test_approve_reject_with_note_and_confirm_a_delete(workspace, make_app
         assert "✗ rejected" in screen_text(app)
 
 
-async def test_cancelling_the_delete_confirmation_decides_nothing(workspace, make_app):
+async def test_cancelling_the_delete_confirmation_decides_nothing(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -68,7 +73,7 @@ async def test_cancelling_the_delete_confirmation_decides_nothing(workspace, mak
         assert [d for d, _ in decisions(workspace)] == ["pending"] * 3
 
 
-async def test_edit_after_content_through_the_editor_seam(workspace, make_app):
+async def test_edit_after_content_through_the_editor_seam(workspace: Workspace, make_app: MakeApp) -> None:
     park_demo_plan(workspace)
     seen: list[str] = []
 
@@ -84,12 +89,14 @@ async def test_edit_after_content_through_the_editor_seam(workspace, make_app):
         await settle(app, pilot)
         item = workspace.pending.get(PLAN_ID).plan.items[0]
         assert "IF refundable" in seen[0]
-        assert item.after_content.endswith("ALWAYS repeat the booking code")
+        assert str(item.after_content).endswith("ALWAYS repeat the booking code")
         assert item.metadata["edited_by_reviewer"] is True
         assert "(edited by" in screen_text(app)
 
 
-async def test_evidence_opens_the_trajectory_and_escape_comes_back(workspace, make_app):
+async def test_evidence_opens_the_trajectory_and_escape_comes_back(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -104,7 +111,9 @@ async def test_evidence_opens_the_trajectory_and_escape_comes_back(workspace, ma
         assert isinstance(app.screen, ReviewScreen)
 
 
-async def test_narrow_terminal_and_the_key_give_a_unified_diff(workspace, make_app):
+async def test_narrow_terminal_and_the_key_give_a_unified_diff(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -121,7 +130,7 @@ async def test_narrow_terminal_and_the_key_give_a_unified_diff(workspace, make_a
         assert "+ - IF refundable" in screen_text(app)
 
 
-async def test_apply_refuses_while_items_are_undecided(workspace, make_app):
+async def test_apply_refuses_while_items_are_undecided(workspace: Workspace, make_app: MakeApp) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     messages: list[object] = []
@@ -134,7 +143,9 @@ async def test_apply_refuses_while_items_are_undecided(workspace, make_app):
     assert not HistoryStore(workspace.paths).ids_on_disk()
 
 
-async def test_dry_run_apply_then_real_apply_then_history_then_revert(workspace, make_app):
+async def test_dry_run_apply_then_real_apply_then_history_then_revert(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     root = workspace.root
     experiences = root / "memories" / "experiences"
     before = {p.name: p.read_text() for p in experiences.glob("*.md")}

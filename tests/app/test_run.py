@@ -5,12 +5,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from app_support import notifications, wait_group
+from app_support import MakeApp, notifications, wait_group
+from textual.notifications import Notify
+from textual.pilot import Pilot
+from textual.widgets import Input, Log
 
+from ovtui.app.app import OvtuiApp
 from ovtui.app.messages import RunEvents, RunFinished
 from ovtui.app.screens.confirm import ConfirmModal
+from ovtui.app.screens.run import RunScreen
 from ovtui.events import Event
 from ovtui.reports import RunReport
+from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
 
@@ -33,17 +39,17 @@ class RunWatch:
             self.events.extend(message.events)
         elif isinstance(message, RunFinished):
             self.finished.append(message)
-        elif type(message).__name__ != "Notify":
+        elif not isinstance(message, Notify):
             return
         self.wake.set()
 
-    async def next(self, pilot) -> None:
+    async def next(self, pilot: Pilot[None]) -> None:
         """Wait for the next wake-up; the timeout bounds a hang, it never paces the test."""
         await asyncio.wait_for(self.wake.wait(), timeout=120)
         self.wake.clear()
         await pilot.pause()
 
-    async def event(self, pilot, test: Callable[[Event], bool]) -> Event:
+    async def event(self, pilot: Pilot[None], test: Callable[[Event], bool]) -> Event:
         while True:
             found = next((e for e in self.events if test(e)), None)
             if found is not None:
@@ -51,7 +57,7 @@ class RunWatch:
             await self.next(pilot)
 
 
-async def run_until_idle(app, pilot, watch: RunWatch, *, review: bool) -> int:
+async def run_until_idle(app: OvtuiApp, pilot: Pilot[None], watch: RunWatch, *, review: bool) -> int:
     """Drive a run to its RunFinished; when a plan waits, approve all of it and apply it.
 
     Returns the number of plans reviewed.
@@ -79,13 +85,16 @@ async def run_until_idle(app, pilot, watch: RunWatch, *, review: bool) -> int:
     return reviewed
 
 
-async def test_train_to_completion_with_a_person_approving_each_plan(sample_workspace, make_app):
+async def test_train_to_completion_with_a_person_approving_each_plan(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
-        run.query_one("#epochs").value = "1"
-        run.query_one("#batch-size").value = "15"
+        assert isinstance(run, RunScreen)
+        run.query_one("#epochs", Input).value = "1"
+        run.query_one("#batch-size", Input).value = "15"
         await pilot.press("t")
         reviewed = await run_until_idle(app, pilot, watch, review=True)
         await pilot.pause()
@@ -100,11 +109,12 @@ async def test_train_to_completion_with_a_person_approving_each_plan(sample_work
     assert sum(n.startswith("Applied plan") for n in notifications(watch.messages)) == reviewed
 
 
-async def test_eval_shows_the_accuracy(sample_workspace, make_app):
+async def test_eval_shows_the_accuracy(sample_workspace: Workspace, make_app: MakeApp) -> None:
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
+        assert isinstance(run, RunScreen)
         await pilot.press("v")
         await run_until_idle(app, pilot, watch, review=False)
         await pilot.pause()
@@ -112,13 +122,16 @@ async def test_eval_shows_the_accuracy(sample_workspace, make_app):
         assert "now 0.00% (0/15)" in str(run.query_one("#accuracy").render())
 
 
-async def test_cancel_between_batches_keeps_the_workspace_consistent(sample_workspace, make_app):
+async def test_cancel_between_batches_keeps_the_workspace_consistent(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
     set_policy(sample_workspace, "all")
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
-        run.query_one("#batch-size").value = "2"
+        assert isinstance(run, RunScreen)
+        run.query_one("#batch-size", Input).value = "2"
         await pilot.press("t")
         await watch.event(pilot, lambda e: e.kind == "plan_applied")  # cancel after the first plan
         await pilot.press("c")
@@ -130,11 +143,14 @@ async def test_cancel_between_batches_keeps_the_workspace_consistent(sample_work
     assert records and all(e.kind == "apply" for e in records)  # every applied plan has its record
 
 
-async def test_cancel_while_a_plan_waits_for_review_stops_at_once(sample_workspace, make_app):
+async def test_cancel_while_a_plan_waits_for_review_stops_at_once(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
+        assert isinstance(run, RunScreen)
         await pilot.press("t")
         await watch.event(pilot, lambda e: e.kind == "plan_pending")
         assert app.pending_count == 1 and not watch.finished
@@ -145,7 +161,9 @@ async def test_cancel_while_a_plan_waits_for_review_stops_at_once(sample_workspa
     assert HistoryStore(sample_workspace.paths).list() == []
 
 
-async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(sample_workspace, make_app):
+async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
     from ovtui.components.case_loader import read_cases
     from ovtui.context import ExecutionContext
     from ovtui.sample_env.agent import SampleAgentExecutor
@@ -163,6 +181,7 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(sample_worksp
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
         run = app.screen
+        assert isinstance(run, RunScreen)
         await pilot.press("s")
         await watch.event(pilot, lambda e: e.kind == "run_started")
         (inbox / ".r1.json.tmp").write_text(rollout.model_dump_json(), encoding="utf-8")
@@ -174,7 +193,7 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(sample_worksp
         await pilot.press("c")  # stop: the streaming trainer flushes what it holds (r1), then ends
         await run_until_idle(app, pilot, watch, review=False)
         await pilot.pause()
-        log = "\n".join(str(line) for line in run.query_one("#run-log").lines)
+        log = "\n".join(str(line) for line in run.query_one("#run-log", Log).lines)
     assert run.last_report is not None and run.last_report.command == "stream"
     assert "inbox: trained on r1.json" in log and "rejected inbox/rollouts/broken.json" in log
     assert (root / "inbox" / "rejected" / "broken.json.reason.txt").exists()

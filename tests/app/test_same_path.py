@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
-from app_support import demo_plan, make_workspace, park_demo_plan, settle
+from app_support import MakeApp, demo_plan, make_workspace, park_demo_plan, settle
 
 from ovtui.review import ReviewPolicy, apply_reviewed
+from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
 STAMP = re.compile(r'(\\?"(?:created_at|updated_at|extracted_at)\\?": \\?")[^"\\]*')
@@ -23,7 +25,7 @@ def memory_files(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): without_stamps(p.read_text(encoding="utf-8")) for p in files}
 
 
-def the_record(workspace) -> dict:
+def the_record(workspace: Workspace) -> dict[str, Any]:
     history = HistoryStore(workspace.paths)
     (entry,) = history.list()
     record = history.get(entry.id)
@@ -36,7 +38,9 @@ def the_record(workspace) -> dict:
     }
 
 
-async def test_app_approval_and_approve_all_write_the_same_files_and_records(tmp_path, make_app):
+async def test_app_approval_and_approve_all_write_the_same_files_and_records(
+    tmp_path: Path, make_app: MakeApp
+) -> None:
     in_app = make_workspace(tmp_path / "app")
     headless = make_workspace(tmp_path / "cli")
 

@@ -72,7 +72,7 @@ class Pane:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
 
 
-def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path):
+def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     config = (
         (root / "ovtui.toml")
@@ -120,7 +120,7 @@ def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path):
     )
 
 
-def test_a_burst_of_keys_with_dd_leaves_the_app_quick_to_quit(tmp_path: Path):
+def test_a_burst_of_keys_with_dd_leaves_the_app_quick_to_quit(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     pane = Pane(
         [sys.executable, "-m", "ovtui", str(root)],

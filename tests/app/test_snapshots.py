@@ -7,9 +7,11 @@ Update with ``pytest tests/app/test_snapshots.py --snapshot-update`` after a del
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
-from app_support import make_workspace, park_demo_plan
+from app_support import SnapCompare, make_workspace, park_demo_plan
+from textual.pilot import Pilot
 
 from ovtui.app.app import OvtuiApp
 from ovtui.events import Event
@@ -23,7 +25,7 @@ AT = FIXED.timestamp()
 
 
 @pytest.fixture
-def app(tmp_path) -> OvtuiApp:
+def app(tmp_path: Path) -> OvtuiApp:
     workspace = make_workspace(tmp_path / "ws")
     park_demo_plan(workspace)
     return OvtuiApp(workspace, watch_files=False)
@@ -54,35 +56,36 @@ RUN_EVENTS = [
 ]
 
 
-async def feed_run_events(pilot) -> None:
+async def feed_run_events(pilot: Pilot[None]) -> None:
     for event in RUN_EVENTS:
+        assert isinstance(pilot.app, OvtuiApp)
         pilot.app.pump(event)
     await pilot.pause()
 
 
-def test_run_screen_during_a_run(app, snap_compare):
+def test_run_screen_during_a_run(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=FLOOR, run_before=feed_run_events)
 
 
-def test_review_at_the_floor(app, snap_compare):
+def test_review_at_the_floor(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=FLOOR, press=["2"])
 
 
-def test_review_side_by_side(app, snap_compare):
+def test_review_side_by_side(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=WIDE, press=["2"])
 
 
-def test_review_delete_needs_confirmation(app, snap_compare):
+def test_review_delete_needs_confirmation(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=FLOOR, press=["2", "j", "j", "a"])
 
 
-def test_history_record_diff(app, snap_compare):
+def test_history_record_diff(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(with_history(app), terminal_size=FLOOR, press=["3"])
 
 
-def test_experiences_list_and_markdown(app, snap_compare):
+def test_experiences_list_and_markdown(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=FLOOR, press=["4", "j"])
 
 
-def test_help_lists_bindings(app, snap_compare):
+def test_help_lists_bindings(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=WIDE, press=["question_mark"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, edit_experience, park_demo_plan, screen_text, settle
+from app_support import PLAN_ID, MakeApp, edit_experience, park_demo_plan, screen_text, settle
 from textual.widgets import Button
 
 from ovtui.app.keys import catalog
@@ -10,9 +10,12 @@ from ovtui.app.registry import binding_sources
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.too_small import TooSmallScreen
 from ovtui.app.widgets.field_diff import FieldDiff
+from ovtui.service import Workspace
 
 
-async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(workspace, make_app):
+async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -30,7 +33,9 @@ async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(wor
         assert "^r Revert" in screen_text(app) or "/ Filter" in screen_text(app)
 
 
-async def test_below_the_floor_the_app_says_the_terminal_is_too_small(workspace, make_app):
+async def test_below_the_floor_the_app_says_the_terminal_is_too_small(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(70, 20)) as pilot:
         await settle(app, pilot)
@@ -41,7 +46,9 @@ async def test_below_the_floor_the_app_says_the_terminal_is_too_small(workspace,
         assert not isinstance(app.screen, TooSmallScreen)
 
 
-async def test_at_130x36_the_stale_column_of_the_items_is_visible(workspace, make_app):
+async def test_at_130x36_the_stale_column_of_the_items_is_visible(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
     assert workspace.pending.refresh_stale(workspace.experiences())
@@ -55,7 +62,9 @@ async def test_at_130x36_the_stale_column_of_the_items_is_visible(workspace, mak
         assert "stale" in header and "STALE" in first_item
 
 
-async def test_the_diff_pane_scrolls_by_keyboard_and_the_help_says_how(workspace, make_app):
+async def test_the_diff_pane_scrolls_by_keyboard_and_the_help_says_how(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -84,7 +93,9 @@ async def test_the_diff_pane_scrolls_by_keyboard_and_the_help_says_how(workspace
         assert {("Diff", "diff.page_down"), ("Diff", "diff.top"), ("Review", "review.diff")} <= help_rows
 
 
-async def test_dry_run_is_shown_in_words_on_the_top_bar_and_the_apply_button(workspace, make_app):
+async def test_dry_run_is_shown_in_words_on_the_top_bar_and_the_apply_button(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -97,7 +108,9 @@ async def test_dry_run_is_shown_in_words_on_the_top_bar_and_the_apply_button(wor
         assert str(app.screen.query_one("#apply", Button).label) == "Apply plan — DRY RUN (p)"
 
 
-async def test_enter_in_the_note_dialog_saves_the_note_and_does_not_approve(workspace, make_app):
+async def test_enter_in_the_note_dialog_saves_the_note_and_does_not_approve(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -113,7 +126,7 @@ async def test_enter_in_the_note_dialog_saves_the_note_and_does_not_approve(work
         assert (decision.decision, decision.note) == ("pending", "check the fare rules")
 
 
-async def test_the_revert_dialog_focuses_revert_and_says_so(workspace, make_app):
+async def test_the_revert_dialog_focuses_revert_and_says_so(workspace: Workspace, make_app: MakeApp) -> None:
     park_demo_plan(workspace)
     workspace.pending.decide_all(PLAN_ID, "rejected")
     workspace.pending.decide(PLAN_ID, 1, "approved")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from app_support import MakeApp
 from textual.app import App, ComposeResult
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 
 from ovtui.app.textual_private import set_scroll_range
+from ovtui.service import Workspace
 
 
 class OneView(App[None]):
@@ -14,7 +16,7 @@ class OneView(App[None]):
         yield ScrollView()
 
 
-async def test_set_scroll_range_sets_the_virtual_size_and_the_scroll_limits():
+async def test_set_scroll_range_sets_the_virtual_size_and_the_scroll_limits() -> None:
     app = OneView()
     async with app.run_test(size=(40, 10)) as pilot:
         view = app.query_one(ScrollView)
@@ -27,7 +29,7 @@ async def test_set_scroll_range_sets_the_virtual_size_and_the_scroll_limits():
         assert view.scroll_y == view.max_scroll_y
 
 
-async def test_screen_text_reads_what_the_terminal_shows(workspace, make_app):
+async def test_screen_text_reads_what_the_terminal_shows(workspace: Workspace, make_app: MakeApp) -> None:
     """``app_support.screen_text`` reads the compositor (private): the tests' one window on the screen."""
     from app_support import screen_text
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app_support import PLAN_ID, edit_experience, park_demo_plan, screen_text, settle
+from app_support import PLAN_ID, MakeApp, edit_experience, park_demo_plan, screen_text, settle
 from watchfiles import Change
 
 from ovtui.app.screens.review import ReviewScreen
+from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, classify, summarise, watch_workspace
 
 
-def test_classify_keeps_only_what_the_app_shows():
+def test_classify_keeps_only_what_the_app_shows() -> None:
     assert classify("memories/experiences/a.md") is ChangeKind.EXPERIENCE
     assert classify("memories/experiences/.a.md.x1.tmp") is None  # the temp file of an atomic write
     assert classify("memories/experiences/.overview.md") is None
@@ -27,7 +28,7 @@ def test_classify_keeps_only_what_the_app_shows():
     assert classify("ovtui.toml") is ChangeKind.CONFIG
 
 
-def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path):
+def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path) -> None:
     (tmp_path / "inbox" / "rollouts").mkdir(parents=True)
     (tmp_path / "inbox" / "rollouts" / "r1.json").write_text("{}")
     raw = {
@@ -41,7 +42,7 @@ def test_summarise_groups_and_lists_new_inbox_files(tmp_path: Path):
     assert changes.new_inbox_files == ("inbox/rollouts/r1.json",)
 
 
-async def test_the_watcher_reports_an_experience_edit(workspace):
+async def test_the_watcher_reports_an_experience_edit(workspace: Workspace) -> None:
     stop, ready = asyncio.Event(), asyncio.Event()
     seen = []
 
@@ -58,7 +59,9 @@ async def test_the_watcher_reports_an_experience_edit(workspace):
     assert seen[-1].paths[ChangeKind.EXPERIENCE] == ("memories/experiences/address_change.md",)
 
 
-async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(workspace, make_app):
+async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     park_demo_plan(workspace)
     app = make_app(workspace, watch_files=True)
     async with app.run_test(size=(120, 40)) as pilot:

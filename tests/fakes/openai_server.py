@@ -289,7 +289,9 @@ class _Handler(BaseHTTPRequestHandler):
             prompt, completion = reply.usage
         else:
             answer = (reply.content or "") + (reply.refusal or "") + json.dumps(reply.tool_calls or "")
-            prompt, completion = estimate_tokens(json.dumps(request.messages)), estimate_tokens(answer)
+            # The response format and the tools are billed as prompt tokens too.
+            billed = [request.messages, request.body.get("response_format"), request.body.get("tools")]
+            prompt, completion = estimate_tokens(json.dumps(billed)), estimate_tokens(answer)
         return {
             "id": f"chatcmpl-fake-{len(self.fake.requests)}",
             "object": "chat.completion",

@@ -58,7 +58,10 @@ async def test_normal_case_is_one_call_with_everything_in_the_prompt(
     [request] = fake.chat_requests
     system, user = request.messages
     assert system["content"].startswith("Improve the experiences.")
-    assert '"experience_name":{"type":"string"' in system["content"]  # the generated schema
+    # The generated schema is sent once, as the response format (not again in the prompt).
+    assert '"experience_name":{"type":"string"' not in system["content"]
+    schema = request.body["response_format"]["json_schema"]["schema"]
+    assert "experience_name" in schema["properties"]["experiences"]["items"]["properties"]
     assert "NEVER cancel before explicit confirmation" in user["content"]
     assert user["content"].endswith("## Input\nTHE INPUT")
     assert [t["function"]["name"] for t in request.body["tools"]] == ["read", "search", "ls"]

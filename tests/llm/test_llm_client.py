@@ -64,6 +64,12 @@ async def test_response_format_fallback_is_learned_once(fake: FakeOpenAIServer, 
     assert kinds == ["json_schema", "json_object", None, None]
     assert client.format_mode == "text"
     assert "greeting" not in str(fake.chat_requests[-1].body.get("response_format"))
+    # The schema is sent once: as the response format where accepted, in the prompt otherwise.
+    first, *fallbacks = fake.chat_requests
+    assert first.messages == MESSAGES
+    for request in fallbacks:
+        system = request.messages[0]["content"]
+        assert system.startswith("Answer in JSON.") and '"required":["answer"]' in system
 
 
 async def test_tools_fallback_is_learned(fake: FakeOpenAIServer, client: LLMClient) -> None:

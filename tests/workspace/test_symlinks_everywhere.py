@@ -12,15 +12,13 @@ import asyncio
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from watchfiles import watch
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, watch_until_inbox_empty
 
 from ovtui.cli import COMMANDS
 from ovtui.context import ExecutionContext
@@ -62,8 +60,13 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
     ]
 
 
+# Commands that open no workspace: `ovtui env` works on environments (it writes only the execution
+# store of `env serve --state`, a folder of its own, and reads at most a config file).
+NO_WORKSPACE = {"env"}
+
+
 def test_the_command_list_covers_every_cli_command(tmp_path: Path) -> None:
-    assert set(COMMANDS) <= {argv[0] for argv in commands(tmp_path, "x")}
+    assert set(COMMANDS) - NO_WORKSPACE <= {argv[0] for argv in commands(tmp_path, "x")}
 
 
 @pytest.fixture(scope="module")
@@ -157,33 +160,6 @@ def test_a_bookkeeping_link_leaving_the_workspace_is_refused_by_every_command(
     assert all(str(link) in line for line in refusals)
 
 
-def _watch_until_inbox_empty(ws: Path) -> subprocess.CompletedProcess[str]:
-    """``train --watch`` in a real process, interrupted once the inbox has been handled."""
-    inbox = ws / "inbox" / "rollouts"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ovtui.cli", "train", str(ws), "--watch"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:  # the watcher says when it is watching
-            if "watching" in line:
-                break
-        if any(inbox.glob("*.json")):
-            for _changes in watch(inbox, rust_timeout=30_000, yield_on_timeout=True):
-                if not any(inbox.glob("*.json")) or proc.poll() is not None:
-                    break
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
 def test_links_below_the_bookkeeping_are_never_followed(
     template: tuple[Path, str, str], tmp_path: Path
 ) -> None:
@@ -201,7 +177,7 @@ def test_links_below_the_bookkeeping_are_never_followed(
     results = {}
     for argv in commands(ws, record_id):
         if argv[:2] == ["train", str(ws)] and "--watch" in argv:
-            results[" ".join(argv)] = _watch_until_inbox_empty(ws)
+            results[" ".join(argv)] = watch_until_inbox_empty(ws)
         else:
             results[" ".join(argv)] = _run(argv)
     assert _listing(outside) == before

@@ -1,4 +1,4 @@
-"""Small modals: a confirmation (with an optional extra choice) and a note.
+"""Small modals: a confirmation and a note.
 
 Every dialog focuses its default button and says what Enter and Escape do: safe defaults (Cancel)
 for what deletes or overwrites, the action itself where it can be undone (a revert has its own record).
@@ -19,22 +19,22 @@ from textual.widgets import Button, Input, Label, Static
 from ovtui.review import Decision
 
 
-def when_confirmed(then: Callable[[], object]) -> Callable[[str | None], None]:
+def when_confirmed(then: Callable[[], object]) -> Callable[[bool | None], None]:
     """A ``push_screen`` callback that runs ``then`` only when the confirm button was pressed."""
 
-    def answered(answer: str | None) -> None:
-        if answer == "confirm":
+    def answered(confirmed: bool | None) -> None:
+        if confirmed:
             then()
 
     return answered
 
 
 def keys_hint(enter: str) -> str:
-    return f"enter: {enter} · esc: cancel · tab: next button"
+    return f"enter: {enter} · esc: cancel"
 
 
-class ConfirmModal(ModalScreen[str | None]):
-    """Dismisses with the id of the button pressed ("confirm", or the extra one), or None."""
+class ConfirmModal(ModalScreen[bool]):
+    """Dismisses with True when confirmed, False when cancelled."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="modal.cancel")]
 
@@ -45,7 +45,6 @@ class ConfirmModal(ModalScreen[str | None]):
         *,
         confirm: str = "Confirm",
         danger: bool = False,
-        extra: tuple[str, str] | None = None,
         default: Literal["confirm", "cancel"] = "cancel",
     ) -> None:
         super().__init__(classes="danger" if danger else "")
@@ -53,7 +52,6 @@ class ConfirmModal(ModalScreen[str | None]):
         self.body = body
         self.confirm_label = confirm
         self.danger = danger
-        self.extra = extra
         self.default = default
 
     def compose(self) -> ComposeResult:
@@ -62,8 +60,6 @@ class ConfirmModal(ModalScreen[str | None]):
             yield Static(self.body, id="dialog-body", markup=False)
             with Horizontal(id="dialog-buttons"):
                 yield Button(self.confirm_label, id="confirm", variant="error" if self.danger else "primary")
-                if self.extra:
-                    yield Button(self.extra[1], id=self.extra[0], variant="warning")
                 yield Button("Cancel", id="cancel")
             enter = self.confirm_label if self.default == "confirm" else "Cancel"
             yield Label(keys_hint(enter), id="dialog-keys")
@@ -71,11 +67,13 @@ class ConfirmModal(ModalScreen[str | None]):
     def on_mount(self) -> None:
         self.query_one(f"#{self.default}", Button).focus()
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(None if event.button.id == "cancel" else event.button.id)
+    @on(Button.Pressed, "#confirm")
+    def _confirm(self) -> None:
+        self.dismiss(True)
 
+    @on(Button.Pressed, "#cancel")
     def action_dismiss_none(self) -> None:
-        self.dismiss(None)
+        self.dismiss(False)
 
 
 class NoteModal(ModalScreen[tuple[Decision, str] | None]):

@@ -18,8 +18,10 @@ from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.domain import Experience
+from ovtui.domain import Experience, ExperienceSet
 from ovtui.errors import OvtuiError
+
+PREVIEW_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class ExperiencesScreen(MainScreen):
         super().__init__(services)
         self.rows: dict[str, ExperienceRow] = {}
         self.shown: str | None = None
+        # The last full load: a reload re-reads only the files that changed since (an apply
+        # touches a few of 10,000).
+        self._loaded: ExperienceSet | None = None
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -79,19 +84,33 @@ class ExperiencesScreen(MainScreen):
 
     @work(thread=True, exclusive=True, group="experiences")
     def _load(self) -> None:
-        """Reads every file in a thread: 10,000 experiences must not hold up the screen."""
+        """Reads every file in a thread: 10,000 experiences must not hold up the screen.
+
+        The first load shows the first rows at once, before reading the rest; later loads are
+        incremental.
+        """
+        loader = self.workspace.loader
         try:
-            policy_set = self.workspace.experiences()
-            paths = self.workspace.paths
-            rows = [
-                ExperienceRow(e, changed_at(str(paths.path_for(e.uri))), len(e.metadata.get("links") or []))
-                for e in policy_set.policies
-            ]
+            if self._loaded is None:
+                preview = [self._row(e) for e in loader.first(PREVIEW_ROWS)]
+                self.app.call_from_thread(self._fill_preview, preview)
+            policy_set = self._loaded = loader.load_sync(self._loaded)
+            rows = [self._row(e) for e in policy_set.policies]
         except (OvtuiError, OSError) as exc:
             self.app.call_from_thread(self.report_error, "loading experiences", exc)
             return
         problems = list(policy_set.metadata.get("problems", []))
         self.app.call_from_thread(self._fill, rows, problems)
+
+    def _row(self, experience: Experience) -> ExperienceRow:
+        path = str(self.workspace.paths.path_for(experience.uri))
+        return ExperienceRow(experience, changed_at(path), len(experience.metadata.get("links") or []))
+
+    def _fill_preview(self, rows: list[ExperienceRow]) -> None:
+        if self.rows:  # the full list arrived first
+            return
+        self.query_one("#experiences", VimTable).fill([(row.experience.name, row.cells()) for row in rows])
+        self.query_one("#experiences-title", Label).update(f"loading experiences… (first {len(rows)} shown)")
 
     def _fill(self, rows: list[ExperienceRow], problems: list[str]) -> None:
         table = self.query_one("#experiences", VimTable)

@@ -13,7 +13,10 @@ from textual.widgets import DataTable, Label
 
 from ovtui.app.keys import BindingInfo
 
-TITLE = "Keys  (remap any id under \\[keys] in ovtui.toml; ctrl+p lists them as commands)"
+TITLE = (
+    "Keys  (tab moves the focus, l focuses a diff and h goes back; remap any id under \\[keys] in "
+    "ovtui.toml; ctrl+p lists them as commands)"
+)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -347,7 +347,7 @@ class ReviewScreen(MainScreen):
 
     @work(exclusive=True, group="apply")
     async def _discard(self, plan_id: str) -> None:
-        async def discard() -> None:  # settles on the kernel loop, where a waiting run listens
+        async def discard() -> None:  # a file write, off the UI loop; a waiting run sees the file
             self.workspace.discard_pending(plan_id)
 
         try:

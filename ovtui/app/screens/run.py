@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import Future
 from typing import ClassVar
 
 from textual import on, work
@@ -16,13 +15,17 @@ from textual.reactive import reactive
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
 from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, RunStarted
+from ovtui.app.run_process import RunProcess
 from ovtui.app.run_view import RunProgress, accuracy_line, clock, log_line, usage_line
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.stage_progress import StageProgress
-from ovtui.events import Event, Listener
+from ovtui.events import Event
 from ovtui.reports import RunReport
 from ovtui.service import TrainOptions
+
+# How long a cancelled run may take to finish its batch before its process is stopped.
+CANCEL_GRACE_S = 10.0
 
 
 class RunScreen(MainScreen):
@@ -42,8 +45,7 @@ class RunScreen(MainScreen):
     def __init__(self, services: ScreenServices) -> None:
         super().__init__(services)
         self.progress = RunProgress()
-        self._cancel: asyncio.Event | None = None
-        self._future: Future[RunReport] | None = None
+        self._process: RunProcess | None = None
         self._hard_cancelled = False
         self.last_report: RunReport | None = None
 
@@ -161,24 +163,16 @@ class RunScreen(MainScreen):
 
     @work(exclusive=True, group="run")
     async def _run(self, command: str, options: TrainOptions) -> None:
-        workspace, kernel = self.workspace, self.services.kernel
-        self._cancel = kernel.new_event()
+        # The run lives in a worker process: its CPU never competes with key presses for the GIL.
+        process = self._process = RunProcess(command, self.workspace, options, self.services.listener)
         self._hard_cancelled = False
-        listeners: list[Listener] = [self.services.listener]
-        if command == "train":
-            job = workspace.train(options, listeners, self._cancel, wait_for_review=True)
-        elif command == "eval":
-            job = workspace.evaluate(options.dataset, listeners=listeners, cancel=self._cancel)
-        else:
-            job = workspace.stream(listeners=listeners, stop=self._cancel, wait_for_review=True)
-        self._future = kernel.submit(job)
         report: RunReport | None = None
         error: str | None = None
         try:
-            report = self.last_report = await asyncio.wrap_future(self._future)
+            report = self.last_report = await process.run()
         except asyncio.CancelledError:
             if not self._hard_cancelled:
-                raise  # the app is closing
+                raise  # the app is closing (the worker process was stopped on the way out)
             self._log("run cancelled while it waited for review; the pending plan stays for later")
             self.progress.cancel()
         except Exception as exc:
@@ -188,20 +182,30 @@ class RunScreen(MainScreen):
             self.report_error(f"{command} run failed", exc)
         finally:
             self.running = False
-            self._future = None
+            self._process = None
         self._draw()
         self.post_message(RunFinished(command, report, error))
 
     # --- cancelling ----------------------------------------------------------------------------
     def action_cancel(self) -> None:
-        if not self.running or self._cancel is None:
+        process = self._process
+        if not self.running or process is None:
             return
-        self.services.kernel.set_event(self._cancel)
+        process.cancel()
         self._log("cancel requested: the run stops after the current batch")
-        if self._waiting_for_review() and self._future is not None:
+        if self._waiting_for_review():
             # Nothing is being written while a plan waits for a person, so stopping here is safe.
             self._hard_cancelled = True
-            self._future.cancel()
+            self.workers.cancel_group(self, "run")
+        else:
+            self.set_timer(CANCEL_GRACE_S, lambda: self._stop_lingering(process))
+
+    def _stop_lingering(self, process: RunProcess) -> None:
+        """A batch that outlives the grace period (a slow LLM call) is stopped by a signal."""
+        if self._process is process:
+            self._log(f"the run did not stop within {CANCEL_GRACE_S:.0f}s: stopping its process")
+            self._hard_cancelled = True
+            self.workers.cancel_group(self, "run")
 
     def _waiting_for_review(self) -> bool:
         run_id = self.progress.run_id

@@ -48,7 +48,16 @@ class LLMTrajectoryExtractor:
     ) -> None:
         self.stage = stage
         # No look-ups: past trajectories do not help describe this one, and it costs a round.
-        self.loop = ExtractLoop(client, store, registry or store.registry, [TRAJECTORIES], 1, tools=False)
+        # case_name and reward come from the rollout: the analyzer fills them in, the model is not asked.
+        self.loop = ExtractLoop(
+            client,
+            store,
+            registry or store.registry,
+            [TRAJECTORIES],
+            1,
+            tools=False,
+            caller_fields=frozenset({"case_name", "reward"}),
+        )
 
     async def extract(
         self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str

@@ -42,7 +42,7 @@ short rationale.
 """
 
 
-def _describe(index: int, gradient: PatchSemanticGradient) -> str:
+def _describe(index: int, gradient: PatchSemanticGradient, same_as: int | None) -> str:
     name = gradient.target_experience_name
     before = gradient.before_file
     target = f"edit of {before.uri} (version {before.version})" if before is not None else "new experience"
@@ -52,8 +52,33 @@ def _describe(index: int, gradient: PatchSemanticGradient) -> str:
         f"confidence {gradient.confidence:.2f}; evidence: {evidence} trajectory(ies)"
     )
     rationale = f"\nrationale: {gradient.rationale}" if gradient.rationale else ""
-    diff = field_unified_diff(before, gradient.after_file) or "(no change)"
-    return f"{head}{rationale}\n{diff}"
+    if same_as is not None:
+        return f"{head}{rationale}\nthe same change as proposal [{same_as}]"
+    return f"{head}{rationale}\n{_diff(gradient)}"
+
+
+def _diff(gradient: PatchSemanticGradient) -> str:
+    """Field diffs; a new file shows only its content (its name is in the heading, its type is known)."""
+    after = gradient.after_file
+    if gradient.before_file is None:
+        after = MemoryFile(uri=after.uri, content=after.content, fields={})
+    return field_unified_diff(gradient.before_file, after) or "(no change)"
+
+
+def describe_proposals(gradients: list[PatchSemanticGradient]) -> str:
+    """Every proposal; one that repeats an earlier one's change exactly is named, not shown again."""
+    first_with: dict[tuple[str, str | None, str], int] = {}
+    described: list[str] = []
+    for index, gradient in enumerate(gradients):
+        before = gradient.before_file
+        key = (
+            gradient.target_experience_name,
+            before.uri if before is not None else None,
+            gradient.after_file.content,
+        )
+        described.append(_describe(index, gradient, first_with.get(key)))
+        first_with.setdefault(key, index)
+    return "\n\n".join(described)
 
 
 class LLMPlanMerger:
@@ -106,7 +131,7 @@ class LLMPlanMerger:
         for experience in similar:
             if experience.uri and experience.uri not in files:
                 files[experience.uri] = file_from_experience(experience)
-        proposals = "\n\n".join(_describe(i, g) for i, g in enumerate(gradients))
+        proposals = describe_proposals(gradients)
         known = ", ".join(sorted(p.name for p in policy_set.policies)) or "(none)"
         inputs = f"## Existing experience names\n{known}\n\n## Proposals\n{proposals}"
         instruction = INSTRUCTION.format(last=len(gradients) - 1)

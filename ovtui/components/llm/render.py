@@ -2,16 +2,26 @@
 
 Prompt tokens are the main cost of the LLM path, so tool calls are one line each and long tool
 outputs and system prompts are clipped; what the evaluator said is always kept in full.
+
+A structured tool output (a JSON object, a list of them) is cut by key, not by position: every
+top-level scalar is kept (the ``status``, ``membership``, ``insurance``, ``created_at`` a policy
+rule turns on), nested collections are summarised, and only then is the text clipped. Cutting the
+first N characters kept addresses and dates of birth and dropped exactly those fields.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from ovtui.components.trajectory_analyzer import feedback_text
 from ovtui.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
 
 MAX_TOOL_INPUT = 300
 MAX_TOOL_OUTPUT = 400
+MAX_STRUCTURED_OUTPUT = 700
+MAX_SCALAR = 60
+MAX_LIST_ITEMS = 3
 MAX_SYSTEM = 300
 MAX_TEXT = 2000
 
@@ -21,10 +31,53 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit} more chars]"
 
 
+def _scalar(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return clip(text, MAX_SCALAR) if isinstance(value, str) else text
+
+
+def _summary(value: Any, depth: int) -> str:
+    """Scalars in full (long strings clipped), collections shrunk the deeper they sit."""
+    if isinstance(value, dict):
+        if depth >= 3:
+            return f"{{{len(value)} keys}}"
+        scalars = [(k, v) for k, v in value.items() if not isinstance(v, dict | list)]
+        nested = [(k, v) for k, v in value.items() if isinstance(v, dict | list)]
+        parts = [f"{k}={_scalar(v)}" for k, v in scalars]  # scalars first: a clip cuts collections
+        if depth >= 2:
+            parts += [f"{k}={_size(v)}" for k, v in nested]
+        else:
+            parts += [f"{k}={_summary(v, depth + 1)}" for k, v in nested]
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(value, list):
+        if depth >= 3 or not value:
+            return _size(value)
+        shown = [_summary(v, depth + 1) for v in value[:MAX_LIST_ITEMS]]
+        more = f", … {len(value) - MAX_LIST_ITEMS} more" if len(value) > MAX_LIST_ITEMS else ""
+        return "[" + ", ".join(shown) + more + "]"
+    return _scalar(value)
+
+
+def _size(value: dict[str, Any] | list[Any]) -> str:
+    return f"{{{len(value)} keys}}" if isinstance(value, dict) else f"[{len(value)} items]"
+
+
+def render_tool_output(output: str) -> str:
+    """A tool output for a prompt: JSON cut by key (see the module note), other text by length."""
+    text = output.strip()
+    if text[:1] in "{[":
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict | list):
+            return clip(_summary(data, 0), MAX_STRUCTURED_OUTPUT)
+    return clip(text.replace("\n", " "), MAX_TOOL_OUTPUT)
+
+
 def render_tool(part: ToolPart) -> str:
     args = clip(json.dumps(part.tool_input, ensure_ascii=False, separators=(",", ":")), MAX_TOOL_INPUT)
-    output = clip(part.tool_output.replace("\n", " "), MAX_TOOL_OUTPUT)
-    return f"  → tool {part.tool_name}({args}) [{part.tool_status}]: {output}"
+    return f"  → tool {part.tool_name}({args}) [{part.tool_status}]: {render_tool_output(part.tool_output)}"
 
 
 def render_message(message: Message) -> str:
@@ -61,7 +114,8 @@ def render_evaluation(evaluation: RubricEvaluation, feedback: str = "") -> str:
             f"- {result.criterion_name}: {verdict} (score {result.score:.2f}){' — ' + notes if notes else ''}"
         )
     lines.extend(f"- {line}" for line in evaluation.feedback)
-    if feedback.strip():
+    # The analyzer's feedback is usually its own rendering of this same evaluation: sent once.
+    if feedback.strip() and feedback.strip() != feedback_text(evaluation).strip():
         lines += ["## Evaluator feedback", feedback.strip()]
     return "\n".join(lines)
 

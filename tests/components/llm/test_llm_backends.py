@@ -104,8 +104,7 @@ async def test_extractor_one_call_per_rollout(
     [request] = fake.chat_requests
     prompt = request.messages[1]["content"]
     assert (
-        '  → tool cancel_reservation({"reservation_id":"ABC123"}) [completed]: {"status": "cancelled"}'
-        in prompt
+        '  → tool cancel_reservation({"reservation_id":"ABC123"}) [completed]: {status=cancelled}' in prompt
     )
     assert "- confirm_first: FAILED (score 0.00) — cancelled at once" in prompt
     assert prompt.endswith("## Evaluator feedback\nAsk before you cancel.")

@@ -1,0 +1,29 @@
+"""The one HTTP server base of ovtui (FastAPI + uvicorn): the benchmark service (`ovtui env serve`)
+and the session API (`ovtui serve`) are both built on it.
+
+- ``create_app``: a FastAPI app with ``GET /health`` and bearer auth on every other route.
+- ``binding``: loopback by default; any other host needs an API key from an environment variable.
+- ``JobStore`` / ``WorkerPool``: background jobs (an id at once, poll for the result) kept in a
+  file under a state folder, so a restart keeps finished jobs and reports interrupted ones failed.
+- ``run_server``: binds (``--port 0`` picks a free port), prints the URL as its first line, serves.
+"""
+
+from ovtui.server.app import create_app
+from ovtui.server.binding import ServerSettings, is_loopback, resolve_api_key
+from ovtui.server.jobs import Job, JobStatus, JobStore, WorkerPool
+from ovtui.server.run import bind_socket, make_server, run_server, serve
+
+__all__ = [
+    "Job",
+    "JobStatus",
+    "JobStore",
+    "ServerSettings",
+    "WorkerPool",
+    "bind_socket",
+    "create_app",
+    "is_loopback",
+    "make_server",
+    "resolve_api_key",
+    "run_server",
+    "serve",
+]

@@ -1,0 +1,55 @@
+"""Start a server: bind (port 0 = a free one), print the URL as the first line, serve until stopped.
+
+The socket is bound and listening before the URL is printed, so a client that reads the first
+line can connect at once (connections wait in the backlog until uvicorn accepts them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP explicitly: asyncio turns Nagle off (TCP_NODELAY) only on connections whose
+    # socket says TCP; with proto 0 every keep-alive response waited ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def make_server(app: Any) -> uvicorn.Server:
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+
+
+async def serve(app: Any, sock: socket.socket) -> None:
+    await make_server(app).serve(sockets=[sock])
+
+
+def run_server(app: Any, host: str, port: int, *, announce: Callable[[str], None] | None = None) -> None:
+    """Blocking: serve ``app`` until SIGINT/SIGTERM (uvicorn shuts down gracefully)."""
+    sock = bind_socket(host, port)
+    url = url_of(sock)
+    if announce is None:
+        print(url, flush=True)
+    else:
+        announce(url)
+    try:
+        asyncio.run(serve(app, sock))
+    finally:
+        sock.close()
+        sys.stdout.flush()
