@@ -243,7 +243,6 @@ class PolicyTrainingEngine:
             deleted=len(result.deleted_uris),
             errors=list(result.errors),
             stale=len(result.stale_items),
-            invalid=[f"{e.target}: {e.message}" for e in result.item_errors if not e.stale],
             dry_run=result.dry_run,
             history_id=result.history_id,
         )

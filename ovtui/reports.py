@@ -151,11 +151,9 @@ def describe_plan_applied(data: dict[str, Any]) -> str:
     kind = "dry run" if data.get("dry_run") else "applied"
     written, deleted = data.get("written", 0), data.get("deleted", 0)
     text = f"plan {data.get('plan_id')} {kind}: {written} written, {deleted} deleted"
-    stale = int(data.get("stale") or 0)
-    invalid = [str(e) for e in data.get("invalid") or []]
-    if stale or invalid:
-        reasons = ([f"{stale} stale (changed after planning)"] if stale else []) + invalid[:3]
-        text += f"; {stale + len(invalid)} item(s) refused: {'; '.join(reasons)}"
+    errors = [str(error) for error in data.get("errors") or []]
+    if errors:  # what was refused, and why (the first reasons; the record and the report have them all)
+        text += f"; {len(errors)} refused: " + "; ".join(errors[:2]) + ("; …" if len(errors) > 2 else "")
     record = data.get("history_id")
     if record:
         return f"{text} · record history/{record}"
