@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "init": "ovtui.cli_commands.init",
     "review": "ovtui.cli_commands.review",
     "env": "ovtui.cli_commands.env",
+    "serve": "ovtui.cli_commands.sessions",
+    "commit": "ovtui.cli_commands.sessions",
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

@@ -99,7 +99,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     train.add_argument("--limit", type=whole_number(0), help="use only the first N train cases")
     train.add_argument(
-        "--approve", metavar="POLICY", help="all | none | ask | confidence>=X (default: [review] policy)"
+        "--approve",
+        metavar="POLICY",
+        help="all | none | ask | gate | confidence>=X (default: [review] policy)",
     )
     train.add_argument(
         "--dry-run", action="store_true", default=None, help="write no memory file, only the records"

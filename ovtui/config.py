@@ -69,6 +69,9 @@ class TrainerConfig(Section):
     # How rollouts reach the engine (names in ovtui.registry.TRAINERS): in `train`, and in streaming.
     train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
     stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
+    # Share of the train split held out to validate plans before they are applied (the `gate`
+    # review policy); datasets/<name>/validation.jsonl, when present, is used instead.
+    validation: float = Field(0.0, ge=0.0, lt=1.0)
     # Runs of every eval case (baseline, final, eval); above 1 the report gives pass^k.
     eval_trials: int = Field(1, ge=1, le=32)
 
@@ -80,7 +83,7 @@ class ReviewConfig(Section):
     @field_validator("policy")
     @classmethod
     def _known_policy(cls, value: str) -> str:
-        if value in {"ask", "all", "none"}:
+        if value in {"ask", "all", "none", "gate"}:
             return value
         if value.startswith(CONFIDENCE_PREFIX):
             try:
@@ -90,7 +93,7 @@ class ReviewConfig(Section):
             if 0.0 <= threshold <= 1.0:  # NaN fails both
                 return value
             raise ValueError("confidence>=X needs a number X from 0 to 1")
-        raise ValueError("must be ask, all, none or confidence>=X")
+        raise ValueError("must be ask, all, none, gate or confidence>=X")
 
 
 class WorkspaceConfig(Section):
@@ -98,7 +101,7 @@ class WorkspaceConfig(Section):
 
 
 class UIConfig(Section):
-    theme: str = "textual-dark"
+    theme: str = Field("textual-dark", max_length=128)
 
 
 class Tau2Config(Section):
@@ -107,6 +110,23 @@ class Tau2Config(Section):
     max_turns: int = Field(30, ge=1, le=200)
     # Recorded conversations (JSONL, workspace-relative) for `[trainer] agent = "tau2-replay"`.
     replay: str | None = None
+
+
+class RetrievalConfig(Section):
+    """``[retrieval]``: how much a memory's hotness (uses, recency) counts next to its relevance."""
+
+    hotness_weight: float = Field(0.0, ge=0, le=1)
+    hotness_half_life_days: float = Field(7.0, gt=0, le=3650)
+
+
+class SessionsConfig(Section):
+    """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
+    OpenViking server), and how long it waits for a commit's task."""
+
+    api_url: str = Field("http://127.0.0.1:1933", max_length=2048, pattern=r"^https?://")
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    commit_timeout: float = Field(600.0, gt=0, le=86_400)
+    max_in_flight: int = Field(8, ge=1, le=256)
 
 
 class RemoteDatasetConfig(Section):
@@ -153,6 +173,8 @@ class OvtuiConfig(Section):
     # The tau2 user simulator: its own model settings, so agent and simulator may differ.
     user_simulator: LLMConfig | None = None
     tau2: Tau2Config = Field(default_factory=Tau2Config)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
 
 
 def _describe(exc: ValidationError, source: Path) -> str:

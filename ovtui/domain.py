@@ -126,6 +126,11 @@ class RubricEvaluation(Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+# Rollout.metadata key of a case whose execution failed (e.g. a benchmark service's error text): it
+# counts as a failed case and is never trained on.
+EXECUTION_ERROR = "execution_error"
+
+
 class Rollout(Model):
     case: Case
     messages: list[Message] = Field(default_factory=list)

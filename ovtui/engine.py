@@ -15,6 +15,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ovtui.agent_reading import unread_notes
 from ovtui.context import RunContext
 from ovtui.domain import (
     ExperienceSet,
@@ -33,6 +34,7 @@ from ovtui.interfaces import (
     PolicyUpdater,
     RolloutAnalyzer,
 )
+from ovtui.plan_assessment import ValidationGate, mark_evidence, mark_leaks, validation_line
 from ovtui.review import (
     ItemDecision,
     PendingPlans,
@@ -94,6 +96,8 @@ class PolicyTrainingEngine:
         run: RunContext | None = None,
         concurrency: int = 8,
         wait_for_review: bool = False,
+        gate: ValidationGate | None = None,
+        agent: str = "",
     ) -> None:
         self.analyzer = analyzer
         self.estimator = estimator
@@ -105,6 +109,8 @@ class PolicyTrainingEngine:
         self.run = run or RunContext()
         self.events = self.run.events
         self.wait_for_review = wait_for_review
+        self.gate = gate
+        self.agent = agent  # whose reading of experience lines Review reports (ovtui.agent_reading)
         self._limit = asyncio.Semaphore(concurrency)
         self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
 
@@ -179,8 +185,9 @@ class PolicyTrainingEngine:
             self.events.log("plan is empty: nothing to review")
             outcome.result = await self.updater.apply(plan, latest)
             return outcome
+        await self._assess(plan, latest, analyses or [])
         decisions = self.review.decisions(plan)
-        if self.review.asks:
+        if self.review.asks or any(d.decision == "pending" for d in decisions):
             return await self._ask(plan, decisions, outcome, evidence_for(plan, analyses))
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
@@ -189,6 +196,23 @@ class PolicyTrainingEngine:
         if stale:
             await self._handle_stale(plan, latest, stale, analyses, replan, outcome)
         return outcome
+
+    async def _assess(
+        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, analyses: list[RolloutAnalysis]
+    ) -> None:
+        """What the plan will do, written into it for the review: evidence, leaks, validation."""
+        mark_evidence(plan, analyses)
+        for item in plan.items:
+            unread = unread_notes(self.agent, item.after_content or "")
+            if unread:
+                item.metadata["unread_lines"] = [note for _, note in unread]
+        flagged = mark_leaks(plan, [a.rollout.case for a in analyses])
+        if flagged:
+            self.events.log(f"{flagged} item(s) carry case-specific values: held for review", level="warning")
+        if self.gate is not None:
+            result = await self.gate.assess(plan, policy_set)
+            if result:
+                self.events.emit("plan_validated", line=validation_line(result), **result)
 
     async def _ask(
         self,

@@ -25,6 +25,7 @@ EventKind = Literal[
     "log",  # message, level
     "usage",  # one model call: stage, model, tokens, cost, cached, attempts, latency
     "eval",  # a StageReport (baseline, epoch, final) and its accuracy
+    "plan_validated",  # line, before, after, cases, gained, lost, flipped: a plan on validation cases
     "plan_pending",  # plan_id, items, stale?: a plan parked for review
     "plan_applied",  # plan_id, written, deleted, errors, dry_run, history_id
     "batch_flushed",  # reason (count | age | close), gradients: a streaming trainer's batch

@@ -42,6 +42,10 @@ def _unique(folder: Path, name: str) -> Path:
 
 
 class InboxProcessor:
+    # Which inbox folder this processor watches and which files in it are input.
+    FOLDER = "rollouts"
+    SUFFIX = ".json"
+
     def __init__(
         self,
         paths: WorkspacePaths,
@@ -53,7 +57,7 @@ class InboxProcessor:
         self.submit = submit
         self.events = events
         self.evaluator_for = evaluator_for or (lambda case: None)
-        self.incoming = paths.inbox / "rollouts"
+        self.incoming = paths.inbox / self.FOLDER
         self.done = paths.inbox / "done"
         self.rejected = paths.quarantine
         self._seen: set[Path] = set()
@@ -110,7 +114,7 @@ class InboxProcessor:
 
     def start(self, path: Path) -> None:
         """Begin training on one file in the background (batching needs several in flight)."""
-        if path in self._seen or path.suffix != ".json" or not path.is_file():
+        if path in self._seen or path.suffix != self.SUFFIX or not path.is_file():
             return
         self._seen.add(path)
         self._progress()
@@ -185,7 +189,7 @@ class InboxProcessor:
 
     def scan(self) -> None:
         if self.incoming.is_dir():
-            for path in sorted(self.incoming.glob("*.json")):
+            for path in sorted(self.incoming.glob(f"*{self.SUFFIX}")):
                 self.start(path)
 
     async def drain(self) -> None:

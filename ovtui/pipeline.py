@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ovtui.context import ExecutionContext, RunContext
-from ovtui.domain import Case, ExperienceSet, Rollout, RolloutTrainingResult
+from ovtui.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout, RolloutTrainingResult
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import CaseLoader, PolicySetLoader, PolicySnapshotter, PolicyTrainer, RolloutExecutor
 from ovtui.reports import StageReport
@@ -102,11 +102,26 @@ class OfflinePolicyOptimizationPipeline:
                 rollouts = await self._execute(batch, policy_set, "train_rollouts", epoch)
                 rollouts_seen.extend(rollouts)
                 self.events.progress("train_rollouts", len(rollouts_seen), total, epoch=epoch)
-                training = await self._trainer().train_rollouts(rollouts, policy_set)
+                # A case whose execution failed (a remote service's error) counts as failed, but there
+                # is nothing in it to learn from: it is reported, never analyzed into experience.
+                trainable: list[Rollout] = []
+                lost: list[str] = []
+                for r in rollouts:
+                    if EXECUTION_ERROR in r.metadata:
+                        lost.append(f"{r.case.name}: {r.metadata[EXECUTION_ERROR]}")
+                    else:
+                        trainable.append(r)
+                for message in lost:
+                    self.events.log(f"not trained on {message}", level="warning")
+                if trainable:
+                    training = await self._trainer().train_rollouts(trainable, policy_set)
+                else:
+                    training = RolloutTrainingResult()
+                training.errors[:0] = lost
                 result.training.append(training)
                 errors += len(training.errors)
                 if training.apply_result is not None:
-                    commits += len(rollouts)
+                    commits += len(trainable)
                     policy_set = training.apply_result.updated_policy_set
                 else:
                     policy_set = await self.loader.load(previous=policy_set)

@@ -8,7 +8,8 @@ registry       builds                      chosen by                            
 =============  ==========================  =======================================  ========================
 EXECUTORS      RolloutExecutor             ``[trainer] agent``                      sample, llm, tau2-replay
 CASE_SOURCES   CaseLoader                  the dataset (``jsonl`` for a local one)  jsonl, remote
-TRAINERS       PolicyTrainer               ``[trainer] train_with`` / stream_with   batch, streaming
+TRAINERS       PolicyTrainer               ``[trainer] train_with`` / stream_with   batch, streaming,
+                                                                                    session-commit
 BACKENDS       extractor/proposer/merger   ``[llm] backend``                        offline, openai
 =============  ==========================  =======================================  ========================
 
@@ -135,10 +136,13 @@ def _sample_agent(resources: Resources) -> RolloutExecutor:
 
 @EXECUTORS.register("llm")
 def _single_turn_llm(resources: Resources) -> RolloutExecutor:
-    from ovtui.components.rollout_executor import SingleTurnLLMRolloutExecutor
+    from ovtui.components.rollout_executor import HotnessMix, SingleTurnLLMRolloutExecutor
+    from ovtui.memory.hotness import HotnessLog
     from ovtui.sample_env.evaluator import SampleEvaluator
 
-    return SingleTurnLLMRolloutExecutor(resources.llm(), evaluator=SampleEvaluator())
+    cfg = resources.config.retrieval
+    hotness = HotnessMix(HotnessLog(resources.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
+    return SingleTurnLLMRolloutExecutor(resources.llm(), evaluator=SampleEvaluator(), hotness=hotness)
 
 
 @EXECUTORS.register("tau2-replay")
@@ -186,6 +190,22 @@ def _streaming_trainer(
     cfg = resources.config.trainer
     limits = StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds)
     return StreamingPolicyTrainer(engine, policy_set, limits)
+
+
+@TRAINERS.register("session-commit")
+def _session_commit_trainer(
+    resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
+) -> PolicyTrainer:
+    """Rollouts sent as sessions to ``[sessions] api_url`` (ovtui serve or OpenViking), which trains."""
+    from ovtui.components.session_commit_trainer import SessionCommitPolicyTrainer, api_key_from
+
+    cfg = resources.config.sessions
+    return SessionCommitPolicyTrainer(
+        cfg.api_url,
+        api_key=api_key_from(cfg.api_key_env),
+        timeout=cfg.commit_timeout,
+        max_in_flight=cfg.max_in_flight,
+    )
 
 
 # --- backends: who turns evidence into drafts -----------------------------------------------------

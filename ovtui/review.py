@@ -35,6 +35,7 @@ from ovtui.domain import (
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
 from ovtui.memory.memory_diff import ReviewDecision
+from ovtui.plan_assessment import validation_line
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
 from ovtui.workspace.locks import DEFAULT_TIMEOUT_S
 from ovtui.workspace.paths import validate_name
@@ -66,8 +67,8 @@ class ReviewPolicy:
                 self.threshold = float(self.spec.split(">=", 1)[1])
             except ValueError:
                 raise OvtuiError(f"review policy {spec!r}: the threshold is not a number") from None
-        elif self.spec not in {"all", "none", "ask"}:
-            raise OvtuiError(f"unknown review policy {spec!r}: use all, none, ask or confidence>=X")
+        elif self.spec not in {"all", "none", "ask", "gate"}:
+            raise OvtuiError(f"unknown review policy {spec!r}: use all, none, ask, gate or confidence>=X")
 
     @property
     def asks(self) -> bool:
@@ -83,11 +84,32 @@ class ReviewPolicy:
         return "pending"
 
     def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
-        decided = [self.decide(item) for item in plan.items]
-        return [
-            ItemDecision(item=i, decision=d, note="" if d == "pending" else f"auto: {self.spec}")
-            for i, d in enumerate(decided)
-        ]
+        """Per item; an item carrying case-specific values is never approved automatically, and the
+        gate approves only when validation accuracy does not drop (else the person decides)."""
+        result: list[ItemDecision] = []
+        for index, item in enumerate(plan.items):
+            if self.spec == "gate":
+                decision, note = self._gate(plan)
+            else:
+                decision = self.decide(item)
+                note = "" if decision == "pending" else f"auto: {self.spec}"
+            if decision == "approved" and item.metadata.get("leaks"):
+                decision, note = (
+                    "pending",
+                    "held: carries case-specific values " + ", ".join(item.metadata["leaks"]),
+                )
+            result.append(ItemDecision(item=index, decision=decision, note=note))
+        return result
+
+    @staticmethod
+    def _gate(plan: PolicyUpdatePlan) -> tuple[Decision, str]:
+        measured = plan.metadata.get("validation")
+        if not measured:
+            return "pending", "held: no validation cases to check the plan against"
+        line = validation_line(measured)
+        if measured["after"] < measured["before"]:
+            return "pending", f"held: {line}"
+        return "approved", f"auto: gate ({line})"
 
 
 class PendingPlan(Model):

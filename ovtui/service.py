@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ovtui.components.case_loader import ListCaseLoader
 from ovtui.components.gradient_estimator import ExperienceGradientEstimator
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.policy_optimizer import PatchMergePolicyOptimizer
@@ -36,6 +37,7 @@ from ovtui.interfaces import (
     StreamingTrainer,
 )
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline
+from ovtui.plan_assessment import ValidationGate, split_validation
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
 from ovtui.reports import RunReport, RunTally
 from ovtui.review import (
@@ -145,7 +147,13 @@ class Workspace:
         return TRAINERS.get(name)(self.resources, engine, policy_set)
 
     def engine(
-        self, run: RunContext, *, approve: str, dry_run: bool, wait_for_review: bool
+        self,
+        run: RunContext,
+        *,
+        approve: str,
+        dry_run: bool,
+        wait_for_review: bool,
+        validation: list[Case] | None = None,
     ) -> PolicyTrainingEngine:
         backends = BACKENDS.get(self.config.llm.backend)(self.resources)
         return PolicyTrainingEngine(
@@ -159,7 +167,28 @@ class Workspace:
             run=run,
             concurrency=self.config.trainer.rollout_concurrency,
             wait_for_review=wait_for_review,
+            gate=ValidationGate(validation, self.executor()) if validation else None,
+            agent=self.config.trainer.agent,
         )
+
+    def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
+        """Held-out cases for the gate: ``validation.jsonl`` if the dataset has one, else a stable
+        ``[trainer] validation`` share of the train split, which is then not trained on (streaming,
+        which trains on the inbox, passes the train split itself)."""
+        if (self.paths.datasets / dataset / "validation.jsonl").exists():
+            loader = self.case_loader(dataset, "validation", batch)
+            return list(loader.cases) if isinstance(loader, ListCaseLoader) else []
+        if self.config.trainer.validation <= 0 or not isinstance(train_cases, ListCaseLoader):
+            return []
+        train_cases.cases, held_out = split_validation(train_cases.cases, self.config.trainer.validation)
+        return held_out
+
+    def _stream_validation(self) -> list[Case]:
+        dataset, batch = self.config.trainer.dataset, self.config.trainer.batch_size
+        try:
+            return self.validation_cases(dataset, self.case_loader(dataset, "train", batch), batch)
+        except OvtuiError:
+            return []  # no dataset to validate against: the gate parks plans for the person
 
     def save_report(self, report: RunReport) -> Path:
         from ovtui.workspace.fsio import atomic_write_text
@@ -220,7 +249,10 @@ class Workspace:
         async with self._run("train", dataset, listeners, cancel) as (report, run):
             train_cases = self.case_loader(dataset, "train", batch, options.limit)
             eval_cases = self.eval_cases(dataset, options.eval_split, batch) if options.eval_split else None
-            engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            validation = self.validation_cases(dataset, train_cases, batch)
+            engine = self.engine(
+                run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
+            )
             policy_set = await self.loader.load()
             trainer = self.trainer(self.config.trainer.train_with, engine, policy_set)
             pipeline = self._pipeline(trainer, run, dataset, report)
@@ -293,7 +325,10 @@ class Workspace:
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
         async with self._run("stream", INBOX_LABEL, listeners, None) as (report, run):
-            engine = self.engine(run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review)
+            validation = self._stream_validation()
+            engine = self.engine(
+                run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
+            )
             name = self.config.trainer.stream_with
             trainer = self.trainer(name, engine, await self.loader.load())
             if not isinstance(trainer, StreamingTrainer):

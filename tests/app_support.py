@@ -130,6 +130,12 @@ async def settle(app: App[Any], pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def press_and_settle(pilot: Pilot[Any], *keys: str) -> None:
+    """Press ``keys``, then wait until what they started has settled."""
+    await pilot.press(*keys)
+    await settle(pilot.app, pilot)
+
+
 async def wait_group(app: App[Any], pilot: Pilot[Any], group: str) -> None:
     """Wait for the workers of one group (``settle`` would also wait for a run paused for review)."""
     for worker in [w for w in app.workers if w.group == group]:

@@ -122,6 +122,27 @@ class _HugeDraftExtractor(OfflineTrajectoryExtractor):
         return [draft]
 
 
+class _SizedDraftExtractor(OfflineTrajectoryExtractor):
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    async def extract(self, rollout, evaluation, feedback):  # type: ignore[no-untyped-def]
+        [draft] = await super().extract(rollout, evaluation, feedback)
+        draft.content = "c" * self.size
+        return [draft]
+
+
+@pytest.mark.parametrize("size", [bounds.MAX_MEMORY_TEXT_BYTES, bounds.MAX_MEMORY_TEXT_BYTES + 1])
+def test_a_trajectory_text_at_and_over_the_text_limit(store: MemoryStore, size: int) -> None:
+    analyzer = TrajectoryRolloutAnalyzer(store, _SizedDraftExtractor(size))
+    [trajectory] = asyncio.run(analyzer.analyze(Rollout(case=CASE, evaluation=PASSED))).trajectories
+    content = store.read(store.paths.path_for(trajectory.uri)).content
+    if size == bounds.MAX_MEMORY_TEXT_BYTES:
+        assert content == "c" * size
+    else:
+        assert len(content.encode("utf-8")) <= bounds.MAX_MEMORY_TEXT_BYTES and "cut by ovtui" in content
+
+
 def test_a_huge_extracted_text_is_cut_to_the_memory_text_limit(store: MemoryStore) -> None:
     analyzer = TrajectoryRolloutAnalyzer(store, _HugeDraftExtractor())
     [trajectory] = asyncio.run(analyzer.analyze(Rollout(case=CASE, evaluation=PASSED))).trajectories

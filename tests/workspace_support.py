@@ -115,7 +115,7 @@ def watch_until_inbox_empty(ws: Path, env: dict[str, str] | None = None) -> subp
             if "watching" in line:
                 break
         if any(inbox.glob("*.json")) and proc.poll() is None:
-            for _changes in watch(inbox, rust_timeout=5_000, yield_on_timeout=True):
+            for _changes in watch(inbox, rust_timeout=500, yield_on_timeout=True):
                 if not any(inbox.glob("*.json")) or proc.poll() is not None:
                     break
         if proc.poll() is None:

@@ -10,7 +10,6 @@ need when they are built (``ScreenServices``) and tell the app what they did wit
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from functools import partial
 from typing import ClassVar
@@ -35,8 +34,7 @@ from ovtui.app.messages import (
     KernelEventsReady,
     PendingChanged,
     RunEvents,
-    RunFinished,
-    RunStarted,
+    SessionsChanged,
     WorkspaceEdited,
 )
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
@@ -48,10 +46,6 @@ from ovtui.config import save_config
 from ovtui.keymap_check import DeclaredBinding
 from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, WorkspaceChanges, watch_workspace
-
-# While a run computes on the kernel thread (CPU-bound Python), hand the GIL back more often so keys
-# stay quick. Process-wide, so only the app sets it, for the length of a run.
-KERNEL_SWITCH_INTERVAL_S = 0.001
 
 
 class OvtuiApp(App[None]):
@@ -90,7 +84,6 @@ class OvtuiApp(App[None]):
         for entry in SCREENS:
             self.add_mode(entry.key, partial(self._build_screen, entry))
         self.set_reactive(OvtuiApp.dry_run, workspace.config.review.dry_run)
-        self._switch_interval: float | None = None
 
     def _build_screen(self, entry: ScreenEntry) -> MainScreen:
         screen = entry.screen(self.services)
@@ -129,7 +122,6 @@ class OvtuiApp(App[None]):
             self.pop_screen()
 
     def on_unmount(self) -> None:
-        self._restore_switch_interval()
         self.kernel.stop()
 
     def _apply_theme(self, name: str) -> None:
@@ -149,6 +141,11 @@ class OvtuiApp(App[None]):
             self.notify(f"could not save the theme to ovtui.toml: {exc}", severity="warning")
 
     # --- actions -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if isinstance(self.screen, TooSmallScreen):
+            return action == "quit"  # nothing else until the terminal is large enough again
+        return True
+
     async def action_show(self, mode: str) -> None:
         if self.current_mode != mode:
             await self.switch_mode(mode)
@@ -207,21 +204,7 @@ class OvtuiApp(App[None]):
                 self.refresh_stale()
 
     # --- runs ----------------------------------------------------------------------------------
-    @on(RunStarted)
-    def _run_started(self, _: RunStarted) -> None:
-        if self._switch_interval is None:
-            self._switch_interval = sys.getswitchinterval()
-            sys.setswitchinterval(KERNEL_SWITCH_INTERVAL_S)
-
-    @on(RunFinished)
-    def _run_finished(self, _: RunFinished) -> None:
-        self._restore_switch_interval()
-
-    def _restore_switch_interval(self) -> None:
-        if self._switch_interval is not None:
-            sys.setswitchinterval(self._switch_interval)
-            self._switch_interval = None
-
+    # A run computes in its own process (RunProcess), so nothing here competes with it for the GIL.
     def on_kernel_events_ready(self, _: KernelEventsReady) -> None:
         events = self.pump.drain()
         if not events:
@@ -258,6 +241,8 @@ class OvtuiApp(App[None]):
             self.pending_changed()
         if ChangeKind.HISTORY in changes:
             self.broadcast(HistoryChanged)
+        if ChangeKind.SESSION in changes:
+            self.broadcast(SessionsChanged)
         if changes.new_inbox_files:
             paths = [str(path) for path in changes.new_inbox_files]
             self.broadcast(lambda: InboxFilesArrived(paths))

@@ -2,7 +2,7 @@
 
 Down (the app to the live main screens; they do not bubble back up): ``RunEvents``, ``PendingChanged``,
 ``HistoryChanged``, ``ExperiencesChanged``, ``InboxFilesArrived``. Up (a screen or widget to the app):
-``DryRunToggled``, ``WorkspaceEdited``, ``RunStarted``, ``RunFinished``.
+``DryRunToggled``, ``WorkspaceEdited``, ``RunFinished`` (tests and the app's listeners wait on it).
 
 The kernel calls listeners from its own thread. ``EventPump`` queues the events and posts one
 ``KernelEventsReady`` per burst (``post_message`` is thread-safe); the handler drains the queue,
@@ -45,6 +45,10 @@ class ExperiencesChanged(Message, bubble=False):
     """Experience files changed (in the app or outside it)."""
 
 
+class SessionsChanged(Message, bubble=False):
+    """A session, a commit's archive or memory_diff, or a session task changed."""
+
+
 class InboxFilesArrived(Message, bubble=False):
     """Rollout files were dropped into the inbox (workspace-relative paths)."""
 
@@ -69,14 +73,6 @@ class WorkspaceEdited(Message):
         self.pending = pending
         self.history = history
         self.experiences = experiences
-
-
-class RunStarted(Message):
-    """The Run screen started a run on the kernel."""
-
-    def __init__(self, command: str) -> None:
-        super().__init__()
-        self.command = command
 
 
 class RunFinished(Message):

@@ -21,6 +21,7 @@ from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.screens.run import RunScreen
+from ovtui.app.screens.sessions import SessionsScreen
 from ovtui.app.services import Tab
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
@@ -44,6 +45,7 @@ SCREENS: tuple[ScreenEntry, ...] = (
     ScreenEntry("review", "Review", "2", ReviewScreen, shows_pending=True),
     ScreenEntry("history", "History", "3", HistoryScreen),
     ScreenEntry("experiences", "Experiences", "4", ExperiencesScreen),
+    ScreenEntry("sessions", "Sessions", "5", SessionsScreen),
 )
 
 # Bindings that belong to no main screen, in the order the help lists them (after the screens).

@@ -8,6 +8,7 @@ from typing import Literal
 from rich.text import Text
 
 from ovtui.domain import PolicyApplyResult, PolicyPlanItem
+from ovtui.plan_assessment import validation_line
 from ovtui.review import PendingPlan, describe_apply
 
 DECISION_STYLE = {
@@ -69,6 +70,7 @@ def item_header(
     text.append_text(decision_text(decision.decision))
     if decision.note:
         text.append(f" — {decision.note}", style="italic")
+    text.append_text(assessment_text(pending, item))
     rationale = str(item.metadata.get("rationale") or "")
     if rationale:
         text.append(f"\nwhy: {rationale}", style="italic")
@@ -77,6 +79,39 @@ def item_header(
             "\nSTALE: the experience changed after this plan was made; applying will refuse this item",
             style="bold yellow",
         )
+    return text
+
+
+def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
+    """What the item will do, measured before it is applied (ovtui.plan_assessment), in at most
+    three lines: validation and evidence, the flipped cases, warnings."""
+    text = Text()
+    parts: list[str] = []
+    validation = item.metadata.get("validation")
+    plan_validation = pending.plan.metadata.get("validation")
+    if validation:
+        parts.append(validation_line(validation))
+    if plan_validation:
+        n = plan_validation["cases"]
+        parts.append(f"plan {plan_validation['before']}/{n} → {plan_validation['after']}/{n}")
+    if "evidence" in item.metadata:
+        parts.append(
+            f"evidence {len(item.metadata['evidence'])}, "
+            f"might break {len(item.metadata.get('counter_evidence', []))} passing"
+        )
+    if parts:
+        worse = bool(validation and validation["after"] < validation["before"])
+        text.append("\n" + " · ".join(parts), style="bold red" if worse else "")
+    if validation and (validation["gained"] or validation["lost"]):
+        flips = [f"+{n} {validation['flipped'][n]['after']}" for n in validation["gained"]]
+        flips += [f"−{n} {validation['flipped'][n]['after']}" for n in validation["lost"]]
+        text.append("\nflips: " + "; ".join(flips), style="dim")
+    warnings = []
+    if item.metadata.get("leaks"):
+        warnings.append(f"LEAK: {', '.join(item.metadata['leaks'])} (never approved automatically)")
+    warnings += [f"⚠ {note}" for note in item.metadata.get("unread_lines", [])]
+    if warnings:
+        text.append("\n" + " · ".join(warnings), style="bold yellow")
     return text
 
 

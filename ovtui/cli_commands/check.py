@@ -49,6 +49,8 @@ def run_check(args: argparse.Namespace) -> int:
     store = open_store(args.workspace, strict_config=False)
     report = check_workspace(store)
     report.problems += key_problems(store)
+    for note in report.notes:
+        print(f"note: {note}")
     for problem in report.problems:
         print(problem)
     if not report.ok:

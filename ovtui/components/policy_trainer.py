@@ -16,7 +16,7 @@ from typing import Literal
 from ovtui.domain import ExperienceSet, PatchSemanticGradient, Rollout, RolloutAnalysis, RolloutTrainingResult
 from ovtui.engine import TrainingEngine
 
-FlushReason = Literal["count", "age", "close"]
+FlushReason = Literal["count", "age", "close", "idle"]
 
 
 class BatchPolicyTrainer:
@@ -47,6 +47,9 @@ class BatchPolicyTrainer:
 class StreamingPolicyTrainerConfig:
     max_gradients_per_update: int = 8
     max_wait_seconds: float = 10.0
+    # Flush as soon as no submitter is still analysing (the session API: a lone commit should not
+    # wait out the age window; several at once still share a batch).
+    flush_when_idle: bool = False
 
 
 @dataclass
@@ -73,6 +76,7 @@ class StreamingPolicyTrainer:
         self._changed = asyncio.Event()
         self._closed = False
         self._timer: asyncio.Task[None] | None = None
+        self._estimating = 0
 
     async def submit_rollout(
         self, rollout: Rollout, analysis: RolloutAnalysis | None = None
@@ -80,18 +84,29 @@ class StreamingPolicyTrainer:
         if self._closed:
             raise RuntimeError("the streaming trainer is closed")
         self._ensure_timer()
-        estimated = await self.engine.analyze_and_estimate(
-            [rollout], self.policy_set, [analysis] if analysis else None
-        )
+        self._estimating += 1
+        try:
+            estimated = await self.engine.analyze_and_estimate(
+                [rollout], self.policy_set, [analysis] if analysis else None
+            )
+        finally:
+            self._estimating -= 1
         if not estimated.gradients:
+            if self._idle() and self._queue:
+                await self._flush("idle")
             return RolloutTrainingResult(analyses=estimated.analyses, errors=estimated.errors)
         future: asyncio.Future[RolloutTrainingResult] = asyncio.get_running_loop().create_future()
         self._queue.append(_Submission(estimated.analyses, estimated.gradients, estimated.errors, future))
         if self._pending_gradients() >= self.config.max_gradients_per_update:
             await self._flush("count")
+        elif self._idle():
+            await self._flush("idle")
         else:
             self._changed.set()
         return await future
+
+    def _idle(self) -> bool:
+        return self.config.flush_when_idle and self._estimating == 0
 
     async def train_rollouts(
         self,

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
+import ssl
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -26,7 +28,7 @@ import httpx2 as httpx
 from pydantic import ValidationError
 
 from ovtui.context import ExecutionContext
-from ovtui.domain import Case, ExperienceSet, Rollout, RubricEvaluation
+from ovtui.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.environments.protocol import (
     CasePage,
     CaseQuery,
@@ -109,10 +111,19 @@ def detail(response: httpx.Response) -> str:
     return str(body)[:300]
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context per process: building one reads the CA bundle (~0.1 s), and a client is made
+    per batch."""
+    return ssl.create_default_context()
+
+
 def make_client(url: str, api_key: str | None, timeout: float, connections: int) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx.AsyncClient(base_url=url.rstrip("/"), headers=headers, timeout=timeout, limits=limits)
+    return httpx.AsyncClient(
+        base_url=url.rstrip("/"), headers=headers, timeout=timeout, limits=limits, verify=tls_context()
+    )
 
 
 class RemoteCaseLoader:
@@ -192,9 +203,9 @@ def failed_rollout(case: Case, context: ExecutionContext, error: str, url: str) 
             passed=False,
             score=0.0,
             feedback=[f"rollout execution failed: {error}"],
-            metadata={"execution_error": error},
+            metadata={EXECUTION_ERROR: error},
         ),
-        metadata={"execution_error": error, "service": url},
+        metadata={EXECUTION_ERROR: error, "service": url},
     )
 
 
@@ -249,6 +260,7 @@ class RemoteRolloutExecutor:
         connections = min(self.max_in_flight, max(1, len(cases)))
         async with contextlib.AsyncExitStack() as stack:
             for service in self._services:
+                service.snapshot_locks = {}  # asyncio locks belong to one loop; a later call may use another
                 service.client = await stack.enter_async_context(
                     make_client(service.url, self.api_key, request_timeout, connections)
                 )
@@ -279,7 +291,7 @@ class RemoteRolloutExecutor:
                 rollout = failed_rollout(case, context, str(exc), service.url)
             finally:
                 service.in_flight -= 1
-        if "execution_error" in rollout.metadata:
+        if EXECUTION_ERROR in rollout.metadata:
             self.failures[service.url] += 1
         else:
             self.counts[service.url] += 1
@@ -288,15 +300,29 @@ class RemoteRolloutExecutor:
     async def _submit(
         self, service: Service, case: Case, policy_set: ExperienceSet, context: ExecutionContext
     ) -> Execution:
+        """Submit one case. Once the service holds the snapshot's policies, submits run concurrently
+        and each asks the service to hold its answer until the execution finishes (``?wait=``), so a
+        quick execution costs one round trip; the first submit of a snapshot carries the policies
+        while the others wait for it."""
         snapshot = context.policy_snapshot_id
-        lock = service.snapshot_locks.setdefault(snapshot, asyncio.Lock())
-        async with lock:  # the first request of a snapshot carries the policies, the rest wait for it
-            send_policies = not snapshot or snapshot not in service.known_snapshots
-            response = await self._post_execute(service, case, policy_set, context, send_policies)
-            if response.status_code == 409 and not send_policies:  # the service lost its cache
-                response = await self._post_execute(service, case, policy_set, context, True)
-            if response.status_code == 200 and snapshot:
-                service.known_snapshots.add(snapshot)
+        response: httpx.Response | None = None
+        if not snapshot:  # nothing to cache by: every request carries the policies
+            response = await self._post_execute(service, case, policy_set, context, True, self.long_poll)
+        lost = False  # the service answered 409: it lost the set (a restart); send it ourselves
+        while snapshot and response is None:
+            if snapshot in service.known_snapshots and not lost:
+                response = await self._post_execute(service, case, policy_set, context, False, self.long_poll)
+                if response.status_code == 409:
+                    service.known_snapshots.discard(snapshot)
+                    response, lost = None, True
+                continue
+            async with service.snapshot_locks.setdefault(snapshot, asyncio.Lock()):
+                if snapshot in service.known_snapshots and not lost:
+                    continue  # another submit sent them meanwhile: go the concurrent way
+                response = await self._post_execute(service, case, policy_set, context, True, 0.0)
+                if response.status_code == 200:
+                    service.known_snapshots.add(snapshot)
+        assert response is not None  # the loop ends only with an answer
         if response.status_code != 200:
             raise RemoteError(f"{service.url}{EXECUTE_PATH}: HTTP {response.status_code}: {detail(response)}")
         return Execution.model_validate_json(response.content)
@@ -308,6 +334,7 @@ class RemoteRolloutExecutor:
         policy_set: ExperienceSet,
         context: ExecutionContext,
         send_policies: bool,
+        wait: float,
     ) -> httpx.Response:
         request = ExecuteRequest(
             case=case,
@@ -321,7 +348,10 @@ class RemoteRolloutExecutor:
             ),
             options=self.options,
         )
-        return await service.request("POST", EXECUTE_PATH, json=request.model_dump(mode="json"))
+        params = {"wait": wait} if wait > 0 else None
+        return await service.request(
+            "POST", EXECUTE_PATH, json=request.model_dump(mode="json"), params=params
+        )
 
     async def _run(
         self, service: Service, case: Case, policy_set: ExperienceSet, context: ExecutionContext

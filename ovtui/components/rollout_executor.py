@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.llm.client import LLMClient
-from ovtui.memory.search import rank
+from ovtui.memory.hotness import HotnessLog, blend
+from ovtui.memory.search import LexicalIndex, tokenize
 
 SYSTEM_PROMPT = """\
 You are a helpful customer-support agent. Answer the user's request in one reply.
@@ -32,9 +34,33 @@ def user_query(case: Case) -> str:
     return json.dumps(case.input, ensure_ascii=False) if case.input else case.task_signature
 
 
-def relevant_experiences(policy_set: ExperienceSet, query: str, limit: int) -> list[Experience]:
+@dataclass(frozen=True, slots=True)
+class HotnessMix:
+    """Hotness mixed into the ranking (``weight`` 0 leaves it lexical) and where uses are recorded."""
+
+    log: HotnessLog
+    weight: float = 0.0
+    half_life_days: float = 7.0
+
+
+def relevant_experiences(
+    policy_set: ExperienceSet, query: str, limit: int, hotness: HotnessMix | None = None
+) -> list[Experience]:
+    """The experiences most relevant to ``query``; with hotness, relevance and hotness mixed over
+    the lexical matches (a memory that matches nothing is never brought in by being hot)."""
     active = [p for p in policy_set.policies if p.status not in INACTIVE]
-    return [active[i] for i, _ in rank(query, [f"{p.name} {p.content}" for p in active], limit=limit)]
+    index = LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
+    wanted = limit if hotness is None or hotness.weight <= 0 else limit * 4
+    matches = index.top(tokenize(query), wanted)
+    if hotness is not None and hotness.weight > 0 and matches:
+        hot = hotness.log.scores([active[i].uri for i, _ in matches], half_life_days=hotness.half_life_days)
+        mixed = blend([score for _, score in matches], hot, hotness.weight)
+        order = sorted(range(len(matches)), key=lambda k: (-mixed[k], matches[k][0]))
+        matches = [matches[k] for k in order]
+    chosen = [active[i] for i, _ in matches[:limit]]
+    if hotness is not None:
+        hotness.log.record(e.uri for e in chosen)
+    return chosen
 
 
 class SingleTurnLLMRolloutExecutor:
@@ -48,7 +74,9 @@ class SingleTurnLLMRolloutExecutor:
         max_experiences: int = 5,
         system_prompt: str = SYSTEM_PROMPT,
         stage: str = "rollout",
+        hotness: HotnessMix | None = None,
     ) -> None:
+        self.hotness = hotness
         self.client = client
         self.evaluator = evaluator
         self.max_experiences = max_experiences
@@ -73,7 +101,7 @@ class SingleTurnLLMRolloutExecutor:
 
     async def _run(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
         query = user_query(case)
-        experiences = relevant_experiences(policy_set, query, self.max_experiences)
+        experiences = relevant_experiences(policy_set, query, self.max_experiences, self.hotness)
         messages = [
             {"role": "system", "content": self.system_message(experiences)},
             {"role": "user", "content": query},

@@ -196,7 +196,9 @@ class Conversation:
             record = self._reservation() if subject == "reservation" else self._customer()
             actual = record.get(field) if record else None
             shown = ("true" if actual else "false") if isinstance(actual, bool) else str(actual)
-            return record is not None and shown == value
+            if record is None:
+                return False
+            return shown != value[1:] if value.startswith("!") else shown == value
         reservation = self._reservation()
         if reservation is None:
             return False

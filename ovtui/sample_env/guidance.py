@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from ovtui.components.offline.lessons import parse_condition, parse_fact
@@ -75,7 +76,7 @@ _TOOL_PATTERNS: dict[str, tuple[str, ...]] = {
 _TOOL_REGEXES = [(tool, re.compile(p)) for tool, ps in _TOOL_PATTERNS.items() for p in ps] + [
     (name, re.compile(rf"\b{name}\b")) for name in TOOL_SPECS
 ]
-_TOOL_MARK = re.compile(r"@([a-z_]+)@")
+_ANY_TOOL = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _TOOL_REGEXES))
 
 # Situations the agent can tell apart (negated forms first so they win), as canonical names, plus
 # any fact in the learner's wording ("the reservation's cabin is premium economy") checked on the record.
@@ -230,9 +231,7 @@ def _tools(text: str) -> list[str]:
 
 
 def _without_tools(text: str) -> str:
-    for _, rx in _TOOL_REGEXES:
-        text = rx.sub(" ", text)
-    return text
+    return _ANY_TOOL.sub(" ", text)
 
 
 def parse_sequence(line: str, source: str = "") -> ApproachSequence | None:
@@ -338,22 +337,27 @@ _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\s+—\s+|\s+-\s+")
 
 
 def _line_guidance(line: str, source: str) -> Guidance:
-    """A line may hold several sentences; a situation named by the first carries over to the rest."""
-    guidance = Guidance()
+    rules, sequences = _read_line(line, source)
+    return Guidance(list(rules), list(sequences))
+
+
+@lru_cache(maxsize=16_384)
+def _read_line(line: str, source: str) -> tuple[tuple[Rule, ...], tuple[ApproachSequence, ...]]:
+    """A line may hold several sentences; a situation named by the first carries over to the rest.
+    Cached: the same lines come back in every plan and every rollout of a run (reading one costs ms)."""
     sequence = parse_sequence(line, source)
     if sequence is not None:
-        guidance.sequences.append(sequence)
-        guidance.rules.extend(_sequence_rules(sequence))
-        return guidance
+        return tuple(_sequence_rules(sequence)), (sequence,)
+    found: list[Rule] = []
     inherited: tuple[str, ...] = ()
     for sentence in _SENTENCE.split(strip_bullet(line)):
         text = _normalise(sentence)
         if not text:
             continue
         rules, conditions = _clause_rules(text, inherited, source)
-        guidance.rules.extend(r for r in rules if r not in guidance.rules)
+        found.extend(r for r in rules if r not in found)
         inherited = conditions or inherited
-    return guidance
+    return tuple(found), ()
 
 
 def guidance_from_content(content: str, source: str = "") -> Guidance:

@@ -32,8 +32,19 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+# On SIGTERM/SIGINT, open requests (long polls hold one up to 30 s) get this long to finish.
+GRACEFUL_SHUTDOWN_S = 2
+
+
 def make_server(app: Any) -> uvicorn.Server:
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
+    return uvicorn.Server(config)
 
 
 async def serve(app: Any, sock: socket.socket) -> None:

@@ -8,12 +8,13 @@ the file and line so an editor can jump to it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-from ovtui.bounds import MAX_CONFIG_BYTES, jsonl_lines, line_too_long, read_bounded
+from ovtui.agent_reading import unread_notes
+from ovtui.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
+from ovtui.components.case_lint import records, validation_problems
 from ovtui.config import CONFIG_NAME, load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
@@ -22,7 +23,7 @@ from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.workspace.paths import same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
-SPLITS = ("train", "test")
+SPLITS = ("train", "validation", "test")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Problem:
 @dataclass
 class CheckReport:
     problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
     memory_files: dict[str, int] = field(default_factory=dict)
     dataset_lines: int = 0
     config: str = "defaults"
@@ -128,14 +130,10 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                 report.problems.append(Problem(rel, _line_of_key(text, key), message))
 
 
-def _case_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "case"
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {err['msg']}{more}"
+CaseChecker = Callable[[Case], list[str]]
 
 
-def check_datasets(store: MemoryStore, report: CheckReport) -> None:
+def check_datasets(store: MemoryStore, report: CheckReport, environment: CaseChecker | None = None) -> None:
     folder = store.paths.datasets
     if not folder.is_dir():
         return
@@ -146,25 +144,28 @@ def check_datasets(store: MemoryStore, report: CheckReport) -> None:
                 continue
             rel = store.paths.relative(path)
             try:
-                for number, line in jsonl_lines(path):
-                    _check_case_line(report, rel, number, line)
+                _check_cases(jsonl_lines(path), rel, report, environment)
             except OSError as exc:
                 report.problems.append(Problem(rel, 1, f"cannot be read: {exc}"))
 
 
-def _check_case_line(report: CheckReport, rel: str, number: int, line: bytes | None) -> None:
-    if line is None:
-        report.problems.append(Problem(rel, number, line_too_long()))
-        return
-    try:
-        Case.model_validate_json(line)  # pydantic's parser: deep nesting is an error, not a crash
-        report.dataset_lines += 1
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        if err["type"] == "json_invalid":
-            report.problems.append(Problem(rel, number, f"not valid JSON: {err['msg'].split(': ', 1)[-1]}"))
-        else:
-            report.problems.append(Problem(rel, number, f"not a valid case: {_case_error(exc)}"))
+def _check_cases(
+    lines: Iterable[tuple[int, bytes | None]], rel: str, report: CheckReport, environment: CaseChecker | None
+) -> None:
+    for record in records(lines, MAX_DATASET_LINE_BYTES):
+        if record.value is None:
+            report.problems.append(Problem(rel, record.first_line, record.error))
+            continue
+        case, problems = validation_problems(record.value)
+        if record.error:
+            problems.insert(0, record.error)
+        if case is not None and environment is not None:
+            problems += environment(case)
+        if case is not None and not problems:
+            report.dataset_lines += 1
+        # One case, one problem: everything wrong with it on one line.
+        if problems:
+            report.problems.append(Problem(rel, record.first_line, "; ".join(problems)))
 
 
 def check_config(store: MemoryStore, report: CheckReport) -> None:
@@ -199,5 +200,27 @@ def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     check_config(store, report)
     check_memories(store, report)
-    check_datasets(store, report)
+    try:
+        agent = load_config(store.paths.root).trainer.agent
+    except ConfigError:
+        agent = ""  # reported by check_config
+    if agent == "sample":  # the environment the cases are for
+        from ovtui.sample_env.validate import case_problems
+
+        check_datasets(store, report, case_problems)
+    else:
+        check_datasets(store, report)
+    note_unread_lines(store, report, agent)
     return report
+
+
+def note_unread_lines(store: MemoryStore, report: CheckReport, agent: str) -> None:
+    """Experience lines the agent cannot act on: notes (a person may write for people too), not errors."""
+    for path in store.list_paths("experiences"):
+        rel = store.paths.relative(path)
+        try:
+            content = parse_memory(store.read_text(path), source=rel).content
+        except (OvtuiError, OSError):
+            continue  # reported by check_memories
+        for number, note in unread_notes(agent, content):
+            report.notes.append(Problem(rel, number, note))

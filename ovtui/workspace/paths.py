@@ -195,7 +195,7 @@ class WorkspacePaths:
 
     @property
     def state(self) -> Path:
-        return self.root / ".ovtui"
+        return self.root / STATE_DIR
 
     @property
     def history(self) -> Path:

@@ -33,6 +33,7 @@ class ChangeKind(StrEnum):
     HISTORY = "history"
     INBOX = "inbox"
     CONFIG = "config"
+    SESSION = "session"
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,10 @@ def classify(relative: str) -> ChangeKind | None:
         return ChangeKind.PENDING
     if parts[0] == "history" and (name == RECORD_FILE or relative == f"history/{INDEX_FILE}"):
         return ChangeKind.HISTORY
+    if parts[0] == "sessions" and name in ("meta.json", "messages.jsonl", "memory_diff.json"):
+        return ChangeKind.SESSION
+    if relative == ".ovtui/tasks/jobs.jsonl":
+        return ChangeKind.SESSION
     if parts[:2] == ("inbox", "rollouts") and len(parts) == 3 and name.endswith(".json"):
         return ChangeKind.INBOX
     if parts[:2] == ("inbox", "sessions") and len(parts) == 3 and name.endswith(".jsonl"):

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import PLAN_ID, MakeApp, edit_experience, notifications, park_demo_plan, screen_text, settle
+from app_support import (
+    PLAN_ID,
+    MakeApp,
+    edit_experience,
+    notifications,
+    park_demo_plan,
+    press_and_settle,
+    screen_text,
+    settle,
+)
 from textual import events
 from textual.widgets import Button, Input, Switch
 
@@ -57,8 +66,7 @@ async def test_the_switch_sets_dry_run_once_and_the_bar_says_it_in_words(
         assert toggles(messages) == [True]
         bar = app.screen.query_one(TopBar)
         assert str(bar.query_one("#dry-run-label").render()) == DRY_RUN_ON
-        await pilot.press("D")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "D")
         assert app.dry_run is False and bar.query_one("#dry-run", Switch).value is False
         assert toggles(messages) == [True]
 
@@ -78,10 +86,8 @@ async def test_a_line_an_editor_appends_lands_on_its_own_line(
 
     app = make_app(workspace, editor=editor)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
-        await pilot.press("e")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
+        await press_and_settle(pilot, "e")
     after = workspace.pending.get(PLAN_ID).plan.items[0].after_content
     assert (
         after == str(before) + "\n- ALWAYS repeat the booking code"
@@ -101,8 +107,7 @@ async def test_placeholders_in_markdown_views_are_shown_not_dropped_as_html(
     edit_experience(workspace.root, "aaa_placeholders", "## Approach\n- move reservation <id> to <date>", 1)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("4")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "4")
         assert "move reservation <id> to <date>" in screen_text(app)
 
 
@@ -132,8 +137,7 @@ async def test_the_revert_conflict_dialog_offers_force_in_app_words(
     edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "3")
         await pilot.press("ctrl+r")
         await pilot.pause()
         await pilot.press("enter")  # the revert dialog's default is Revert

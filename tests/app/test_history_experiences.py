@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, MakeApp, edit_experience, notifications, park_demo_plan, screen_text, settle
+from app_support import (
+    PLAN_ID,
+    MakeApp,
+    edit_experience,
+    notifications,
+    park_demo_plan,
+    press_and_settle,
+    screen_text,
+    settle,
+)
 from textual.widgets import Input
 
 from ovtui.app.history_view import HistoryFilter
@@ -30,12 +39,10 @@ async def test_history_filters_by_kind_and_text(workspace: Workspace, make_app: 
     await apply_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "3")
         table = app.screen.query_one("#records", VimTable)
         assert table.row_count == 2
-        await pilot.press("slash", *"kind:dry_run")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "slash", *"kind:dry_run")
         assert table.row_count == 1
         assert "dry_run" in screen_text(app)
         app.screen.query_one("#history-filter", Input).value = "baggage_allowance"
@@ -53,8 +60,7 @@ async def test_revert_conflict_offers_force(workspace: Workspace, make_app: Make
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "3")
         await pilot.press("ctrl+r")
         await pilot.pause()
         await pilot.click("#confirm")
@@ -73,8 +79,7 @@ async def test_revert_conflict_offers_force(workspace: Workspace, make_app: Make
 async def test_experiences_table_and_markdown_view(workspace: Workspace, make_app: MakeApp) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("4")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "4")
         table = app.screen.query_one("#experiences", VimTable)
         assert table.row_count == 3
         text = screen_text(app)
@@ -83,6 +88,5 @@ async def test_experiences_table_and_markdown_view(workspace: Workspace, make_ap
         await pilot.pause()
         assert "reservation_cancellation · production · version 2" in screen_text(app)
         edit_experience(workspace.root, "brand_new", "## Situation\n- new", 1)
-        await pilot.press("ctrl+l")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "ctrl+l")
         assert table.row_count == 4

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, MakeApp, park_demo_plan, settle
+from app_support import PLAN_ID, MakeApp, park_demo_plan, press_and_settle, settle
 from textual.widgets import DataTable
 
 from ovtui.app.app import OvtuiApp
@@ -28,8 +28,7 @@ async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(
         await pilot.press("2")  # no longer bound
         await pilot.pause()
         assert not isinstance(app.screen, ReviewScreen)
-        await pilot.press("f2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "f2")
         assert isinstance(app.screen, ReviewScreen)
         await pilot.press("a")
         await pilot.pause()
@@ -64,8 +63,7 @@ async def test_the_command_palette_offers_the_screen_actions(workspace: Workspac
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         screen = app.screen
         provider = BindingCommands(screen)
         titles = [hit.text for hit in [h async for h in provider.discover()]]
@@ -99,8 +97,7 @@ async def test_each_registry_entry_is_a_mode_a_tab_a_key_and_a_help_section(
         app_ids = {b.id for b in own_bindings(OvtuiApp)}
         for entry in SCREENS:
             assert entry.binding_id in app_ids
-            await pilot.press(entry.hotkey)
-            await settle(app, pilot)
+            await press_and_settle(pilot, entry.hotkey)
             assert isinstance(app.screen, entry.screen) and app.current_mode == entry.key
             tabs = str(app.screen.query_one("#tabs").render())
             assert f"{entry.hotkey} {entry.title}" in tabs

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, MakeApp, edit_experience, notifications, park_demo_plan, screen_text, settle
+from app_support import (
+    PLAN_ID,
+    MakeApp,
+    edit_experience,
+    notifications,
+    park_demo_plan,
+    press_and_settle,
+    screen_text,
+    settle,
+)
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.evidence import EvidenceScreen
@@ -25,8 +34,7 @@ async def test_review_shows_the_queue_and_a_side_by_side_diff(
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         assert isinstance(app.screen, ReviewScreen)
         assert app.screen.query_one("#items", VimTable).row_count == 3
         text = screen_text(app)
@@ -39,8 +47,7 @@ async def test_approve_reject_with_note_and_confirm_a_delete(workspace: Workspac
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         await pilot.press("a")  # item 0 approved, the cursor moves on to item 1
         await pilot.press("n")
         await pilot.pause()
@@ -63,13 +70,11 @@ async def test_cancelling_the_delete_confirmation_decides_nothing(
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         await pilot.press("A")  # approve all includes the delete
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
-        await pilot.press("escape")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "escape")
         assert [d for d, _ in decisions(workspace)] == ["pending"] * 3
 
 
@@ -83,10 +88,8 @@ async def test_edit_after_content_through_the_editor_seam(workspace: Workspace, 
 
     app = make_app(workspace, editor=fake_editor)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
-        await pilot.press("e")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
+        await press_and_settle(pilot, "e")
         item = workspace.pending.get(PLAN_ID).plan.items[0]
         assert "IF refundable" in seen[0]
         assert str(item.after_content).endswith("ALWAYS repeat the booking code")
@@ -100,10 +103,8 @@ async def test_evidence_opens_the_trajectory_and_escape_comes_back(
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
-        await pilot.press("o")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
+        await press_and_settle(pilot, "o")
         assert isinstance(app.screen, EvidenceScreen)
         assert "lookup" in screen_text(app)
         await pilot.press("escape")
@@ -117,8 +118,7 @@ async def test_narrow_terminal_and_the_key_give_a_unified_diff(
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         diff = app.screen.query_one(FieldDiff)
         await pilot.press("u")
         await pilot.pause()
@@ -135,10 +135,8 @@ async def test_apply_refuses_while_items_are_undecided(workspace: Workspace, mak
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
-        await pilot.press("p")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
+        await press_and_settle(pilot, "p")
     assert any("still undecided" in n for n in notifications(messages))
     assert not HistoryStore(workspace.paths).ids_on_disk()
 
@@ -153,31 +151,27 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         await pilot.press("a", "r", "a")  # approve the edit, reject the new one, approve the delete…
         await pilot.pause()
         await pilot.click("#confirm")  # …after confirming it
         await settle(app, pilot)
 
         await pilot.press("D")  # dry run on: nothing may change
-        await pilot.press("p")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "p")
         assert {p.name: p.read_text() for p in experiences.glob("*.md")} == before
         assert any(n.startswith("Dry run of plan") for n in notifications(messages))
         assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["dry_run"]
 
         await pilot.press("D")  # dry run off: the real thing
-        await pilot.press("p")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "p")
         assert any(n.startswith("Applied plan") for n in notifications(messages))
         assert "IF refundable" in (experiences / "reservation_cancellation.md").read_text()
         assert not (experiences / "refund_status.md").exists()
         assert not (experiences / "baggage_allowance.md").exists()  # rejected
         assert workspace.pending.list() == []
 
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "3")
         assert isinstance(app.screen, HistoryScreen)
         assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["apply", "dry_run"]
         assert app.screen.query_one("#records", VimTable).row_count == 2

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app_support import MakeApp, demo_plan, make_workspace, park_demo_plan, settle
+from app_support import MakeApp, demo_plan, make_workspace, park_demo_plan, press_and_settle
 
 from ovtui.review import ReviewPolicy, apply_reviewed
 from ovtui.service import Workspace
@@ -47,13 +47,11 @@ async def test_app_approval_and_approve_all_write_the_same_files_and_records(
     park_demo_plan(in_app)
     app = make_app(in_app)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         await pilot.press("A")
         await pilot.pause()
         await pilot.click("#confirm")  # the plan deletes a file
-        await pilot.press("p")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "p")
 
     plan = demo_plan()  # what `ovtui train --approve all` does with a plan: the engine's own path
     await apply_reviewed(

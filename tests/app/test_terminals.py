@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, MakeApp, edit_experience, park_demo_plan, screen_text, settle
+from app_support import (
+    PLAN_ID,
+    MakeApp,
+    edit_experience,
+    park_demo_plan,
+    press_and_settle,
+    screen_text,
+    settle,
+)
 from textual.widgets import Button
 
 from ovtui.app.keys import catalog
@@ -23,13 +31,11 @@ async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(
         run = screen_text(app)
         for words in ("Train (t)", "Stream (s)", "Cancel (c)", "Dry run", "1 Run", "4 Experiences"):
             assert words in run
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         review = screen_text(app)
         for words in ("a Approve", "r Reject", "p Apply", "Apply plan (p)", "stale", "Dry run"):
             assert words in review
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "3")
         assert "^r Revert" in screen_text(app) or "/ Filter" in screen_text(app)
 
 
@@ -41,6 +47,8 @@ async def test_below_the_floor_the_app_says_the_terminal_is_too_small(
         await settle(app, pilot)
         assert isinstance(app.screen, TooSmallScreen)
         assert "70×20" in screen_text(app) and "at least 80×24" in screen_text(app)
+        await press_and_settle(pilot, "question_mark", "2", "D")  # nothing opens beneath or above it
+        assert isinstance(app.screen, TooSmallScreen) and app.current_mode == "run" and not app.dry_run
         await pilot.resize_terminal(100, 30)
         await settle(app, pilot)
         assert not isinstance(app.screen, TooSmallScreen)
@@ -54,8 +62,7 @@ async def test_at_130x36_the_stale_column_of_the_items_is_visible(
     assert workspace.pending.refresh_stale(workspace.experiences())
     app = make_app(workspace)
     async with app.run_test(size=(130, 36)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         lines = screen_text(app).splitlines()
         header = next(line for line in lines if "decision" in line)
         first_item = next(line for line in lines if "reservation_cancel" in line and "pending" in line)
@@ -68,8 +75,7 @@ async def test_the_diff_pane_scrolls_by_keyboard_and_the_help_says_how(
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         diff = app.screen.query_one(FieldDiff)
         await pilot.press("l")
         await pilot.pause()
@@ -99,11 +105,9 @@ async def test_dry_run_is_shown_in_words_on_the_top_bar_and_the_apply_button(
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         assert str(app.screen.query_one("#apply", Button).label) == "Apply plan (p)"
-        await pilot.press("D")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "D")
         assert "DRY RUN" in screen_text(app).splitlines()[0]
         assert str(app.screen.query_one("#apply", Button).label) == "Apply plan — DRY RUN (p)"
 
@@ -114,14 +118,12 @@ async def test_enter_in_the_note_dialog_saves_the_note_and_does_not_approve(
     park_demo_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         await pilot.press("n")
         await pilot.pause()
         assert isinstance(app.screen, NoteModal)
         assert "enter: Save note" in screen_text(app)  # the default is shown
-        await pilot.press(*"check the fare rules", "enter")
-        await settle(app, pilot)
+        await press_and_settle(pilot, *"check the fare rules", "enter")
         decision = workspace.pending.get(PLAN_ID).decisions[0]
         assert (decision.decision, decision.note) == ("pending", "check the fare rules")
 
@@ -133,13 +135,11 @@ async def test_the_revert_dialog_focuses_revert_and_says_so(workspace: Workspace
     await workspace.apply_pending(PLAN_ID)
     app = make_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press("3")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "3")
         await pilot.press("ctrl+r")
         await pilot.pause()
         dialog = app.screen
         assert isinstance(dialog, ConfirmModal) and dialog.focused is dialog.query_one("#confirm")
         assert "enter: Revert" in screen_text(app)
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "enter")
     assert not (workspace.root / "memories" / "experiences" / "baggage_allowance.md").exists()

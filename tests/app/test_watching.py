@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from app_support import PLAN_ID, MakeApp, edit_experience, park_demo_plan, screen_text, settle
+from app_support import (
+    PLAN_ID,
+    MakeApp,
+    edit_experience,
+    park_demo_plan,
+    press_and_settle,
+    screen_text,
+    settle,
+)
 from watchfiles import Change
 
 from ovtui.app.screens.review import ReviewScreen
@@ -65,8 +73,7 @@ async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(
     park_demo_plan(workspace)
     app = make_app(workspace, watch_files=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("2")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "2")
         assert isinstance(app.screen, ReviewScreen)
         edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 3)
         for _ in range(100):  # the watcher reports within a second; each pause is a turn of the loop

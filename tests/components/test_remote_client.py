@@ -17,12 +17,14 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from server_support import start_cli_server, stop, threaded_server
+from workspace_support import build_sample_workspace
 
 from ovtui.cli import main
 from ovtui.components.remote import RemoteCaseLoader, RemoteRolloutExecutor, RetryPolicy
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.environments.sample import SampleEnvironment
+from ovtui.service import TrainOptions, Workspace
 
 FAST = RetryPolicy(attempts=8, base_delay=0.01, max_delay=0.2)
 KEY_ENV = "OVTUI_TEST_ENV_KEY"
@@ -178,8 +180,8 @@ async def test_service_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     port = url.rsplit(":", 1)[1]
     cases = SampleEnvironment().cases("test")[:6]
     executor = RemoteRolloutExecutor(
-        [url], retry=RetryPolicy(attempts=12, base_delay=0.05, max_delay=1.0), long_poll=0.5
-    )
+        [url], retry=RetryPolicy(attempts=12, base_delay=0.05, max_delay=1.0), long_poll=0.0
+    )  # no long polls: every submit is answered before its execution starts, so none is re-sent
     run = asyncio.create_task(executor.execute(cases, EMPTY, ExecutionContext(policy_snapshot_id="kill")))
     assert first.stdout is not None
     said = sorted([(await asyncio.to_thread(first.stdout.readline)).split()[0] for _ in range(6)])
@@ -197,3 +199,29 @@ async def test_service_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     assert all("interrupted" in str(e) for e in errors[:2]), errors
     assert errors[2:] == [None] * 4
     assert all(r.evaluation is not None for r in rollouts)
+
+
+async def test_a_case_the_service_never_finishes_is_reported_and_not_trained_on(tmp_path: Path) -> None:
+    hanging = Path(__file__).resolve().parents[1] / "fakes" / "hanging_env.py"
+    proc, url = start_cli_server(
+        [], argv=[sys.executable, str(hanging), str(tmp_path / "state"), "1", "train"]
+    )
+    root = build_sample_workspace(tmp_path / "ws")
+    with (root / "ovtui.toml").open("a", encoding="utf-8") as config:
+        config.write(f'\n[datasets.served]\nurl = "{url}"\ntimeout = 1.5\n')
+    trajectories = root / "memories" / "trajectories"
+    before = set(trajectories.glob("*.md"))
+    try:
+        report = await Workspace(root).train(
+            TrainOptions(dataset="served", epochs=1, approve="all", limit=4, eval_split=None)
+        )
+    finally:
+        stop(proc)
+    first = SampleEnvironment().cases("train")[0].name
+    assert len(report.errors) == 1 and report.errors[0].startswith(
+        f"{first}: no result from {url} within 1.5s"
+    )
+    epoch = report.stage("train_epoch")
+    assert epoch is not None and epoch.cases == 4 and first in epoch.failed_cases
+    written = set(trajectories.glob("*.md")) - before
+    assert len(written) == 3  # one trajectory per rollout that really ran; none for the lost case

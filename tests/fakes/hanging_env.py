@@ -1,5 +1,6 @@
-"""``python tests/fakes/hanging_env.py STATE_FOLDER N``: ``ovtui env serve sample`` whose executions
-of the first N test cases never finish (each prints ``hang NAME``), to kill the service mid-run.
+"""``python tests/fakes/hanging_env.py STATE_FOLDER N [SPLIT]``: ``ovtui env serve sample`` whose
+executions of the first N cases of SPLIT (default test) never finish (each prints ``hang NAME``),
+to kill the service mid-run.
 Every other execution prints ``done NAME`` once its result is in the job store."""
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from ovtui.server.run import run_server
 
 
 class HangingSample(SampleEnvironment):
-    def __init__(self, hang: int) -> None:
+    def __init__(self, hang: int, split: str) -> None:
         super().__init__()
-        self.hang = {c.name for c in self.cases("test")[:hang]}
+        self.hang = {c.name for c in self.cases(split)[:hang]}
 
     async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
         if case.name in self.hang:
@@ -34,4 +35,10 @@ class HangingSample(SampleEnvironment):
 if __name__ == "__main__":
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     store = JobStore(Path(sys.argv[1]), prefix="rollout_exec_")
-    run_server(create_env_app(HangingSample(int(sys.argv[2])), store, workers=8), "127.0.0.1", 0)
+    run_server(
+        create_env_app(
+            HangingSample(int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "test"), store, workers=8
+        ),
+        "127.0.0.1",
+        0,
+    )

@@ -9,6 +9,7 @@ write identical files.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,27 @@ def test_identical_runs_write_identical_files(
 ) -> None:
     again = train(split(sample, "train"), start, epochs=3, batch_size=8)[0]
     assert learned_files(start, again) == learned_files(start, trained)
+
+
+async def test_identical_real_runs_write_identical_experiences(tmp_path: Path) -> None:
+    """Two `train` runs on two fresh sample workspaces: the experience files are the same bytes
+    except the times the design stamps into provenance (trajectory file names, link times)."""
+    from workspace_support import build_sample_workspace
+
+    from ovtui.service import TrainOptions, Workspace
+
+    async def run(root: Path) -> dict[str, str]:
+        build_sample_workspace(root)
+        await Workspace(root).train(TrainOptions(epochs=3, approve="all", eval_split=None))
+        return {
+            p.name: p.read_text(encoding="utf-8")
+            for p in sorted((root / "memories/experiences").glob("*.md"))
+        }
+
+    first, second = await run(tmp_path / "a"), await run(tmp_path / "b")
+    assert first.keys() == second.keys()
+    # A trajectory's file name is its intent, a counter when several share a second, and the time.
+    stamp = re.compile(r"(?:_\d+)?_\d{14}|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+    for name in first:
+        assert first[name].split("<!--")[0] == second[name].split("<!--")[0], name  # the body: byte for byte
+        assert stamp.sub("<time>", first[name]) == stamp.sub("<time>", second[name]), name

@@ -36,7 +36,10 @@ BAD_ROLLOUT = "bad.json"
 DRIVER = """
 import json, sys
 from ovtui.cli import main
-codes = [main(argv) for argv in json.loads(sys.argv[1])]
+codes = []
+for group in json.loads(sys.argv[1]):
+    print("=== next workspace", file=sys.stderr, flush=True)
+    codes.append([main(argv) for argv in group])
 print(json.dumps(codes))
 """
 
@@ -135,29 +138,35 @@ def _run(argv: list[str], *, timeout: float = 60) -> subprocess.CompletedProcess
     )
 
 
-@pytest.mark.parametrize(
-    ("rel", "folder"),
-    [(rel, True) for rel in BOOKKEEPING_FOLDERS] + [(rel, False) for rel in BOOKKEEPING_FILES],
-)
+BOOKKEEPING = [(rel, True) for rel in BOOKKEEPING_FOLDERS] + [(rel, False) for rel in BOOKKEEPING_FILES]
+
+
 def test_a_bookkeeping_link_leaving_the_workspace_is_refused_by_every_command(
-    template: tuple[Path, str, str], tmp_path: Path, rel: str, folder: bool
+    template: tuple[Path, str, str], tmp_path: Path
 ) -> None:
-    ws, record_id = _copy(template, tmp_path)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    link = _link(ws, rel, outside, folder=folder)
-    before = _listing(outside)
-    argvs = commands(ws, record_id)
+    """One workspace per bookkeeping path, that path a link to a canary outside; every command
+    runs on each (one real process runs them all: the refusals are quick, a start-up is not)."""
+    cases = []
+    for n, (rel, folder) in enumerate(BOOKKEEPING):
+        ws, record_id = _copy(template, tmp_path / f"case{n}")
+        outside = tmp_path / f"case{n}" / "outside"
+        outside.mkdir()
+        link = _link(ws, rel, outside, folder=folder)
+        cases.append((rel, link, outside, _listing(outside), commands(ws, record_id)))
+    groups = [argvs for *_, argvs in cases]
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, json.dumps(argvs)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", DRIVER, json.dumps(groups)], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     codes = json.loads(done.stdout.strip().splitlines()[-1])
-    assert codes == [2] * len(argvs), done.stderr
-    assert _listing(outside) == before
-    refusals = [line for line in done.stderr.splitlines() if "outside the workspace" in line]
-    assert len(refusals) == len(argvs) - 1, done.stderr  # init refuses first: already a workspace
-    assert all(str(link) in line for line in refusals)
+    errors = done.stderr.split("=== next workspace\n")[1:]
+    assert len(codes) == len(errors) == len(cases)
+    for (rel, link, outside, before, argvs), got, stderr in zip(cases, codes, errors, strict=True):
+        assert got == [2] * len(argvs), (rel, stderr)
+        assert _listing(outside) == before, rel
+        refusals = [line for line in stderr.splitlines() if "outside the workspace" in line]
+        assert len(refusals) == len(argvs) - 1, (rel, stderr)  # init refuses first: already a workspace
+        assert all(str(link) in line for line in refusals), (rel, stderr)
 
 
 def test_links_below_the_bookkeeping_are_never_followed(
@@ -169,6 +178,7 @@ def test_links_below_the_bookkeeping_are_never_followed(
     outside = tmp_path / "outside"
     outside.mkdir()
     registry = default_registry()
+    # Every memory folder but the policy's own (linked out, training stops at once: the next test).
     folders = [registry.get(t).directory for t in registry.names() if t != "experiences"]
     for rel in folders:
         _link(ws, rel, outside, folder=True)
@@ -190,6 +200,19 @@ def test_links_below_the_bookkeeping_are_never_followed(
     assert f"{BAD_ROLLOUT}.reason.txt is a symbolic link" in watched
     # The inbox was handled inside: the rejected file is kept, its reason could not be written.
     assert (ws / "inbox" / "rejected" / BAD_ROLLOUT).exists()
+
+
+def test_a_policy_folder_leading_outside_stops_training_before_anything_is_written(
+    template: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    ws, _record_id = _copy(template, tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _link(ws, default_registry().get("experiences").directory, outside, folder=True)
+    before = _listing(outside)
+    done = _run(["train", str(ws), "--limit", "2", "--no-eval"])
+    assert done.returncode == 2 and "lies outside the workspace" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and _listing(outside) == before
 
 
 # --- each writer on its own ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Label
 
+from ovtui.agent_reading import unread_notes
 from ovtui.app.messages import ExperiencesChanged
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
@@ -21,7 +22,7 @@ from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import Experience, ExperienceSet
 from ovtui.errors import OvtuiError
 
-PREVIEW_ROWS = 200
+PREVIEW_ROWS = 60  # a screenful or two: reading them must take well under 0.2 s
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,9 @@ class ExperiencesScreen(MainScreen):
             f"**{e.name}** · {e.status.value} · version {e.version} · {row.links} link(s) · "
             f"`{self.relative(e.uri)}`"
         )
-        view.update(f"{facts}\n\n---\n\n{e.content}")
+        unread = unread_notes(self.workspace.config.trainer.agent, e.content)
+        flags = "".join(f"\n\n> ⚠ {note}" for _, note in unread)
+        view.update(f"{facts}{flags}\n\n---\n\n{e.content}")
 
     def action_focus_view(self) -> None:
         self.query_one("#experience-view").focus()

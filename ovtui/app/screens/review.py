@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
+from ovtui.agent_reading import unread_notes
 from ovtui.app.diff_model import item_section
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
 from ovtui.app.review_view import apply_label, apply_message, item_header, item_row, plan_row
@@ -129,6 +130,9 @@ class ReviewScreen(MainScreen):
             diff.show([])
             return
         current = self._current_file(item)
+        # Read live, so an edit made in $EDITOR is judged as it is now.
+        unread = unread_notes(self.workspace.config.trainer.agent, item.after_content or "")
+        item.metadata["unread_lines"] = [note for _, note in unread]
         header.update(item_header(self.plan, index, item, self.relative), layout=False)  # fixed height
         diff.show([item_section(item, current, self.relative(item.target_experience_uri))])
 
@@ -286,8 +290,11 @@ class ReviewScreen(MainScreen):
         if not item.evidence_trajectory_uris:
             self.notify("this item has no evidence trajectories", severity="warning")
             return
+        counter = [str(u) for u in item.metadata.get("counter_evidence", [])]
         self.app.push_screen(
-            EvidenceScreen(self.workspace, item.target_experience_name, item.evidence_trajectory_uris)
+            EvidenceScreen(
+                self.workspace, item.target_experience_name, item.evidence_trajectory_uris, counter
+            )
         )
 
     def action_toggle_unified(self) -> None:

@@ -14,7 +14,7 @@ from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
-from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, RunStarted
+from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished
 from ovtui.app.run_process import RunProcess
 from ovtui.app.run_view import RunProgress, accuracy_line, clock, log_line, usage_line
 from ovtui.app.screens.base import MainScreen
@@ -158,7 +158,6 @@ class RunScreen(MainScreen):
             stage.reset()
         self.query_one("#accuracy", Static).update(accuracy_line(self.progress))
         self.running = True
-        self.post_message(RunStarted(command))
         self._run(command, options)
 
     @work(exclusive=True, group="run")

@@ -16,7 +16,7 @@ Lessons come out sorted, so identical inputs give byte-identical files.
 from __future__ import annotations
 
 from ovtui.components.offline.facts import USER_ANSWER, Facts, is_lookup
-from ovtui.components.offline.lessons import ARROW, ASK_STEP, Lesson, parse_lesson
+from ovtui.components.offline.lessons import ASK_STEP, Lesson, parse_lesson
 
 _KIND_ORDER = {"steps": 0, "order": 1, "confirm": 2, "after": 3, "always": 4, "never": 5}
 
@@ -26,9 +26,26 @@ def _common(facts: list[Facts]) -> Facts:
     return {k: v for k, v in first.items() if all(f.get(k) == v for f in rest)}
 
 
+def _agree(a: str, b: str) -> bool:
+    """Whether one value can satisfy both ("!x" means anything but x)."""
+    if a.startswith("!") and b.startswith("!"):
+        return True
+    if a.startswith("!"):
+        return b != a[1:]
+    if b.startswith("!"):
+        return a != b[1:]
+    return a == b
+
+
 def compatible(a: Facts, b: Facts) -> bool:
     """Whether one situation can satisfy both conditions (no fact tells them apart)."""
-    return all(b.get(k, v) == v for k, v in a.items())
+    return all(_agree(v, b[k]) for k, v in a.items() if k in b)
+
+
+def negation(key: str, value: str) -> str:
+    """The value for "anything but ``value``": the other answer for a yes/no or a flag."""
+    opposite = {"true": "false", "false": "true", "yes": "no", "no": "yes"}
+    return opposite.get(value, value[1:] if value.startswith("!") else f"!{value}")
 
 
 def acting_steps(lesson: Lesson) -> tuple[str, ...]:
@@ -48,8 +65,8 @@ def _generalise(lessons: list[Lesson]) -> list[Lesson]:
     for instances in groups.values():
         observed = [x.fact_map for x in instances if x.facts]
         facts = _common(observed) if observed else {}
-        # Of sequences that act alike, the one with the most lookups (then the first in order) stands.
-        chosen = max(instances, key=lambda x: (len(x.tools), tuple(-ord(c) for c in ARROW.join(x.tools))))
+        # Of sequences that act alike, the one with the most lookups (then the first by name) stands.
+        chosen = min(instances, key=lambda x: (-len(x.tools), x.tools))
         if chosen.kind == "never" and facts.get(USER_ANSWER) == "yes":
             del facts[USER_ANSWER]  # a yes never makes an action wrong; asking was harmless
         merged.append(chosen.with_facts(facts))
@@ -67,39 +84,55 @@ def conflicts(never: Lesson, other: Lesson) -> bool:
 
 
 def _without_contradictions(lessons: list[Lesson]) -> list[Lesson]:
+    lessons = list(lessons)
     dropped: set[Lesson] = set()
     for never in [x for x in lessons if x.kind == "never"]:
         tool = never.tools[0]
         if not never.facts and any(o.presumes(tool) for o in lessons if o is not never):
             dropped.add(never)
             continue
-        for other in lessons:
-            if other not in dropped and never not in dropped and conflicts(never, other):
+        for index, other in enumerate(lessons):
+            if other in dropped or never in dropped or not conflicts(never, other):
+                continue
+            # The lesson that worked holds except where doing the action was seen to be wrong: with
+            # one fact to tell them apart, it is narrowed to "anything but" that fact.
+            unknown = [(k, v) for k, v in never.facts if k not in other.fact_map]
+            if len(unknown) == 1:
+                key, value = unknown[0]
+                lessons[index] = other.with_facts({**other.fact_map, key: negation(key, value)})
+            else:
                 dropped.add(never if len(never.facts) <= len(other.facts) else other)
     return [x for x in lessons if x not in dropped]
 
 
+def _situation(lesson: Lesson) -> set[tuple[str, str]]:
+    # The user's answer is no situation to look up: a sequence's own ask step settles it.
+    return {(k, v) for k, v in lesson.facts if k != USER_ANSWER}
+
+
 def _carried_out(rule: Lesson, sequences: list[Lesson]) -> bool:
     """Whether the Approach sequences already do what ``rule`` asks wherever ``rule`` applies."""
-    if rule.kind not in ("order", "confirm", "after"):
+    if rule.kind not in ("order", "confirm", "after", "always"):
         return False
-    later = rule.tools[-1]
-    relevant = [s for s in sequences if later in s.tools]
-
-    # The user's answer is no situation to look up: a sequence's own ask step settles it.
-    def situation(x: Lesson) -> set[tuple[str, str]]:
-        return {(k, v) for k, v in x.facts if k != USER_ANSWER}
-
-    if not relevant or not any(situation(s) <= situation(rule) for s in relevant):
+    target = rule.tools[-1]
+    if rule.kind == "always":  # every sequence that may apply must call it
+        relevant = [s for s in sequences if compatible(dict(_situation(s)), dict(_situation(rule)))]
+    else:
+        relevant = [s for s in sequences if target in s.tools]
+    if not relevant or not any(_situation(s) <= _situation(rule) for s in relevant):
         return False
 
     def holds(steps: tuple[str, ...]) -> bool:
-        at = steps.index(later)
+        if target not in steps:
+            return False
+        at = steps.index(target)
         if rule.kind == "order":
             return rule.tools[0] in steps[:at]
         if rule.kind == "confirm":
             return ASK_STEP in steps[:at]
-        return rule.tools[0] in steps[at + 1 :]
+        if rule.kind == "after":
+            return rule.tools[0] in steps[at + 1 :]
+        return True
 
     return all(holds(s.tools) for s in relevant)
 
@@ -134,10 +167,10 @@ def consolidate(lessons: list[Lesson], *, distinguish: bool = True) -> list[Less
     """Steps 1–4 of the module docstring; ``distinguish=False`` keeps every observed fact (step 2 is
     for a whole file, not for one rollout's proposal that is merged with others later)."""
     merged = _without_contradictions(_generalise(lessons))
-    sequences = [x for x in merged if x.kind == "steps"]
-    merged = [x for x in merged if not _carried_out(x, sequences)]
     if distinguish:
         merged = _generalise(_distinguishing(merged))
+    sequences = [x for x in merged if x.kind == "steps"]
+    merged = [x for x in merged if not _carried_out(x, sequences)]
     return sorted(merged, key=lambda x: (_KIND_ORDER[x.kind], x.render()))
 
 

@@ -87,6 +87,8 @@ def fact_text(key: str, value: str) -> str:
     subject, _, field = key.partition(".")
     if value in ("true", "false"):
         return f"the {_words(subject)} is {'' if value == 'true' else 'not '}{_words(field)}"
+    if value.startswith("!"):
+        return f"the {_words(subject)}'s {_words(field)} is not {_words(value[1:])}"
     return f"the {_words(subject)}'s {_words(field)} is {_words(value)}"
 
 
@@ -103,7 +105,9 @@ def parse_fact(text: str) -> tuple[str, str] | None:
     if match := _USER.match(text):
         return USER_ANSWER, "yes" if match.group("answer") == "confirms" else "no"
     if match := _FIELD.match(text):
-        return f"{_name(match.group('subject'))}.{_name(match.group('field'))}", _name(match.group("value"))
+        value = match.group("value")
+        value = f"!{_name(value[4:])}" if value.startswith("not ") else _name(value)
+        return f"{_name(match.group('subject'))}.{_name(match.group('field'))}", value
     if match := _FLAG.match(text):
         key = f"{_name(match.group('subject'))}.{_name(match.group('field'))}"
         return key, "false" if match.group("neg") else "true"

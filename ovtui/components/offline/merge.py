@@ -57,7 +57,7 @@ class OfflinePlanMerger:
             if name in existing and merged.same_as(base):
                 continue
             rationales = list(
-                dict.fromkeys(gradients[i].rationale for i in indices if gradients[i].rationale)
+                dict.fromkeys(gradients[i].rationale.rstrip(".") for i in indices if gradients[i].rationale)
             )
             decisions.append(
                 MergeDecision(

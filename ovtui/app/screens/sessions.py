@@ -1,0 +1,138 @@
+"""The Sessions screen: conversations committed to the workspace (``ovtui serve``, ``ovtui commit``,
+``inbox/sessions/``), each commit's task and the memories it extracted; live as the files change."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+
+from ovtui.app.messages import HistoryChanged, SessionsChanged
+from ovtui.app.screens.base import MainScreen
+from ovtui.app.services import ScreenServices
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.sessions.overview import SessionView, session_views
+
+STATUS_STYLE = {"completed": "green", "failed": "red", "running": "yellow", "pending": "cyan"}
+
+
+def session_row(view: SessionView) -> tuple[str, str, str, Text]:
+    status = view.last_status
+    return (
+        view.session_id,
+        str(view.live_messages),
+        str(len(view.commits)),
+        Text(status, STATUS_STYLE.get(status, "")),
+    )
+
+
+def session_detail(view: SessionView) -> Text:
+    text = Text()
+    text.append(f"session {view.session_id}", "bold")
+    text.append(f"  ·  {view.live_messages} message(s) not committed yet\n")
+    if view.error:
+        text.append(f"{view.error}\n", "red")
+    if not view.commits:
+        text.append("\nno commits yet\n", "dim")
+    for commit in reversed(view.commits):
+        text.append(f"\n{commit.archive}", "bold")
+        text.append(f"  {commit.messages} message(s)  ")
+        text.append(commit.task_status, STATUS_STYLE.get(commit.task_status, ""))
+        if commit.task_id:
+            text.append(f"  {commit.task_id}", "dim")
+        text.append("\n")
+        if commit.task_error:
+            text.append(f"  error: {commit.task_error}\n", "red")
+        extracted = commit.extracted
+        if extracted:
+            text.append(
+                "  extracted: " + ", ".join(f"{n} {kind}" for kind, n in sorted(extracted.items())) + "\n"
+            )
+        diff = commit.diff
+        if diff is None:
+            continue
+        s = diff.summary
+        text.append(f"  memory_diff: +{s.total_adds} ~{s.total_updates} -{s.total_deletes}\n")
+        for uri in diff.operations.uris():
+            text.append(f"    {uri.split('/memories/', 1)[-1]}\n", "dim")
+        pending = diff.metadata.get("pending_plans") or []
+        if pending:
+            text.append(f"  waiting in Review: {', '.join(map(str, pending))}\n", "yellow")
+    return text
+
+
+class SessionsScreen(MainScreen):
+    KEY = "sessions"
+    AUTO_FOCUS = "#sessions"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "reload", "Refresh", id="sessions.reload"),
+        Binding("l", "focus_detail", "Detail", id="sessions.detail", show=False),
+        Binding("h", "focus_sessions", "Sessions", id="sessions.list", show=False),
+    ]
+
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
+        self.views: dict[str, SessionView] = {}
+        self.selected: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield self.top_bar()
+        with Horizontal(id="sessions-body"):
+            yield VimTable(id="sessions")
+            with VerticalScroll(id="session-detail"):
+                yield Static("no session selected", id="session-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#sessions", VimTable)
+        table.add_columns("session", "live", "commits", "last task")
+        self.load()
+
+    @work(thread=True, exclusive=True, group="sessions-list")
+    def load(self) -> None:
+        try:
+            views = session_views(self.workspace.paths)
+        except Exception as exc:
+            self.app.call_from_thread(self.report_error, "reading the sessions", exc)
+            return
+        self.app.call_from_thread(self._fill, views)
+
+    def _fill(self, views: list[SessionView]) -> None:
+        self.views = {v.session_id: v for v in views}
+        self.query_one("#sessions", VimTable).fill([(v.session_id, session_row(v)) for v in views])
+        if self.selected in self.views:
+            self._show(self.selected)
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self._show(str(event.row_key.value))
+
+    def _show(self, session_id: str) -> None:
+        self.selected = session_id
+        view = self.views.get(session_id)
+        if view is not None:
+            self.query_one("#session-text", Static).update(session_detail(view))
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_focus_detail(self) -> None:
+        self.query_one("#session-detail", VerticalScroll).focus()
+
+    def action_focus_sessions(self) -> None:
+        self.query_one("#sessions", VimTable).focus()
+
+    def on_sessions_changed(self, _: SessionsChanged) -> None:
+        self.reload_soon(self.load)
+
+    def on_history_changed(self, _: HistoryChanged) -> None:
+        self.reload_soon(self.load)
+
+    def on_stale_view(self) -> None:
+        self.load()

@@ -1,0 +1,188 @@
+"""Phase 2 of a session commit (seed 004 §3.1), run in the background after the archive:
+
+1. extract what the conversation holds (``extract_offline``; the model path with the LLM backend),
+   filtered by the session's MemoryPolicy;
+2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
+   and the review gate like any rollout (a session of the training protocol — a CaseSpec first —
+   is one rollout directly, without extraction);
+3. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
+   operations of every history record the commit produced, those records' ids, and the plans
+   still waiting for a person.
+
+The trainer is shared by every commit of the process and flushes when no other commit is still
+being analysed, so a lone commit does not wait for a batching window and concurrent commits share
+one plan (one lock, one apply).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.memory.memory_diff import MemoryDiff, Operations, Summary, utc_stamp
+from ovtui.sessions.extract import Extraction, evaluate_conversation, extract_offline
+from ovtui.sessions.models import MemoryPolicy, SessionMessage
+from ovtui.sessions.protocol import is_training_session, rollout_from_messages
+from ovtui.sessions.store import Archive, SessionStore
+from ovtui.workspace.history import HistoryStore
+
+if TYPE_CHECKING:
+    from ovtui.components.policy_trainer import StreamingPolicyTrainer
+    from ovtui.context import RunContext
+    from ovtui.service import Workspace
+
+SNAPSHOT_PREFIX = "session-commit"
+
+
+@dataclass
+class CommitOutcome:
+    """What one commit did, as the task result reports it."""
+
+    archive: Archive
+    diff: MemoryDiff
+    memories_extracted: dict[str, int] = field(default_factory=dict)
+    history_ids: list[str] = field(default_factory=list)
+    pending_plans: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    model_calls: int = 0
+
+    def task_result(self) -> dict[str, Any]:
+        return {
+            "session_id": self.archive.session_id,
+            "archive_uri": self.archive.uri,
+            "memory_diff_uri": f"{self.archive.uri}/memory_diff.json",
+            "memories_extracted": self.memories_extracted,
+            "history_ids": self.history_ids,
+            "pending_plans": self.pending_plans,
+            "errors": self.errors,
+            "token_usage": {"model_calls": self.model_calls},
+        }
+
+
+def apply_policy(extraction: Extraction, policy: MemoryPolicy) -> Extraction:
+    """Keep what the session's MemoryPolicy allows: the user's own memories when ``self`` is on, a
+    peer's when ``peer`` is on and the peer is allowed, only whitelisted types."""
+    kept = Extraction(model_calls=extraction.model_calls)
+    for memory in extraction.memories:
+        if not policy.allows_type(memory.memory_type):
+            continue
+        if memory.peer_id is None and not policy.self_.enabled:
+            continue
+        if memory.peer_id is not None and not policy.allows_peer(memory.peer_id):
+            continue
+        kept.memories.append(memory)
+    if policy.allows_type("cases") and policy.self_.enabled:
+        kept.cases = list(extraction.cases)
+    return kept
+
+
+class SessionCommitter:
+    def __init__(self, workspace: Workspace, sessions: SessionStore, run: RunContext) -> None:
+        self.workspace = workspace
+        self.sessions = sessions
+        self.run = run
+        self.history = HistoryStore(workspace.paths)
+        self._trainer: StreamingPolicyTrainer | None = None
+        self._trainer_lock = asyncio.Lock()
+
+    async def trainer(self) -> StreamingPolicyTrainer:
+        async with self._trainer_lock:
+            if self._trainer is None:
+                from ovtui.components.policy_trainer import (
+                    StreamingPolicyTrainer,
+                    StreamingPolicyTrainerConfig,
+                )
+
+                cfg = self.workspace.config
+                engine = self.workspace.engine(
+                    self.run, approve=cfg.review.policy, dry_run=cfg.review.dry_run, wait_for_review=False
+                )
+                limits = StreamingPolicyTrainerConfig(
+                    cfg.trainer.max_gradients_per_update, cfg.trainer.max_wait_seconds, flush_when_idle=True
+                )
+                self._trainer = StreamingPolicyTrainer(engine, await self.workspace.loader.load(), limits)
+            return self._trainer
+
+    async def submit_rollout(self, rollout: Rollout) -> RolloutTrainingResult:
+        return await (await self.trainer()).submit_rollout(rollout)
+
+    async def close(self) -> None:
+        if self._trainer is not None:
+            await self._trainer.close()
+
+    async def extract(self, messages: list[SessionMessage], archive: Archive) -> Extraction:
+        return extract_offline(messages, archive.session_id, archive.name)
+
+    async def commit_archive(
+        self, archive: Archive, messages: list[SessionMessage], policy: MemoryPolicy
+    ) -> CommitOutcome:
+        snapshot = f"{SNAPSHOT_PREFIX}:{archive.session_id}:{archive.name}"
+        plain = [m.to_message() for m in messages]
+        outcome = CommitOutcome(archive=archive, diff=MemoryDiff())
+        if is_training_session(plain):
+            rollouts = [rollout_from_messages(plain, snapshot)]
+            outcome.memories_extracted["cases"] = 1
+        else:
+            extraction = apply_policy(await self.extract(messages, archive), policy)
+            outcome.model_calls += extraction.model_calls
+            for memory in extraction.memories:
+                key = memory.memory_type
+                outcome.memories_extracted[key] = outcome.memories_extracted.get(key, 0) + 1
+            if extraction.cases:
+                outcome.memories_extracted["cases"] = len(extraction.cases)
+            rollouts = [
+                Rollout(
+                    case=case,
+                    messages=plain,
+                    policy_snapshot_id=snapshot,
+                    evaluation=evaluate_conversation(case, messages),
+                    metadata={"archive_uri": archive.uri},
+                )
+                for case in extraction.cases
+            ]
+        if rollouts:
+            trainer = await self.trainer()
+            results = await asyncio.gather(*(trainer.submit_rollout(r) for r in rollouts))
+            self._collect(outcome, results)
+        outcome.diff = self._diff(outcome)
+        self.sessions.write_diff(archive, outcome.diff)
+        return outcome
+
+    def _collect(self, outcome: CommitOutcome, results: list[RolloutTrainingResult]) -> None:
+        for result in results:
+            outcome.errors += result.errors
+            applied = result.apply_result
+            if applied is not None and applied.history_id and applied.history_id not in outcome.history_ids:
+                outcome.history_ids.append(applied.history_id)
+            pending = result.metadata.get("pending_plan")
+            if pending and str(pending) not in outcome.pending_plans:
+                outcome.pending_plans.append(str(pending))
+
+    def _diff(self, outcome: CommitOutcome) -> MemoryDiff:
+        """The commit's record: every operation of the history records it produced (a batch shared
+        with other commits is listed whole: the record is the unit History reverts)."""
+        ops = Operations()
+        for record_id in outcome.history_ids:
+            record = self.history.get(record_id)
+            ops.adds += record.operations.adds
+            ops.updates += record.operations.updates
+            ops.deletes += record.operations.deletes
+        return MemoryDiff(
+            archive_uri=outcome.archive.uri,
+            trace_id=f"{outcome.archive.session_id}/{outcome.archive.name}",
+            extracted_at=utc_stamp(),
+            operations=ops,
+            summary=Summary(
+                total_adds=len(ops.adds), total_updates=len(ops.updates), total_deletes=len(ops.deletes)
+            ),
+            kind="session_commit",
+            metadata={
+                "session_id": outcome.archive.session_id,
+                "history_ids": outcome.history_ids,
+                "pending_plans": outcome.pending_plans,
+                "memories_extracted": outcome.memories_extracted,
+                "errors": outcome.errors,
+            },
+        )

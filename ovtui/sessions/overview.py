@@ -1,0 +1,97 @@
+"""What the app's Sessions screen shows, read from the workspace without a server: each session
+with its live message count, its commits (archives) with their memory_diff summary, and the
+task of each commit as the server's task log last recorded it (``.ovtui/tasks/jobs.jsonl``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ovtui.memory.memory_diff import MemoryDiff
+from ovtui.server.jobs import LOG_NAME, Job, JobStatus
+from ovtui.sessions.store import SessionError, SessionStore
+from ovtui.workspace.paths import WorkspacePaths
+
+TASKS_DIR = "tasks"  # under .ovtui: the session server's task log
+# Our job states in OpenViking's words.
+TASK_STATUS = {
+    JobStatus.QUEUED: "pending",
+    JobStatus.RUNNING: "running",
+    JobStatus.COMPLETED: "completed",
+    JobStatus.FAILED: "failed",
+}
+
+
+@dataclass
+class CommitView:
+    archive: str
+    messages: int
+    task_id: str | None = None
+    task_status: str = "unknown"  # no server recorded it: ``ovtui commit`` or the inbox
+    task_error: str | None = None
+    diff: MemoryDiff | None = None
+
+    @property
+    def extracted(self) -> dict[str, int]:
+        found = self.diff.metadata.get("memories_extracted") if self.diff else None
+        return dict(found) if isinstance(found, dict) else {}
+
+
+@dataclass
+class SessionView:
+    session_id: str
+    live_messages: int
+    commits: list[CommitView] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def last_status(self) -> str:
+        return self.commits[-1].task_status if self.commits else "-"
+
+
+def task_log(paths: WorkspacePaths) -> dict[str, Job]:
+    """Tasks by ``<session>:<archive>`` label, the last line of each task winning."""
+    log = paths.state / TASKS_DIR / LOG_NAME
+    by_label: dict[str, Job] = {}
+    if not log.is_file():
+        return by_label
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            job = Job.model_validate_json(line)
+        except ValidationError:
+            continue
+        by_label[job.label] = job
+    return by_label
+
+
+def _line_count(path: Path) -> int:
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except FileNotFoundError:
+        return 0
+
+
+def session_views(paths: WorkspacePaths) -> list[SessionView]:
+    store = SessionStore(paths)
+    tasks = task_log(paths)
+    views = []
+    for session_id in store.list_ids():
+        view = SessionView(session_id, _line_count(store.folder(session_id) / "messages.jsonl"))
+        for archive in store.archives(session_id):
+            commit = CommitView(archive.name, _line_count(archive.messages_path))
+            job = tasks.get(f"{session_id}:{archive.name}")
+            if job is not None:
+                commit.task_id, commit.task_error = job.id, job.error
+                commit.task_status = TASK_STATUS[job.status]
+            try:
+                commit.diff = store.read_diff(archive)
+            except (ValidationError, SessionError, OSError) as exc:
+                view.error = f"{archive.name}/memory_diff.json: {exc}"
+            if commit.diff is not None and job is None:
+                commit.task_status = "completed"
+            view.commits.append(commit)
+        views.append(view)
+    return views

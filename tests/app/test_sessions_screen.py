@@ -1,0 +1,57 @@
+"""The Sessions screen (Pilot): committed sessions, each commit's status and what it extracted, and a
+new commit shown when the workspace says sessions changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app_support import MakeApp, screen_text, settle
+from session_support import CONVERSATION
+
+from ovtui.app.messages import SessionsChanged
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.service import Workspace
+from ovtui.sessions.ingest import commit_file
+from ovtui.workspace.watching import ChangeKind, classify
+
+
+async def commit(workspace: Workspace, tmp: Path, name: str) -> None:
+    path = tmp / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in CONVERSATION))
+    await commit_file(workspace, path)
+
+
+def test_session_files_are_watched() -> None:
+    assert classify("sessions/s1/meta.json") is ChangeKind.SESSION
+    assert classify("sessions/s1/history/archive_001/memory_diff.json") is ChangeKind.SESSION
+    assert classify(".ovtui/tasks/jobs.jsonl") is ChangeKind.SESSION
+    assert classify("sessions/s1/lock") is None
+
+
+async def test_sessions_screen_lists_commits_live(
+    sample_workspace: Workspace, make_app: MakeApp, tmp_path: Path
+) -> None:
+    await commit(sample_workspace, tmp_path, "first-chat")
+    app = make_app(sample_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("5")
+        await settle(app, pilot)
+        table = app.screen.query_one("#sessions", VimTable)
+        assert table.row_count == 1
+        text = screen_text(app)
+        assert "first-chat" in text and "archive_001" in text
+        assert "extracted: 1 cases, 2 entities, 1 preferences, 1 profile" in text
+        assert "memory_diff: +" in text
+
+        # A commit while another screen is shown: the watcher's message marks the screen stale and
+        # it reloads when shown again (a visible one reloads on a short timer instead).
+        screen = app.screen
+        await pilot.press("1")
+        await commit(sample_workspace, tmp_path, "second-chat")
+        screen.post_message(SessionsChanged())
+        await settle(app, pilot)
+        await pilot.press("5")
+        await settle(app, pilot)
+        assert table.row_count == 2
+        assert "second-chat" in screen_text(app)
