@@ -100,9 +100,9 @@ def write_history(root: Path, count: int) -> None:
 
 def park_big_plan(workspace: Any) -> None:
     item = PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name=BIG_NAME,
-        target_experience_uri=PREFIX + BIG_NAME + ".md",
+        kind="upsert",
+        target_name=BIG_NAME,
+        target_uri=PREFIX + BIG_NAME + ".md",
         before_content=big_content(False),
         after_content=big_content(True),
         base_version=1,

@@ -25,11 +25,13 @@ from ovtui.domain import Experience, ExperienceSet, Model, PolicyApplyResult, Po
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
 from ovtui.memory.memory_diff import ReviewDecision
+from ovtui.memory.types import EXPERIENCES
 from ovtui.plan_assessment import validation_line
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
 from ovtui.workspace.locks import DEFAULT_TIMEOUT_S
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace.targets import plan_target
 
 Decision = Literal["pending", "approved", "rejected"]
 
@@ -255,12 +257,27 @@ class PendingPlans:
         def change(pending: PendingPlan) -> None:
             _still_open(pending)
             target = pending.plan.items[item]
-            if target.kind != "upsert_experience":
+            if target.kind != "upsert":
                 raise OvtuiError("only an upsert's after-content can be edited")
             target.after_content = after_content.strip()
             target.metadata["edited_by_reviewer"] = True
 
         return self._update(plan_id, change)
+
+    def _is_stale(self, item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
+        """Experiences are compared with the snapshot; other types read their file (rare, small)."""
+        if item.memory_type == EXPERIENCES:
+            existing = current.get(item.target_name)
+            if existing is None:
+                return bool(item.base_conflict(None, None, exists=False))
+            return bool(item.base_conflict(existing.content, existing.version, exists=True))
+        try:
+            memory = self.store.read_uri(plan_target(self.store, item).uri)
+        except OvtuiError:
+            return False  # the updater reports what is wrong with the target when it is applied
+        if memory is None:
+            return bool(item.base_conflict(None, None, exists=False))
+        return bool(item.base_conflict(memory.content, memory.version, exists=True))
 
     def refresh_stale(self, policy_set: ExperienceSet) -> builtins.list[str]:
         """Mark items whose target changed since planning; returns the ids of plans that changed.
@@ -272,7 +289,7 @@ class PendingPlans:
         changed: builtins.list[str] = []
 
         def mark(pending: PendingPlan) -> bool:
-            stale = [i for i, it in enumerate(pending.plan.items) if _is_stale(it, current)]
+            stale = [i for i, it in enumerate(pending.plan.items) if self._is_stale(it, current)]
             if pending.status != "pending" or stale == pending.stale:
                 return False
             pending.stale = stale
@@ -350,10 +367,3 @@ class PendingPlans:
 def _still_open(pending: PendingPlan) -> None:
     if pending.status != "pending":
         raise OvtuiError(f"plan {pending.plan_id} is already {pending.status}")
-
-
-def _is_stale(item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
-    existing = current.get(item.target_experience_name)
-    if existing is None:
-        return bool(item.base_conflict(None, None, exists=False))
-    return bool(item.base_conflict(existing.content, existing.version, exists=True))

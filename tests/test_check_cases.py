@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
+import pytest
 from workspace_support import build_sample_workspace
 
 from ovtui.cli import main
 
 
 def _first_case(root: Path) -> dict[str, object]:
-    return json.loads((root / "datasets/support/train.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    return cast(
+        dict[str, object],
+        json.loads((root / "datasets/support/train.jsonl").read_text(encoding="utf-8").splitlines()[0]),
+    )
 
 
-def test_cases_are_checked_against_the_environment(tmp_path: Path, capsys) -> None:
+def test_cases_are_checked_against_the_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     good = _first_case(root)
     misspelt = {("task_signatur" if k == "task_signature" else k): v for k, v in good.items()}
@@ -47,7 +54,9 @@ def test_cases_are_checked_against_the_environment(tmp_path: Path, capsys) -> No
     assert out[-1].startswith("4 problem(s)")
 
 
-def test_lines_the_sample_agent_cannot_use_are_notes_with_their_number(tmp_path: Path, capsys) -> None:
+def test_lines_the_sample_agent_cannot_use_are_notes_with_their_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     path = root / "memories/experiences/refund_help.md"
     path.write_text(

@@ -156,7 +156,7 @@ async def test_items_list_their_evidence_and_what_they_might_break(tmp_path: Pat
     report = await workspace.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
     [first, *_] = [PendingPlans(workspace.store).get(p) for p in report.pending_plans]
     for item in first.plan.items:
-        assert item.metadata["evidence"], item.target_experience_name
+        assert item.metadata["evidence"], item.target_name
         assert set(item.metadata["evidence"]) <= set(item.evidence_trajectory_uris)
         assert not set(item.metadata["counter_evidence"]) & set(item.metadata["evidence"])
 

@@ -32,6 +32,7 @@ from ovtui.app.messages import (
     HistoryChanged,
     InboxFilesArrived,
     KernelEventsReady,
+    MemoriesChanged,
     PendingChanged,
     RunEvents,
     SessionsChanged,
@@ -235,6 +236,10 @@ class OvtuiApp(App[None]):
         if ChangeKind.EXPERIENCE in changes:
             self.broadcast(ExperiencesChanged)
             self.refresh_stale()
+        if ChangeKind.MEMORY in changes:
+            self.broadcast(MemoriesChanged)
+            if ChangeKind.EXPERIENCE not in changes:
+                self.refresh_stale()  # a pending item may target a preference, an entity, ...
         if ChangeKind.PENDING in changes:
             self.pending_changed()
         if ChangeKind.HISTORY in changes:
@@ -247,7 +252,7 @@ class OvtuiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="stale")
     def refresh_stale(self) -> list[str]:
-        """Mark pending items whose experience changed since planning (after an outside edit)."""
+        """Mark pending items whose target file changed since planning (after an outside edit)."""
         try:
             changed = self.workspace.pending.refresh_stale(self.workspace.experiences())
         except Exception as exc:
@@ -257,7 +262,7 @@ class OvtuiApp(App[None]):
             self.call_from_thread(self.pending_changed)
             self.call_from_thread(
                 self.notify,
-                f"{len(changed)} pending plan(s) changed: their experiences were edited",
+                f"{len(changed)} pending plan(s) changed: the memories they edit were changed",
                 title="Stale",
                 severity="warning",
             )

@@ -3,12 +3,13 @@ Review, next to what a plan will do on validation cases, its evidence and any le
 
 from __future__ import annotations
 
-from app_support import edit_experience, screen_text, settle
+from app_support import MakeApp, edit_experience, screen_text, settle
 
 from ovtui.app.review_view import item_header
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.review import ItemDecision, PendingPlan
+from ovtui.service import Workspace
 
 
 def test_review_shows_validation_leaks_evidence_and_unread_lines() -> None:
@@ -48,7 +49,9 @@ def test_review_shows_validation_leaks_evidence_and_unread_lines() -> None:
     )
 
 
-async def test_the_memories_screen_flags_lines_the_agent_cannot_use(workspace, make_app):
+async def test_the_memories_screen_flags_lines_the_agent_cannot_use(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     edit_experience(
         workspace.root,
         "aaa_refund_help",
@@ -60,15 +63,19 @@ async def test_the_memories_screen_flags_lines_the_agent_cannot_use(workspace, m
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
         await settle(app, pilot)
-        table = app.screen.query_one("#experiences", VimTable)
-        table.move_cursor(row=table.get_row_index("aaa_refund_help"))
+        table = app.screen.query_one("#memories", VimTable)
+        table.move_cursor(
+            row=table.get_row_index(f"{workspace.paths.uri_prefix}memories/experiences/aaa_refund_help.md")
+        )
         await settle(app, pilot)
         text = screen_text(app)
         assert "⚠ line 5 is not understood by the sample agent:" in text
         assert "line 4 is not understood" not in text
 
 
-async def test_the_review_diff_flags_lines_the_agent_cannot_use(workspace, make_app):
+async def test_the_review_diff_flags_lines_the_agent_cannot_use(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     item = PolicyPlanItem(
         kind="upsert_experience",
         target_experience_name="refund_help",

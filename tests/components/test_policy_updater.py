@@ -121,8 +121,8 @@ def test_compare_and_swap_reports_stale_and_applies_the_rest(
         current = experience(store, "reservation_cancellation")
         assert current is not None
         interloper = PolicyPlanItem(
-            kind="upsert_experience",
-            target_experience_name="reservation_cancellation",
+            kind="upsert",
+            target_name="reservation_cancellation",
             base_version=current.version,
             after_content=current.content,
             metadata={"fields": {"tags": ["billing"]}},
@@ -202,10 +202,10 @@ def test_patch_that_does_not_match_is_an_item_error(store: MemoryStore) -> None:
 
 def test_uri_that_disagrees_with_the_name_is_refused(store: MemoryStore) -> None:
     item = append_line(store, "refund_status", "- x")
-    item = item.model_copy(update={"target_experience_uri": experience_uri("address_change")})
+    item = item.model_copy(update={"target_uri": experience_uri("address_change")})
     before = snapshot(store.paths.root)
     result = apply(store, item)
-    assert "does not match experience 'refund_status'" in result.errors[0]
+    assert "does not match experiences 'refund_status'" in result.errors[0]
     assert snapshot(store.paths.root) == before
 
 

@@ -126,15 +126,11 @@ class ReviewScreen(MainScreen):
         unread = unread_notes(self.workspace.config.trainer.agent, item.after_content or "")
         item.metadata["unread_lines"] = [note for _, note in unread]
         header.update(item_header(self.plan, index, item, self.relative), layout=False)  # fixed height
-        diff.show([item_section(item, current, self.relative(item.target_experience_uri))])
+        diff.show([item_section(item, current, self.relative(item.target_uri))])
 
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:
-            return (
-                self.workspace.store.read_uri(item.target_experience_uri)
-                if item.target_experience_uri
-                else None
-            )
+            return self.workspace.store.read_uri(item.target_uri) if item.target_uri else None
         except (OvtuiError, OSError):
             return None
 
@@ -206,7 +202,7 @@ class ReviewScreen(MainScreen):
                 return
             self._confirm_deletes(decision, [item], lambda: self._decide(plan_id, index, decision, text))
 
-        modal = NoteModal(item.target_experience_name, current.note, current.decision)
+        modal = NoteModal(item.target_name, current.note, current.decision)
         self.app.push_screen(modal, decided)
 
     def action_decide_all(self, decision: Decision) -> None:
@@ -219,11 +215,11 @@ class ReviewScreen(MainScreen):
         self, decision: Decision, items: list[PolicyPlanItem], then: Callable[[], None]
     ) -> None:
         """Approving a delete takes its own confirmation: it removes a file on apply."""
-        deletes = [i for i in items if i.kind == "delete_experience"] if decision == "approved" else []
+        deletes = [i for i in items if i.kind == "delete"] if decision == "approved" else []
         if not deletes:
             then()
             return
-        names = ", ".join(i.target_experience_name for i in deletes)
+        names = ", ".join(i.target_name for i in deletes)
         modal = ConfirmModal(
             "Approve deletion?",
             f"Applying will delete {len(deletes)} experience file(s): {names}.",
@@ -256,7 +252,7 @@ class ReviewScreen(MainScreen):
         item, index = self.item, self.item_index
         if self.plan is None or item is None or index is None:
             return
-        if item.kind != "upsert_experience":
+        if item.kind != "upsert":
             self.notify("a deletion has no content to edit", severity="warning")
             return
         try:
@@ -273,7 +269,7 @@ class ReviewScreen(MainScreen):
             self.report_error("saving the edit", exc)
             return
         self.reload()
-        self.notify(f"edited {item.target_experience_name}: approve it with a")
+        self.notify(f"edited {item.target_name}: approve it with a")
 
     def action_evidence(self) -> None:
         item = self.item
@@ -282,9 +278,7 @@ class ReviewScreen(MainScreen):
         if not item.evidence_trajectory_uris:
             self.notify("this item has no evidence trajectories", severity="warning")
             return
-        self.app.push_screen(
-            EvidenceScreen(self.workspace, item.target_experience_name, item.evidence_trajectory_uris)
-        )
+        self.app.push_screen(EvidenceScreen(self.workspace, item.target_name, item.evidence_trajectory_uris))
 
     def action_toggle_unified(self) -> None:
         diff = self.query_one(FieldDiff)
