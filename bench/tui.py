@@ -159,7 +159,7 @@ async def measure(root: Path, rollouts: int) -> dict[str, Any]:
             figures["experiences_first_rows_s"],
             figures["experiences_fill_s"],
             figures["experiences_rows"],
-        ) = await fill_time(app, pilot, "4", "#experiences", expected_experiences)
+        ) = await fill_time(app, pilot, "4", "#memories", expected_experiences)
         (
             figures["history_first_rows_s"],
             figures["history_fill_s"],

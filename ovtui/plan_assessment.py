@@ -57,8 +57,8 @@ def split_validation(cases: list[Case], fraction: float) -> tuple[list[Case], li
 
 
 def overlay(policy_set: ExperienceSet, items: Iterable[PolicyPlanItem]) -> ExperienceSet:
-    """The policy set as it would be after ``items`` — in memory only (experience items only:
-    other memory types are not part of the policy set)."""
+    """The policy set as it would be after ``items`` — in memory only (items of other memory types
+    do not change the policy)."""
     policies = {p.name: p for p in policy_set.policies}
     for item in items:
         if item.memory_type != EXPERIENCES:
@@ -140,14 +140,6 @@ class ValidationGate:
             alone = await self._run(overlay(policy_set, [item]), f"validation-item-{index}")
             item.metadata["validation"] = compare(before, alone)
         return result
-
-
-def validation_worsened(plan: PolicyUpdatePlan) -> bool | None:
-    """Whether validation accuracy drops with the plan; None when it was not measured."""
-    result = plan.metadata.get("validation")
-    if not result:
-        return None
-    return bool(result["after"] < result["before"])
 
 
 # --- evidence and leakage ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from textual.theme import Theme
 from ovtui.app.commands import BindingCommands
 from ovtui.app.editor import Editor, external_editor
 from ovtui.app.kernel_thread import KernelThread
-from ovtui.app.keys import catalog
+from ovtui.app.keys import catalog, own_bindings
 from ovtui.app.messages import (
     DryRunToggled,
     EventPump,
@@ -44,6 +44,7 @@ from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
 from ovtui.config import save_config
+from ovtui.keymap_check import DeclaredBinding
 from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, WorkspaceChanges, watch_workspace
 
@@ -203,7 +204,8 @@ class OvtuiApp(App[None]):
             if self.pending_count:
                 self.refresh_stale()
 
-    # --- kernel events -------------------------------------------------------------------------
+    # --- runs ----------------------------------------------------------------------------------
+    # A run computes in its own process (RunProcess), so nothing here competes with it for the GIL.
     def on_kernel_events_ready(self, _: KernelEventsReady) -> None:
         events = self.pump.drain()
         if not events:
@@ -267,3 +269,19 @@ class OvtuiApp(App[None]):
                 severity="warning",
             )
         return changed
+
+
+def declared_bindings() -> list[DeclaredBinding]:
+    """Every remappable binding of the app as plain data, for ``ovtui check`` (the kernel never
+    imports Textual; the CLI imports this only to check ``[keys]``)."""
+    main_screens = {entry.title for entry in SCREENS}
+    return [
+        DeclaredBinding(
+            context,
+            binding.id or "",
+            tuple(k.strip() for k in binding.key.split(",")),
+            main_screen=context in main_screens,
+        )
+        for context, node_class in binding_sources(OvtuiApp)
+        for binding in own_bindings(node_class)
+    ]

@@ -10,7 +10,7 @@ from rich.text import Text
 from ovtui.domain import PolicyApplyResult, PolicyPlanItem
 from ovtui.memory.types import EXPERIENCES
 from ovtui.plan_assessment import validation_line
-from ovtui.review import PendingPlan
+from ovtui.review import PendingPlan, describe_apply
 
 DECISION_STYLE = {
     "approved": ("✓ approved", "green"),
@@ -127,20 +127,8 @@ def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
 
 
 def apply_message(plan_id: str, result: PolicyApplyResult) -> tuple[str, Literal["information", "warning"]]:
-    written, deleted = len(result.written_uris), len(result.deleted_uris)
-    record = f"history/{result.history_id}" if result.history_id else "no record"
-    if result.dry_run:
-        message = f"Dry run of plan {plan_id}: would write {written} and delete {deleted} file(s); "
-        message += "nothing changed. "
-    else:
-        message = f"Applied plan {plan_id}: wrote {written} and deleted {deleted} file(s). "
-    message += f"Record: {record}."
-    problems = result.errors + [
-        f"{e.target}: {e.message}" for e in result.item_errors if e.message not in result.errors
-    ]
-    if problems:
-        stale = len(result.stale_items)
-        message += f" {len(problems)} problem(s)" + (f", {stale} stale item(s) not written" if stale else "")
-        message += ": " + "; ".join(problems[:3])
-        return message, "warning"
-    return message, "information"
+    """The kernel's words for what applying did (the CLI prints the same); a warning when an item
+    was refused or nothing was applied."""
+    message = describe_apply(plan_id, result)
+    changed = result.dry_run or result.written_uris or result.deleted_uris
+    return message, "warning" if result.item_errors or not changed else "information"

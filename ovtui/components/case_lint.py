@@ -50,6 +50,12 @@ def records(lines: Iterable[tuple[int, bytes | None]], limit: int) -> Iterator[R
             yield Record(number, number, error=line_too_long(limit))
             continue
         if open_from:
+            alone, alone_why = _parse(line) if not line[:1].isspace() else (None, "indented")
+            if not alone_why and isinstance(alone, dict):  # a whole case: the open one never closed
+                yield Record(open_from, number - 1, error="not valid JSON: an object is never closed")
+                yield Record(number, number, alone)
+                open_from, buffer = 0, b""
+                continue
             buffer += line
             value, why = _parse(buffer)
             if not why:
@@ -74,6 +80,12 @@ def _spread(first: int, last: int) -> str:
     return f"a case spans lines {first}–{last}; a .jsonl file holds one case per line"
 
 
+def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    """`` — did you mean 'x'?`` for the closest of ``choices``, or "" when none is close."""
+    match = process.extractOne(word, list(choices), score_cutoff=70)
+    return f" — did you mean {match[0]!r}?" if match else ""
+
+
 def _unknown(raw: Any, model: type[BaseModel], where: str) -> list[str]:
     if not isinstance(raw, dict):
         return []
@@ -81,8 +93,7 @@ def _unknown(raw: Any, model: type[BaseModel], where: str) -> list[str]:
     problems = []
     for key in raw:
         if key not in known:
-            match = process.extractOne(str(key), known, score_cutoff=70)
-            hint = f" — did you mean {match[0]!r}?" if match else f" (known: {', '.join(known)})"
+            hint = did_you_mean(str(key), known) or f" (known: {', '.join(known)})"
             problems.append(f"unknown key {where}{key!r}{hint}")
     return problems
 

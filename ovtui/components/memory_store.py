@@ -184,8 +184,12 @@ class ExperienceSetLoader:
         A file that cannot be read is skipped here; the full load reports it.
         """
         folder = self.store.type_dir(EXPERIENCES)
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".md") and not n.startswith("."))
+        except OSError:
+            return []
         preview: list[Experience] = []
-        for name in sorted(self._scan())[:count]:
+        for name in names[:count]:
             with suppress(OvtuiError, OSError):
                 preview.append(experience_from_file(self.store.read(folder / name)))
         return preview

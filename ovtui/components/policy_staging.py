@@ -78,7 +78,7 @@ class PlanStager:
 
     # --- locations -------------------------------------------------------------------------
     def target(self, item: PolicyPlanItem) -> Target:
-        return plan_target(self.store, item)
+        return plan_target(self.store, item, when=self.now())
 
     def file_target(self, uri: str) -> tuple[str, str]:
         rel = self.paths.relative_of(uri)

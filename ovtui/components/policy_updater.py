@@ -62,15 +62,17 @@ class MemoryFilePolicyUpdater:
     # --- under the lock ----------------------------------------------------------------------
     def _apply_locked(
         self, plan: PolicyUpdatePlan, options: ApplyOptions
-    ) -> tuple[StagedPlan, list[FileChange], str]:
+    ) -> tuple[StagedPlan, list[FileChange], str | None]:
         prepare(self.store.paths)
         now = self.clock()
         stager = PlanStager(self.store, now=lambda: now)
         for index, item in enumerate(plan.items):
             stager.stage(index, item)
         staged = stager.plan
-        record_id = new_history_id(now)
         changes = staged.changes()
+        if not changes and not self.dry_run:
+            return staged, changes, None  # a plan that changed nothing leaves no history record
+        record_id = new_history_id(now)
         kind = "dry_run" if self.dry_run else options.kind
         metadata: dict[str, Any] = {}
         if staged.item_errors:
@@ -105,7 +107,11 @@ class MemoryFilePolicyUpdater:
 
     # --- the result --------------------------------------------------------------------------
     def _result(
-        self, staged: StagedPlan, changes: list[FileChange], record_id: str, policy_set: ExperienceSet | None
+        self,
+        staged: StagedPlan,
+        changes: list[FileChange],
+        record_id: str | None,
+        policy_set: ExperienceSet | None,
     ) -> PolicyApplyResult:
         targeted = [c for c in changes if c.uri in staged.targets]
         written = [c.uri for c in targeted if c.after is not None]

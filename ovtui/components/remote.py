@@ -300,15 +300,29 @@ class RemoteRolloutExecutor:
     async def _submit(
         self, service: Service, case: Case, policy_set: ExperienceSet, context: ExecutionContext
     ) -> Execution:
+        """Submit one case. Once the service holds the snapshot's policies, submits run concurrently
+        and each asks the service to hold its answer until the execution finishes (``?wait=``), so a
+        quick execution costs one round trip; the first submit of a snapshot carries the policies
+        while the others wait for it."""
         snapshot = context.policy_snapshot_id
-        lock = service.snapshot_locks.setdefault(snapshot, asyncio.Lock())
-        async with lock:  # the first request of a snapshot carries the policies, the rest wait for it
-            send_policies = not snapshot or snapshot not in service.known_snapshots
-            response = await self._post_execute(service, case, policy_set, context, send_policies)
-            if response.status_code == 409 and not send_policies:  # the service lost its cache
-                response = await self._post_execute(service, case, policy_set, context, True)
-            if response.status_code == 200 and snapshot:
-                service.known_snapshots.add(snapshot)
+        response: httpx.Response | None = None
+        if not snapshot:  # nothing to cache by: every request carries the policies
+            response = await self._post_execute(service, case, policy_set, context, True, self.long_poll)
+        lost = False  # the service answered 409: it lost the set (a restart); send it ourselves
+        while snapshot and response is None:
+            if snapshot in service.known_snapshots and not lost:
+                response = await self._post_execute(service, case, policy_set, context, False, self.long_poll)
+                if response.status_code == 409:
+                    service.known_snapshots.discard(snapshot)
+                    response, lost = None, True
+                continue
+            async with service.snapshot_locks.setdefault(snapshot, asyncio.Lock()):
+                if snapshot in service.known_snapshots and not lost:
+                    continue  # another submit sent them meanwhile: go the concurrent way
+                response = await self._post_execute(service, case, policy_set, context, True, 0.0)
+                if response.status_code == 200:
+                    service.known_snapshots.add(snapshot)
+        assert response is not None  # the loop ends only with an answer
         if response.status_code != 200:
             raise RemoteError(f"{service.url}{EXECUTE_PATH}: HTTP {response.status_code}: {detail(response)}")
         return Execution.model_validate_json(response.content)
@@ -320,6 +334,7 @@ class RemoteRolloutExecutor:
         policy_set: ExperienceSet,
         context: ExecutionContext,
         send_policies: bool,
+        wait: float,
     ) -> httpx.Response:
         request = ExecuteRequest(
             case=case,
@@ -333,7 +348,10 @@ class RemoteRolloutExecutor:
             ),
             options=self.options,
         )
-        return await service.request("POST", EXECUTE_PATH, json=request.model_dump(mode="json"))
+        params = {"wait": wait} if wait > 0 else None
+        return await service.request(
+            "POST", EXECUTE_PATH, json=request.model_dump(mode="json"), params=params
+        )
 
     async def _run(
         self, service: Service, case: Case, policy_set: ExperienceSet, context: ExecutionContext

@@ -2,11 +2,11 @@
 
 ``POST /v1/cases/query`` pages the cases of a split; ``POST /v1/rollouts/execute`` queues one case
 and answers its execution id at once; ``GET /v1/rollouts/executions/{id}`` says running, completed
-(with the rollout) or failed (with the error). ``?wait=S`` on the poll holds the answer up to S
-seconds until the execution finishes (long polling: the protocol's clients that do not send it
-just poll). The service never sees the client's workspace, so an execute request carries the
-experiences; the set is cached by ``policy_snapshot_id`` and a later request for the same
-snapshot may leave ``policies`` null.
+(with the rollout) or failed (with the error). ``?wait=S`` on either holds the answer up to S
+seconds until the execution finishes (long polling; a quick execution then costs one round trip,
+and the protocol's clients that do not send it get the answer at once and poll). The service never
+sees the client's workspace, so an execute request carries the experiences; the set is cached by
+``policy_snapshot_id`` and a later request for the same snapshot may leave ``policies`` null.
 """
 
 from __future__ import annotations
@@ -129,7 +129,10 @@ def create_env_app(
         )
 
     @app.post("/v1/rollouts/execute", response_model=Execution, tags=["rollouts"])
-    async def execute(request: ExecuteRequest) -> Response:
+    async def execute(
+        request: ExecuteRequest,
+        wait: float = Query(0.0, ge=0.0, le=MAX_WAIT, description="hold the answer until done (s)"),
+    ) -> Response:
         policy_set = policies.resolve(request)
         meta = request.execution_context.metadata
         epoch = meta.get("epoch")
@@ -150,6 +153,8 @@ def create_env_app(
             job = the_pool().submit(case.name, work)
         except PoolFull as exc:
             raise HTTPException(429, str(exc), headers={"Retry-After": RETRY_AFTER_FULL}) from None
+        if wait > 0:
+            await the_pool().wait(job.id, wait)
         return json_response(execution_body(job))
 
     @app.get("/v1/rollouts/executions/{execution_id}", response_model=Execution, tags=["rollouts"])

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rapidfuzz import process
-
+from ovtui.components.case_lint import did_you_mean
 from ovtui.domain import Case
 from ovtui.sample_env.criteria import CRITERION_KINDS
 from ovtui.sample_env.tools import TOOL_SPECS
@@ -24,11 +23,6 @@ REQUIRED_PARAMETERS: dict[str, tuple[str, ...]] = {
     "state": ("table", "key", "field", "equals"),
 }
 _TOOL_PARAMETERS = ("tool", "before", "after")
-
-
-def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    match = process.extractOne(word, list(choices), score_cutoff=70)
-    return f" — did you mean {match[0]!r}?" if match else ""
 
 
 def _tool_names(value: Any) -> list[str]:

@@ -4,6 +4,7 @@ and URI, shared by the stager (which writes it) and pending-plan staleness (whic
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from ovtui.domain import PolicyPlanItem
 from ovtui.errors import OvtuiError, UnsafePathError
@@ -23,22 +24,24 @@ class Target:
     rel: str
 
 
-def plan_target(store: MemoryStore, item: PolicyPlanItem) -> Target:
-    """Where a plan item's file is, by its type's declaration (validated; never retargeted)."""
+def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | None = None) -> Target:
+    """Where a plan item's file is, by its type's declaration (validated; never retargeted).
+    ``when`` names a new file of a type whose names carry their creation time (events)."""
     schema = store.registry.get(item.memory_type)
     name = item.target_name
     if schema.name_field is not None:
         validate_name(name, what=f"{schema.memory_type} {schema.name_field}")
-    if schema.timestamped:
-        # The name carries a creation time: only the URI can designate an existing file.
-        if not item.target_uri:
-            raise OvtuiError(f"a {schema.memory_type} item needs the target_uri of an existing file")
+    fields = item.metadata.get("fields")
+    creating = item.kind == "upsert" and item.before_content is None and item.base_version is None
+    if schema.timestamped and item.target_uri:
         rel = store.paths.relative_of(item.target_uri)
         if not schema.holds(rel):
             raise UnsafePathError(f"{item.target_uri} is not a {schema.memory_type} file")
+    elif schema.timestamped and not creating:
+        # The name carries a creation time: only the URI can designate an existing file.
+        raise OvtuiError(f"a {schema.memory_type} item needs the target_uri of an existing file")
     else:
-        fields = item.metadata.get("fields")
-        filename = schema.filename(name, fields=fields if isinstance(fields, dict) else None)
+        filename = schema.filename(name, fields=fields if isinstance(fields, dict) else None, when=when)
         rel = f"{schema.directory}/{filename}"
     path = linkless_path(str(store.paths.root), rel)
     uri = store.paths.uri_prefix + rel

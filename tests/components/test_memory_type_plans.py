@@ -167,6 +167,27 @@ def test_a_pending_entity_edit_turns_stale_when_its_file_changes(store: MemorySt
     assert pending.refresh_stale(experiences) == ["p1"] and pending.get("p1").stale == [0]
 
 
+def test_a_new_event_is_filed_under_its_date_and_an_existing_one_by_uri(store: MemoryStore) -> None:
+    root = store.paths.root
+    event = PolicyPlanItem(
+        kind="upsert",
+        memory_type="events",
+        target_name="pottery_class",
+        after_content="Caroline went to a pottery class.",
+        metadata={"fields": {"summary": "a pottery class", "ranges": "0-3"}},
+    )
+    result = apply(store, event, clock=fixed_clock)
+    uri = store.paths.uri_prefix + "memories/events/2026/11/29/pottery_class.md"
+    assert not result.errors and result.written_uris == [uri]
+    written = parse_memory((root / "memories/events/2026/11/29/pottery_class.md").read_text())
+    assert written.fields["ranges"] == "0-3" and written.fields["event_name"] == "pottery_class"
+    # An existing event can only be designated by its URI (its name alone does not say which day).
+    delete = PolicyPlanItem(kind="delete", memory_type="events", target_name="pottery_class", base_version=1)
+    assert "needs the target_uri" in apply(store, delete, clock=fixed_clock).errors[0]
+    gone = apply(store, delete.model_copy(update={"target_uri": uri}), clock=fixed_clock)
+    assert gone.deleted_uris == [uri] and not (root / "memories/events/2026/11/29/pottery_class.md").exists()
+
+
 class OneDraft:
     label = "test"
 

@@ -180,8 +180,8 @@ async def test_service_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     port = url.rsplit(":", 1)[1]
     cases = SampleEnvironment().cases("test")[:6]
     executor = RemoteRolloutExecutor(
-        [url], retry=RetryPolicy(attempts=12, base_delay=0.05, max_delay=1.0), long_poll=0.5
-    )
+        [url], retry=RetryPolicy(attempts=12, base_delay=0.05, max_delay=1.0), long_poll=0.0
+    )  # no long polls: every submit is answered before its execution starts, so none is re-sent
     run = asyncio.create_task(executor.execute(cases, EMPTY, ExecutionContext(policy_snapshot_id="kill")))
     assert first.stdout is not None
     said = sorted([(await asyncio.to_thread(first.stdout.readline)).split()[0] for _ in range(6)])

@@ -55,6 +55,8 @@ async def test_query_errors_name_the_field(service: str) -> None:
         assert missing.status_code == 404 and "no split 'nope'" in missing.json()["detail"]
         unknown = await client.get("/v1/rollouts/executions/rollout_exec_missing")
         assert unknown.status_code == 404
+        no_case = await client.post("/v1/rollouts/execute", json={"policy_set": {"policies": []}})
+        assert no_case.status_code == 422 and no_case.json()["detail"][0]["loc"] == ["body", "case"]
         schema = (await client.get("/openapi.json")).json()
         assert {"/v1/cases/query", "/v1/rollouts/execute", "/v1/rollouts/executions/{execution_id}"} <= set(
             schema["paths"]
@@ -88,6 +90,14 @@ async def test_remote_rollouts_equal_in_process_ones(
         body = {"case": cases[0].model_dump(mode="json"), "policy_set": {"policies": None}}
         body["execution_context"] = {"policy_snapshot_id": "snap-remote-1"}
         assert (await client.post("/v1/rollouts/execute", json=body)).status_code == 200
+        # ?wait=S holds the answer until the execution is done: one round trip for a quick case.
+        held = await client.post("/v1/rollouts/execute", json=body, params={"wait": 5})
+        assert (
+            held.json()["status"] == "completed"
+            and held.json()["rollout"]["policy_snapshot_id"] == "snap-remote-1"
+        )
+        at_once = await client.post("/v1/rollouts/execute", json=body)
+        assert at_once.json()["status"] in ("queued", "running") and "rollout" not in at_once.json()
         body["execution_context"] = {"policy_snapshot_id": "never-sent"}
         refused = await client.post("/v1/rollouts/execute", json=body)
         assert refused.status_code == 409 and "send the policies" in refused.json()["detail"]

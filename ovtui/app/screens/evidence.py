@@ -22,17 +22,28 @@ class EvidenceScreen(Screen[None]):
         Binding("k", "previous", "Previous", id="evidence.previous", show=False),
     ]
 
-    def __init__(self, workspace: Workspace, target: str, uris: list[str]) -> None:
+    def __init__(
+        self, workspace: Workspace, target: str, uris: list[str], counter: list[str] | None = None
+    ) -> None:
         super().__init__()
         self.workspace = workspace
         self.target = target
-        self.uris = uris
+        self.supporting = len(uris)
+        # Counter-evidence: passing trajectories of the same intent that the change might break.
+        self.uris = [*uris, *(counter or [])]
 
     def compose(self) -> ComposeResult:
         prefix = self.workspace.paths.uri_prefix
-        yield Label(f"Evidence for {self.target}: {len(self.uris)} trajectory file(s)", id="evidence-title")
+        title = f"Evidence for {self.target}: {self.supporting} trajectory file(s)"
+        if len(self.uris) > self.supporting:
+            title += f", and {len(self.uris) - self.supporting} passing one(s) the change might break"
+        labels = [
+            u.removeprefix(prefix) + ("" if i < self.supporting else "  (passing: might break)")
+            for i, u in enumerate(self.uris)
+        ]
+        yield Label(title, id="evidence-title")
         with Horizontal():
-            yield OptionList(*(u.removeprefix(prefix) for u in self.uris), id="evidence-list")
+            yield OptionList(*labels, id="evidence-list")
             with VerticalScroll(id="evidence-body"):
                 yield TextMarkdown(id="evidence-view")
         yield Footer()

@@ -29,7 +29,7 @@ from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.types import EXPERIENCES
 
-PREVIEW_ROWS = 200
+PREVIEW_ROWS = 60  # a screenful or two: reading them must take well under 0.2 s
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ class MemoriesScreen(MainScreen):
             f"`{self.relative(row.uri)}`"
         )
         flags = ""
-        if self.memory_type == EXPERIENCES:  # what the configured agent would not act on (H-learn)
+        if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
             unread = unread_notes(self.workspace.config.trainer.agent, row.content)
             flags = "".join(f"\n\n> ⚠ {note}" for _, note in unread)
         view.update(f"{facts}{flags}\n\n---\n\n{row.content}")

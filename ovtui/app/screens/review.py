@@ -43,8 +43,16 @@ class ReviewScreen(MainScreen):
         Binding("R", "decide_all('rejected')", "Reject all", id="review.reject_all"),
         Binding("e", "edit", "Edit", id="review.edit"),
         Binding("o", "evidence", "Evidence", id="review.evidence"),
+        # Discard and re-plan come before the view toggle: a stale plan is otherwise a dead end.
+        Binding("X", "discard", "Discard", id="review.discard"),
+        Binding(
+            "P",
+            "replan_stale",
+            "Replan",
+            id="review.replan_stale",
+            tooltip="re-plan every plan with stale items, as one plan",
+        ),
         Binding("u", "toggle_unified", "Unified", id="review.unified"),
-        Binding("X", "discard", "Discard plan", id="review.discard", show=False),
         Binding("l", "focus_diff", "Diff", id="review.diff", show=False),
         Binding("h", "focus_items", "Items", id="review.items", show=False),
     ]
@@ -278,7 +286,10 @@ class ReviewScreen(MainScreen):
         if not item.evidence_trajectory_uris:
             self.notify("this item has no evidence trajectories", severity="warning")
             return
-        self.app.push_screen(EvidenceScreen(self.workspace, item.target_name, item.evidence_trajectory_uris))
+        counter = [str(u) for u in item.metadata.get("counter_evidence", [])]
+        self.app.push_screen(
+            EvidenceScreen(self.workspace, item.target_name, item.evidence_trajectory_uris, counter)
+        )
 
     def action_toggle_unified(self) -> None:
         diff = self.query_one(FieldDiff)
@@ -307,6 +318,21 @@ class ReviewScreen(MainScreen):
         title = "Dry run" if result.dry_run else "Applied"
         self.notify(message, title=title, severity=severity, timeout=8, markup=False)
         self.post_message(WorkspaceEdited(pending=True, history=True, experiences=not result.dry_run))
+
+    def action_replan_stale(self) -> None:
+        self._replan_stale()
+
+    @work(exclusive=True, group="apply")
+    async def _replan_stale(self) -> None:
+        """Every plan with a stale item becomes one fresh plan (the kernel call `review replan
+        --all-stale` makes), so plans parked on one base are no trap."""
+        try:
+            result = await self.services.kernel.run(self.workspace.replan_stale())
+        except Exception as exc:
+            self.report_error("re-planning the stale plans", exc)
+            return
+        self.notify(result.describe() if result else "no waiting plan has a stale item", markup=False)
+        self.post_message(WorkspaceEdited(pending=True))
 
     def action_discard(self) -> None:
         if self.plan is None:

@@ -11,6 +11,8 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
 FILL_CHUNK = 500
+# The first chunk is small, so the first screenful shows at once.
+FIRST_CHUNK = 100
 
 
 class VimTable(DataTable[object]):
@@ -41,13 +43,14 @@ class VimTable(DataTable[object]):
     ) -> None:
         if fill != self._filling:
             return  # a newer fill replaced this one
-        for key, cells in rows[start : start + FILL_CHUNK]:
+        end = start + (FIRST_CHUNK if start == 0 else FILL_CHUNK)
+        for key, cells in rows[start:end]:
             self.add_row(*cells, key=key)
         if keep is not None and keep in self.rows:
             self.move_to_key(keep)
             keep = None
-        if start + FILL_CHUNK < len(rows):
-            self.call_after_refresh(self._add_chunk, rows, start + FILL_CHUNK, keep, fill)
+        if end < len(rows):
+            self.call_after_refresh(self._add_chunk, rows, end, keep, fill)
 
     @property
     def selected_key(self) -> str | None:

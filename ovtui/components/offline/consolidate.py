@@ -16,7 +16,7 @@ Lessons come out sorted, so identical inputs give byte-identical files.
 from __future__ import annotations
 
 from ovtui.components.offline.facts import USER_ANSWER, Facts, is_lookup
-from ovtui.components.offline.lessons import ARROW, ASK_STEP, Lesson, parse_lesson
+from ovtui.components.offline.lessons import ASK_STEP, Lesson, parse_lesson
 
 _KIND_ORDER = {"steps": 0, "order": 1, "confirm": 2, "after": 3, "always": 4, "never": 5}
 
@@ -28,8 +28,12 @@ def _common(facts: list[Facts]) -> Facts:
 
 def _agree(a: str, b: str) -> bool:
     """Whether one value can satisfy both ("!x" means anything but x)."""
-    if a.startswith("!") or b.startswith("!"):
-        return a != b.lstrip("!") and b != a.lstrip("!") if a[:1] != b[:1] else True
+    if a.startswith("!") and b.startswith("!"):
+        return True
+    if a.startswith("!"):
+        return b != a[1:]
+    if b.startswith("!"):
+        return a != b[1:]
     return a == b
 
 
@@ -61,8 +65,8 @@ def _generalise(lessons: list[Lesson]) -> list[Lesson]:
     for instances in groups.values():
         observed = [x.fact_map for x in instances if x.facts]
         facts = _common(observed) if observed else {}
-        # Of sequences that act alike, the one with the most lookups (then the first in order) stands.
-        chosen = max(instances, key=lambda x: (len(x.tools), tuple(-ord(c) for c in ARROW.join(x.tools))))
+        # Of sequences that act alike, the one with the most lookups (then the first by name) stands.
+        chosen = min(instances, key=lambda x: (-len(x.tools), x.tools))
         if chosen.kind == "never" and facts.get(USER_ANSWER) == "yes":
             del facts[USER_ANSWER]  # a yes never makes an action wrong; asking was harmless
         merged.append(chosen.with_facts(facts))

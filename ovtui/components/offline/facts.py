@@ -73,11 +73,3 @@ def fact_timeline(messages: list[Message]) -> tuple[list[Facts], Facts]:
             for key, value in _record_facts(part).items():
                 seen.setdefault(key, value)
     return before, seen
-
-
-def facts_before(messages: list[Message], tool: str) -> Facts | None:
-    """The facts observed before the first call of ``tool``; None if it was never called."""
-    calls = [p.tool_name for m in messages for p in m.tool_parts]
-    if tool not in calls:
-        return None
-    return fact_timeline(messages)[0][calls.index(tool)]

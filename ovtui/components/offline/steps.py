@@ -61,11 +61,5 @@ def rollout_steps(messages: list[Message]) -> list[Step]:
     return steps
 
 
-def sequence_text(steps: list[Step]) -> str:
-    """``get_reservation → ask the user to confirm → cancel_reservation``: what succeeded, in order."""
-    names = [s.name for s in steps if s.ok]
-    return " → ".join(names)
-
-
 def first_request(messages: list[Message]) -> str:
     return next((m.text.strip() for m in messages if m.role == "user" and m.text.strip()), "")
