@@ -141,8 +141,14 @@ class SessionCommitter:
             self.memories.begin()
             try:
                 extraction = apply_policy(await self.extract(messages, archive), policy)
-            finally:
+            except Exception:
                 self.memories.end()
+                await self.memories.flush_if_idle()
+                raise
+            except BaseException:  # cancelled: count it out, wait for nothing
+                self.memories.end()
+                raise
+            self.memories.end()
             outcome.model_calls += extraction.model_calls
             own = [m for m in extraction.memories if m.peer_id is None]
             outcome.peer_memories_not_written = len(extraction.memories) - len(own)

@@ -98,6 +98,7 @@ class StreamingMemoryUpdater:
     async def submit(self, memories: list[ExtractedMemory], archive_uri: str) -> WriteResult:
         """Queue one commit's memories; returns what the batch holding them did."""
         if not memories:
+            await self.flush_if_idle()
             return WriteResult()
         future: asyncio.Future[WriteResult] = asyncio.get_running_loop().create_future()
         self._queue.append(_Submission(memories, archive_uri, future))
@@ -107,6 +108,12 @@ class StreamingMemoryUpdater:
         elif self._timer is None or self._timer.done():
             self._timer = asyncio.create_task(self._after_wait())
         return await future
+
+    async def flush_if_idle(self) -> None:
+        """Write what waits when no commit is extracting any more (the last one had nothing to add,
+        or failed): the others must not wait out the window for it."""
+        if self._queue and self._extracting == 0:
+            await self._flush()
 
     async def _after_wait(self) -> None:
         await asyncio.sleep(self.max_wait_seconds)
