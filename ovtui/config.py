@@ -121,12 +121,17 @@ class RetrievalConfig(Section):
 
 class SessionsConfig(Section):
     """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
-    OpenViking server), and how long it waits for a commit's task."""
+    OpenViking server) and how long it waits for a commit's task; how this workspace's own commits
+    write user memories (batching, review)."""
 
     api_url: str = Field("http://127.0.0.1:1933", max_length=2048, pattern=r"^https?://")
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
     commit_timeout: float = Field(600.0, gt=0, le=86_400)
     max_in_flight: int = Field(8, ge=1, le=256)
+    # The user memories a commit extracts: applied at once (OpenViking's way) or parked for Review.
+    review_user_memories: bool = False
+    max_memory_operations: int = Field(8, ge=1, le=10_000)
+    memory_max_wait_seconds: float = Field(10.0, gt=0, le=86_400)
 
 
 class RemoteDatasetConfig(Section):
