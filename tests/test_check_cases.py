@@ -69,3 +69,16 @@ def test_lines_the_sample_agent_cannot_use_are_notes_with_their_number(
         "note: memories/experiences/refund_help.md:5: "
         "line 5 is not understood by the sample agent: - Be warm."
     ]
+
+
+def test_an_object_left_open_does_not_swallow_the_cases_after_it() -> None:
+    from ovtui.components.case_lint import records
+
+    lines = [(1, b"{\n"), (2, b'{"a": 1}\n'), (3, b"{\n"), (4, b'  "b": 2\n'), (5, b"}\n"), (6, b"{oops\n")]
+    found = [(r.first_line, r.last_line, r.value, r.error.split(";")[0]) for r in records(lines, 1000)]
+    assert found == [
+        (1, 1, None, "not valid JSON: an object is never closed"),
+        (2, 2, {"a": 1}, ""),
+        (3, 5, {"b": 2}, "a case spans lines 3–5"),
+        (6, 6, None, "not valid JSON: key must be a string at line 1 column 2"),
+    ]

@@ -50,6 +50,12 @@ def records(lines: Iterable[tuple[int, bytes | None]], limit: int) -> Iterator[R
             yield Record(number, number, error=line_too_long(limit))
             continue
         if open_from:
+            alone, alone_why = _parse(line) if not line[:1].isspace() else (None, "indented")
+            if not alone_why and isinstance(alone, dict):  # a whole case: the open one never closed
+                yield Record(open_from, number - 1, error="not valid JSON: an object is never closed")
+                yield Record(number, number, alone)
+                open_from, buffer = 0, b""
+                continue
             buffer += line
             value, why = _parse(buffer)
             if not why:

@@ -1,12 +1,13 @@
 """Background jobs of a server: an id at once, then running → completed | failed, polled by id.
 
-``JobStore`` keeps every job in memory and appends each finished state to ``jobs.jsonl`` under
-the server's state folder (flushed to the OS at once, so a killed server loses nothing it had
-answered as finished). On open the log is replayed — the last line of a job wins — jobs that were
-queued or running when the previous process stopped become ``failed`` with ``INTERRUPTED``, and
-the log is compacted. A lock file keeps a second server off the same folder. ``WorkerPool`` runs
-the jobs with at most ``workers`` at once and refuses new ones past ``max_queued`` (the route
-answers 429 with Retry-After).
+``JobStore`` keeps the jobs in memory (the latest ``keep_finished`` finished ones, and every
+unfinished one) and appends each new and each finished state to ``jobs.jsonl`` under the server's
+state folder (flushed to the OS at once, so a killed server loses nothing it had answered as
+finished). On open the log is replayed — the last line of a job wins — jobs that were queued or
+running when the previous process stopped become ``failed`` with ``INTERRUPTED``, and the log is
+compacted, as it is again whenever it holds about twice the jobs kept. A lock file keeps a second
+server off the same folder. ``WorkerPool`` runs the jobs with at most ``workers`` at once and
+refuses new ones past ``max_queued`` (the route answers 429 with Retry-After).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from pathlib import Path
@@ -73,7 +75,11 @@ class JobStore:
             self._lock.acquire()
         except Timeout:
             raise StateFolderBusy(f"{self.folder}: the state folder is in use by another server") from None
+        self.keep = keep_finished
         self.jobs: dict[str, Job] = self._replay(keep_finished)
+        # Finished jobs oldest first: past ``keep`` the oldest are forgotten (a poll then says 404).
+        self._finished: deque[str] = deque(j.id for j in self.jobs.values())
+        self._log_lines = len(self.jobs)
         self._log = (self.folder / LOG_NAME).open("a", encoding="utf-8")
 
     def _replay(self, keep: int) -> dict[str, Job]:
@@ -109,11 +115,25 @@ class JobStore:
     def finish(self, job: Job, *, result: dict[str, Any] | None = None, error: str | None = None) -> None:
         job.status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
         job.result, job.error, job.updated_at = result, error, time.time()
+        self._finished.append(job.id)
+        while len(self._finished) > self.keep:
+            self.jobs.pop(self._finished.popleft(), None)
         self._append(job)
 
     def _append(self, job: Job) -> None:
         self._log.write(job.model_dump_json() + "\n")
         self._log.flush()
+        self._log_lines += 1
+        if self._log_lines > max(2 * self.keep, self.keep + 64):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rewrite the log with one line per job still kept (it grows by two lines per job)."""
+        self._log.close()
+        text = "".join(j.model_dump_json() + "\n" for j in self.jobs.values())
+        atomic_write_text(self.folder / LOG_NAME, text, root=self.folder)
+        self._log = (self.folder / LOG_NAME).open("a", encoding="utf-8")
+        self._log_lines = len(self.jobs)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -96,6 +96,21 @@ def test_job_store_keeps_finished_jobs_and_fails_interrupted_ones(tmp_path: Path
     assert len((tmp_path / LOG_NAME).read_text().splitlines()) == 4  # compacted
 
 
+def test_job_store_keeps_the_latest_finished_jobs_and_compacts_its_log(tmp_path: Path) -> None:
+    store = JobStore(tmp_path, keep_finished=3)
+    jobs = [store.create(f"j{n}") for n in range(100)]
+    for job in jobs:
+        store.finish(job, result={"n": job.label})
+    assert [store.get(j.id) for j in jobs[:97]] == [None] * 97
+    assert [j.label for j in jobs[97:] if store.get(j.id)] == ["j97", "j98", "j99"]
+    lines = (tmp_path / LOG_NAME).read_text().splitlines()
+    assert len(lines) <= 3 + 64  # compacted while running, not 200 lines
+    store.close()
+    again = JobStore(tmp_path, keep_finished=3)
+    assert sorted(j.label for j in again.jobs.values()) == ["j97", "j98", "j99"]
+    again.close()
+
+
 async def test_worker_pool_runs_at_most_workers_at_once(tmp_path: Path) -> None:
     store = JobStore(tmp_path)
     pool = WorkerPool(store, workers=2, max_queued=5)

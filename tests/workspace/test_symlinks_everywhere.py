@@ -12,8 +12,10 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS
 
 CONFIG = '[review]\npolicy = "all"\n[trainer]\nepochs = 1\nmax_wait_seconds = 0.2\n'
 BAD_ROLLOUT = "bad.json"
+CONVERSATION = "conversation.jsonl"  # beside the workspace: what a user commits comes from anywhere
 # Runs the given commands one after the other through the real entry point, in this process, and
 # prints each exit code (a real process per workspace: the open refusals make these quick).
 DRIVER = """
@@ -45,7 +48,7 @@ print(json.dumps(codes))
 
 
 def commands(ws: Path, record_id: str) -> list[list[str]]:
-    """Every command once (the watcher last: it runs until interrupted)."""
+    """Every command once (the two servers last: they run until interrupted)."""
     w = str(ws)
     return [
         ["check", w],
@@ -57,7 +60,9 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["eval", w, "--split", "test"],
         ["revert", record_id, "-w", w, "--force"],
         ["init", w],
+        ["commit", w, str(ws.parent / CONVERSATION)],
         ["train", w, "--watch"],
+        ["serve", w, "--port", "0"],
     ]
 
 
@@ -96,6 +101,11 @@ def _copy(template: tuple[Path, str, str], tmp_path: Path) -> tuple[Path, str]:
     inbox.mkdir(parents=True, exist_ok=True)
     (inbox / "good.json").write_text(rollout, encoding="utf-8")
     (inbox / BAD_ROLLOUT).write_text('{"messages": 3}', encoding="utf-8")
+    messages = [
+        {"role": "user", "content": "My name is Ada and I prefer aisle seats."},
+        {"role": "assistant", "content": "Noted, Ada."},
+    ]
+    (ws.parent / CONVERSATION).write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
     return ws, record_id
 
 
@@ -128,6 +138,26 @@ def _link(ws: Path, rel: str, outside: Path, *, folder: bool) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.symlink_to(canary, target_is_directory=folder)
     return path
+
+
+def _serve_until_ready(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """A server in a real process, interrupted (Ctrl-C) once it serves."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ovtui.cli", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("http://127.0.0.1:"), first
+        # The socket listens once the URL is printed: this answer waits until the app serves.
+        with urllib.request.urlopen(first.strip() + "/health", timeout=30) as health:
+            assert health.status == 200
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return subprocess.CompletedProcess(argv, proc.returncode, first + out, err)
 
 
 def _run(argv: list[str], *, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -186,6 +216,8 @@ def test_links_below_the_bookkeeping_are_never_followed(
     for argv in commands(ws, record_id):
         if argv[:2] == ["train", str(ws)] and "--watch" in argv:
             results[" ".join(argv)] = watch_until_inbox_empty(ws)
+        elif argv[0] == "serve":
+            results[" ".join(argv)] = _serve_until_ready(argv)
         else:
             results[" ".join(argv)] = _run(argv)
     assert _listing(outside) == before
