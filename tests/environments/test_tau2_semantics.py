@@ -239,3 +239,14 @@ def test_whitespace_only_assistant_text_is_not_searched() -> None:
     criteria = {**CRITERIA, "actions": [], "communicate_info": [" "]}
     assert score_criteria(criteria, [], ["   "], "user_stop").reward == 0.0
     assert score_criteria(criteria, [], ["a b"], "user_stop").reward == 1.0
+
+
+@pytest.mark.parametrize(
+    ("flight_number", "found"),
+    [("HAT001", True), (" hat001 ", True), ("HÁT001", True), ("ＨＡＴ００１", False)],
+)
+def test_ids_fold_case_and_accents_but_not_compatibility_forms(flight_number: str, found: bool) -> None:
+    result = AirlineTools(AirlineDB()).call(
+        "get_flight_status", {"flight_number": flight_number, "date": "2024-05-16"}
+    )
+    assert ("not found" not in result.output) == found, result.output

@@ -22,8 +22,9 @@ Record = dict[str, Any]
 
 
 def fold(key: str) -> str:
-    """Case, accents and surrounding space do not matter (ids are ASCII and unique up to case)."""
-    decomposed = unicodedata.normalize("NFKD", key.strip())
+    """Case, accents and surrounding space do not matter (ids are ASCII and unique up to case).
+    Canonical decomposition only (NFD, as tau2): a full-width "ＨＡＴ００１" is not "HAT001"."""
+    decomposed = unicodedata.normalize("NFD", key.strip())
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
