@@ -250,3 +250,11 @@ def test_ids_fold_case_and_accents_but_not_compatibility_forms(flight_number: st
         "get_flight_status", {"flight_number": flight_number, "date": "2024-05-16"}
     )
     assert ("not found" not in result.output) == found, result.output
+
+
+def test_the_function_tools_offered_are_the_tools_that_bind() -> None:
+    from ovtui.environments.tau2_airline.arguments import PARAMETERS
+    from ovtui.environments.tau2_airline.schemas import TOOL_SPECS
+
+    offered = {s["function"]["name"]: tuple(s["function"]["parameters"]["properties"]) for s in TOOL_SPECS}
+    assert offered == PARAMETERS
