@@ -1,11 +1,13 @@
-"""The airline agent's tools over an AirlineDB, with tau2-bench's semantics (our own code).
+"""The airline agent's tools over an AirlineDB, with tau2-bench's semantics (our own code, checked
+against tau2's tools.py, toolkit and evaluator).
 
 What matters for the reward is exact: which calls change what, the checks that make a call fail
-*before* it changes anything, ids of new reservations (HATHAT, HATHAU, HATHAV) and certificates
-(certificate_3221322..4), the fixed "now" (2024-05-15T15:00:00 EST), prices (fare × passengers,
-$30 insurance per passenger, $50 per non-free bag), how payments, certificates and gift-card
-balances move, seat counts on booking (cancelling and changing flights do not release seats),
-and that a $0 update records no payment but still needs a usable payment method.
+and in which order (a few odd calls fail part-way and keep what they changed first, as in tau2),
+how arguments bind and are coerced (``arguments``), ids of new reservations (HATHAT, HATHAU,
+HATHAV) and certificates (certificate_3221322..4), the fixed "now" (2024-05-15T15:00:00 EST),
+prices (fare × passengers, $30 insurance per passenger, $50 per non-free bag), how payments,
+certificates and gift-card balances move, seat counts on booking (cancelling and changing flights
+do not release seats), and that a $0 update records no payment but still needs a usable method.
 """
 
 from __future__ import annotations
