@@ -56,6 +56,9 @@ class LLMConfig(Section):
     completion_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
 
 
+MAX_TRIALS = 32  # runs of one eval case ([trainer] eval_trials, --trials)
+
+
 class TrainerConfig(Section):
     batch_size: int = Field(8, ge=1, le=10_000)
     epochs: int = Field(1, ge=1, le=1_000)
@@ -73,7 +76,7 @@ class TrainerConfig(Section):
     # review policy); datasets/<name>/validation.jsonl, when present, is used instead.
     validation: float = Field(0.0, ge=0.0, lt=1.0)
     # Runs of every eval case (baseline, final, eval); above 1 the report gives pass^k.
-    eval_trials: int = Field(1, ge=1, le=32)
+    eval_trials: int = Field(1, ge=1, le=MAX_TRIALS)
 
 
 class ReviewConfig(Section):
