@@ -17,7 +17,7 @@ from watchfiles import Change, awatch
 
 from ovtui.bounds import MAX_ROLLOUT_BYTES, read_bounded
 from ovtui.domain import Rollout, RolloutTrainingResult
-from ovtui.errors import OvtuiError
+from ovtui.errors import OvtuiError, first_problem
 from ovtui.events import EventBus
 from ovtui.workspace import fsio
 from ovtui.workspace.intake import INTAKE_FILE, INTAKE_KEY, content_key, was_taken
@@ -91,11 +91,8 @@ class InboxProcessor:
         try:
             return Rollout.model_validate_json(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "document"
-            self.reject(
-                path, f"not a valid Rollout: [{where}] {first['msg']} ({exc.error_count()} problem(s))"
-            )
+            problem = first_problem(exc, "document")
+            self.reject(path, f"not a valid Rollout: {problem} ({exc.error_count()} problem(s))")
         return None
 
     def start(self, path: Path) -> None:
