@@ -13,7 +13,8 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, bound_rollout, cut_text, cut_utf8
+from ovtui.bounded_rollout import bound_rollout
+from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, cut_text, cut_utf8
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
 from ovtui.interfaces import RolloutEvaluator
