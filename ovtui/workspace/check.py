@@ -15,12 +15,12 @@ from typing import Any
 from ovtui.agent_reading import unread_notes
 from ovtui.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
 from ovtui.components.case_lint import records, validation_problems
-from ovtui.config import CONFIG_NAME, load_config
+from ovtui.config import load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
-from ovtui.workspace.paths import same_name, validate_name
+from ovtui.workspace.paths import CONFIG_FILE, same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 SPLITS = ("train", "validation", "test")
@@ -174,7 +174,7 @@ def check_config(store: MemoryStore, report: CheckReport) -> None:
         return
     try:
         load_config(store.paths.root)
-        report.config = CONFIG_NAME
+        report.config = CONFIG_FILE
         return
     except ConfigError as exc:
         lines = str(exc).splitlines()
@@ -186,14 +186,14 @@ def check_config(store: MemoryStore, report: CheckReport) -> None:
     located = re.search(r"line (\d+)", head)
     details = [ln.strip() for ln in lines[1:] if ln.strip()]
     if not details:
-        report.problems.append(Problem(CONFIG_NAME, int(located.group(1)) if located else 1, head))
+        report.problems.append(Problem(CONFIG_FILE, int(located.group(1)) if located else 1, head))
     for detail in details:
         match = re.match(r"\[(?P<loc>[^\]]*)\] (?P<msg>.*)", detail)
         loc, msg = (match.group("loc"), match.group("msg")) if match else ("", detail)
         key = loc.split(".")[-1] if loc else ""
         at = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
         line = text.count("\n", 0, at.start()) + 1 if at else 1
-        report.problems.append(Problem(CONFIG_NAME, line, f"[{loc}] {msg}" if loc else msg))
+        report.problems.append(Problem(CONFIG_FILE, line, f"[{loc}] {msg}" if loc else msg))
 
 
 def check_workspace(store: MemoryStore) -> CheckReport:
