@@ -109,9 +109,9 @@ def bench_applies(store: MemoryStore, applies: int, reps: int) -> dict[str, floa
         for n in range(applies):
             target = rng.choice(state["set"].policies)
             item = PolicyPlanItem(
-                kind="upsert_experience",
-                target_experience_name=target.name,
-                target_experience_uri=target.uri,
+                kind="upsert",
+                target_name=target.name,
+                target_uri=target.uri,
                 before_content=target.content,
                 base_version=target.version,
                 after_content=f"{target.content}\n- learned {n}",

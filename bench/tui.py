@@ -100,9 +100,9 @@ def write_history(root: Path, count: int) -> None:
 
 def park_big_plan(workspace: Any) -> None:
     item = PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name=BIG_NAME,
-        target_experience_uri=PREFIX + BIG_NAME + ".md",
+        kind="upsert",
+        target_name=BIG_NAME,
+        target_uri=PREFIX + BIG_NAME + ".md",
         before_content=big_content(False),
         after_content=big_content(True),
         base_version=1,
@@ -159,7 +159,7 @@ async def measure(root: Path, rollouts: int) -> dict[str, Any]:
             figures["experiences_first_rows_s"],
             figures["experiences_fill_s"],
             figures["experiences_rows"],
-        ) = await fill_time(app, pilot, "4", "#experiences", expected_experiences)
+        ) = await fill_time(app, pilot, "4", "#memories", expected_experiences)
         (
             figures["history_first_rows_s"],
             figures["history_fill_s"],

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "revert": "ovtui.cli_commands.revert",
     "check": "ovtui.cli_commands.check",
     "init": "ovtui.cli_commands.init",
+    "review": "ovtui.cli_commands.review",
     "env": "ovtui.cli_commands.env",
     "serve": "ovtui.cli_commands.sessions",
     "commit": "ovtui.cli_commands.sessions",

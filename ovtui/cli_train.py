@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TextIO, TypeVar
 
 from ovtui.cli_commands import where, whole_number
-from ovtui.events import Event
-from ovtui.reports import RunReport
+from ovtui.events import Event, Listener
+from ovtui.reports import RunReport, describe_plan_applied
 from ovtui.service import TrainOptions, Workspace
 
 T = TypeVar("T")
@@ -50,6 +50,37 @@ class ProgressLine:
         if self.enabled:
             self.stream.write("\r\x1b[2K")
             self.stream.flush()
+
+
+class WatchLog:
+    """``train --watch`` says what it does: each file trained on, each plan applied or parked."""
+
+    def __init__(self, progress: ProgressLine, stream: TextIO = sys.stdout) -> None:
+        self.progress = progress
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        line = self.describe(event)
+        if line is not None:
+            self.progress.clear()
+            print(line, file=self.stream, flush=True)
+
+    @staticmethod
+    def describe(event: Event) -> str | None:
+        data = event.data
+        if event.kind == "inbox_processed":
+            graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
+            errors = data.get("errors") or []
+            problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
+            return f"trained on {data.get('file')}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
+        if event.kind == "plan_applied":
+            return describe_plan_applied(data)
+        if event.kind == "plan_pending":
+            plan_id = data.get("plan_id")
+            return (
+                f"plan {plan_id}: {data.get('items')} item(s) wait for review (`ovtui review show {plan_id}`)"
+            )
+        return None
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -146,12 +177,14 @@ async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce:
 
 
 async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
+    listeners: list[Listener] = [progress, WatchLog(progress)]
     report = await _cancellable(
-        lambda stop: workspace.stream([progress], stop, approve=args.approve, dry_run=args.dry_run),
-        announce="watching inbox/rollouts/ — Ctrl-C to stop",
+        lambda stop: workspace.stream(listeners, stop, approve=args.approve, dry_run=args.dry_run),
+        announce=f"watching inbox/rollouts/ of {workspace_label(workspace.root)} — Ctrl-C to stop",
     )
     progress.clear()
-    print(report.summary() or "stopped")
+    print(report.summary())
+    print(f"report: {where(workspace.paths.runs / report.run_id / 'report.json')}")
     return 0
 
 

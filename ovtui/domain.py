@@ -13,9 +13,9 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from ovtui.memory.fileformat import MemoryFile, normalise_content
+from ovtui.memory.fileformat import EXPERIENCES, MemoryFile, normalise_content
 
 T = TypeVar("T")
 
@@ -215,13 +215,26 @@ class PatchSemanticGradient(Model):
         return self.before_file.uri if self.before_file is not None else self.after_file.uri
 
 
-PolicyPlanItemKind = Literal["upsert_experience", "delete_experience"]
+PolicyPlanItemKind = Literal["upsert", "delete"]
+# Kinds written before plan items carried a memory type; plans parked in .ovtui/pending may hold them.
+LEGACY_ITEM_KINDS = {"upsert_experience": "upsert", "delete_experience": "delete"}
 
 
 class PolicyPlanItem(Model):
+    """One reviewable change to one memory file of any declared type (``memory_type``).
+
+    ``target_name`` is the value of the type's name field (ignored for a one-file type such as
+    profile); filename placeholders other than the name (an entity's ``category``) come from
+    ``metadata["fields"]``. ``target_uri``, when given, must be where that name lives: an edit is
+    never retargeted. For types whose file names carry a timestamp (events), the URI designates
+    an existing file."""
+
     kind: PolicyPlanItemKind
-    target_experience_name: str
-    target_experience_uri: str | None = None
+    memory_type: str = EXPERIENCES
+    target_name: str = Field(validation_alias=AliasChoices("target_name", "target_experience_name"))
+    target_uri: str | None = Field(
+        default=None, validation_alias=AliasChoices("target_uri", "target_experience_uri")
+    )
     before_content: str | None = None
     after_content: str | None = None
     base_version: int | None = None
@@ -229,12 +242,19 @@ class PolicyPlanItem(Model):
     evidence_trajectory_uris: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_kind(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("kind") in LEGACY_ITEM_KINDS:
+            data = {**data, "kind": LEGACY_ITEM_KINDS[data["kind"]]}
+        return data
+
     def base_conflict(self, content: str | None, version: int | None, *, exists: bool) -> str | None:
         """Why the target as it is now (``exists``, ``content``, ``version``) is not what this item was
         planned against, or None when it still is: the one compare-and-swap rule, for the updater
         and for marking pending items stale."""
         if self.before_content is None and self.base_version is None:
-            return "was created after this item was planned as a new experience" if exists else None
+            return "was created after this item was planned as a new file" if exists else None
         if not exists:
             return "no longer exists (deleted after this item was planned)"
         if self.before_content is not None and normalise_content(self.before_content) != content:

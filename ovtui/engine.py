@@ -35,7 +35,14 @@ from ovtui.interfaces import (
     RolloutAnalyzer,
 )
 from ovtui.plan_assessment import ValidationGate, mark_evidence, mark_leaks, validation_line
-from ovtui.review import ItemDecision, PendingPlans, ReviewPolicy, apply_reviewed
+from ovtui.review import (
+    ItemDecision,
+    PendingPlans,
+    ReviewPolicy,
+    apply_reviewed,
+    evidence_for,
+    stale_subplan,
+)
 
 
 @dataclass
@@ -181,7 +188,7 @@ class PolicyTrainingEngine:
         await self._assess(plan, latest, analyses or [])
         decisions = self.review.decisions(plan)
         if self.review.asks or any(d.decision == "pending" for d in decisions):
-            return await self._ask(plan, decisions, outcome)
+            return await self._ask(plan, decisions, outcome, evidence_for(plan, analyses))
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
         self._announce(plan, result)
@@ -208,9 +215,13 @@ class PolicyTrainingEngine:
                 self.events.emit("plan_validated", line=validation_line(result), **result)
 
     async def _ask(
-        self, plan: PolicyUpdatePlan, decisions: list[ItemDecision], outcome: ApplyOutcome
+        self,
+        plan: PolicyUpdatePlan,
+        decisions: list[ItemDecision],
+        outcome: ApplyOutcome,
+        evidence: list[RolloutAnalysis],
     ) -> ApplyOutcome:
-        pending = self.pending.park(plan, decisions, run_id=self.run.run_id)
+        pending = self.pending.park(plan, decisions, run_id=self.run.run_id, evidence=evidence)
         outcome.pending_id = pending.plan_id
         self.events.emit("plan_pending", plan_id=pending.plan_id, items=len(plan.items))
         if self.wait_for_review:
@@ -227,14 +238,8 @@ class PolicyTrainingEngine:
         replan: bool,
         outcome: ApplyOutcome,
     ) -> None:
-        metadata = {
-            **plan.metadata,
-            "plan_id": f"{plan.metadata.get('plan_id')}-stale",
-            "stale_of": plan.metadata.get("plan_id"),
-        }
-        stale_plan = PolicyUpdatePlan(items=[plan.items[i] for i in stale], metadata=metadata)
-        evidence = {uri for item in stale_plan.items for uri in item.evidence_trajectory_uris}
-        sources = [a for a in (analyses or []) if any(t.uri in evidence for t in a.trajectories)]
+        stale_plan = stale_subplan(plan, stale)
+        sources = evidence_for(stale_plan, analyses)
         if replan and sources:
             self.events.log(f"{len(stale)} stale item(s): re-planning once against the current policy set")
             fresh = await self.loader.load(previous=policy_set)
@@ -247,6 +252,7 @@ class PolicyTrainingEngine:
             [ItemDecision(item=i) for i in range(len(stale))],
             run_id=self.run.run_id,
             stale=list(range(len(stale))),
+            evidence=sources,
         )
         outcome.errors.append(
             f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}"
@@ -260,6 +266,7 @@ class PolicyTrainingEngine:
             written=len(result.written_uris),
             deleted=len(result.deleted_uris),
             errors=list(result.errors),
+            stale=len(result.stale_items),
             dry_run=result.dry_run,
             history_id=result.history_id,
         )

@@ -1,7 +1,11 @@
 """Streaming from the inbox: rollout files dropped into ``inbox/rollouts/`` are trained on.
 
 A processed file moves to ``inbox/done/``; a file that is not a valid Rollout moves to
-``inbox/rejected/`` next to a ``.reason.txt`` naming the problem. Nothing is ever deleted.
+``inbox/rejected/`` next to a ``.reason.txt`` naming the problem. Nothing is ever deleted. A rollout
+without an ``evaluation`` is graded by the workspace's evaluator for its case when there is one, and
+quarantined with that reason when there is none: learning from an ungraded rollout teaches nothing
+(the format is in docs/rollouts.md). Progress (files handled of files seen) is sent as ``progress``
+events of stage ``stream``, so a listener shows real counts.
 """
 
 from __future__ import annotations
@@ -16,14 +20,17 @@ from pydantic import ValidationError
 from watchfiles import Change, awatch
 
 from ovtui.bounds import MAX_ROLLOUT_BYTES, read_bounded
-from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.domain import Case, Rollout, RolloutTrainingResult
 from ovtui.errors import OvtuiError, first_problem
 from ovtui.events import EventBus
+from ovtui.interfaces import RolloutEvaluator
 from ovtui.workspace import fsio
 from ovtui.workspace.intake import INTAKE_FILE, INTAKE_KEY, content_key, was_taken
 from ovtui.workspace.paths import WorkspacePaths
 
 Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
+EvaluatorFor = Callable[[Case], RolloutEvaluator | None]
+STAGE = "stream"
 
 
 def _unique(folder: Path, name: str) -> Path:
@@ -39,10 +46,17 @@ class InboxProcessor:
     FOLDER = "rollouts"
     SUFFIX = ".json"
 
-    def __init__(self, paths: WorkspacePaths, submit: Submit, events: EventBus) -> None:
+    def __init__(
+        self,
+        paths: WorkspacePaths,
+        submit: Submit,
+        events: EventBus,
+        evaluator_for: EvaluatorFor | None = None,
+    ) -> None:
         self.paths = paths
         self.submit = submit
         self.events = events
+        self.evaluator_for = evaluator_for or (lambda case: None)
         self.incoming = paths.inbox / self.FOLDER
         self.done = paths.inbox / "done"
         self.rejected = paths.quarantine
@@ -100,11 +114,42 @@ class InboxProcessor:
         if path in self._seen or path.suffix != self.SUFFIX or not path.is_file():
             return
         self._seen.add(path)
+        self._progress()
         task = asyncio.create_task(self._handle(path))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _progress(self) -> None:
+        self.events.progress(STAGE, self.processed + self.rejected_count, len(self._seen))
+
+    async def _graded(self, path: Path, rollout: Rollout) -> Rollout | None:
+        """The rollout with an evaluation: its own, or one from the evaluator for its case."""
+        if rollout.evaluation is not None:
+            return rollout
+        evaluator = self.evaluator_for(rollout.case)
+        if evaluator is None:
+            self.reject(
+                path,
+                f"the rollout has no `evaluation`, and this workspace has no evaluator for case "
+                f"{rollout.case.name!r} (its rubric criteria are not of a kind it can check): "
+                "add the evaluation to the file (see docs/rollouts.md)",
+            )
+            return None
+        try:
+            evaluation = await evaluator.evaluate(rollout)
+        except Exception as exc:  # a case the evaluator cannot replay is the file's problem
+            self.reject(path, f"the rollout has no `evaluation` and grading it failed: {exc}")
+            return None
+        evaluation.metadata.setdefault("graded_by", "inbox evaluator")
+        return rollout.model_copy(update={"evaluation": evaluation})
+
     async def _handle(self, path: Path) -> None:
+        try:
+            await self._train(path)
+        finally:
+            self._progress()
+
+    async def _train(self, path: Path) -> None:
         data = self._read(path)
         if data is None:
             return
@@ -112,7 +157,8 @@ class InboxProcessor:
         if was_taken(self.paths, key):  # trained on before a restart, but not moved yet
             self._finish(path, [], note="already taken before a restart; not trained again")
             return
-        rollout = self._parse(path, data)
+        parsed = self._parse(path, data)
+        rollout = await self._graded(path, parsed) if parsed is not None else None
         if rollout is None:
             return
         rollout.metadata.update({INTAKE_KEY: key, INTAKE_FILE: path.name})
@@ -121,9 +167,12 @@ class InboxProcessor:
         except Exception as exc:
             self.reject(path, f"training failed: {type(exc).__name__}: {exc}")
             return
-        self._finish(path, result.errors)
+        graded = bool(rollout.evaluation and rollout.evaluation.metadata.get("graded_by"))
+        self._finish(path, result.errors, gradients=len(result.gradients), evaluated=graded)
 
-    def _finish(self, path: Path, errors: list[str], note: str = "") -> None:
+    def _finish(
+        self, path: Path, errors: list[str], note: str = "", *, gradients: int = 0, evaluated: bool = False
+    ) -> None:
         try:
             self._move(path, self.done)
         except (OvtuiError, OSError) as exc:
@@ -131,7 +180,9 @@ class InboxProcessor:
         if note:
             self.events.log(f"{self.paths.relative(path)}: {note}")
         self.processed += 1
-        self.events.emit("inbox_processed", file=path.name, errors=errors)
+        self.events.emit(
+            "inbox_processed", file=path.name, gradients=gradients, evaluated=evaluated, errors=errors
+        )
 
     def scan(self) -> None:
         if self.incoming.is_dir():

@@ -23,12 +23,14 @@ from ovtui.domain import (
     Case,
     Experience,
     ExperienceSet,
+    PolicyPlanItem,
     PolicyStatus,
     PolicyUpdatePlan,
     Rollout,
     RolloutAnalysis,
 )
 from ovtui.interfaces import RolloutExecutor
+from ovtui.memory.types import EXPERIENCES
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -54,12 +56,15 @@ def split_validation(cases: list[Case], fraction: float) -> tuple[list[Case], li
     return [c for c in cases if not held_out(c)], [c for c in cases if held_out(c)]
 
 
-def overlay(policy_set: ExperienceSet, items: Iterable[Any]) -> ExperienceSet:
-    """The policy set as it would be after ``items`` — in memory only."""
+def overlay(policy_set: ExperienceSet, items: Iterable[PolicyPlanItem]) -> ExperienceSet:
+    """The policy set as it would be after ``items`` — in memory only (items of other memory types
+    do not change the policy)."""
     policies = {p.name: p for p in policy_set.policies}
     for item in items:
-        name = item.target_experience_name
-        if item.kind == "delete_experience":
+        if item.memory_type != EXPERIENCES:
+            continue
+        name = item.target_name
+        if item.kind == "delete":
             policies.pop(name, None)
             continue
         current = policies.get(name)
@@ -69,7 +74,7 @@ def overlay(policy_set: ExperienceSet, items: Iterable[Any]) -> ExperienceSet:
             if current is not None
             else Experience(
                 name=name,
-                uri=item.target_experience_uri or f"{policy_set.root_uri}/{name}.md",
+                uri=item.target_uri or f"{policy_set.root_uri}/{name}.md",
                 version=1,
                 status=PolicyStatus.DRAFT,
                 content=content,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from pydantic import Field
 
 from ovtui.domain import Model
+from ovtui.events import Event
 
 
 class StageReport(Model):
@@ -69,6 +73,11 @@ class RunReport(Model):
 
     def summary(self) -> str:
         lines = [s.line() for s in self.stages]
+        if self.command == "stream":
+            lines.append(
+                f"inbox: {self.inbox.get('processed', 0)} file(s) trained on, "
+                f"{self.inbox.get('rejected', 0)} rejected; {len(self.history_ids)} history record(s)"
+            )
         first, last = self.stage("baseline_eval"), self.stage("final_eval")
         if first and last and self.accuracy_delta is not None:
             lines += [
@@ -82,7 +91,7 @@ class RunReport(Model):
             spread = ", ".join(f"{n} on {url}" for url, n in self.services.items())
             lines.append(f"executions: {spread}")
         if self.pending_plans:
-            lines.append(f"{len(self.pending_plans)} plan(s) waiting for review: open `ovtui` to review them")
+            lines.append(f"{len(self.pending_plans)} plan(s) waiting for review: `ovtui review` (or the app)")
         if self.errors:
             lines.append(f"{len(self.errors)} error(s):")
             lines += [f"  - {e}" for e in self.errors[:20]]
@@ -119,3 +128,33 @@ class RunReport(Model):
                     "says nothing scores here; accuracy at or below it is not learning"
                 )
         return lines
+
+
+@dataclass
+class RunTally:
+    """A listener that keeps what a run wrote and parked, from its events (a streaming run has no
+    per-batch results to collect them from)."""
+
+    history_ids: list[str] = field(default_factory=list)
+    pending_plans: list[str] = field(default_factory=list)
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "plan_applied" and event.data.get("history_id"):
+            self.history_ids.append(str(event.data["history_id"]))
+        elif event.kind == "plan_pending" and event.data.get("plan_id"):
+            self.pending_plans.append(str(event.data["plan_id"]))
+
+
+def describe_plan_applied(data: dict[str, Any]) -> str:
+    """One line for a ``plan_applied`` event: what was written, and how many items were refused and
+    why (the CLI's watch log and the app's run log)."""
+    kind = "dry run" if data.get("dry_run") else "applied"
+    written, deleted = data.get("written", 0), data.get("deleted", 0)
+    text = f"plan {data.get('plan_id')} {kind}: {written} written, {deleted} deleted"
+    errors = [str(error) for error in data.get("errors") or []]
+    if errors:  # what was refused, and why (the first reasons; the record and the report have them all)
+        text += f"; {len(errors)} refused: " + "; ".join(errors[:2]) + ("; …" if len(errors) > 2 else "")
+    record = data.get("history_id")
+    if record:
+        return f"{text} · record history/{record}"
+    return text if written or deleted else f"{text} · nothing changed, no record"

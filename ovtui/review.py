@@ -4,6 +4,8 @@ A policy decides per item: ``all`` approves everything, ``none`` rejects everyth
 ``confidence>=X`` approves items at or above X, ``ask`` parks the plan in ``.ovtui/pending/`` for
 the app. Pending plans are files, so they survive a restart. Whether approved by a policy or by a
 person, a plan is applied by the same ``apply_reviewed`` path, so files and records are identical.
+A parked plan keeps its evidence (the analysed rollouts) so it can be re-planned later against the
+policy set as it is then (``ovtui/replan.py``). The app and ``ovtui review`` share all of this.
 """
 
 from __future__ import annotations
@@ -14,22 +16,32 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from filelock import FileLock, Timeout
 from pydantic import Field
 from watchfiles import awatch
 
 from ovtui.context import ApplyOptions
-from ovtui.domain import Experience, ExperienceSet, Model, PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.domain import (
+    Experience,
+    ExperienceSet,
+    Model,
+    PolicyApplyResult,
+    PolicyPlanItem,
+    PolicyUpdatePlan,
+    RolloutAnalysis,
+)
 from ovtui.errors import OvtuiError
 from ovtui.interfaces import PolicyUpdater
 from ovtui.memory.memory_diff import ReviewDecision
+from ovtui.memory.types import EXPERIENCES
 from ovtui.plan_assessment import validation_line
 from ovtui.workspace.fsio import atomic_write_text, remove_durably
 from ovtui.workspace.locks import DEFAULT_TIMEOUT_S
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace.targets import plan_target
 
 Decision = Literal["pending", "approved", "rejected"]
 
@@ -109,12 +121,71 @@ class PendingPlan(Model):
     stale: list[int] = Field(default_factory=list)
     created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     run_id: str | None = None
-    status: Literal["pending", "applied", "discarded"] = "pending"
+    status: Literal["pending", "applied", "discarded", "replanned"] = "pending"
     history_id: str | None = None
+    # The analysed rollouts the plan was made from: what a re-plan estimates again.
+    evidence: list[RolloutAnalysis] = Field(default_factory=list)
+    replaced_by: str | None = None  # the plan a re-plan made in its place
 
     @property
     def undecided(self) -> int:
         return sum(d.decision == "pending" for d in self.decisions)
+
+    def summary(self) -> dict[str, Any]:
+        """One row of ``ovtui review list --json`` (and what the app's queue shows)."""
+        counts = {k: sum(d.decision == k for d in self.decisions) for k in ("approved", "rejected")}
+        return {
+            "plan_id": self.plan_id,
+            "items": len(self.plan.items),
+            "undecided": self.undecided,
+            **counts,
+            "stale": len(self.stale),
+            "created_at": self.created_at,
+            "run_id": self.run_id,
+            "replannable": bool(self.evidence),
+        }
+
+
+def evidence_for(plan: PolicyUpdatePlan, analyses: list[RolloutAnalysis] | None) -> list[RolloutAnalysis]:
+    """The analyses whose trajectories a plan's items cite (what a re-plan needs)."""
+    cited = {uri for item in plan.items for uri in item.evidence_trajectory_uris}
+    return [a for a in analyses or [] if any(t.uri in cited for t in a.trajectories)]
+
+
+def stale_subplan(plan: PolicyUpdatePlan, stale: list[int]) -> PolicyUpdatePlan:
+    """The stale items of ``plan`` as a plan of their own (``<plan_id>-stale``)."""
+    plan_id = plan.metadata.get("plan_id")
+    metadata = {**plan.metadata, "plan_id": f"{plan_id}-stale", "stale_of": plan_id}
+    return PolicyUpdatePlan(items=[plan.items[i] for i in stale], metadata=metadata)
+
+
+def describe_apply(plan_id: str, result: PolicyApplyResult, *, approved: int | None = None) -> str:
+    """What applying a plan did, in words, for the CLI and the app alike: how much was written, how
+    many items were refused and why, and, when nothing changed, that nothing was applied."""
+    written, deleted = len(result.written_uris), len(result.deleted_uris)
+    stale = len(result.stale_items)
+    invalid = [e for e in result.item_errors if not e.stale]
+    refused = []
+    if stale:
+        refused.append(f"{stale} stale (the experience changed after planning)")
+    refused += [f"{e.target}: {e.message}" for e in invalid]
+    why = "; ".join(refused)
+    if result.dry_run:
+        head = f"Dry run of plan {plan_id}: would write {written} and delete {deleted} file(s)"
+        head += "; nothing changed"
+    elif written or deleted:
+        head = f"Applied plan {plan_id}: wrote {written} and deleted {deleted} file(s)"
+    elif stale and not invalid:
+        return f"Plan {plan_id}: nothing applied: {stale} item(s) stale; re-plan it or discard it"
+    elif approved == 0:
+        return f"Plan {plan_id}: nothing applied: no item was approved"
+    else:
+        head = f"Plan {plan_id}: nothing applied"
+    record = f"history/{result.history_id}" if result.history_id else "none"
+    text = f"{head}. Record: {record}."
+    if refused:
+        text += f" {stale + len(invalid)} item(s) refused: {why}."
+    return text
 
 
 def approved_subplan(
@@ -189,10 +260,16 @@ class PendingPlans:
         decisions: list[ItemDecision],
         run_id: str | None = None,
         stale: builtins.list[int] | None = None,
+        evidence: builtins.list[RolloutAnalysis] | None = None,
     ) -> PendingPlan:
         plan_id = str(plan.metadata.get("plan_id") or "")
         pending = PendingPlan(
-            plan_id=plan_id, plan=plan, decisions=decisions, run_id=run_id, stale=list(stale or [])
+            plan_id=plan_id,
+            plan=plan,
+            decisions=decisions,
+            run_id=run_id,
+            stale=list(stale or []),
+            evidence=evidence or [],
         )
         self.save(pending)
         return pending
@@ -206,6 +283,18 @@ class PendingPlans:
         atomic_write_text(
             self._path(pending.plan_id), pending.model_dump_json(indent=2), root=self.store.paths.root
         )
+
+    def resolve(self, ref: str) -> str:
+        """A waiting plan's id from its id or a unique part of it (as ``history show`` accepts)."""
+        ids = [p.plan_id for p in self.list()]
+        if ref in ids:
+            return ref
+        matches = [i for i in ids if ref and ref in i]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise OvtuiError(f"no pending plan matches {ref!r} (`ovtui review list` shows them)")
+        raise OvtuiError(f"{ref!r} matches {len(matches)} pending plans: {', '.join(matches[:5])}")
 
     def get(self, plan_id: str) -> PendingPlan:
         path = self._path(plan_id)
@@ -242,6 +331,30 @@ class PendingPlans:
 
         return self._update(plan_id, change)
 
+    def decide_items(
+        self, plan_id: str, items: builtins.list[int] | None, decision: Decision, note: str = ""
+    ) -> PendingPlan:
+        """Decide the given items, or (``None``) every item still undecided."""
+
+        def change(pending: PendingPlan) -> None:
+            _still_open(pending)
+            undecided = [d.item for d in pending.decisions if d.decision == "pending"]
+            for item in undecided if items is None else items:
+                if not 0 <= item < len(pending.decisions):
+                    last = len(pending.decisions) - 1
+                    raise OvtuiError(f"plan {plan_id} has no item {item} (its items are 0–{last})")
+                pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
+
+        return self._update(plan_id, change)
+
+    def mark_stale(self, plan_id: str, items: builtins.list[int]) -> PendingPlan:
+        """Add ``items`` to a plan's stale marks (an apply refused them as stale)."""
+
+        def change(pending: PendingPlan) -> None:
+            pending.stale = sorted(set(pending.stale) | set(items))
+
+        return self._update(plan_id, change)
+
     def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
         def change(pending: PendingPlan) -> None:
             _still_open(pending)
@@ -255,12 +368,27 @@ class PendingPlans:
         def change(pending: PendingPlan) -> None:
             _still_open(pending)
             target = pending.plan.items[item]
-            if target.kind != "upsert_experience":
+            if target.kind != "upsert":
                 raise OvtuiError("only an upsert's after-content can be edited")
             target.after_content = after_content.strip()
             target.metadata["edited_by_reviewer"] = True
 
         return self._update(plan_id, change)
+
+    def _is_stale(self, item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
+        """Experiences are compared with the snapshot; other types read their file (rare, small)."""
+        if item.memory_type == EXPERIENCES:
+            existing = current.get(item.target_name)
+            if existing is None:
+                return bool(item.base_conflict(None, None, exists=False))
+            return bool(item.base_conflict(existing.content, existing.version, exists=True))
+        try:
+            memory = self.store.read_uri(plan_target(self.store, item).uri)
+        except OvtuiError:
+            return False  # the updater reports what is wrong with the target when it is applied
+        if memory is None:
+            return bool(item.base_conflict(None, None, exists=False))
+        return bool(item.base_conflict(memory.content, memory.version, exists=True))
 
     def refresh_stale(self, policy_set: ExperienceSet) -> builtins.list[str]:
         """Mark items whose target changed since planning; returns the ids of plans that changed.
@@ -272,7 +400,7 @@ class PendingPlans:
         changed: builtins.list[str] = []
 
         def mark(pending: PendingPlan) -> bool:
-            stale = [i for i, it in enumerate(pending.plan.items) if _is_stale(it, current)]
+            stale = [i for i, it in enumerate(pending.plan.items) if self._is_stale(it, current)]
             if pending.status != "pending" or stale == pending.stale:
                 return False
             pending.stale = stale
@@ -285,18 +413,24 @@ class PendingPlans:
         return changed
 
     def settle(
-        self, pending: PendingPlan, status: Literal["applied", "discarded"], history_id: str | None
+        self,
+        pending: PendingPlan,
+        status: Literal["applied", "discarded", "replanned"],
+        history_id: str | None,
+        replaced_by: str | None = None,
     ) -> None:
         """Close a plan; an applied plan keeps the decisions it was applied with."""
 
         def close(current: PendingPlan) -> None:
             current.status = status
             current.history_id = history_id
+            current.replaced_by = replaced_by
             if status == "applied":
                 current.decisions = pending.decisions
 
         settled = self._update(pending.plan_id, close)
         pending.status, pending.history_id = settled.status, settled.history_id
+        pending.replaced_by = settled.replaced_by
         self._event(pending.plan_id).set()
 
     def remove(self, plan_id: str) -> None:
@@ -350,10 +484,3 @@ class PendingPlans:
 def _still_open(pending: PendingPlan) -> None:
     if pending.status != "pending":
         raise OvtuiError(f"plan {pending.plan_id} is already {pending.status}")
-
-
-def _is_stale(item: PolicyPlanItem, current: dict[str, Experience]) -> bool:
-    existing = current.get(item.target_experience_name)
-    if existing is None:
-        return bool(item.base_conflict(None, None, exists=False))
-    return bool(item.base_conflict(existing.content, existing.version, exists=True))

@@ -28,12 +28,26 @@ from ovtui.domain import Case, ExperienceSet, PolicyApplyResult
 from ovtui.engine import PolicyTrainingEngine
 from ovtui.errors import OvtuiError, RunCancelled
 from ovtui.events import EventBus, Listener
-from ovtui.interfaces import CaseLoader, PolicyTrainer, PolicyUpdater, RolloutExecutor, StreamingTrainer
+from ovtui.interfaces import (
+    CaseLoader,
+    PolicyTrainer,
+    PolicyUpdater,
+    RolloutEvaluator,
+    RolloutExecutor,
+    StreamingTrainer,
+)
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline
 from ovtui.plan_assessment import ValidationGate, split_validation
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
-from ovtui.reports import RunReport
-from ovtui.review import PendingPlans, ReviewPolicy, apply_reviewed
+from ovtui.reports import RunReport, RunTally
+from ovtui.review import (
+    ItemDecision,
+    PendingPlans,
+    ReviewPolicy,
+    apply_reviewed,
+    evidence_for,
+    stale_subplan,
+)
 from ovtui.workspace.opening import recover_on_start, require_workspace
 from ovtui.workspace.paths import WorkspacePaths
 from ovtui.workspace.store import MemoryStore
@@ -41,6 +55,10 @@ from ovtui.workspace.store import MemoryStore
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
     from ovtui.llm.usage import CallUsage
+    from ovtui.replan import ReplanResult
+
+
+INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
 
 
 @dataclass
@@ -306,7 +324,7 @@ class Workspace:
 
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
-        async with self._run("stream", "inbox", listeners, None) as (report, run):
+        async with self._run("stream", INBOX_LABEL, listeners, None) as (report, run):
             validation = self._stream_validation()
             engine = self.engine(
                 run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
@@ -315,13 +333,17 @@ class Workspace:
             trainer = self.trainer(name, engine, await self.loader.load())
             if not isinstance(trainer, StreamingTrainer):
                 raise OvtuiError(f"[trainer] stream_with: trainer {name!r} cannot take rollouts one by one")
-            inbox = InboxProcessor(self.paths, trainer.submit_rollout, run.events)
+            inbox = InboxProcessor(self.paths, trainer.submit_rollout, run.events, self.evaluator_for)
+            tally = RunTally()
+            run.events.listeners.append(tally)
             run.events.emit(
                 "run_started",
                 run_id=report.run_id,
                 command="stream",
+                dataset=INBOX_LABEL,
                 backend=self.backend_label,
                 approve=approve,
+                dry_run=dry_run,
             )
             try:
                 await inbox.watch(stop or asyncio.Event())
@@ -329,24 +351,70 @@ class Workspace:
                 await trainer.close()
                 await inbox.drain()
                 report.inbox = {"processed": inbox.processed, "rejected": inbox.rejected_count}
+                report.history_ids, report.pending_plans = tally.history_ids, tally.pending_plans
                 if inbox.rejected_count:
                     report.errors.append(f"{inbox.rejected_count} file(s) rejected")
         return report
 
+    def evaluator_for(self, case: Case) -> RolloutEvaluator | None:
+        """The evaluator that can grade ``case`` (for inbox rollouts that come without one): the
+        sample environment's, when every rubric criterion is of a kind it checks."""
+        from ovtui.sample_env.criteria import CRITERION_KINDS
+        from ovtui.sample_env.evaluator import SampleEvaluator
+
+        criteria = case.rubric.criteria
+        if criteria and all(c.metadata.get("kind") in CRITERION_KINDS for c in criteria):
+            return SampleEvaluator()
+        return None
+
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
-        """Apply a reviewed plan: the same path as ``--approve all``, so files and records match."""
+        """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.
+
+        A plan whose approved items were all refused as stale stays waiting (marked stale) so it can
+        be re-planned; when only some were, the plan is settled and those items wait as
+        ``<plan_id>-stale``. ``describe_apply`` says which happened."""
         pending = self.pending.get(plan_id)
         if pending.undecided:
             raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
-        result, _ = await apply_reviewed(
+        result, chosen = await apply_reviewed(
             self.updater(dry_run), pending.plan, pending.decisions, self.experiences()
         )
-        if not dry_run:
-            self.pending.settle(pending, "applied", result.history_id)
+        if dry_run:
+            return result
+        stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
+        if stale and not (result.written_uris or result.deleted_uris):
+            self.pending.mark_stale(plan_id, stale)
+            return result
+        self.pending.settle(pending, "applied", result.history_id)
+        if stale:
+            subplan = stale_subplan(pending.plan, stale)
+            parked = self.pending.park(
+                subplan,
+                [ItemDecision(item=i) for i in range(len(stale))],
+                pending.run_id,
+                stale=list(range(len(stale))),
+                evidence=evidence_for(subplan, pending.evidence),
+            )
+            result.metadata["stale_plan"] = parked.plan_id
         return result
 
     def discard_pending(self, plan_id: str) -> None:
         self.pending.settle(self.pending.get(plan_id), "discarded", None)
+
+    async def replan(self, plan_ids: list[str], listeners: list[Listener] | None = None) -> ReplanResult:
+        """Re-plan waiting plans against the current experiences, as one fresh plan."""
+        from ovtui.replan import replan
+
+        run = RunContext(events=EventBus(listeners))
+        engine = self.engine(run, approve="ask", dry_run=False, wait_for_review=False)
+        return await replan(engine, self.pending, plan_ids, await self.loader.load())
+
+    async def replan_stale(self, listeners: list[Listener] | None = None) -> ReplanResult | None:
+        """Re-plan every waiting plan that has a stale item, in one action (None: none is stale)."""
+        from ovtui.replan import stale_plan_ids
+
+        plan_ids = stale_plan_ids(self.pending, self.experiences())
+        return await self.replan(plan_ids, listeners) if plan_ids else None
 
     def _usage(self) -> dict[str, dict[str, float | int]]:
         if self._llm is None:

@@ -51,9 +51,9 @@ def demo_plan(plan_id: str = PLAN_ID) -> PolicyUpdatePlan:
     return PolicyUpdatePlan(
         items=[
             PolicyPlanItem(
-                kind="upsert_experience",
-                target_experience_name="reservation_cancellation",
-                target_experience_uri=experience_uri("reservation_cancellation"),
+                kind="upsert",
+                target_name="reservation_cancellation",
+                target_uri=experience_uri("reservation_cancellation"),
                 before_content=cancel_before,
                 after_content=cancel_after,
                 base_version=2,
@@ -62,9 +62,9 @@ def demo_plan(plan_id: str = PLAN_ID) -> PolicyUpdatePlan:
                 metadata={"rationale": "successful cancellations asked first"},
             ),
             PolicyPlanItem(
-                kind="upsert_experience",
-                target_experience_name="baggage_allowance",
-                target_experience_uri=experience_uri("baggage_allowance"),
+                kind="upsert",
+                target_name="baggage_allowance",
+                target_uri=experience_uri("baggage_allowance"),
                 before_content=None,
                 after_content=(
                     "## Situation\n- Customer asks about baggage\n## Approach\n"
@@ -75,9 +75,9 @@ def demo_plan(plan_id: str = PLAN_ID) -> PolicyUpdatePlan:
                 evidence_trajectory_uris=[trajectory_uri("refund_lookup_20261129120500")],
             ),
             PolicyPlanItem(
-                kind="delete_experience",
-                target_experience_name="refund_status",
-                target_experience_uri=experience_uri("refund_status"),
+                kind="delete",
+                target_name="refund_status",
+                target_uri=experience_uri("refund_status"),
                 before_content=refund_before,
                 after_content=None,
                 base_version=1,

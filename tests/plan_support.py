@@ -36,8 +36,8 @@ def upsert(
     """An upsert planned against ``current`` (default: the file now; a create when it does not exist)."""
     current = current or experience(store, name)
     return PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name=name,
+        kind="upsert",
+        target_name=name,
         before_content=None if current is None else current.content,
         base_version=None if current is None else current.version,
         after_content=after,
@@ -57,8 +57,8 @@ def delete(store: MemoryStore, name: str) -> PolicyPlanItem:
     current = experience(store, name)
     assert current is not None, name
     return PolicyPlanItem(
-        kind="delete_experience",
-        target_experience_name=name,
+        kind="delete",
+        target_name=name,
         before_content=current.content,
         base_version=current.version,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -48,7 +49,9 @@ def test_the_first_setup_command_writes_only_an_ignored_folder_and_trains_it(tmp
         proc = run_ovtui(*step, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
     assert "final accuracy: 100.00%" in proc.stdout
-    assert (tmp_path / folder / "history").is_dir()
+    listed = run_ovtui("history", folder, "--json", cwd=tmp_path)
+    records = json.loads(listed.stdout)
+    assert records and all(sum(r["counts"].values()) > 0 for r in records)  # no empty ones
 
 
 def test_no_test_or_benchmark_reads_the_repository_sample_folder() -> None:

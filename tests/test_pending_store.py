@@ -79,8 +79,8 @@ SETTLER = textwrap.dedent(
 def _plan(count: int) -> PolicyUpdatePlan:
     items = [
         PolicyPlanItem(
-            kind="upsert_experience",
-            target_experience_name=f"e{i}",
+            kind="upsert",
+            target_name=f"e{i}",
             before_content="## Situation\n- before",
             after_content="## Situation\n- after",
             base_version=1,

@@ -19,8 +19,8 @@ def _item(
     name: str, confidence: float, before: str | None = None, version: int | None = None
 ) -> PolicyPlanItem:
     return PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name=name,
+        kind="upsert",
+        target_name=name,
         before_content=before,
         after_content=f"## Situation\n- {name}",
         base_version=version,
@@ -53,7 +53,7 @@ def test_approved_subplan_keeps_order_and_indices() -> None:
     ]
     sub, chosen = approved_subplan(plan, decisions)
     assert chosen == [1, 2]
-    assert [i.target_experience_name for i in sub.items] == ["b", "c"]
+    assert [i.target_name for i in sub.items] == ["b", "c"]
 
 
 def test_pending_plans_survive_a_new_store(tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ class InterferingOptimizer(PatchMergePolicyOptimizer):
         existing = [i for i in plan.items if i.before_content is not None]
         if existing and self.edits == 0:
             self.edits += 1
-            target = self.store.paths.path_for(existing[0].target_experience_uri or "")
+            target = self.store.paths.path_for(existing[0].target_uri or "")
             memory = self.store.read(target)
             memory.content += "\n- ALWAYS greet the customer by name (added by hand)"
             memory.fields["version"] = memory.version + 1

@@ -44,11 +44,11 @@ async def test_the_overlay_never_touches_the_workspace(tmp_path: Path) -> None:
     plan = PolicyUpdatePlan(
         items=[
             PolicyPlanItem(
-                kind="upsert_experience",
-                target_experience_name="booking_cancellation",
+                kind="upsert",
+                target_name="booking_cancellation",
                 after_content=(PLAIN / "booking_cancellation.md").read_text(encoding="utf-8"),
             ),
-            PolicyPlanItem(kind="delete_experience", target_experience_name="seat_selection"),
+            PolicyPlanItem(kind="delete", target_name="seat_selection"),
         ]
     )
     before = tree(root)
@@ -123,19 +123,19 @@ def test_an_item_carrying_a_case_id_is_flagged_and_never_approved_automatically(
     plan = PolicyUpdatePlan(
         items=[
             PolicyPlanItem(
-                kind="upsert_experience",
-                target_experience_name="booking_cancellation",
+                kind="upsert",
+                target_name="booking_cancellation",
                 before_content="## Situation\n- cancel\n",
                 after_content=f"## Situation\n- cancel\n## Reflect\n- ALWAYS check {reservation} first\n",
             ),
             PolicyPlanItem(
-                kind="upsert_experience",
-                target_experience_name="email_update",
+                kind="upsert",
+                target_name="email_update",
                 after_content=f"## Reflect\n- write to {email} when done\n",
             ),
             PolicyPlanItem(
-                kind="upsert_experience",
-                target_experience_name="refund_request",
+                kind="upsert",
+                target_name="refund_request",
                 after_content="## Reflect\n- ALWAYS call get_reservation before refund_payment\n",
             ),
         ]
@@ -156,7 +156,7 @@ async def test_items_list_their_evidence_and_what_they_might_break(tmp_path: Pat
     report = await workspace.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
     [first, *_] = [PendingPlans(workspace.store).get(p) for p in report.pending_plans]
     for item in first.plan.items:
-        assert item.metadata["evidence"], item.target_experience_name
+        assert item.metadata["evidence"], item.target_name
         assert set(item.metadata["evidence"]) <= set(item.evidence_trajectory_uris)
         assert not set(item.metadata["counter_evidence"]) & set(item.metadata["evidence"])
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from workspace_support import build_sample_workspace, pristine_sample
 
-from ovtui.components.memory_store import EXPERIENCES, file_from_experience
+from ovtui.components.memory_store import file_from_experience
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, ExperienceSet, Rollout
+from ovtui.memory.types import EXPERIENCES
 from ovtui.reports import RunReport
 from ovtui.sample_env.agent import SampleAgentExecutor
 from ovtui.sample_env.generate import write_cases

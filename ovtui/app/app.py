@@ -24,7 +24,7 @@ from textual.theme import Theme
 from ovtui.app.commands import BindingCommands
 from ovtui.app.editor import Editor, external_editor
 from ovtui.app.kernel_thread import KernelThread
-from ovtui.app.keys import catalog
+from ovtui.app.keys import catalog, own_bindings
 from ovtui.app.messages import (
     DryRunToggled,
     EventPump,
@@ -32,6 +32,7 @@ from ovtui.app.messages import (
     HistoryChanged,
     InboxFilesArrived,
     KernelEventsReady,
+    MemoriesChanged,
     PendingChanged,
     RunEvents,
     SessionsChanged,
@@ -43,6 +44,7 @@ from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
 from ovtui.config import save_config
+from ovtui.keymap_check import DeclaredBinding
 from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, WorkspaceChanges, watch_workspace
 
@@ -236,6 +238,10 @@ class OvtuiApp(App[None]):
         if ChangeKind.EXPERIENCE in changes:
             self.broadcast(ExperiencesChanged)
             self.refresh_stale()
+        if ChangeKind.MEMORY in changes:
+            self.broadcast(MemoriesChanged)
+            if ChangeKind.EXPERIENCE not in changes:
+                self.refresh_stale()  # a pending item may target a preference, an entity, ...
         if ChangeKind.PENDING in changes:
             self.pending_changed()
         if ChangeKind.HISTORY in changes:
@@ -248,7 +254,7 @@ class OvtuiApp(App[None]):
 
     @work(thread=True, exclusive=True, group="stale")
     def refresh_stale(self) -> list[str]:
-        """Mark pending items whose experience changed since planning (after an outside edit)."""
+        """Mark pending items whose target file changed since planning (after an outside edit)."""
         try:
             changed = self.workspace.pending.refresh_stale(self.workspace.experiences())
         except Exception as exc:
@@ -258,8 +264,24 @@ class OvtuiApp(App[None]):
             self.call_from_thread(self.pending_changed)
             self.call_from_thread(
                 self.notify,
-                f"{len(changed)} pending plan(s) changed: their experiences were edited",
+                f"{len(changed)} pending plan(s) changed: the memories they edit were changed",
                 title="Stale",
                 severity="warning",
             )
         return changed
+
+
+def declared_bindings() -> list[DeclaredBinding]:
+    """Every remappable binding of the app as plain data, for ``ovtui check`` (the kernel never
+    imports Textual; the CLI imports this only to check ``[keys]``)."""
+    main_screens = {entry.title for entry in SCREENS}
+    return [
+        DeclaredBinding(
+            context,
+            binding.id or "",
+            tuple(k.strip() for k in binding.key.split(",")),
+            main_screen=context in main_screens,
+        )
+        for context, node_class in binding_sources(OvtuiApp)
+        for binding in own_bindings(node_class)
+    ]

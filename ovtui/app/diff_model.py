@@ -76,20 +76,27 @@ def _field(memory: MemoryFile | None, name: str) -> str | None:
 
 def item_section(item: PolicyPlanItem, current: MemoryFile | None, title: str) -> DiffSection:
     """A plan item as a diff: content, and status/name where the plan changes them."""
-    deleted = item.kind == "delete_experience"
+    deleted = item.kind == "delete"
     before_content = item.before_content
     after_content = None if deleted else item.after_content
     changes: list[FieldChange] = []
     if before_content is None:
-        changes.append(FieldChange("name", None, item.target_experience_name))
+        changes.append(FieldChange("name", None, item.target_name))
     if before_content != after_content:
         changes.append(FieldChange("content", before_content, after_content))
     current_status = show_value(current.fields.get("status")) if current else None
     new_status = item.metadata.get("status")
     if deleted:
-        changes.append(FieldChange("name", item.target_experience_name, None))
+        changes.append(FieldChange("name", item.target_name, None))
     elif new_status and new_status != current_status:
         changes.append(FieldChange("status", current_status, str(new_status)))
+    extra = item.metadata.get("fields")
+    if not deleted and isinstance(extra, dict):
+        # Other fields the item sets (an entity's category, a case's rubric), as declared by its type.
+        for key, value in extra.items():
+            old = show_value(current.fields.get(key)) if current else None
+            if key != "status" and show_value(value) != old:
+                changes.append(FieldChange(key, old, show_value(value)))
     if item.base_version is not None:
         after_version = None if deleted else str(item.base_version + 1)
         changes.append(FieldChange("version", str(item.base_version), after_version))

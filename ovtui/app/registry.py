@@ -16,9 +16,9 @@ from textual.dom import DOMNode
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.evidence import EvidenceScreen
-from ovtui.app.screens.experiences import ExperiencesScreen
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.history import HistoryScreen
+from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.screens.run import RunScreen
 from ovtui.app.screens.sessions import SessionsScreen
@@ -44,7 +44,7 @@ SCREENS: tuple[ScreenEntry, ...] = (
     ScreenEntry("run", "Run", "1", RunScreen),
     ScreenEntry("review", "Review", "2", ReviewScreen, shows_pending=True),
     ScreenEntry("history", "History", "3", HistoryScreen),
-    ScreenEntry("experiences", "Experiences", "4", ExperiencesScreen),
+    ScreenEntry("memories", "Memories", "4", MemoriesScreen),
     ScreenEntry("sessions", "Sessions", "5", SessionsScreen),
 )
 

@@ -8,8 +8,9 @@ from typing import Literal
 from rich.text import Text
 
 from ovtui.domain import PolicyApplyResult, PolicyPlanItem
+from ovtui.memory.types import EXPERIENCES
 from ovtui.plan_assessment import validation_line
-from ovtui.review import PendingPlan
+from ovtui.review import PendingPlan, describe_apply
 
 DECISION_STYLE = {
     "approved": ("✓ approved", "green"),
@@ -28,6 +29,15 @@ def decision_text(decision: str) -> Text:
     return Text(label, style=style)
 
 
+def kind_word(item: PolicyPlanItem) -> str:
+    return "experience" if item.memory_type == EXPERIENCES else item.memory_type
+
+
+def item_label(item: PolicyPlanItem) -> str:
+    """The target as the queue lists it: experiences by name, other types with their type."""
+    return item.target_name if item.memory_type == EXPERIENCES else f"{item.memory_type}: {item.target_name}"
+
+
 def apply_label(dry_run: bool) -> str:
     return "Apply plan — DRY RUN (p)" if dry_run else "Apply plan (p)"
 
@@ -35,7 +45,7 @@ def apply_label(dry_run: bool) -> str:
 def item_row(
     pending: PendingPlan, index: int, item: PolicyPlanItem
 ) -> tuple[str, Text, Text, Text, str, str, str]:
-    deleting = item.kind == "delete_experience"
+    deleting = item.kind == "delete"
     kind = (
         Text("DELETE", style="bold red")
         if deleting
@@ -48,7 +58,7 @@ def item_row(
         decision_text(pending.decisions[index].decision),
         stale,
         kind,
-        item.target_experience_name,
+        item_label(item),
         confidence,
         str(len(item.evidence_trajectory_uris)),
     )
@@ -59,10 +69,10 @@ def item_header(
 ) -> Text:
     decision = pending.decisions[index]
     text = Text()
-    text.append(f"{item.target_experience_name}", style="bold")
-    text.append(f"  {relative(item.target_experience_uri)}\n", style="dim")
-    if item.kind == "delete_experience":
-        text.append("DELETE: approving removes this experience file\n", style="bold red")
+    text.append(f"{item.target_name}", style="bold")
+    text.append(f"  {relative(item.target_uri)}\n", style="dim")
+    if item.kind == "delete":
+        text.append(f"DELETE: approving removes this {kind_word(item)} file\n", style="bold red")
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "unknown"
     text.append(
         f"confidence {confidence} · {len(item.evidence_trajectory_uris)} evidence trajectories (o) · "
@@ -76,7 +86,8 @@ def item_header(
         text.append(f"\nwhy: {rationale}", style="italic")
     if index in pending.stale:
         text.append(
-            "\nSTALE: the experience changed after this plan was made; applying will refuse this item",
+            f"\nSTALE: the {kind_word(item)} changed after this plan was made; "
+            "applying will refuse this item",
             style="bold yellow",
         )
     return text
@@ -116,20 +127,8 @@ def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
 
 
 def apply_message(plan_id: str, result: PolicyApplyResult) -> tuple[str, Literal["information", "warning"]]:
-    written, deleted = len(result.written_uris), len(result.deleted_uris)
-    record = f"history/{result.history_id}" if result.history_id else "no record"
-    if result.dry_run:
-        message = f"Dry run of plan {plan_id}: would write {written} and delete {deleted} file(s); "
-        message += "nothing changed. "
-    else:
-        message = f"Applied plan {plan_id}: wrote {written} and deleted {deleted} file(s). "
-    message += f"Record: {record}."
-    problems = result.errors + [
-        f"{e.target}: {e.message}" for e in result.item_errors if e.message not in result.errors
-    ]
-    if problems:
-        stale = len(result.stale_items)
-        message += f" {len(problems)} problem(s)" + (f", {stale} stale item(s) not written" if stale else "")
-        message += ": " + "; ".join(problems[:3])
-        return message, "warning"
-    return message, "information"
+    """The kernel's words for what applying did (the CLI prints the same); a warning when an item
+    was refused or nothing was applied."""
+    message = describe_apply(plan_id, result)
+    changed = result.dry_run or result.written_uris or result.deleted_uris
+    return message, "warning" if result.item_errors or not changed else "information"

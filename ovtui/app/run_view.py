@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ovtui.events import Event
+from ovtui.reports import describe_plan_applied
 
 STAGE_NAMES = {
     "baseline_eval": "baseline eval",
@@ -215,14 +216,7 @@ def describe_event(event: Event) -> str | None:
         stale = ", stale" if data.get("stale") else ""
         return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}"
     if event.kind == "plan_applied":
-        kind = "dry run" if data.get("dry_run") else "applied"
-        errors = [str(error) for error in data.get("errors") or []]
-        line = (
-            f"plan {data.get('plan_id')} {kind}: {data.get('written')} written, {data.get('deleted')} deleted"
-        )
-        if errors:  # what was refused, and why (the first reasons; the report has them all)
-            line += f"; {len(errors)} refused: " + "; ".join(errors[:2]) + ("; …" if len(errors) > 2 else "")
-        return line
+        return describe_plan_applied(data)
     if event.kind == "run_finished":
         return (
             "run cancelled: everything applied so far is recorded"

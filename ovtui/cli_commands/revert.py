@@ -25,7 +25,7 @@ def run_revert(args: argparse.Namespace) -> int:
     try:
         result = revert(store, args.id, dry_run=args.dry_run, force=args.force)
     except RevertConflictError as exc:
-        raise RevertConflictError(f"{exc} (use --force to revert anyway)") from None
+        raise RevertConflictError(f"{exc} (use --force to revert anyway)", exc.conflicts) from None
     head = "dry run: would revert" if result.dry_run else "reverted"
     counts = f"{len(result.written_uris)} written, {len(result.deleted_uris)} deleted"
     print(f"{head} {result.reverted} ({counts}); record {result.history_id}")

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from ovtui.components.backends import ExperienceProposal, GradientProposer
-from ovtui.components.memory_store import EXPERIENCES, experience_index, file_from_experience
+from ovtui.components.memory_store import experience_index, file_from_experience
 from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, RolloutAnalysis, Trajectory
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_fields
 from ovtui.memory.search import tokenize
+from ovtui.memory.types import EXPERIENCES
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 

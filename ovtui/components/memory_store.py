@@ -12,10 +12,9 @@ from ovtui.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.search import LexicalIndex, cached_tokens
+from ovtui.memory.types import EXPERIENCES
 from ovtui.workspace.paths import same_name, validate_name
 from ovtui.workspace.store import MemoryStore
-
-EXPERIENCES = "experiences"
 
 
 def name_mismatch(memory: MemoryFile) -> str | None:

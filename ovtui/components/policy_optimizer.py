@@ -17,6 +17,7 @@ from ovtui.domain import Experience, ExperienceSet, PatchSemanticGradient, Polic
 from ovtui.errors import OvtuiError
 from ovtui.memory.merge_ops import apply_patch
 from ovtui.memory.search import tokenize
+from ovtui.memory.types import EXPERIENCES
 from ovtui.workspace.paths import validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -77,9 +78,9 @@ class PatchMergePolicyOptimizer:
             if existing is None:
                 return None  # nothing to delete: a no-op, not an error
             return PolicyPlanItem(
-                kind="delete_experience",
-                target_experience_name=name,
-                target_experience_uri=existing.uri,
+                kind="delete",
+                target_name=name,
+                target_uri=existing.uri,
                 before_content=existing.content,
                 after_content=None,
                 base_version=existing.version,
@@ -96,9 +97,9 @@ class PatchMergePolicyOptimizer:
             if after.strip() == existing.content.strip() and not decision.status:
                 return None  # the merge changed nothing
         return PolicyPlanItem(
-            kind="upsert_experience",
-            target_experience_name=name,
-            target_experience_uri=existing.uri if existing else self.store.uri_for_name("experiences", name),
+            kind="upsert",
+            target_name=name,
+            target_uri=existing.uri if existing else self.store.uri_for_name(EXPERIENCES, name),
             before_content=existing.content if existing else None,
             after_content=after.strip(),
             base_version=existing.version if existing else None,

@@ -1,8 +1,10 @@
 """Turn plan items into staged file changes, checking each against the files as they are now.
 
 Runs under the workspace lock and writes nothing: the updater commits what is staged. Each item
-is staged all-or-nothing (its experience and the backlinks it adds); an item that fails its
-compare-and-swap or is invalid is reported and the other items still go through.
+is staged all-or-nothing (its target file and the backlinks it adds); an item that fails its
+compare-and-swap or is invalid is reported and the other items still go through. Items may target
+any declared memory type: where the file lives, its name field and which fields a plan may set
+all come from the type's declaration.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
 from ovtui.memory.links import DERIVED_FROM, make_link, merge_links
 from ovtui.memory.memory_diff import FileChange, same_memory_file
 from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
-from ovtui.workspace.paths import linkless_path, same_name, validate_name
+from ovtui.memory.types import EXPERIENCES, MemoryTypeSchema
+from ovtui.workspace.paths import linkless_path, same_name
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace.targets import Target, plan_target
 
-EXPERIENCES = "experiences"
-# Fields a plan item may not set through metadata["fields"]: the updater owns them.
-RESERVED_FIELDS = frozenset({"content", "experience_name", "memory_type", "version", "links", "backlinks"})
+# Fields a plan item may not set through metadata["fields"]: the updater owns them (and the
+# type's name field, which the item's target_name sets).
+RESERVED_FIELDS = frozenset({"content", "memory_type", "version", "links", "backlinks"})
 
 
 @dataclass
@@ -49,6 +53,7 @@ class StagedFile:
 @dataclass
 class StagedPlan:
     files: dict[str, StagedFile] = field(default_factory=dict)
+    targets: set[str] = field(default_factory=set)  # URIs an item targets (the rest only get links)
     item_errors: list[ItemError] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -72,22 +77,12 @@ class PlanStager:
         self._root = str(store.paths.root)
 
     # --- locations -------------------------------------------------------------------------
-    def experience_target(self, item: PolicyPlanItem) -> tuple[str, str, str]:
-        name = validate_name(item.target_experience_name, what="experience name")
-        schema = self.store.registry.get(EXPERIENCES)
-        rel = f"{schema.directory}/{schema.filename(name)}"
-        path = linkless_path(self._root, rel)
-        uri = self.paths.uri_prefix + rel
-        if item.target_experience_uri and item.target_experience_uri != uri:
-            # Never retarget an edit: a URI that disagrees with the name is an error, not a hint.
-            raise OvtuiError(
-                f"target URI {item.target_experience_uri} does not match experience {name!r} ({uri})"
-            )
-        return name, path, uri
+    def target(self, item: PolicyPlanItem) -> Target:
+        return plan_target(self.store, item, when=self.now())
 
     def file_target(self, uri: str) -> tuple[str, str]:
         rel = self.paths.relative_of(uri)
-        schema = self.store.registry.for_directory(rel.rpartition("/")[0])
+        schema = self.store.registry.for_path(rel)
         if schema is None:
             raise UnsafePathError(f"{uri} is not in a known memory type directory")
         return linkless_path(self._root, rel), schema.memory_type
@@ -117,20 +112,21 @@ class PlanStager:
 
     # --- items -----------------------------------------------------------------------------
     def stage(self, index: int, item: PolicyPlanItem) -> None:
-        target = item.target_experience_name or item.target_experience_uri or "?"
+        label = item.target_name or item.target_uri or "?"
         pending: dict[str, tuple[StagedFile, MemoryFile | None]] = {}
         try:
-            if item.kind == "upsert_experience":
-                self._upsert(item, pending)
-            elif item.kind == "delete_experience":
-                self._delete(item, pending)
+            target = self.target(item)
+            if item.kind == "upsert":
+                self._upsert(item, target, pending)
+            elif item.kind == "delete":
+                self._delete(item, target, pending)
             else:
                 raise OvtuiError(f"unknown plan item kind {item.kind!r}")
         except StaleItemError as exc:
-            self.plan.item_errors.append(ItemError(item=index, target=target, message=str(exc), stale=True))
+            self.plan.item_errors.append(ItemError(item=index, target=label, message=str(exc), stale=True))
             return
         except (OvtuiError, OSError) as exc:
-            self.plan.item_errors.append(ItemError(item=index, target=target, message=str(exc)))
+            self.plan.item_errors.append(ItemError(item=index, target=label, message=str(exc)))
             return
         texts: list[str | None] = []
         for staged, memory in pending.values():
@@ -145,10 +141,11 @@ class PlanStager:
             texts.append(None if memory is None else memory.render())
             oversized = oversized_memory(staged.uri[len(self.paths.uri_prefix) :], texts[-1])
             if oversized:
-                self.plan.item_errors.append(ItemError(item=index, target=target, message=oversized))
+                self.plan.item_errors.append(ItemError(item=index, target=label, message=oversized))
                 return
         for (staged, memory), text in zip(pending.values(), texts, strict=True):
             staged.memory, staged.touched, staged.rendered = memory, True, text
+        self.plan.targets.add(target.uri)
 
     def _check_base(self, item: PolicyPlanItem, staged: StagedFile, rel: str) -> None:
         current = staged.memory
@@ -160,31 +157,34 @@ class PlanStager:
         if conflict:
             raise StaleItemError(f"{rel} {conflict}")
 
-    def _upsert(self, item: PolicyPlanItem, pending: dict[str, tuple[StagedFile, MemoryFile | None]]) -> None:
-        name, path, uri = self.experience_target(item)
-        rel = uri[len(self.paths.uri_prefix) :]
-        staged = self.load(uri, EXPERIENCES, path)
+    def _upsert(
+        self, item: PolicyPlanItem, target: Target, pending: dict[str, tuple[StagedFile, MemoryFile | None]]
+    ) -> None:
+        schema, uri, rel = target.schema, target.uri, target.rel
+        staged = self.load(uri, schema.memory_type, target.path)
         self._check_base(item, staged, rel)
         if item.after_content is None:
             raise OvtuiError(f"{rel}: upsert item has no after_content")
         current = self._copy(staged)
+        if current is not None and schema.operation_mode == "add_only":
+            raise OvtuiError(f"{rel} already exists and {schema.memory_type} files are add-only")
         after = item.after_content
         if current is not None and has_patch_blocks(after):
             after = apply_patch(current.content, after)
         if current is None:
-            fields: dict[str, Any] = {
-                "experience_name": name,
-                "memory_type": EXPERIENCES,
-                "status": PolicyStatus.DRAFT.value,
-                "version": 1,
-            }
+            fields: dict[str, Any] = {"memory_type": schema.memory_type, "version": 1}
+            if schema.name_field is not None:
+                fields[schema.name_field] = target.name
+            if schema.field("status") is not None:
+                fields["status"] = PolicyStatus.DRAFT.value
         else:
             fields = current.fields
             fields["version"] = current.version  # bumped once per apply when committed
-            named = fields.get("experience_name")
-            if not (isinstance(named, str) and same_name(named, name)):
-                fields["experience_name"] = name  # the file is the experience: its name field follows
-        self._apply_metadata(item, fields, rel)
+            key = schema.name_field
+            named = fields.get(key) if key else None
+            if key and not (isinstance(named, str) and same_name(named, target.name)):
+                fields[key] = target.name  # the file is the memory: its name field follows
+        self._apply_metadata(item, schema, fields, rel)
         links = self._stage_links(item, uri, pending)
         if links:
             fields["links"] = merge_links(fields.get("links"), links)
@@ -195,15 +195,21 @@ class PlanStager:
         else:
             pending[uri] = (staged, memory)
 
-    def _apply_metadata(self, item: PolicyPlanItem, fields: dict[str, Any], rel: str) -> None:
+    def _apply_metadata(
+        self, item: PolicyPlanItem, schema: MemoryTypeSchema, fields: dict[str, Any], rel: str
+    ) -> None:
         extra = item.metadata.get("fields") or {}
         if not isinstance(extra, dict):
             raise OvtuiError(f"{rel}: item metadata 'fields' must be an object")
         status = item.metadata.get("status", extra.get("status"))
-        if status is not None and str(status) not in {s.value for s in PolicyStatus}:
-            raise OvtuiError(f"{rel}: unknown status {status!r}")
+        status_decl = schema.field("status")
+        if status is not None and (status_decl is None or str(status) not in (status_decl.enum or [status])):
+            raise OvtuiError(f"{rel}: {schema.memory_type} has no status {status!r}")
         for key, value in extra.items():
-            if key not in RESERVED_FIELDS:
+            if key not in RESERVED_FIELDS and key != schema.name_field:
+                decl = schema.field(key)
+                if decl is not None and decl.merge_op == "immutable" and key in fields:
+                    continue  # the first value written stays
                 fields[key] = value
         if status is not None:
             fields["status"] = str(status)
@@ -248,13 +254,14 @@ class PlanStager:
                 pending[evidence] = (staged, current)
         return links
 
-    def _delete(self, item: PolicyPlanItem, pending: dict[str, tuple[StagedFile, MemoryFile | None]]) -> None:
-        _name, path, uri = self.experience_target(item)
-        rel = uri[len(self.paths.uri_prefix) :]
+    def _delete(
+        self, item: PolicyPlanItem, target: Target, pending: dict[str, tuple[StagedFile, MemoryFile | None]]
+    ) -> None:
+        rel = target.rel
         if item.before_content is None and item.base_version is None:
             raise OvtuiError(
                 f"{rel}: a delete needs before_content or base_version (what it was planned against)"
             )
-        staged = self.load(uri, EXPERIENCES, path)
+        staged = self.load(target.uri, target.schema.memory_type, target.path)
         self._check_base(item, staged, rel)
-        pending[uri] = (staged, None)
+        pending[target.uri] = (staged, None)

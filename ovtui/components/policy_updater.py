@@ -1,7 +1,8 @@
-"""MemoryFilePolicyUpdater and DryRunPolicyUpdater: the only writers of experience files.
+"""MemoryFilePolicyUpdater and DryRunPolicyUpdater: the only writers of planned memory changes.
 
 Under the workspace lock: recover any interrupted apply, re-read every target, compare-and-swap
-each item against what it was planned on, stage the experiences and the trajectory backlinks,
+each item against what it was planned on, stage the target files (of any declared type) and the
+trajectory backlinks,
 then commit the files and the memory_diff record in one journal transaction. The dry-run updater
 does the same checks and writes only the record. Neither holds the lock across anything but file
 work, and both run that work in a thread so the event loop never blocks.
@@ -16,11 +17,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ovtui.components.memory_store import ExperienceSetLoader, experience_from_file
-from ovtui.components.policy_staging import EXPERIENCES, PlanStager, StagedPlan
+from ovtui.components.policy_staging import PlanStager, StagedPlan
 from ovtui.context import ApplyOptions
 from ovtui.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
+from ovtui.memory.types import EXPERIENCES
 from ovtui.workspace.history import HistoryStore, new_history_id
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.transaction import commit_record, prepare
@@ -60,15 +62,17 @@ class MemoryFilePolicyUpdater:
     # --- under the lock ----------------------------------------------------------------------
     def _apply_locked(
         self, plan: PolicyUpdatePlan, options: ApplyOptions
-    ) -> tuple[StagedPlan, list[FileChange], str]:
+    ) -> tuple[StagedPlan, list[FileChange], str | None]:
         prepare(self.store.paths)
         now = self.clock()
         stager = PlanStager(self.store, now=lambda: now)
         for index, item in enumerate(plan.items):
             stager.stage(index, item)
         staged = stager.plan
-        record_id = new_history_id(now)
         changes = staged.changes()
+        if not changes and not self.dry_run:
+            return staged, changes, None  # a plan that changed nothing leaves no history record
+        record_id = new_history_id(now)
         kind = "dry_run" if self.dry_run else options.kind
         metadata: dict[str, Any] = {}
         if staged.item_errors:
@@ -103,17 +107,21 @@ class MemoryFilePolicyUpdater:
 
     # --- the result --------------------------------------------------------------------------
     def _result(
-        self, staged: StagedPlan, changes: list[FileChange], record_id: str, policy_set: ExperienceSet | None
+        self,
+        staged: StagedPlan,
+        changes: list[FileChange],
+        record_id: str | None,
+        policy_set: ExperienceSet | None,
     ) -> PolicyApplyResult:
-        experiences = [c for c in changes if c.memory_type == EXPERIENCES]
-        written = [c.uri for c in experiences if c.after is not None]
-        deleted = [c.uri for c in experiences if c.after is None]
+        targeted = [c for c in changes if c.uri in staged.targets]
+        written = [c.uri for c in targeted if c.after is not None]
+        deleted = [c.uri for c in targeted if c.after is None]
         metadata: dict[str, Any] = {}
         if staged.unchanged:
             metadata["unchanged_uris"] = staged.unchanged
         if staged.warnings:
             metadata["warnings"] = staged.warnings
-        linked = [c.uri for c in changes if c.memory_type != EXPERIENCES]
+        linked = [c.uri for c in changes if c.uri not in staged.targets]
         if linked:
             metadata["linked_uris"] = linked
         errors = [f"item {e.item} ({e.target}): {e.message}" for e in staged.item_errors]

@@ -2,28 +2,32 @@
 
 Evaluation precedence: the rollout's own evaluation, else the injected evaluator, else a fallback
 that only says whether a trajectory was extracted (and carries no reward bonus). The evaluation's
-feedback is appended to what the backend reads. Trajectory files are add-only and named
-``<name>_<timestamp>.md``; they record the case name and the outcome.
+feedback is appended to what the backend reads. Trajectory files are add-only and named as
+OpenViking names them, ``<name>_<YYYYMMDDHHMMSS>.md``, with ``_<16 hex>`` added when that name is
+taken; they record the task query (OpenViking requires it), the case and the outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ovtui.bounded_rollout import bound_rollout
 from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, cut_text, cut_utf8
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
+from ovtui.components.rollout_executor import user_query
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.types import TRAJECTORIES
 from ovtui.workspace.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.workspace.paths import slugify
 from ovtui.workspace.store import MemoryStore
-
-TRAJECTORIES = "trajectories"
 
 
 def feedback_text(evaluation: RubricEvaluation) -> str:
@@ -33,6 +37,12 @@ def feedback_text(evaluation: RubricEvaluation) -> str:
         mark = "ok" if result.passed else "FAILED"
         lines.append(f"- [{mark}] {result.criterion_name}: {'; '.join(result.feedback)}".rstrip(": "))
     return "\n".join(lines)
+
+
+def task_query(rollout: Rollout) -> str:
+    """What the user asked: the first user message, else the case's query."""
+    first = next((m.text for m in rollout.messages if m.role == "user" and m.text.strip()), None)
+    return first if first is not None else user_query(rollout.case)
 
 
 def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
@@ -46,11 +56,17 @@ class TrajectoryRolloutAnalyzer:
     _naming = threading.Lock()
 
     def __init__(
-        self, store: MemoryStore, extractor: TrajectoryExtractor, evaluator: RolloutEvaluator | None = None
+        self,
+        store: MemoryStore,
+        extractor: TrajectoryExtractor,
+        evaluator: RolloutEvaluator | None = None,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
         self.store = store
         self.extractor = extractor
         self.evaluator = evaluator
+        self.clock = clock  # the file name's timestamp
 
     async def analyze(self, rollout: Rollout) -> RolloutAnalysis:
         rollout = bound_rollout(rollout)  # what reaches a trajectory (and a prompt) is bounded by field
@@ -109,7 +125,7 @@ class TrajectoryRolloutAnalyzer:
         name = slugify(draft.name, fallback="trajectory")
         folder = self.store.type_dir(TRAJECTORIES)
         schema = self.store.registry.get(TRAJECTORIES)
-        now = datetime.now(UTC)
+        now = self.clock()
         outcome = draft.outcome if draft.outcome != TrajectoryOutcome.UNKNOWN else outcome_of(evaluation)
         fields = {
             "trajectory_name": name,
@@ -118,15 +134,22 @@ class TrajectoryRolloutAnalyzer:
             "case_name": rollout.case.name,
             "retrieval_anchor": cut_text(draft.retrieval_anchor, MAX_FIELD_CHARS) or None,
             "reward": evaluation.score,
+            "task_query": task_query(rollout),
+            "case_uris": _str_list(rollout.metadata.get("case_uris")),
+            "source_archive_uri": _str_or_none(rollout.metadata.get("source_archive_uri")),
             "version": 1,
         }
         content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
         memory = MemoryFile(content=content, fields=fields)
-        path = folder / schema.filename(name, when=now)
-        suffix = 1
+        stem = schema.filename(name, when=now).removesuffix(".md")
+        path = folder / f"{stem}.md"
+        attempt = 0
         while path.exists() or path in planned:  # add-only: rollouts in the same second get distinct files
-            suffix += 1
-            path = folder / schema.filename(f"{name}_{suffix}", when=now)
+            # 16 hex digits as OpenViking adds them; from the file's own text, so identical runs name
+            # their files identically.
+            digest = hashlib.sha256(f"{attempt}\n{memory.render()}".encode()).hexdigest()[:16]
+            path = folder / f"{stem}_{digest}.md"
+            attempt += 1
         trajectory = Trajectory(
             name=name,
             uri=self.store.paths.uri_for(path),
@@ -140,3 +163,13 @@ class TrajectoryRolloutAnalyzer:
             },
         )
         return path, memory, trajectory
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ovtui.errors import OvtuiError, PatchError, UnsafePathError
+from ovtui.errors import ConfigError, OvtuiError, PatchError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_value
 from ovtui.memory.types import MemoryTypeSchema
@@ -113,15 +113,16 @@ class AnswerChecker:
     ) -> ExtractedOperation | None:
         given_uri = item.pop("uri", None)
         extras = {k: item.pop(k) for k in list(item) if k in self.item_extras}
-        name = str(item.get(schema.name_field, ""))
+        # A one-file type (profile) has no name field: its type names it.
+        name = str(item.get(schema.name_field, "")) if schema.name_field else schema.memory_type
         try:
             validate_name(name, what=f"{label}.{schema.name_field}")
             uri = (
                 None
                 if schema.operation_mode == "add_only"
-                else self.store.uri_for_name(schema.memory_type, name)
+                else self.store.uri_for_name(schema.memory_type, name, item)
             )
-        except UnsafePathError as exc:
+        except (UnsafePathError, ConfigError) as exc:  # ConfigError: a filename placeholder is missing
             out.problems.append(str(exc))
             return None
         if given_uri is not None and given_uri != uri:

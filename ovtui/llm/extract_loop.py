@@ -89,7 +89,7 @@ class ExtractLoop:
                 item["properties"]["uri"] = {
                     "type": "string",
                     "description": "only when editing an existing file: its URI, which must be the file "
-                    f"that {schema.name_field} designates",
+                    f"that {schema.name_field or 'the type'} designates",
                 }
             item["properties"].update(copy.deepcopy(self.item_extras))
             props[memory_type] = {"type": "array", "items": item}
@@ -114,7 +114,7 @@ class ExtractLoop:
         """Instruction, memory types and rules. The JSON schema is not repeated here: the client
         sends it once, as the response format, or in the prompt where the endpoint refuses that."""
         types = "\n".join(
-            f"- {t}: {s.description} One item per file, named by `{s.name_field}`"
+            f"- {t}: {s.description} {s.naming()}"
             + (" (add-only: every item is a new file)." if s.operation_mode == "add_only" else ".")
             + (
                 f"\n  Content template:\n  {s.content_template.replace(chr(10), chr(10) + '  ')}"

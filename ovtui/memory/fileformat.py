@@ -15,6 +15,10 @@ that holds every other field as JSON indented by two spaces::
 
 ``content`` never appears inside the JSON, and keys whose value is null are not written. A file
 without the trailing comment is still a memory (all fields empty) so hand-written notes load.
+
+Written as OpenViking writes it, so a file both tools touch does not churn: ``-->`` inside the JSON
+is escaped as ``--\u003e`` (a raw one would end the comment for OpenViking's parser),
+``memory_type`` is the last key, and there is no final newline. A missing ``version`` reads as 1.
 """
 
 from __future__ import annotations
@@ -27,8 +31,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ovtui.errors import MemoryFormatError
 
+# The memory_type values the training loop itself names (defined here, the leaf every layer may
+# import, and re-exported by memory/types.py: code outside the domain imports them from there).
+EXPERIENCES = "experiences"
+TRAJECTORIES = "trajectories"
+CASES = "cases"
+
 FIELDS_OPEN = "<!-- MEMORY_FIELDS"
 FIELDS_CLOSE = "-->"
+# ``-->`` inside a JSON string, escaped so it cannot close the comment (JSON reads it back as is).
+ESCAPED_CLOSE = "--\\u003e"
 # The comment must close the file: only whitespace may follow it.
 _OPEN = re.compile(r"<!-- MEMORY_FIELDS[ \t]*\n")
 
@@ -53,8 +65,8 @@ class MemoryFile(BaseModel):
 
     @property
     def version(self) -> int:
-        value = self.fields.get("version", 0)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        value = self.fields.get("version", 1)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
     def render(self) -> str:
         return render_memory(self.content, self.fields)
@@ -69,11 +81,21 @@ def normalise_content(content: str) -> str:
 
 
 def render_memory(content: str, fields: dict[str, Any]) -> str:
-    clean = {k: v for k, v in fields.items() if v is not None and k != "content"}
+    clean = {k: v for k, v in fields.items() if v is not None and k not in ("content", "memory_type")}
+    if fields.get("memory_type") is not None:
+        clean["memory_type"] = fields["memory_type"]
     body = normalise_content(content)
-    payload = json.dumps(clean, indent=2, ensure_ascii=False)
+    payload = json.dumps(clean, indent=2, ensure_ascii=False).replace(FIELDS_CLOSE, ESCAPED_CLOSE)
     head = f"{body}\n\n" if body else ""
-    return f"{head}{FIELDS_OPEN}\n{payload}\n{FIELDS_CLOSE}\n"
+    return f"{head}{FIELDS_OPEN}\n{payload}\n{FIELDS_CLOSE}"
+
+
+def quoted_marker_line(memory: MemoryFile, text: str) -> int | None:
+    """The line of a ``<!-- MEMORY_FIELDS`` marker that ``text``'s body (``memory.content``) quotes.
+    ovtui reads such a file correctly, but OpenViking takes the first marker as the trailer."""
+    if FIELDS_OPEN not in memory.content:
+        return None
+    return text.count("\n", 0, text.index(FIELDS_OPEN)) + 1
 
 
 def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None) -> MemoryFile:

@@ -3,20 +3,35 @@
 A declaration says where files of the type live, how a file is named, which fields it has and
 how each field merges (see ``merge_ops``). The JSON schema an LLM must answer is generated from
 the same declarations, so the prompt, the validation and the files can never disagree.
+
+Everything that handles a memory file (the stager and updater, field diff, Review, History,
+revert, ``ovtui check``, the Memories screen) looks its type up here: adding a type is adding a
+JSON file (see docs/architecture.md, "How to add a memory type").
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
+from string import Formatter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ovtui.errors import ConfigError
+
+# The types the training loop itself names (defined once, in the file format; re-exported here, where
+# everything outside the domain imports them). Every other type is only ever looked up by name.
+from ovtui.memory.fileformat import CASES as CASES
+from ovtui.memory.fileformat import EXPERIENCES as EXPERIENCES
+from ovtui.memory.fileformat import TRAJECTORIES as TRAJECTORIES
 from ovtui.workspace.paths import file_stem, validate_name
+
+# Filename placeholders filled from the time a file is created, not from its fields.
+TIME_PLACEHOLDERS = frozenset({"timestamp", "year", "month", "day"})
 
 MergeOpName = Literal["patch", "replace", "sum", "immutable"]
 
@@ -49,8 +64,11 @@ class MemoryTypeSchema(BaseModel):
     memory_type: str
     description: str
     directory: str
+    # Relative to ``directory``; may hold folders ("{category}/{name}.md"). Placeholders are the
+    # type's fields, or the creation time (``timestamp``, ``year``, ``month``, ``day``).
     filename_template: str
-    name_field: str
+    # The field that names a file of the type; None for a type with one fixed file (profile).
+    name_field: str | None
     operation_mode: Literal["upsert", "add_only"] = "upsert"
     stage: Literal["user", "agent"] = "user"
     peer_enabled: bool = True
@@ -60,16 +78,66 @@ class MemoryTypeSchema(BaseModel):
     def field(self, name: str) -> FieldDecl | None:
         return next((f for f in self.fields if f.name == name), None)
 
-    def filename(self, name: str, *, when: datetime | None = None) -> str:
-        """The file name for a memory called ``name``: lower-cased as OpenViking names files, and
-        validated whole (it becomes a path, and the reader checks the same rules)."""
-        values = {self.name_field: file_stem(name, what=f"{self.memory_type} name")}
-        if "{timestamp}" in self.filename_template:
-            values["timestamp"] = (when or datetime.now(UTC)).strftime("%Y%m%d%H%M%S")
+    def placeholders(self) -> list[str]:
+        return [field for _, field, _, _ in Formatter().parse(self.filename_template) if field]
+
+    @property
+    def timestamped(self) -> bool:
+        """True when a file's name carries its creation time (so it cannot be known in advance)."""
+        return bool(TIME_PLACEHOLDERS.intersection(self.placeholders()))
+
+    def filename(
+        self,
+        name: str | None = None,
+        *,
+        when: datetime | None = None,
+        fields: Mapping[str, Any] | None = None,
+    ) -> str:
+        """The file name (relative to ``directory``) of a memory called ``name``; other placeholders
+        come from ``fields`` and the time. Lower-cased as OpenViking names files (``Seat_Change``
+        lives in ``seat_change.md``), and validated: every value becomes a path component."""
+        moment = when or datetime.now(UTC)
+        times = {
+            "timestamp": moment.strftime("%Y%m%d%H%M%S"),
+            "year": moment.strftime("%Y"),
+            "month": moment.strftime("%m"),
+            "day": moment.strftime("%d"),
+        }
+        values: dict[str, str] = {}
+        for key in self.placeholders():
+            if key in TIME_PLACEHOLDERS:
+                values[key] = times[key]
+                continue
+            value = name if key == self.name_field else (fields or {}).get(key)
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"a {self.memory_type} file name needs the field {key!r}")
+            values[key] = file_stem(value, what=f"{self.memory_type} {key}")
         filename = self.filename_template.format(**values)
-        stem, dot, _extension = filename.rpartition(".")
-        validate_name(stem if dot else filename, what=f"{self.memory_type} file name")
+        for part in filename.split("/"):  # the whole name, suffixes included, is what the reader checks
+            stem, dot, _extension = part.rpartition(".")
+            validate_name(stem if dot else part, what=f"{self.memory_type} file name")
         return filename
+
+    def holds(self, rel: str) -> bool:
+        """Whether a workspace-relative path is where a file of this type lives (by shape only)."""
+        prefix = self.directory + "/"
+        if not rel.startswith(prefix) or not rel.endswith(".md"):
+            return False
+        rest = rel[len(prefix) :]
+        if not self.placeholders():
+            return rest == self.filename_template
+        return rest.count("/") == self.filename_template.count("/")
+
+    def naming(self) -> str:
+        """How files of the type are named, for prompts."""
+        if self.name_field is None:
+            return f"One file ({self.filename_template}), edited in place"
+        return f"One item per file, named by `{self.name_field}`"
+
+    def name_of(self, fields: Mapping[str, Any], rel: str) -> str:
+        """The display name of a file: its name field, else the file name without ``.md``."""
+        value = fields.get(self.name_field) if self.name_field else None
+        return value if isinstance(value, str) and value else rel.rpartition("/")[2].removesuffix(".md")
 
     def item_json_schema(self) -> dict[str, Any]:
         """JSON schema of one memory operation of this type, for structured LLM output."""
@@ -105,8 +173,14 @@ class MemoryTypeRegistry:
     def names(self) -> list[str]:
         return sorted(self._by_name)
 
-    def for_directory(self, directory: str) -> MemoryTypeSchema | None:
-        return next((s for s in self._by_name.values() if s.directory == directory), None)
+    def browse_order(self) -> list[str]:
+        """Experiences first (the policy being trained), then the others by name."""
+        return sorted(self._by_name, key=lambda name: (name != EXPERIENCES, name))
+
+    def for_path(self, rel: str) -> MemoryTypeSchema | None:
+        """The type whose files live at the workspace-relative path ``rel`` (the deepest match)."""
+        found = [s for s in self._by_name.values() if s.holds(rel)]
+        return max(found, key=lambda s: len(s.directory), default=None)
 
     def operations_json_schema(self, memory_types: list[str]) -> dict[str, Any]:
         """Schema of an LLM answer: per type, a list of upserts; plus deletes by uri."""

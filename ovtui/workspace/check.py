@@ -18,8 +18,9 @@ from ovtui.components.case_lint import records, validation_problems
 from ovtui.config import load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
-from ovtui.memory.fileformat import MemoryFile, parse_memory
-from ovtui.memory.types import JSON_TYPES, FieldDecl, MemoryTypeSchema
+from ovtui.memory.cases import case_from_memory
+from ovtui.memory.fileformat import MemoryFile, parse_memory, quoted_marker_line
+from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.workspace.paths import CONFIG_FILE, same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
@@ -91,13 +92,15 @@ def _field_problems(
         out.append(
             ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
         )
-    name = fields.get(schema.name_field)
+    key = schema.name_field
+    name = fields.get(key) if key else None
     if (
-        schema.filename_template == f"{{{schema.name_field}}}.md"
+        key
+        and schema.filename_template == f"{{{key}}}.md"
         and isinstance(name, str)
         and not same_name(name, stem)
     ):
-        out.append((schema.name_field, f"{schema.name_field} {name!r} does not match the file name {stem!r}"))
+        out.append((key, f"{key} {name!r} does not match the file name {stem!r}"))
     for key in ("links", "backlinks"):
         links = fields.get(key)
         if links is not None and not (
@@ -128,6 +131,27 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                 continue
             for key, message in _field_problems(schema, memory, path.stem, text):
                 report.problems.append(Problem(rel, _line_of_key(text, key), message))
+            if memory_type == CASES:
+                _check_case(memory, rel, text, report)
+            quoted = quoted_marker_line(memory, text)
+            if quoted is not None:
+                report.problems.append(
+                    Problem(
+                        rel,
+                        quoted,
+                        "the body quotes a '<!-- MEMORY_FIELDS' marker: OpenViking would take it as the "
+                        "fields comment and lose the real fields (quote it without the '<!--')",
+                    )
+                )
+
+
+def _check_case(memory: MemoryFile, rel: str, text: str, report: CheckReport) -> None:
+    """A case memory (of either tool) must be convertible to a training Case."""
+    try:
+        case_from_memory(memory, source=rel)
+    except MemoryFormatError as exc:
+        key = next((k for k in ("case_name", "input", "rubric") if f"'{k}'" in exc.reason), "case_name")
+        report.problems.append(Problem(rel, _line_of_key(text, key), f"not a training case: {exc.reason}"))
 
 
 CaseChecker = Callable[[Case], list[str]]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ovtui.bounds import oversized_memory
 from ovtui.errors import MemoryFormatError, OvtuiError, UnsafePathError
@@ -25,6 +27,16 @@ from ovtui.workspace.paths import HIDDEN_MEMORY_NAMES, MAX_MEMORY_FILE_BYTES, Wo
 class LoadReport:
     files: list[MemoryFile] = field(default_factory=list)
     problems: list[MemoryFormatError] = field(default_factory=list)
+
+
+def _visible(folder: Path) -> list[Path]:
+    """The entries of a folder that may be memories (no hidden files, no overview files)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries]
+    except OSError:
+        return []
+    return [folder / n for n in names if n not in HIDDEN_MEMORY_NAMES and not n.startswith(".")]
 
 
 class MemoryStore:
@@ -56,22 +68,22 @@ class MemoryStore:
 
     def path_for_name(self, memory_type: str, name: str) -> Path:
         schema = self.registry.get(memory_type)
-        if schema.operation_mode == "add_only":
-            raise OvtuiError(f"{memory_type} files are add-only: use new_path_for")
+        if schema.timestamped:
+            raise OvtuiError(f"{memory_type} file names carry their creation time: use new_path_for")
         return self.paths.inside(self.type_dir(memory_type) / schema.filename(name))
 
-    def uri_for_name(self, memory_type: str, name: str) -> str:
-        """The URI a memory called ``name`` has (or will have). Naming only: no file-system access;
+    def uri_for_name(self, memory_type: str, name: str, fields: Mapping[str, Any] | None = None) -> str:
+        """The URI a memory called ``name`` has (or will have); ``fields`` fill the other placeholders
+        of the type's filename template (an entity's category). Naming only: no file-system access;
         whatever writes to it resolves and checks the path then."""
         schema = self.registry.get(memory_type)
-        if schema.operation_mode == "add_only":
-            raise OvtuiError(f"{memory_type} files are add-only: their names carry a timestamp")
-        return f"{self.type_uri(memory_type)}/{schema.filename(name)}"
+        if schema.timestamped:
+            raise OvtuiError(f"{memory_type} file names carry their creation time")
+        return f"{self.type_uri(memory_type)}/{schema.filename(name, fields=fields)}"
 
     def schema_for_uri(self, uri: str) -> MemoryTypeSchema:
-        parent = self.paths.path_for(uri).parent
-        rel = parent.relative_to(self.paths.root).as_posix()
-        schema = self.registry.for_directory(rel)
+        rel = self.paths.path_for(uri).relative_to(self.paths.root).as_posix()
+        schema = self.registry.for_path(rel)
         if schema is None:
             raise UnsafePathError(f"{uri} is not in a known memory type directory")
         return schema
@@ -113,12 +125,18 @@ class MemoryStore:
         return self.read(path) if path.exists() else None
 
     def list_paths(self, memory_type: str) -> list[Path]:
+        """Every file of a type, sorted, at the depth its filename template gives (entities live
+        in ``<category>/``, events in ``<year>/<month>/<day>/``); a one-file type (profile) lists
+        that file only."""
+        schema = self.registry.get(memory_type)
         folder = self.type_dir(memory_type)
-        if not folder.is_dir():
-            return []
-        with os.scandir(folder) as entries:
-            names = sorted(e.name for e in entries if e.name.endswith(".md") and e.is_file())
-        return [folder / n for n in names if n not in HIDDEN_MEMORY_NAMES and not n.startswith(".")]
+        if not schema.placeholders():
+            only = folder / schema.filename_template
+            return [only] if only.is_file() else []
+        folders = [folder]
+        for _ in range(schema.filename_template.count("/")):
+            folders = [sub for f in folders for sub in _visible(f) if sub.is_dir()]
+        return sorted(p for f in folders for p in _visible(f) if p.name.endswith(".md") and p.is_file())
 
     def load_type(self, memory_type: str) -> LoadReport:
         """Every file of a type. A regular file in a folder reached without links is inside the
@@ -128,6 +146,9 @@ class MemoryStore:
         folder = self.type_dir(memory_type)
         if not folder.is_dir():
             return report
+        schema = self.registry.get(memory_type)
+        if "/" in schema.filename_template or not schema.placeholders():
+            return self._load_paths(self.list_paths(memory_type), report)
         plain_folder = self.paths.inside(folder) == folder
         rel_dir = folder.relative_to(self.paths.root).as_posix()
         uri_dir = self.paths.uri_prefix + rel_dir
@@ -151,6 +172,16 @@ class MemoryStore:
                 report.problems.append(exc)
             except (UnsafePathError, OSError) as exc:
                 report.problems.append(MemoryFormatError(f"{rel_dir}/{name}", str(exc)))
+        return report
+
+    def _load_paths(self, paths: list[Path], report: LoadReport) -> LoadReport:
+        for path in paths:
+            try:
+                report.files.append(self.read(path))
+            except MemoryFormatError as exc:
+                report.problems.append(exc)
+            except (UnsafePathError, OSError) as exc:
+                report.problems.append(MemoryFormatError(self.paths.relative(path), str(exc)))
         return report
 
     # --- plain writes (outside plans: trajectories are add-only and written by the analyzer) ---

@@ -29,6 +29,7 @@ READY_PROBE_MS = 50  # how soon a caller waiting for ``ready`` hears of it
 
 class ChangeKind(StrEnum):
     EXPERIENCE = "experience"
+    MEMORY = "memory"  # a memory file of another type (profile, preferences, events, ...; not trajectories)
     PENDING = "pending"
     HISTORY = "history"
     INBOX = "inbox"
@@ -66,6 +67,11 @@ def classify(relative: str) -> ChangeKind | None:
     if parts[:2] == ("memories", "experiences") and len(parts) == 3:
         if name.endswith(".md") and not name.startswith(".") and name not in HIDDEN_MEMORY_NAMES:
             return ChangeKind.EXPERIENCE
+        return None
+    # Trajectories are left out: a run adds one per rollout, and no pending item edits them.
+    if parts[0] == "memories" and len(parts) >= 2 and parts[1] not in ("experiences", "trajectories"):
+        if name.endswith(".md") and not name.startswith(".") and name not in HIDDEN_MEMORY_NAMES:
+            return ChangeKind.MEMORY
         return None
     if parts[:2] == (".ovtui", "pending") and len(parts) == 3 and name.endswith(".json"):
         return ChangeKind.PENDING

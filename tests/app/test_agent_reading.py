@@ -4,6 +4,7 @@ Review, next to what a plan will do on validation cases, its evidence and any le
 from __future__ import annotations
 
 from app_support import MakeApp, edit_experience, screen_text, settle
+from workspace_support import experience_uri
 
 from ovtui.app.review_view import item_header
 from ovtui.app.widgets.vim_table import VimTable
@@ -22,8 +23,8 @@ def test_review_shows_validation_leaks_evidence_and_unread_lines() -> None:
         "flipped": {"case_a": {"before": "failed: x", "after": "passed: get_reservation → refund_payment"}},
     }
     item = PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name="refund_request",
+        kind="upsert",
+        target_name="refund_request",
         after_content="## Approach\n- Be warm.",
         metadata={
             "validation": flips,
@@ -63,8 +64,8 @@ async def test_the_memories_screen_flags_lines_the_agent_cannot_use(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
         await settle(app, pilot)
-        table = app.screen.query_one("#experiences", VimTable)
-        table.move_cursor(row=table.get_row_index("aaa_refund_help"))
+        table = app.screen.query_one("#memories", VimTable)
+        table.move_cursor(row=table.get_row_index(experience_uri("aaa_refund_help")))  # rows are keyed by URI
         await settle(app, pilot)
         text = screen_text(app)
         assert "⚠ line 5 is not understood by the sample agent:" in text
@@ -75,8 +76,8 @@ async def test_the_review_diff_flags_lines_the_agent_cannot_use(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     item = PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name="refund_help",
+        kind="upsert",
+        target_name="refund_help",
         after_content="## Situation\n- money back\n## Approach\n- Open the reservation first.\n- Be warm.",
     )
     plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "plan-unread"})
@@ -93,8 +94,8 @@ async def test_evidence_lists_the_passing_trajectories_an_item_might_break(
 ) -> None:
     trajectory = "viking://user/default/memories/trajectories/{}.md"
     item = PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name="refund_status",
+        kind="upsert",
+        target_name="refund_status",
         after_content="## Approach\n- Open the reservation first.",
         evidence_trajectory_uris=[trajectory.format("refund_lookup_20261129120500")],
         metadata={"counter_evidence": [trajectory.format("cancel_reservation_20261129120000")]},

@@ -65,9 +65,7 @@ def test_file_changes_lists_only_the_fields_that_differ() -> None:
 
 
 def test_a_delete_item_is_red_and_says_deleted() -> None:
-    item = PolicyPlanItem(
-        kind="delete_experience", target_experience_name="x", before_content=BEFORE, base_version=3
-    )
+    item = PolicyPlanItem(kind="delete", target_name="x", before_content=BEFORE, base_version=3)
     section = item_section(item, None, "x.md")
     assert section.deleted
     text = render_plain([section], 100)

@@ -1,4 +1,4 @@
-"""History (filter, conflict and force on revert) and Experiences (list, Markdown view, refresh)."""
+"""History (filter, conflict and force on revert) and Memories (list, type filter, Markdown view, refresh)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ async def test_experiences_table_and_markdown_view(workspace: Workspace, make_ap
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "4")
-        table = app.screen.query_one("#experiences", VimTable)
+        table = app.screen.query_one("#memories", VimTable)
         assert table.row_count == 3
         text = screen_text(app)
         assert "3 experiences" in text and "2026-09-21" in text

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, MakeApp, notifications, park_demo_plan, press_and_settle, screen_text, settle
+from app_support import (
+    PLAN_ID,
+    MakeApp,
+    edit_experience,
+    notifications,
+    park_demo_plan,
+    press_and_settle,
+    screen_text,
+    settle,
+)
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.evidence import EvidenceScreen
@@ -176,3 +185,53 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
         assert any(n.startswith("Reverted") for n in notifications(messages))
         assert "IF refundable" not in (experiences / "reservation_cancellation.md").read_text()
         assert (experiences / "refund_status.md").exists()
+
+
+async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_the_footer(
+    sample_workspace, make_app
+):
+    from ovtui.service import TrainOptions
+
+    workspace = sample_workspace
+    await workspace.train(TrainOptions(epochs=1, eval_split=None, approve="ask"))
+    first, *others = workspace.pending.list()
+    workspace.pending.decide_all(first.plan_id, "approved")
+    await workspace.apply_pending(first.plan_id)
+    workspace.pending.refresh_stale(workspace.experiences())
+    stale = [p.plan_id for p in workspace.pending.list() if p.stale]
+    assert stale and len(others) == len(workspace.pending.list())
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert "X Discard" in screen_text(app).splitlines()[-1]
+        await pilot.press("P")
+        await settle(app, pilot)
+        [said] = [n for n in notifications(messages) if n.startswith("re-planned")]
+        fresh = said.split(" as plan ")[1].split()[0]
+        waiting = {p.plan_id: p for p in workspace.pending.list()}
+        assert set(stale).isdisjoint(waiting) and fresh in waiting and not waiting[fresh].stale
+        assert app.screen.query_one("#plans", VimTable).row_count == len(waiting)
+        await pilot.press("P")
+        await settle(app, pilot)
+        assert "no waiting plan has a stale item" in notifications(messages)
+
+
+async def test_applying_an_all_stale_plan_says_nothing_was_applied(workspace, make_app):
+    """Defect 9 (app side): it said "Applied … wrote 0" and wrote an empty record."""
+    park_demo_plan(workspace)
+    workspace.pending.decide_items(PLAN_ID, [0], "approved")
+    workspace.pending.decide_items(PLAN_ID, None, "rejected")
+    edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        said = [n for n in notifications(messages) if PLAN_ID in n]
+        assert said == [f"Plan {PLAN_ID}: nothing applied: 1 item(s) stale; re-plan it or discard it"]
+    assert HistoryStore(workspace.paths).list() == []
+    assert [p.plan_id for p in workspace.pending.list()] == [PLAN_ID]  # still waiting

@@ -83,7 +83,7 @@ def test_history_record_diff(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(with_history(app), terminal_size=FLOOR, press=["3"])
 
 
-def test_experiences_list_and_markdown(app: OvtuiApp, snap_compare: SnapCompare) -> None:
+def test_memories_list_and_markdown(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=FLOOR, press=["4", "j"])
 
 

@@ -29,7 +29,7 @@ async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
         run = screen_text(app)
-        for words in ("Train (t)", "Stream (s)", "Cancel (c)", "Dry run", "1 Run", "4 Experiences"):
+        for words in ("Train (t)", "Stream (s)", "Cancel (c)", "Dry run", "1 Run", "4 Memories"):
             assert words in run
         await press_and_settle(pilot, "2")
         review = screen_text(app)
@@ -37,6 +37,10 @@ async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(
             assert words in review
         await press_and_settle(pilot, "3")
         assert "^r Revert" in screen_text(app) or "/ Filter" in screen_text(app)
+        await pilot.press("4")
+        await settle(app, pilot)
+        memories = screen_text(app)
+        assert "experiences" in memories and "t Type" in memories  # the type filter and its key
 
 
 async def test_below_the_floor_the_app_says_the_terminal_is_too_small(

@@ -14,9 +14,13 @@ from app_support import (
     screen_text,
     settle,
 )
+from textual.widgets import Select
 from watchfiles import Change
 
+from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.memory.fileformat import render_memory
 from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, classify, summarise, watch_workspace
 
@@ -26,6 +30,10 @@ def test_classify_keeps_only_what_the_app_shows() -> None:
     assert classify("memories/experiences/.a.md.x1.tmp") is None  # the temp file of an atomic write
     assert classify("memories/experiences/.overview.md") is None
     assert classify("memories/trajectories/t_20260101000000.md") is None
+    assert classify("memories/preferences/food.md") is ChangeKind.MEMORY
+    assert classify("memories/profile.md") is ChangeKind.MEMORY
+    assert classify("memories/events/2026/11/29/pottery_class.md") is ChangeKind.MEMORY
+    assert classify("memories/preferences/.food.md.x1.tmp") is None
     assert classify(".ovtui/pending/p1.json") is ChangeKind.PENDING
     assert classify(".ovtui/lock") is None
     assert classify("history/20261129T120000000000_abcdef/memory_diff.json") is ChangeKind.HISTORY
@@ -83,3 +91,27 @@ async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(
         await settle(app, pilot)
         assert workspace.pending.get(PLAN_ID).stale == [0]
         assert "STALE" in screen_text(app)
+
+
+async def test_the_memories_screen_follows_an_outside_edit_of_its_type(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    folder = workspace.root / "memories" / "preferences"
+    folder.mkdir(parents=True)  # watched from the start (a file in a brand-new folder may race the watch)
+    app = make_app(workspace, watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MemoriesScreen)
+        app.screen.query_one("#memory-type", Select).value = "preferences"
+        await settle(app, pilot)
+        table = app.screen.query_one("#memories", VimTable)
+        assert table.row_count == 0
+        fields = {"topic": "food", "version": 1, "memory_type": "preferences"}
+        (folder / "food.md").write_text(render_memory("vegetarian meals", fields), encoding="utf-8")
+        for _ in range(250):  # the watcher reports within a second; each pause is a turn of the loop
+            await pilot.pause(0.02)
+            if table.row_count:
+                break
+        await settle(app, pilot)
+        assert table.row_count == 1 and "vegetarian meals" in screen_text(app)

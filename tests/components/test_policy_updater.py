@@ -121,8 +121,8 @@ def test_compare_and_swap_reports_stale_and_applies_the_rest(
         current = experience(store, "reservation_cancellation")
         assert current is not None
         interloper = PolicyPlanItem(
-            kind="upsert_experience",
-            target_experience_name="reservation_cancellation",
+            kind="upsert",
+            target_name="reservation_cancellation",
             base_version=current.version,
             after_content=current.content,
             metadata={"fields": {"tags": ["billing"]}},
@@ -174,8 +174,7 @@ def test_noop_update_writes_nothing_and_is_not_in_the_record(store: MemoryStore)
     assert result.written_uris == []
     assert result.metadata["unchanged_uris"] == [experience_uri("refund_status")]
     assert snapshot(store.paths.root) == before
-    record = HistoryStore(store.paths).get(result.history_id or "")
-    assert record.summary.total_updates == 0 and record.kind == "apply"
+    assert result.history_id is None and HistoryStore(store.paths).list() == []  # nothing changed
 
 
 def test_patch_blocks_in_after_content_apply_to_the_current_text(store: MemoryStore) -> None:
@@ -202,10 +201,10 @@ def test_patch_that_does_not_match_is_an_item_error(store: MemoryStore) -> None:
 
 def test_uri_that_disagrees_with_the_name_is_refused(store: MemoryStore) -> None:
     item = append_line(store, "refund_status", "- x")
-    item = item.model_copy(update={"target_experience_uri": experience_uri("address_change")})
+    item = item.model_copy(update={"target_uri": experience_uri("address_change")})
     before = snapshot(store.paths.root)
     result = apply(store, item)
-    assert "does not match experience 'refund_status'" in result.errors[0]
+    assert "does not match experiences 'refund_status'" in result.errors[0]
     assert snapshot(store.paths.root) == before
 
 
@@ -257,10 +256,16 @@ def test_record_holds_full_texts_review_and_errors(store: MemoryStore) -> None:
     assert result.history_id is not None and result.history_id.startswith(FIXED_NOW.strftime("%Y%m%dT%H%M%S"))
 
 
-def test_empty_plan_still_writes_a_record(store: MemoryStore) -> None:
-    result = apply(store)
-    record = HistoryStore(store.paths).get(result.history_id or "")
-    assert record.summary.total_adds == record.summary.total_updates == record.summary.total_deletes == 0
+def test_a_plan_that_changes_nothing_writes_no_record_but_its_dry_run_does(store: MemoryStore) -> None:
+    assert apply(store).history_id is None
+    stale = upsert(store, "refund_status", "new text")
+    apply(store, append_line(store, "refund_status", "- meanwhile"))
+    refused = apply(store, stale)
+    assert refused.history_id is None and refused.stale_items == [0]
+    assert len(HistoryStore(store.paths).list()) == 1  # only the apply that changed a file
+    dry = DryRunPolicyUpdater(store).apply_sync(PolicyUpdatePlan())
+    record = HistoryStore(store.paths).get(dry.history_id or "")
+    assert record.dry_run and record.summary.total_adds == record.summary.total_updates == 0
 
 
 def test_dry_run_writes_only_the_record(store: MemoryStore) -> None:

@@ -19,7 +19,7 @@ from ovtui.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.environments.sample import SampleEnvironment
 from ovtui.service import TrainOptions, Workspace
 
-CLOCK = re.compile(r"(_\d+)?_\d{14}|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+CLOCK = re.compile(r"(_\d+)?_\d{14}(_[0-9a-f]{16})?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
 @pytest.fixture(scope="module")

@@ -317,3 +317,21 @@ async def test_add_only_items_never_name_a_file(
     fake.push(Reply.json({"trajectories": [pointed]}))
     [op] = (await loop.run("extract", "i", "x", [])).of("trajectories")
     assert (op.uri, op.before) == (None, None)
+
+
+async def test_user_memory_types_name_their_files_from_their_fields(
+    fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
+) -> None:
+    loop = ExtractLoop(client, store, store.registry, ["entities", "profile"], 1, tools=False)
+    caroline = {"category": "person", "name": "caroline", "content": "# Caroline"}
+    fake.push(Reply.json({"entities": [caroline], "profile": [{"content": "- pilot"}]}))
+    result = await loop.run("extract", "i", "x", [])
+    [entity], [profile] = result.of("entities"), result.of("profile")
+    assert entity.uri == "viking://user/default/memories/entities/person/caroline.md"
+    assert profile.uri == "viking://user/default/memories/profile.md"  # one file, no name field
+    # An entity without its category names no file: a problem the model is told about, not a crash.
+    fake.push(Reply.json({"entities": [{"name": "bob", "content": "# Bob"}]}))
+    fake.push(Reply.json({"entities": [{"name": "bob", "category": "person", "content": "# Bob"}]}))
+    [bob] = (await loop.run("extract", "i", "x", [])).of("entities")
+    assert "'category'" in last_user_text(fake)
+    assert bob.uri == "viking://user/default/memories/entities/person/bob.md"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ovtui.errors import PatchError
 from ovtui.memory.merge_ops import SearchReplace, apply_patch, merge_fields, merge_value, render_blocks
-from ovtui.memory.types import default_registry
+from ovtui.memory.types import MemoryTypeSchema
 
 # Surrogate code points cannot be encoded: never generate them.
 SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
@@ -87,17 +87,31 @@ def test_immutable_keeps_the_first_value(first: str, later: str) -> None:
 
 
 def test_merge_fields_uses_each_declared_op() -> None:
-    schema = default_registry().get("cases")
-    current = {"case_name": "refund", "content": "## Request\n- old", "occurrences": 2, "task_signature": "a"}
+    schema = MemoryTypeSchema.model_validate(
+        {
+            "memory_type": "tallies",
+            "description": "a type with one field per merge op",
+            "directory": "memories/tallies",
+            "filename_template": "{name}.md",
+            "name_field": "name",
+            "fields": [
+                {"name": "name", "merge_op": "immutable"},
+                {"name": "content", "merge_op": "patch"},
+                {"name": "occurrences", "type": "integer", "merge_op": "sum"},
+                {"name": "task_signature", "merge_op": "replace"},
+            ],
+        }
+    )
+    current = {"name": "refund", "content": "## Request\n- old", "occurrences": 2, "task_signature": "a"}
     proposed = {
-        "case_name": "renamed",
+        "name": "renamed",
         "content": render_blocks([SearchReplace("- old", "- new")]),
         "occurrences": 3,
         "task_signature": "b",
     }
     merged = merge_fields(schema, current, proposed)
     assert merged == {
-        "case_name": "refund",
+        "name": "refund",
         "content": "## Request\n- new",
         "occurrences": 5,
         "task_signature": "b",

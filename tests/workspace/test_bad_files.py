@@ -62,10 +62,8 @@ def test_bad_experience_is_reported_and_never_modified(
 
     result = apply(
         store,
-        PolicyPlanItem(
-            kind="upsert_experience", target_experience_name=name, base_version=1, after_content="x"
-        ),
-        PolicyPlanItem(kind="delete_experience", target_experience_name=name, base_version=1),
+        PolicyPlanItem(kind="upsert", target_name=name, base_version=1, after_content="x"),
+        PolicyPlanItem(kind="delete", target_name=name, base_version=1),
         append_line(store, "refund_status", "- still applied"),
     )
     assert [e.item for e in result.item_errors] == [0, 1]

@@ -70,9 +70,9 @@ def test_openviking_file_names_load_check_and_update_in_place(
     # A plan item for the upper-case name (as a planner builds it from the loaded set) edits that file.
     seat = next(p for p in loaded.policies if p.name == "Seat_Change_Request")
     item = PolicyPlanItem(
-        kind="upsert_experience",
-        target_experience_name=seat.name,
-        target_experience_uri=seat.uri,
+        kind="upsert",
+        target_name=seat.name,
+        target_uri=seat.uri,
         before_content=seat.content,
         base_version=seat.version,
         after_content=seat.content + "\n- ask for the seat map first",
@@ -103,9 +103,9 @@ def test_a_file_naming_another_experience_cannot_hold_it_hostage(store: MemorySt
     # Plan items built from the set (name and URI of each) apply: no item fails on a name clash.
     items = [
         PolicyPlanItem(
-            kind="upsert_experience",
-            target_experience_name=p.name,
-            target_experience_uri=p.uri,
+            kind="upsert",
+            target_name=p.name,
+            target_uri=p.uri,
             before_content=p.content,
             base_version=p.version,
             after_content=p.content + "\n- reviewed",

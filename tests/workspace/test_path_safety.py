@@ -35,7 +35,7 @@ def test_bad_experience_names_are_refused(store: MemoryStore, name: str) -> None
     with pytest.raises(UnsafePathError):
         validate_name(name)
     before = snapshot(store.paths.root)
-    item = PolicyPlanItem(kind="upsert_experience", target_experience_name=name, after_content="pwned")
+    item = PolicyPlanItem(kind="upsert", target_name=name, after_content="pwned")
     result = apply(store, item)
     assert result.item_errors and not result.item_errors[0].stale and not result.written_uris
     assert snapshot(store.paths.root) == before
@@ -67,9 +67,7 @@ def test_symlinked_experience_pointing_outside_is_refused(
     outside.write_text("untouched", encoding="utf-8")
     link = store.paths.root / "memories/experiences/linked.md"
     link.symlink_to(outside)
-    item = PolicyPlanItem(
-        kind="upsert_experience", target_experience_name="linked", base_version=0, after_content="x"
-    )
+    item = PolicyPlanItem(kind="upsert", target_name="linked", base_version=0, after_content="x")
     result = apply(store, item)
     assert result.errors == [
         "item 0 (linked): memories/experiences/linked.md leads outside the workspace (symbolic link)"
@@ -81,9 +79,7 @@ def test_symlink_inside_the_workspace_is_not_followed(store: MemoryStore) -> Non
     target = store.paths.root / "memories/trajectories/refund_lookup_20261129120500.md"
     original = target.read_bytes()
     (store.paths.root / "memories/experiences/alias.md").symlink_to(target)
-    item = PolicyPlanItem(
-        kind="upsert_experience", target_experience_name="alias", base_version=0, after_content="x"
-    )
+    item = PolicyPlanItem(kind="upsert", target_name="alias", base_version=0, after_content="x")
     result = apply(store, item)
     assert "symbolic link" in result.errors[0]
     assert target.read_bytes() == original

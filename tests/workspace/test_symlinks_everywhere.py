@@ -59,6 +59,8 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["train", w, "--limit", "2", "--no-eval"],
         ["eval", w, "--split", "test"],
         ["revert", record_id, "-w", w, "--force"],
+        ["review", "list", "-w", w],
+        ["review", "replan", "--all-stale", "-w", w],
         ["init", w],
         ["commit", w, str(ws.parent / CONVERSATION)],
         ["train", w, "--watch"],

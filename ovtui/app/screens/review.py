@@ -43,8 +43,16 @@ class ReviewScreen(MainScreen):
         Binding("R", "decide_all('rejected')", "Reject all", id="review.reject_all"),
         Binding("e", "edit", "Edit", id="review.edit"),
         Binding("o", "evidence", "Evidence", id="review.evidence"),
+        # Discard and re-plan come before the view toggle: a stale plan is otherwise a dead end.
+        Binding("X", "discard", "Discard", id="review.discard"),
+        Binding(
+            "P",
+            "replan_stale",
+            "Replan",
+            id="review.replan_stale",
+            tooltip="re-plan every plan with stale items, as one plan",
+        ),
         Binding("u", "toggle_unified", "Unified", id="review.unified"),
-        Binding("X", "discard", "Discard plan", id="review.discard", show=False),
         Binding("l", "focus_diff", "Diff", id="review.diff", show=False),
         Binding("h", "focus_items", "Items", id="review.items", show=False),
     ]
@@ -126,15 +134,11 @@ class ReviewScreen(MainScreen):
         unread = unread_notes(self.workspace.config.trainer.agent, item.after_content or "")
         item.metadata["unread_lines"] = [note for _, note in unread]
         header.update(item_header(self.plan, index, item, self.relative), layout=False)  # fixed height
-        diff.show([item_section(item, current, self.relative(item.target_experience_uri))])
+        diff.show([item_section(item, current, self.relative(item.target_uri))])
 
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:
-            return (
-                self.workspace.store.read_uri(item.target_experience_uri)
-                if item.target_experience_uri
-                else None
-            )
+            return self.workspace.store.read_uri(item.target_uri) if item.target_uri else None
         except (OvtuiError, OSError):
             return None
 
@@ -206,7 +210,7 @@ class ReviewScreen(MainScreen):
                 return
             self._confirm_deletes(decision, [item], lambda: self._decide(plan_id, index, decision, text))
 
-        modal = NoteModal(item.target_experience_name, current.note, current.decision)
+        modal = NoteModal(item.target_name, current.note, current.decision)
         self.app.push_screen(modal, decided)
 
     def action_decide_all(self, decision: Decision) -> None:
@@ -219,11 +223,11 @@ class ReviewScreen(MainScreen):
         self, decision: Decision, items: list[PolicyPlanItem], then: Callable[[], None]
     ) -> None:
         """Approving a delete takes its own confirmation: it removes a file on apply."""
-        deletes = [i for i in items if i.kind == "delete_experience"] if decision == "approved" else []
+        deletes = [i for i in items if i.kind == "delete"] if decision == "approved" else []
         if not deletes:
             then()
             return
-        names = ", ".join(i.target_experience_name for i in deletes)
+        names = ", ".join(i.target_name for i in deletes)
         modal = ConfirmModal(
             "Approve deletion?",
             f"Applying will delete {len(deletes)} experience file(s): {names}.",
@@ -256,7 +260,7 @@ class ReviewScreen(MainScreen):
         item, index = self.item, self.item_index
         if self.plan is None or item is None or index is None:
             return
-        if item.kind != "upsert_experience":
+        if item.kind != "upsert":
             self.notify("a deletion has no content to edit", severity="warning")
             return
         try:
@@ -273,7 +277,7 @@ class ReviewScreen(MainScreen):
             self.report_error("saving the edit", exc)
             return
         self.reload()
-        self.notify(f"edited {item.target_experience_name}: approve it with a")
+        self.notify(f"edited {item.target_name}: approve it with a")
 
     def action_evidence(self) -> None:
         item = self.item
@@ -285,7 +289,7 @@ class ReviewScreen(MainScreen):
         counter = [str(u) for u in item.metadata.get("counter_evidence", [])]
         self.app.push_screen(
             EvidenceScreen(
-                self.workspace, item.target_experience_name, item.evidence_trajectory_uris, counter
+                self.workspace, item.target_name, item.evidence_trajectory_uris, counter
             )
         )
 
@@ -316,6 +320,21 @@ class ReviewScreen(MainScreen):
         title = "Dry run" if result.dry_run else "Applied"
         self.notify(message, title=title, severity=severity, timeout=8, markup=False)
         self.post_message(WorkspaceEdited(pending=True, history=True, experiences=not result.dry_run))
+
+    def action_replan_stale(self) -> None:
+        self._replan_stale()
+
+    @work(exclusive=True, group="apply")
+    async def _replan_stale(self) -> None:
+        """Every plan with a stale item becomes one fresh plan (the kernel call `review replan
+        --all-stale` makes), so plans parked on one base are no trap."""
+        try:
+            result = await self.services.kernel.run(self.workspace.replan_stale())
+        except Exception as exc:
+            self.report_error("re-planning the stale plans", exc)
+            return
+        self.notify(result.describe() if result else "no waiting plan has a stale item", markup=False)
+        self.post_message(WorkspaceEdited(pending=True))
 
     def action_discard(self) -> None:
         if self.plan is None:

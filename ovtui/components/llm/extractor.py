@@ -7,10 +7,8 @@ from ovtui.components.llm.render import render_evaluation, render_rollout
 from ovtui.domain import Rollout, RubricEvaluation, TrajectoryOutcome
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.memory.types import MemoryTypeRegistry
+from ovtui.memory.types import TRAJECTORIES, MemoryTypeRegistry
 from ovtui.workspace.store import MemoryStore
-
-TRAJECTORIES = "trajectories"
 
 INSTRUCTION = """\
 You turn one run of an AI agent (a rollout) into trajectory memories: what the agent did step by \

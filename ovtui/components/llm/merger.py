@@ -19,10 +19,8 @@ from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.diffs import field_unified_diff
 from ovtui.memory.fileformat import MemoryFile
-from ovtui.memory.types import MemoryTypeRegistry
+from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.workspace.store import MemoryStore
-
-EXPERIENCES = "experiences"
 
 INSTRUCTION = """\
 You merge a batch of proposed edits to an AI agent's experience memory into one consistent plan. \

@@ -15,10 +15,9 @@ from ovtui.components.memory_store import file_from_experience
 from ovtui.domain import Experience, RolloutAnalysis, Trajectory
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.memory.types import MemoryTypeRegistry
+from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.workspace.store import MemoryStore
 
-EXPERIENCES = "experiences"
 MAX_CANDIDATES = 5
 
 INSTRUCTION = """\

@@ -1,0 +1,212 @@
+"""The Memories screen: every declared memory type, one at a time (experiences first), and one file.
+
+The type filter (a Select, or ``t`` to step through the types) chooses what the table lists: name,
+status, version, last change and links of each file; the view on the right shows the file as
+Markdown. Experiences come from the workspace's policy snapshot; other types are read from disk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Label, Select
+
+from ovtui.agent_reading import unread_notes
+from ovtui.app.messages import ExperiencesChanged, MemoriesChanged
+from ovtui.app.screens.base import MainScreen
+from ovtui.app.services import ScreenServices
+from ovtui.app.widgets.text_markdown import TextMarkdown
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.domain import Experience, ExperienceSet
+from ovtui.errors import OvtuiError
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.types import EXPERIENCES
+
+PREVIEW_ROWS = 60  # a screenful or two: reading them must take well under 0.2 s
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    uri: str
+    name: str
+    status: str
+    version: int
+    changed: str
+    links: int
+    content: str
+
+    def cells(self) -> tuple[str, str, str, str, str]:
+        return self.name, self.status, str(self.version), self.changed, str(self.links)
+
+
+def changed_at(path: str) -> str:
+    try:
+        return datetime.fromtimestamp(os.stat(path).st_mtime, UTC).strftime("%Y-%m-%d %H:%M")
+    except OSError:
+        return "?"
+
+
+class MemoriesScreen(MainScreen):
+    KEY = "memories"
+    AUTO_FOCUS = "#memories"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+l", "reload", "Reload", id="memories.reload"),
+        Binding("t", "next_type", "Type", id="memories.next_type"),
+        Binding("l", "focus_view", "Read", id="memories.read", show=False),
+        Binding("h", "focus_table", "List", id="memories.list", show=False),
+    ]
+
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
+        self.rows: dict[str, MemoryRow] = {}
+        self.shown: str | None = None
+        self.memory_type = EXPERIENCES
+        # The last full load of the experiences: a reload re-reads only the files that changed since.
+        self._loaded: ExperienceSet | None = None
+
+    def compose(self) -> ComposeResult:
+        yield self.top_bar()
+        with Horizontal(id="memories-head"):
+            types = self.workspace.store.registry.browse_order()
+            yield Select(
+                [(t, t) for t in types], value=EXPERIENCES, allow_blank=False, id="memory-type", compact=True
+            )
+            yield Label("loading experiences…", id="memories-title", classes="pane-title")
+        with Horizontal(id="memories-body"):
+            yield VimTable(id="memories")
+            with VerticalScroll(id="memory-view"):
+                yield TextMarkdown(id="memory-markdown")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#memories", VimTable)
+        table.add_columns("name", "status", "version", "changed (UTC)", "links")
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self._load(self.memory_type)
+
+    def action_next_type(self) -> None:
+        types = self.workspace.store.registry.browse_order()
+        select = self.query_one("#memory-type", Select)
+        select.value = types[(types.index(self.memory_type) + 1) % len(types)]
+
+    @on(Select.Changed, "#memory-type")
+    def _type_chosen(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self.memory_type:
+            self.memory_type = event.value
+            self.query_one("#memories-title", Label).update(f"loading {event.value}…")
+            self.action_reload()
+
+    def on_experiences_changed(self, _: ExperiencesChanged) -> None:
+        # Also sent after an apply or a revert in the app, which may have written any type.
+        self.reload_soon(self.action_reload)
+
+    def on_memories_changed(self, _: MemoriesChanged) -> None:
+        if self.memory_type != EXPERIENCES:
+            self.reload_soon(self.action_reload)
+
+    def on_stale_view(self) -> None:
+        self.action_reload()
+
+    @work(thread=True, exclusive=True, group="memories")
+    def _load(self, memory_type: str) -> None:
+        """Reads every file in a thread: 10,000 experiences must not hold up the screen."""
+        try:
+            rows, problems = self._rows(memory_type)
+        except (OvtuiError, OSError) as exc:
+            self.app.call_from_thread(self.report_error, f"loading {memory_type}", exc)
+            return
+        self.app.call_from_thread(self._fill, memory_type, rows, problems)
+
+    def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
+        if memory_type == EXPERIENCES:
+            loader = self.workspace.loader
+            if self._loaded is None:  # the first load shows the first rows before reading the rest
+                preview = [self._experience_row(e) for e in loader.first(PREVIEW_ROWS)]
+                self.app.call_from_thread(self._fill_preview, memory_type, preview)
+            # Later loads re-read only the files that changed (an apply touches a few of 10,000).
+            policy_set = self._loaded = loader.load_sync(self._loaded)
+            rows = [self._experience_row(e) for e in policy_set.policies]
+            return rows, [str(p) for p in policy_set.metadata.get("problems", [])]
+        store = self.workspace.store
+        schema = store.registry.get(memory_type)
+        report = store.load_type(memory_type)
+        relative = self.workspace.paths.relative_of
+        rows = [self._row(schema.name_of(m.fields, relative(m.uri or "")), m) for m in report.files]
+        return rows, [str(p) for p in report.problems]
+
+    def _experience_row(self, e: Experience) -> MemoryRow:
+        changed = changed_at(str(self.workspace.paths.path_for(e.uri)))
+        links = len(e.metadata.get("links") or [])
+        return MemoryRow(e.uri, e.name, e.status.value, e.version, changed, links, e.content)
+
+    def _fill_preview(self, memory_type: str, rows: list[MemoryRow]) -> None:
+        if self.rows or memory_type != self.memory_type:  # the full list arrived first, or moved on
+            return
+        self.query_one("#memories", VimTable).fill([(row.uri, row.cells()) for row in rows])
+        self.query_one("#memories-title", Label).update(f"loading {memory_type}… (first {len(rows)} shown)")
+
+    def _row(self, name: str, memory: MemoryFile) -> MemoryRow:
+        uri = memory.uri or ""
+        status = memory.fields.get("status")
+        return MemoryRow(
+            uri,
+            name,
+            status if isinstance(status, str) else "–",
+            memory.version,
+            changed_at(str(self.workspace.paths.path_for(uri))),
+            len(memory.fields.get("links") or []),
+            memory.content,
+        )
+
+    def _fill(self, memory_type: str, rows: list[MemoryRow], problems: list[str]) -> None:
+        if memory_type != self.memory_type:
+            return  # the filter moved on while this type was being read
+        table = self.query_one("#memories", VimTable)
+        self.rows = {row.uri: row for row in rows}
+        table.fill([(row.uri, row.cells()) for row in rows])
+        title = f"{len(rows)} {memory_type}"
+        if problems:
+            title += f" · {len(problems)} unreadable file(s): {problems[0]}"
+        self.query_one("#memories-title", Label).update(title)
+        self.shown = None
+        self._show(table.selected_key or (rows[0].uri if rows else None))
+
+    @on(DataTable.RowHighlighted, "#memories")
+    def _memory_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            uri = str(event.row_key.value)
+            self.follow_cursor(lambda: self._show(uri))
+
+    def _show(self, uri: str | None) -> None:
+        if uri == self.shown:
+            return
+        self.shown = uri
+        row = self.rows.get(uri or "")
+        view = self.query_one("#memory-markdown", TextMarkdown)
+        if row is None:
+            view.update(f"*no {self.memory_type} file selected*")
+            return
+        facts = (
+            f"**{row.name}** · {row.status} · version {row.version} · {row.links} link(s) · "
+            f"`{self.relative(row.uri)}`"
+        )
+        flags = ""
+        if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
+            unread = unread_notes(self.workspace.config.trainer.agent, row.content)
+            flags = "".join(f"\n\n> ⚠ {note}" for _, note in unread)
+        view.update(f"{facts}{flags}\n\n---\n\n{row.content}")
+
+    def action_focus_view(self) -> None:
+        self.query_one("#memory-view").focus()
+
+    def action_focus_table(self) -> None:
+        self.query_one("#memories", VimTable).focus()

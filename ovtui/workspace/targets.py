@@ -1,0 +1,51 @@
+"""Where a plan item's file is: the one derivation of a target from a plan item's memory type, name
+and URI, shared by the stager (which writes it) and pending-plan staleness (which only reads it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ovtui.domain import PolicyPlanItem
+from ovtui.errors import OvtuiError, UnsafePathError
+from ovtui.memory.types import MemoryTypeSchema
+from ovtui.workspace.paths import linkless_path, validate_name
+from ovtui.workspace.store import MemoryStore
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a plan item's file is: its type, name, path and URI."""
+
+    schema: MemoryTypeSchema
+    name: str
+    path: str
+    uri: str
+    rel: str
+
+
+def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | None = None) -> Target:
+    """Where a plan item's file is, by its type's declaration (validated; never retargeted).
+    ``when`` names a new file of a type whose names carry their creation time (events)."""
+    schema = store.registry.get(item.memory_type)
+    name = item.target_name
+    if schema.name_field is not None:
+        validate_name(name, what=f"{schema.memory_type} {schema.name_field}")
+    fields = item.metadata.get("fields")
+    creating = item.kind == "upsert" and item.before_content is None and item.base_version is None
+    if schema.timestamped and item.target_uri:
+        rel = store.paths.relative_of(item.target_uri)
+        if not schema.holds(rel):
+            raise UnsafePathError(f"{item.target_uri} is not a {schema.memory_type} file")
+    elif schema.timestamped and not creating:
+        # The name carries a creation time: only the URI can designate an existing file.
+        raise OvtuiError(f"a {schema.memory_type} item needs the target_uri of an existing file")
+    else:
+        filename = schema.filename(name, fields=fields if isinstance(fields, dict) else None, when=when)
+        rel = f"{schema.directory}/{filename}"
+    path = linkless_path(str(store.paths.root), rel)
+    uri = store.paths.uri_prefix + rel
+    if item.target_uri and item.target_uri != uri:
+        # Never retarget an edit: a URI that disagrees with the name is an error, not a hint.
+        raise OvtuiError(f"target URI {item.target_uri} does not match {schema.memory_type} {name!r} ({uri})")
+    return Target(schema, name, path, uri, rel)

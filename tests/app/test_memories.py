@@ -1,0 +1,76 @@
+"""A non-experience item end to end in the app: Review shows and applies a preference change, the
+Memories screen lists it under its type, and History reverts it."""
+
+from __future__ import annotations
+
+from app_support import MakeApp, notifications, screen_text, settle
+
+from ovtui.app.screens.history import HistoryScreen
+from ovtui.app.screens.memories import MemoriesScreen
+from ovtui.app.screens.review import ReviewScreen
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.review import ItemDecision
+from ovtui.service import Workspace
+
+PLAN_ID = "plan0000pref"
+
+
+def park_preference_plan(workspace: Workspace) -> None:
+    plan = PolicyUpdatePlan(
+        items=[
+            PolicyPlanItem(
+                kind="upsert",
+                memory_type="preferences",
+                target_name="seating",
+                after_content="The user always asks for an aisle seat.",
+                confidence=0.7,
+            )
+        ],
+        metadata={"plan_id": PLAN_ID},
+    )
+    workspace.pending.park(plan, [ItemDecision(item=0)])
+
+
+async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    park_preference_plan(workspace)
+    target = workspace.root / "memories" / "preferences" / "seating.md"
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        text = screen_text(app)
+        assert "preferences: seating" in text and "aisle seat" in text
+        await pilot.press("a")
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert any(n.startswith("Applied plan") for n in notifications(messages))
+        assert "aisle seat" in target.read_text(encoding="utf-8")
+
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert isinstance(app.screen, MemoriesScreen)
+        table = app.screen.query_one("#memories", VimTable)
+        assert table.row_count == 3 and "3 experiences" in screen_text(app)  # experiences first
+        await pilot.press("t")  # cases, entities, events, preferences, …: step to preferences
+        await pilot.press("t", "t", "t")
+        await settle(app, pilot)
+        assert app.screen.memory_type == "preferences"
+        assert table.row_count == 1
+        text = screen_text(app)
+        assert "1 preferences" in text and "seating · – · version 1" in text and "aisle seat" in text
+
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert any(n.startswith("Reverted") for n in notifications(messages))
+    assert not target.exists()
