@@ -116,16 +116,16 @@ def _item_line(plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
     decision = plan.decisions[index].decision
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "-"
     kind = (
-        "delete" if item.kind == "delete_experience" else ("new" if item.before_content is None else "update")
+        "delete" if item.kind == "delete" else ("new" if item.before_content is None else "update")
     )
     stale = "  STALE" if index in plan.stale else ""
-    return f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {item.target_experience_name}{stale}"
+    return f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {item.target_name}{stale}"
 
 
 def field_diff(item: PolicyPlanItem, current_status: str | None) -> Iterator[str]:
     """The item as a unified diff per changed field (name, content, status)."""
-    deleted = item.kind == "delete_experience"
-    name = item.target_experience_name
+    deleted = item.kind == "delete"
+    name = item.target_name
     before = {} if item.before_content is None else {"name": name, "content": item.before_content}
     after = {} if deleted else {"name": name, "content": item.after_content or ""}
     if current_status is not None and item.before_content is not None:
@@ -179,9 +179,9 @@ def run_show(args: argparse.Namespace) -> int:
         )
     item = plan.plan.items[args.item]
     decision = plan.decisions[args.item]
-    current = workspace.experiences().by_name().get(item.target_experience_name)
+    current = workspace.experiences().by_name().get(item.target_name)
     print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
-    print(f"target    {item.target_experience_uri or item.target_experience_name}")
+    print(f"target    {item.target_uri or item.target_name}")
     if item.confidence is not None:
         print(f"confidence {item.confidence:.2f}")
     if args.item in plan.stale:
