@@ -69,9 +69,11 @@ def loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
 
 def test_the_command_line_starts_without_what_it_does_not_use() -> None:
     """`ovtui --help` and an offline run load neither the openai client nor a server nor the app;
-    `ovtui history` does not load the domain models (start-up time is most of a short command)."""
+    `ovtui history` does not load the domain models; the app loads no server (start-up time is most
+    of a short command)."""
     heavy = ("openai", "textual", "fastapi", "uvicorn")
     everything = "from ovtui.cli import build_parser; build_parser(); import ovtui.service"
     assert loaded_after(everything, heavy) == []
     history = "from ovtui.cli import build_parser; build_parser('history'); import ovtui.workspace.opening"
     assert loaded_after(history, ("ovtui.domain", *heavy)) == []
+    assert loaded_after("import ovtui.app.app", ("openai", "fastapi", "uvicorn")) == []
