@@ -67,9 +67,7 @@ def _type_ok(decl: FieldDecl, value: Any) -> bool:
     return isinstance(value, JSON_TYPES[decl.type])
 
 
-def _field_problems(
-    schema: MemoryTypeSchema, memory: MemoryFile, stem: str, text: str
-) -> list[tuple[str, str]]:
+def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> list[tuple[str, str]]:
     """(field, message) for each field that contradicts the type's declaration."""
     out: list[tuple[str, str]] = []
     fields = memory.fields
@@ -129,7 +127,7 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
             except (OvtuiError, OSError) as exc:
                 report.problems.append(Problem(rel, 1, str(exc)))
                 continue
-            for key, message in _field_problems(schema, memory, path.stem, text):
+            for key, message in _field_problems(schema, memory, path.stem):
                 report.problems.append(Problem(rel, _line_of_key(text, key), message))
             if memory_type == CASES:
                 _check_case(memory, rel, text, report)
