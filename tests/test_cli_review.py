@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import run_ovtui
@@ -26,16 +27,18 @@ def review(root: Path, *args: str) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def listed(root: Path) -> list[dict]:
+def listed(root: Path) -> list[dict[str, Any]]:
     code, out, err = review(root, "list", "--json")
     assert code == 0, err
-    return json.loads(out)
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
 
 
-def history(root: Path) -> list[dict]:
+def history(root: Path) -> list[dict[str, Any]]:
     proc = run_ovtui("history", "--json", cwd=root)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    records: list[dict[str, Any]] = json.loads(proc.stdout)
+    return records
 
 
 def test_park_show_approve_some_apply_and_the_record_keeps_the_decisions(parked: Path) -> None:

@@ -22,6 +22,7 @@ from ovtui.domain import PolicyPlanItem
 from ovtui.errors import OvtuiError
 from ovtui.review import Decision, PendingPlan, describe_apply
 from ovtui.service import Workspace
+from ovtui.workspace.targets import plan_target
 
 COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "F": "\x1b[1m"}
 RESET = "\x1b[0m"
@@ -115,11 +116,11 @@ def run_list(args: argparse.Namespace) -> int:
 def _item_line(plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
     decision = plan.decisions[index].decision
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "-"
-    kind = (
-        "delete" if item.kind == "delete" else ("new" if item.before_content is None else "update")
-    )
+    kind = "delete" if item.kind == "delete" else ("new" if item.before_content is None else "update")
     stale = "  STALE" if index in plan.stale else ""
-    return f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {item.target_name}{stale}"
+    return (
+        f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {item.memory_type}/{item.target_name}{stale}"
+    )
 
 
 def field_diff(item: PolicyPlanItem, current_status: str | None) -> Iterator[str]:
@@ -168,7 +169,7 @@ def run_show(args: argparse.Namespace) -> int:
     print(f"items     {len(plan.plan.items)}, {plan.undecided} undecided, {len(plan.stale)} stale")
     if args.item is None:
         print()
-        print("  #  decision  kind     conf  experience")
+        print("  #  decision  kind     conf  memory")
         for index, item in enumerate(plan.plan.items):
             print(_item_line(plan, index, item))
         print(f"\n`ovtui review show {plan.plan_id} N` shows item N's diff")
@@ -179,20 +180,23 @@ def run_show(args: argparse.Namespace) -> int:
         )
     item = plan.plan.items[args.item]
     decision = plan.decisions[args.item]
-    current = workspace.experiences().by_name().get(item.target_name)
+    try:
+        current = workspace.store.read_uri(plan_target(workspace.store, item).uri)
+    except OvtuiError:  # a target that cannot be a file: applying reports it for the item
+        current = None
     print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
-    print(f"target    {item.target_uri or item.target_name}")
+    print(f"target    {item.memory_type}: {item.target_uri or item.target_name}")
     if item.confidence is not None:
         print(f"confidence {item.confidence:.2f}")
     if args.item in plan.stale:
-        print("STALE     the experience changed after this plan was made; applying refuses this item")
+        print("STALE     the file changed after this plan was made; applying refuses this item")
     rationale = item.metadata.get("rationale")
     if rationale:
         print(f"why       {rationale}")
     for uri in item.evidence_trajectory_uris:
         print(f"evidence  {uri}")
     print()
-    status = current.status.value if current is not None else None
+    status = current.fields.get("status") if current is not None else None
     for line in _colour(field_diff(item, status), _colour_wanted(args.color)):
         print(line)
     return 0

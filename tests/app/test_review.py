@@ -188,8 +188,8 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
 
 
 async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_the_footer(
-    sample_workspace, make_app
-):
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
     from ovtui.service import TrainOptions
 
     workspace = sample_workspace
@@ -218,7 +218,9 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
         assert "no waiting plan has a stale item" in notifications(messages)
 
 
-async def test_applying_an_all_stale_plan_says_nothing_was_applied(workspace, make_app):
+async def test_applying_an_all_stale_plan_says_nothing_was_applied(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
     """Defect 9 (app side): it said "Applied … wrote 0" and wrote an empty record."""
     park_demo_plan(workspace)
     workspace.pending.decide_items(PLAN_ID, [0], "approved")
