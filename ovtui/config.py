@@ -16,8 +16,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ovtui.bounds import MAX_CONFIG_BYTES, read_bounded
 from ovtui.errors import ConfigError, OvtuiError
+from ovtui.workspace.paths import CONFIG_FILE
 
-CONFIG_NAME = "ovtui.toml"
 CONFIDENCE_PREFIX = "confidence>="
 
 
@@ -194,7 +194,7 @@ def _describe(exc: ValidationError, source: Path) -> str:
 
 
 def load_config(root: Path) -> OvtuiConfig:
-    path = root / CONFIG_NAME
+    path = root / CONFIG_FILE
     if not path.exists():
         return OvtuiConfig()
     return load_config_file(path)
@@ -221,4 +221,4 @@ def save_config(root: Path, config: OvtuiConfig) -> None:
 
     # TOML has no null: an unset optional key (e.g. [user_simulator], [tau2] replay) is left out.
     data = config.model_dump(mode="json", exclude_defaults=False, exclude_none=True)
-    atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data), root=root)
+    atomic_write_text(root / CONFIG_FILE, tomli_w.dumps(data), root=root)

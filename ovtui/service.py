@@ -41,7 +41,6 @@ from ovtui.plan_assessment import ValidationGate, split_validation
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
 from ovtui.reports import RunReport, RunTally
 from ovtui.review import (
-    ItemDecision,
     PendingPlans,
     ReviewPolicy,
     apply_reviewed,
@@ -403,13 +402,7 @@ class Workspace:
         self.pending.settle(pending, "applied", result.history_id)
         if stale:
             subplan = stale_subplan(pending.plan, stale)
-            parked = self.pending.park(
-                subplan,
-                [ItemDecision(item=i) for i in range(len(stale))],
-                pending.run_id,
-                stale=list(range(len(stale))),
-                evidence=evidence_for(subplan, pending.evidence),
-            )
+            parked = self.pending.park_stale(subplan, pending.run_id, evidence_for(subplan, pending.evidence))
             result.metadata["stale_plan"] = parked.plan_id
         return result
 
