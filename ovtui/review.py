@@ -351,7 +351,8 @@ class PendingPlans:
                 if not 0 <= item < len(pending.decisions):
                     last = len(pending.decisions) - 1
                     raise OvtuiError(f"plan {plan_id} has no item {item} (its items are 0–{last})")
-                pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
+                kept = pending.decisions[item].note  # a note written before deciding is not lost
+                pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note or kept)
 
         return self._update(plan_id, change)
 
@@ -364,13 +365,8 @@ class PendingPlans:
         return self._update(plan_id, change)
 
     def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
-        def change(pending: PendingPlan) -> None:
-            _still_open(pending)
-            pending.decisions = [
-                ItemDecision(item=d.item, decision=decision, note=note) for d in pending.decisions
-            ]
-
-        return self._update(plan_id, change)
+        """Decide every undecided item; a decision the reviewer already made, and its note, stay."""
+        return self.decide_items(plan_id, None, decision, note)
 
     def edit_after(self, plan_id: str, item: int, after_content: str) -> PendingPlan:
         def change(pending: PendingPlan) -> None:

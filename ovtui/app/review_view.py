@@ -74,8 +74,9 @@ def item_header(
     if item.kind == "delete":
         text.append(f"DELETE: approving removes this {kind_word(item)} file\n", style="bold red")
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "unknown"
+    evidence = len(item.evidence_trajectory_uris)
     text.append(
-        f"confidence {confidence} · {len(item.evidence_trajectory_uris)} evidence trajectories (o) · "
+        f"confidence {confidence} · {evidence} evidence trajector{'y' if evidence == 1 else 'ies'} (o) · "
     )
     text.append_text(decision_text(decision.decision))
     if decision.note:

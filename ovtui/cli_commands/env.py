@@ -97,7 +97,11 @@ def run_score(args: argparse.Namespace) -> int:
     from ovtui.environments.scoring import score_lines
 
     environment = get_environment(args.environment)
-    stream = sys.stdin if args.file == "-" else Path(args.file).open(encoding="utf-8")  # noqa: SIM115
-    with stream:
-        bad = score_lines(environment, stream, sys.stdout, sys.stderr, source=args.file)
+    try:
+        stream = sys.stdin if args.file == "-" else Path(args.file).open(encoding="utf-8")  # noqa: SIM115
+        with stream:
+            bad = score_lines(environment, stream, sys.stdout, sys.stderr, source=args.file)
+    except (OSError, UnicodeDecodeError) as exc:  # missing, unreadable or binary: one line, no traceback
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise EnvironmentError_(f"{args.file}: cannot read the recorded rollouts: {reason}") from None
     return 1 if bad else 0

@@ -187,6 +187,26 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
         assert (experiences / "refund_status.md").exists()
 
 
+async def test_approve_all_keeps_a_rejection_and_its_note(workspace: Workspace, make_app: MakeApp) -> None:
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "2")
+        assert "1 evidence trajectory (o)" in screen_text(app)  # one, not "1 evidence trajectories"
+        await pilot.press("j", "j", "n")  # item 2, the delete: rejected with a note
+        await pilot.pause()
+        await pilot.press(*"keep it")
+        await pilot.click("#rejected")
+        await pilot.pause()
+        await pilot.press("g", "n")  # a note alone on the undecided item 0 survives approve-all too
+        await pilot.pause()
+        await pilot.press(*"checked")
+        await press_and_settle(pilot, "enter")
+        await press_and_settle(pilot, "A")  # decides only what is undecided: no delete to confirm
+        assert not isinstance(app.screen, ConfirmModal)
+        assert decisions(workspace) == [("approved", "checked"), ("approved", ""), ("rejected", "keep it")]
+
+
 async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_the_footer(
     sample_workspace: Workspace, make_app: MakeApp
 ) -> None:

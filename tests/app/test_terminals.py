@@ -147,3 +147,23 @@ async def test_the_revert_dialog_focuses_revert_and_says_so(workspace: Workspace
         assert "enter: Revert" in screen_text(app)
         await press_and_settle(pilot, "enter")
     assert not (workspace.root / "memories" / "experiences" / "baggage_allowance.md").exists()
+
+
+async def test_the_help_title_is_read_whole_at_the_floor(workspace: Workspace, make_app: MakeApp) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await press_and_settle(pilot, "question_mark")
+        text = " ".join(line.strip(" █") for line in screen_text(app).splitlines())
+        assert "ctrl+p lists them as commands" in " ".join(text.split())  # was cut after "remap any id u"
+
+
+async def test_every_tab_keeps_its_name_at_the_floor(workspace: Workspace, make_app: MakeApp) -> None:
+    park_demo_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await press_and_settle(pilot, "2")
+        top = screen_text(app).splitlines()[0]
+        assert "5 Sessions" in top and "2 Review (1)" in top and "Dry run" in top  # "Sessions" wrapped away
+        await pilot.resize_terminal(130, 36)
+        await settle(app, pilot)
+        assert "offline" in screen_text(app).splitlines()[0]  # wide enough again: the backend shows

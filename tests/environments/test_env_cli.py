@@ -1,11 +1,13 @@
-"""``ovtui env list`` and ``ovtui env cases``."""
+"""``ovtui env list``, ``ovtui env cases`` and ``ovtui env score``'s errors."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
+from cli_support import run_ovtui
 
 from ovtui.cli import main
 
@@ -36,3 +38,12 @@ def test_cases_print_jsonl_by_split(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(capsys.readouterr().out.splitlines()) == 45
     assert main(["env", "cases", "nope"]) == 2
     assert "unknown environment 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["missing.jsonl", "folder"])
+def test_score_of_an_unreadable_file_is_one_line_naming_it(tmp_path: Path, name: str) -> None:
+    (tmp_path / "folder").mkdir()
+    done = run_ovtui("env", "score", "sample", name, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"ovtui: error: {name}: cannot read") and done.stderr.count("\n") == 1

@@ -216,8 +216,13 @@ class ReviewScreen(MainScreen):
     def action_decide_all(self, decision: Decision) -> None:
         if self.plan is None:
             return
-        plan_id = self.plan.plan_id
-        self._confirm_deletes(decision, self.plan.plan.items, lambda: self._decide_all(plan_id, decision))
+        plan_id, pending = self.plan.plan_id, self.plan
+        undecided = [
+            item
+            for item, d in zip(pending.plan.items, pending.decisions, strict=True)
+            if d.decision == "pending"
+        ]
+        self._confirm_deletes(decision, undecided, lambda: self._decide_all(plan_id, decision))
 
     def _confirm_deletes(
         self, decision: Decision, items: list[PolicyPlanItem], then: Callable[[], None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import reactive
@@ -21,6 +21,9 @@ from ovtui.app.services import Tab
 
 DRY_RUN_ON = "DRY RUN"
 DRY_RUN_OFF = "Dry run"
+# Below this width the backend name gives way (the Run screen shows it) and the tabs close up, so
+# every tab keeps its name at the 80-column floor (the last one used to wrap out of sight).
+NARROW_BELOW = 100
 
 
 class TopBar(Horizontal):
@@ -28,6 +31,7 @@ class TopBar(Horizontal):
     TopBar { height: 1; background: $boost; }
     TopBar > #tabs { width: 1fr; padding: 0 1; }
     TopBar > #backend { width: auto; padding: 0 2; color: $text-muted; }
+    TopBar.narrow > #backend { display: none; }
     TopBar > #dry-run-label { width: auto; padding: 0 1; }
     TopBar > #dry-run-label.on { text-style: bold reverse; color: $warning; }
     TopBar > Switch { width: auto; height: 1; border: none; padding: 0 1 0 0; }
@@ -55,8 +59,13 @@ class TopBar(Horizontal):
             if tab.shows_pending and self.pending_count:
                 label = f"{label} ({self.pending_count})"
             text.append(f" {label} ", style="bold reverse" if tab.key == self.current else "")
-            text.append(" ")
+            if not self.has_class("narrow"):
+                text.append(" ")
         return text
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW_BELOW, "narrow")
+        self.watch_pending_count()
 
     def watch_pending_count(self) -> None:
         for tabs in self.query("#tabs").results(Static):

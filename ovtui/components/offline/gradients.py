@@ -19,7 +19,7 @@ from ovtui.components.offline.lessons import ASK_STEP, Lesson
 from ovtui.components.offline.sections import EXAMPLE_PREFIX, SECTIONS, ExperienceSections, parse_sections
 from ovtui.components.offline.steps import ASK_TO_CONFIRM, first_request, rollout_steps
 from ovtui.components.offline.text import jaccard, name_tokens, scrub_specifics
-from ovtui.components.offline.trajectory import OFFLINE_LABEL, task_name, task_words
+from ovtui.components.offline.trajectory import OFFLINE_LABEL, task_name, task_words, with_article
 from ovtui.domain import Experience, Message, RolloutAnalysis, RubricCriterion, Trajectory
 
 NAME_SIMILARITY = 0.5
@@ -130,5 +130,5 @@ class OfflineGradientProposer:
         return ExperienceProposal(
             experience_name=target.name if target is not None else name,
             content=after.render(),
-            rationale=f"{added} new line(s): a {task_words(name)} rollout {verdict}{source}.",
+            rationale=f"{added} new line(s): {with_article(task_words(name))} rollout {verdict}{source}.",
         )

@@ -30,6 +30,11 @@ def task_words(name: str) -> str:
     return name.replace("_", " ")
 
 
+def with_article(words: str) -> str:
+    """``an email update``, ``a refund request`` (by the first letter: good enough for task names)."""
+    return f"{'an' if words[:1].lower() in tuple('aeiou') else 'a'} {words}"
+
+
 def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
     if evaluation.passed:
         return TrajectoryOutcome.SUCCESS

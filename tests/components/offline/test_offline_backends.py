@@ -339,3 +339,10 @@ def test_an_experience_the_merge_makes_redundant_is_deleted() -> None:
         ("upsert", "refund_request", [0]),
         ("delete", "request_refund_old", [0]),
     ]
+
+
+def test_the_rationale_reads_an_email_update_not_a_email_update() -> None:
+    rollout = rollout_for("email_update", "single")
+    assert rollout.evaluation is not None and not rollout.evaluation.passed
+    proposal = OfflineGradientProposer().proposal(analysis_of(rollout)[1], [])
+    assert proposal is not None and ": an email update rollout failed" in proposal.rationale
