@@ -16,6 +16,7 @@ from ovtui.reports import RunReport, describe_plan_applied
 from ovtui.service import TrainOptions, Workspace
 
 T = TypeVar("T")
+TRIALS_HELP = "runs of each eval case; above 1 the report gives pass^k (default: [trainer] eval_trials)"
 
 
 class ProgressLine:
@@ -107,6 +108,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--dry-run", action="store_true", default=None, help="write no memory file, only the records"
     )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
+    train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
     train.add_argument(
         "--watch", action="store_true", help="stream rollouts from inbox/rollouts/ until interrupted"
     )
@@ -118,6 +120,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     evaluate.add_argument("workspace", nargs="?", default=".", type=Path)
     evaluate.add_argument("--dataset")
     evaluate.add_argument("--split", default="test")
+    evaluate.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
     evaluate.set_defaults(handler=run_eval)
 
 
@@ -157,6 +160,7 @@ def run_train(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         eval_split=None if args.no_eval else "test",
         limit=args.limit,
+        trials=args.trials,
     )
     report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
     progress.clear()
@@ -192,7 +196,11 @@ def run_eval(args: argparse.Namespace) -> int:
     workspace = _open(args.workspace)
     progress = ProgressLine()
     report = asyncio.run(
-        _cancellable(lambda cancel: workspace.evaluate(args.dataset, args.split, [progress], cancel))
+        _cancellable(
+            lambda cancel: workspace.evaluate(
+                args.dataset, args.split, [progress], cancel, trials=args.trials
+            )
+        )
     )
     progress.clear()
     return _finish(report, workspace)

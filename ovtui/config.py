@@ -16,8 +16,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from ovtui.bounds import MAX_CONFIG_BYTES, read_bounded
 from ovtui.errors import ConfigError, OvtuiError
+from ovtui.workspace.paths import CONFIG_FILE
 
-CONFIG_NAME = "ovtui.toml"
 CONFIDENCE_PREFIX = "confidence>="
 
 
@@ -56,6 +56,9 @@ class LLMConfig(Section):
     completion_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
 
 
+MAX_TRIALS = 32  # runs of one eval case ([trainer] eval_trials, --trials)
+
+
 class TrainerConfig(Section):
     batch_size: int = Field(8, ge=1, le=10_000)
     epochs: int = Field(1, ge=1, le=1_000)
@@ -73,7 +76,7 @@ class TrainerConfig(Section):
     # review policy); datasets/<name>/validation.jsonl, when present, is used instead.
     validation: float = Field(0.0, ge=0.0, lt=1.0)
     # Runs of every eval case (baseline, final, eval); above 1 the report gives pass^k.
-    eval_trials: int = Field(1, ge=1, le=32)
+    eval_trials: int = Field(1, ge=1, le=MAX_TRIALS)
 
 
 class ReviewConfig(Section):
@@ -121,12 +124,17 @@ class RetrievalConfig(Section):
 
 class SessionsConfig(Section):
     """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
-    OpenViking server), and how long it waits for a commit's task."""
+    OpenViking server) and how long it waits for a commit's task; how this workspace's own commits
+    write user memories (batching, review)."""
 
     api_url: str = Field("http://127.0.0.1:1933", max_length=2048, pattern=r"^https?://")
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
     commit_timeout: float = Field(600.0, gt=0, le=86_400)
     max_in_flight: int = Field(8, ge=1, le=256)
+    # The user memories a commit extracts: applied at once (OpenViking's way) or parked for Review.
+    review_user_memories: bool = False
+    max_memory_operations: int = Field(8, ge=1, le=10_000)
+    memory_max_wait_seconds: float = Field(10.0, gt=0, le=86_400)
 
 
 class RemoteDatasetConfig(Section):
@@ -186,7 +194,7 @@ def _describe(exc: ValidationError, source: Path) -> str:
 
 
 def load_config(root: Path) -> OvtuiConfig:
-    path = root / CONFIG_NAME
+    path = root / CONFIG_FILE
     if not path.exists():
         return OvtuiConfig()
     return load_config_file(path)
@@ -213,4 +221,4 @@ def save_config(root: Path, config: OvtuiConfig) -> None:
 
     # TOML has no null: an unset optional key (e.g. [user_simulator], [tau2] replay) is left out.
     data = config.model_dump(mode="json", exclude_defaults=False, exclude_none=True)
-    atomic_write_text(root / CONFIG_NAME, tomli_w.dumps(data), root=root)
+    atomic_write_text(root / CONFIG_FILE, tomli_w.dumps(data), root=root)

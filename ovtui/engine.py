@@ -247,13 +247,7 @@ class PolicyTrainingEngine:
             retry = await self.plan_and_apply(again.gradients, fresh, analyses=sources, replan=False)
             outcome.errors.extend(retry.errors)
             return
-        parked = self.pending.park(
-            stale_plan,
-            [ItemDecision(item=i) for i in range(len(stale))],
-            run_id=self.run.run_id,
-            stale=list(range(len(stale))),
-            evidence=sources,
-        )
+        parked = self.pending.park_stale(stale_plan, self.run.run_id, sources)
         outcome.errors.append(
             f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}"
         )

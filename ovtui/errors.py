@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class OvtuiError(Exception):
     """Base of every error the kernel raises on purpose."""
+
+
+def first_problem(exc: ValidationError, whole: str = "line") -> str:
+    """``[field.path] message`` of a pydantic error's first problem (``whole`` when it is about the
+    whole input), the one shape every file-and-line error of ovtui uses."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or whole
+    return f"[{where}] {first['msg']}"
 
 
 class MemoryFormatError(OvtuiError):

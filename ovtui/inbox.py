@@ -21,7 +21,7 @@ from watchfiles import Change, awatch
 
 from ovtui.bounds import MAX_ROLLOUT_BYTES, read_bounded
 from ovtui.domain import Case, Rollout, RolloutTrainingResult
-from ovtui.errors import OvtuiError
+from ovtui.errors import OvtuiError, first_problem
 from ovtui.events import EventBus
 from ovtui.interfaces import RolloutEvaluator
 from ovtui.workspace import fsio
@@ -105,11 +105,8 @@ class InboxProcessor:
         try:
             return Rollout.model_validate_json(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "document"
-            self.reject(
-                path, f"not a valid Rollout: [{where}] {first['msg']} ({exc.error_count()} problem(s))"
-            )
+            problem = first_problem(exc, "document")
+            self.reject(path, f"not a valid Rollout: {problem} ({exc.error_count()} problem(s))")
         return None
 
     def start(self, path: Path) -> None:

@@ -274,6 +274,14 @@ class PendingPlans:
         self.save(pending)
         return pending
 
+    def park_stale(
+        self, subplan: PolicyUpdatePlan, run_id: str | None, evidence: builtins.list[RolloutAnalysis]
+    ) -> PendingPlan:
+        """Park the stale items of a plan (``stale_subplan``): every item undecided and marked stale,
+        so the review re-plans or decides them."""
+        every = range(len(subplan.items))
+        return self.park(subplan, [ItemDecision(item=i) for i in every], run_id, list(every), evidence)
+
     def save(self, pending: PendingPlan) -> None:
         """Write a whole plan (a new one, or one that this caller alone owns) under its lock."""
         with self._locked(pending.plan_id):

@@ -88,7 +88,9 @@ async def _run(request: dict[str, Any], channel: _Channel) -> RunReport:
     if command == "train":
         return await workspace.train(options, listeners, cancel, wait_for_review=True)
     if command == "eval":
-        return await workspace.evaluate(options.dataset, listeners=listeners, cancel=cancel)
+        return await workspace.evaluate(
+            options.dataset, listeners=listeners, cancel=cancel, trials=options.trials
+        )
     if command == "stream":
         return await workspace.stream(listeners=listeners, stop=cancel, wait_for_review=True)
     raise ValueError(f"unknown run command {command!r}")

@@ -22,7 +22,7 @@ from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.components.policy_optimizer import PatchMergePolicyOptimizer
 from ovtui.components.snapshotter import ContentHashPolicySnapshotter
 from ovtui.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
-from ovtui.config import OvtuiConfig, load_config
+from ovtui.config import MAX_TRIALS, OvtuiConfig, load_config
 from ovtui.context import RunContext
 from ovtui.domain import Case, ExperienceSet, PolicyApplyResult
 from ovtui.engine import PolicyTrainingEngine
@@ -41,7 +41,6 @@ from ovtui.plan_assessment import ValidationGate, split_validation
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
 from ovtui.reports import RunReport, RunTally
 from ovtui.review import (
-    ItemDecision,
     PendingPlans,
     ReviewPolicy,
     apply_reviewed,
@@ -70,6 +69,7 @@ class TrainOptions:
     dry_run: bool | None = None
     eval_split: str | None = "test"
     limit: int | None = None
+    trials: int | None = None  # runs of each eval case (pass^k); None = [trainer] eval_trials
 
 
 def run_stamp() -> str:
@@ -133,10 +133,17 @@ class Workspace:
         query = CaseQuery(dataset, split, batch_size, limit)
         return CASE_SOURCES.get(source)(self.resources, query)
 
-    def eval_cases(self, dataset: str, split: str, batch_size: int) -> CaseLoader:
-        """An eval split, each case run ``[trainer] eval_trials`` times."""
+    def trials(self, trials: int | None) -> int:
+        """Runs of each eval case: ``trials`` (checked) or ``[trainer] eval_trials``."""
+        if trials is None:
+            return self.config.trainer.eval_trials
+        if not 1 <= trials <= MAX_TRIALS:
+            raise OvtuiError(f"trials must be 1 to {MAX_TRIALS} (got {trials})")
+        return trials
+
+    def eval_cases(self, dataset: str, split: str, batch_size: int, trials: int = 1) -> CaseLoader:
+        """An eval split, each case run ``trials`` times."""
         cases = self.case_loader(dataset, split, batch_size)
-        trials = self.config.trainer.eval_trials
         if trials == 1:
             return cases
         from ovtui.components.trials import RepeatedCases
@@ -241,6 +248,7 @@ class Workspace:
         # None means "from the config"; 0 epochs is a real choice (evaluate only), so no `or` here.
         batch = cfg.batch_size if options.batch_size is None else options.batch_size
         epochs = cfg.epochs if options.epochs is None else options.epochs
+        trials = self.trials(options.trials)
         if epochs < 0 or batch < 1 or (options.limit or 0) < 0:
             raise OvtuiError(
                 f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
@@ -248,7 +256,9 @@ class Workspace:
             )
         async with self._run("train", dataset, listeners, cancel) as (report, run):
             train_cases = self.case_loader(dataset, "train", batch, options.limit)
-            eval_cases = self.eval_cases(dataset, options.eval_split, batch) if options.eval_split else None
+            eval_cases = (
+                self.eval_cases(dataset, options.eval_split, batch, trials) if options.eval_split else None
+            )
             validation = self.validation_cases(dataset, train_cases, batch)
             engine = self.engine(
                 run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
@@ -282,11 +292,15 @@ class Workspace:
         split: str = "test",
         listeners: list[Listener] | None = None,
         cancel: asyncio.Event | None = None,
+        *,
+        trials: int | None = None,
     ) -> RunReport:
-        """Accuracy of the current policy; eval never analyzes or writes memory (only its report)."""
+        """Accuracy of the current policy; eval never analyzes or writes memory (only its report).
+        ``trials`` runs each case that many times (pass^k); None = ``[trainer] eval_trials``."""
         dataset = dataset or self.config.trainer.dataset
+        runs = self.trials(trials)
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
-            cases = self.eval_cases(dataset, split, self.config.trainer.batch_size)
+            cases = self.eval_cases(dataset, split, self.config.trainer.batch_size, runs)
             policy_set = await self.loader.load()
             pipeline = self._pipeline(None, run, dataset, report)  # eval never trains: no engine, no trainer
             run.events.emit(
@@ -388,13 +402,7 @@ class Workspace:
         self.pending.settle(pending, "applied", result.history_id)
         if stale:
             subplan = stale_subplan(pending.plan, stale)
-            parked = self.pending.park(
-                subplan,
-                [ItemDecision(item=i) for i in range(len(stale))],
-                pending.run_id,
-                stale=list(range(len(stale))),
-                evidence=evidence_for(subplan, pending.evidence),
-            )
+            parked = self.pending.park_stale(subplan, pending.run_id, evidence_for(subplan, pending.evidence))
             result.metadata["stale_plan"] = parked.plan_id
         return result
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from plan_support import apply, experience, upsert
 
-from ovtui import bounds
+from ovtui import bounded_rollout, bounds
 from ovtui.cli import main
 from ovtui.components.case_loader import read_cases
 from ovtui.components.offline import OfflineTrajectoryExtractor
@@ -55,9 +55,9 @@ def test_cut_utf8_at_and_over_its_limit_never_splits_a_character() -> None:
 def test_rollout_messages_at_and_over_the_limit() -> None:
     limit = bounds.MAX_ROLLOUT_MESSAGES
     at = Rollout(case=CASE, messages=[_tool(output=str(i)) for i in range(limit)])
-    assert bounds.bound_rollout(at).messages == at.messages
+    assert bounded_rollout.bound_rollout(at).messages == at.messages
     over = Rollout(case=CASE, messages=[_tool(output=str(i)) for i in range(limit + 1)])
-    messages = bounds.bound_rollout(over).messages
+    messages = bounded_rollout.bound_rollout(over).messages
     assert len(messages) == limit
     assert bounds.marker(2, "messages") in messages[limit // 2].text  # two cut, one marker in their place
     assert messages[0].parts[0] == over.messages[0].parts[0] and messages[-1] == over.messages[-1]
@@ -72,7 +72,7 @@ def test_tool_names_parts_and_texts_at_and_over_their_limits() -> None:
             *[TextPart(text="t" * text_limit)] * (bounds.MAX_MESSAGE_PARTS - 1),
         ],
     )
-    assert bounds.bound_messages([fits])[0] is fits
+    assert bounded_rollout.bound_messages([fits])[0] is fits
     over = Message(
         role="assistant",
         parts=[
@@ -85,7 +85,7 @@ def test_tool_names_parts_and_texts_at_and_over_their_limits() -> None:
             *[TextPart(text="t" * (text_limit + 1))] * bounds.MAX_MESSAGE_PARTS,
         ],
     )
-    cut = bounds.bound_messages([over])[0]
+    cut = bounded_rollout.bound_messages([over])[0]
     tool = cut.parts[0]
     assert isinstance(tool, ToolPart)
     assert tool.tool_name == "n" * name_limit + bounds.marker(1, "characters")

@@ -77,3 +77,32 @@ def test_watch_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
     assert "Traceback" not in err
     [run] = list((root / "runs").iterdir())
     assert json.loads((run / "report.json").read_text())["command"] == "stream"
+
+
+def test_trials_flag_runs_each_eval_case_n_times_and_reports_pass_k(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    once = _ovtui("eval", str(root), cwd=tmp_path)
+    assert once.returncode == 0, once.stderr
+    twice = _ovtui("eval", str(root), "--trials", "2", cwd=tmp_path)
+    assert twice.returncode == 0, twice.stderr
+    assert "eval] 2 trials per case: pass^1=" in twice.stdout and "pass^2=" in twice.stdout
+    assert "trials per case" not in once.stdout
+    reports = sorted((root / "runs").iterdir())
+    stages = [json.loads((run / "report.json").read_text())["stages"][-1] for run in reports]
+    assert stages[1]["cases"] == 2 * stages[0]["cases"]
+    trained = _ovtui("train", str(root), "--epochs", "0", "--trials", "3", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    assert "[baseline_eval] 3 trials per case:" in trained.stdout
+
+
+def test_trials_flag_refuses_zero_and_too_many(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    zero = _ovtui("eval", str(root), "--trials", "0", cwd=tmp_path)
+    assert zero.returncode == 2 and "--trials" in zero.stderr
+    many = _ovtui("eval", str(root), "--trials", "33", cwd=tmp_path)
+    assert many.returncode == 2 and "trials must be 1 to 32 (got 33)" in many.stderr
+    assert "Traceback" not in many.stderr
+    runs = root / "runs"
+    assert not runs.exists() or not any(runs.iterdir())  # refused before a run (and its report) began

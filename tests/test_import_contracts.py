@@ -57,3 +57,23 @@ def verdict(report: str, contract: str) -> str:
     match = re.search(re.escape(contract) + r".*? (KEPT|BROKEN)\b", text)
     assert match is not None, f"contract {contract!r} not in the report"
     return match.group(1)
+
+
+def loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has loaded after running ``code``."""
+    probe = f"import sys\n{code}\nprint(' '.join(m for m in {modules!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_the_command_line_starts_without_what_it_does_not_use() -> None:
+    """`ovtui --help` and an offline run load neither the openai client nor a server nor the app;
+    `ovtui history` does not load the domain models; the app loads no server (start-up time is most
+    of a short command)."""
+    heavy = ("openai", "textual", "fastapi", "uvicorn")
+    everything = "from ovtui.cli import build_parser; build_parser(); import ovtui.service"
+    assert loaded_after(everything, heavy) == []
+    history = "from ovtui.cli import build_parser; build_parser('history'); import ovtui.workspace.opening"
+    assert loaded_after(history, ("ovtui.domain", *heavy)) == []
+    assert loaded_after("import ovtui.app.app", ("openai", "fastapi", "uvicorn")) == []

@@ -1,9 +1,9 @@
 """Messages between the kernel (events, file changes), the app and the screens.
 
 Down (the app to the live main screens; they do not bubble back up): ``RunEvents``, ``PendingChanged``,
-``HistoryChanged``, ``ExperiencesChanged``, ``MemoriesChanged``, ``InboxFilesArrived``. Up (a screen or
-widget to the app): ``DryRunToggled``, ``WorkspaceEdited``, ``RunFinished`` (tests and the app's listeners
-wait on it).
+``HistoryChanged``, ``ExperiencesChanged``, ``MemoriesChanged``, ``SessionsChanged``, ``InboxFilesArrived``.
+Up (a screen or widget to the app): ``DryRunToggled``, ``WorkspaceEdited``, ``RunFinished`` (tests and the
+app's listeners wait on it).
 
 The kernel calls listeners from its own thread. ``EventPump`` queues the events and posts one
 ``KernelEventsReady`` per burst (``post_message`` is thread-safe); the handler drains the queue,

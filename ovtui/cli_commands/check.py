@@ -11,10 +11,11 @@ import argparse
 import importlib
 
 from ovtui.cli_commands import open_store
-from ovtui.config import CONFIG_NAME, load_config
+from ovtui.config import load_config
 from ovtui.errors import ConfigError
 from ovtui.keymap_check import DeclaredBinding, keymap_problems
 from ovtui.workspace.check import Problem, check_workspace
+from ovtui.workspace.paths import CONFIG_FILE
 from ovtui.workspace.store import MemoryStore
 
 
@@ -36,12 +37,12 @@ def key_problems(store: MemoryStore) -> list[Problem]:
     except ModuleNotFoundError:
         return []
     declared: list[DeclaredBinding] = app.declared_bindings()
-    config = store.paths.root / CONFIG_NAME
+    config = store.paths.root / CONFIG_FILE
     lines = config.read_text(encoding="utf-8").splitlines()
     found = []
     for binding_id, message in keymap_problems(keymap, declared):
         line = next((n for n, text in enumerate(lines, 1) if binding_id in text), 1)
-        found.append(Problem(CONFIG_NAME, line, message))
+        found.append(Problem(CONFIG_FILE, line, message))
     return found
 
 

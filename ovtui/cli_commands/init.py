@@ -7,10 +7,10 @@ import shlex
 from pathlib import Path
 
 from ovtui.cli_commands import where
-from ovtui.config import CONFIG_NAME, OvtuiConfig, save_config
+from ovtui.config import OvtuiConfig, save_config
 from ovtui.errors import OvtuiError
 from ovtui.workspace.fsio import make_dirs
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.workspace.paths import CONFIG_FILE, WorkspacePaths
 
 FOLDERS = (
     "memories/experiences",
@@ -32,7 +32,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
-    if (root / CONFIG_NAME).exists() or (root / "memories").exists():
+    if (root / CONFIG_FILE).exists() or (root / "memories").exists():
         raise OvtuiError(f"{root} is already a workspace: nothing was changed")
     if sample:
         from ovtui.sample_env.workspace import write_sample_workspace

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from ovtui.bounds import jsonl_lines, line_too_long
 from ovtui.domain import Case
-from ovtui.errors import OvtuiError
+from ovtui.errors import OvtuiError, first_problem
 from ovtui.workspace.paths import WorkspacePaths, validate_name
 
 
@@ -47,9 +47,7 @@ def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], l
             try:
                 cases.append(Case.model_validate_json(line))
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "line"
-                problems.append(f"{shown}:{number}: [{where}] {first['msg']}")
+                problems.append(f"{shown}:{number}: {first_problem(exc)}")
     except OSError as exc:
         return [], [f"{shown}: cannot read: {exc}"]
     return cases, problems

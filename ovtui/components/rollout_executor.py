@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart
 from ovtui.interfaces import RolloutEvaluator
-from ovtui.llm.client import LLMClient
 from ovtui.memory.hotness import HotnessLog, blend
 from ovtui.memory.search import LexicalIndex, tokenize
+
+if TYPE_CHECKING:  # the openai client loads only when an LLM executor is built
+    from ovtui.llm.client import LLMClient
 
 SYSTEM_PROMPT = """\
 You are a helpful customer-support agent. Answer the user's request in one reply.

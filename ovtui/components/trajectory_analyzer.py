@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, bound_rollout, cut_text, cut_utf8
+from ovtui.bounded_rollout import bound_rollout
+from ovtui.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, cut_text, cut_utf8
 from ovtui.components.backends import TrajectoryDraft, TrajectoryExtractor
 from ovtui.components.rollout_executor import user_query
 from ovtui.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome

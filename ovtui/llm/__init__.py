@@ -1,21 +1,4 @@
-"""The LLM path: one client for OpenAI-compatible endpoints, and the extract loop built on it."""
-
-from ovtui.llm.client import LLMClient
-from ovtui.llm.extract_loop import ExtractedDelete, ExtractedOperation, ExtractLoop, ExtractResult
-from ovtui.llm.results import ChatReply, LLMResult, RetryPolicy, ToolCall
-from ovtui.llm.usage import CallUsage, StageUsage, UsageTracker
-
-__all__ = [
-    "CallUsage",
-    "ChatReply",
-    "ExtractLoop",
-    "ExtractResult",
-    "ExtractedDelete",
-    "ExtractedOperation",
-    "LLMClient",
-    "LLMResult",
-    "RetryPolicy",
-    "StageUsage",
-    "ToolCall",
-    "UsageTracker",
-]
+"""The LLM path: one client for OpenAI-compatible endpoints (``client``), and the extract loop built
+on it (``extract_loop``). Nothing is re-exported here: importing a light module of the package (results,
+usage) must not load the openai client.
+"""

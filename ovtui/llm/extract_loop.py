@@ -125,10 +125,10 @@ class ExtractLoop:
         )
         rules = "Answer with one JSON object. Omit or leave empty a list with nothing to write."
         if any(s.operation_mode != "add_only" for s in self.schemas.values()):
+            # How SEARCH/REPLACE blocks work is in the schema's own `content` description: not repeated.
             rules += (
-                " To change an existing file use exactly its name (and, if you give one, its uri). For an "
-                "existing file a `content` is either the complete new text or SEARCH/REPLACE blocks whose "
-                "SEARCH text is copied exactly from the file's current content and matches once."
+                " To change an existing file use exactly its name (and, if you give one, its uri); its "
+                "`content` may also be the complete new text."
             )
         parts = [instruction.strip(), f"## Memory types\n{types}", f"## Answer format\n{rules}"]
         if with_tools:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,7 +18,7 @@ from ovtui.errors import MemoryFormatError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 
 RecordKind = Literal["apply", "dry_run", "revert", "session_commit"]
-RECORD_KINDS: tuple[str, ...] = ("apply", "dry_run", "revert", "session_commit")
+RECORD_KINDS: tuple[str, ...] = get_args(RecordKind)
 # Fields that change on every write without changing what a memory says.
 TRACE_FIELDS = frozenset({"version", "trace_id", "updated_at", "last_trace_id", "extracted_at"})
 

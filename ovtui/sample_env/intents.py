@@ -310,4 +310,3 @@ INTENTS: tuple[Intent, ...] = (
     _intent("delay_complaint", ("compensation",), _complaint),
     _intent("email_update", ("single",), _email_update),
 )
-INTENTS_BY_SIGNATURE = {intent.signature: intent for intent in INTENTS}

@@ -6,24 +6,7 @@ and the session API (`ovtui serve`) are both built on it.
 - ``JobStore`` / ``WorkerPool``: background jobs (an id at once, poll for the result) kept in a
   file under a state folder, so a restart keeps finished jobs and reports interrupted ones failed.
 - ``run_server``: binds (``--port 0`` picks a free port), prints the URL as its first line, serves.
+
+Nothing is re-exported here: a reader of the job log (the app's Sessions screen) imports
+``ovtui.server.jobs`` without loading FastAPI and uvicorn.
 """
-
-from ovtui.server.app import create_app
-from ovtui.server.binding import ServerSettings, is_loopback, resolve_api_key
-from ovtui.server.jobs import Job, JobStatus, JobStore, WorkerPool
-from ovtui.server.run import bind_socket, make_server, run_server, serve
-
-__all__ = [
-    "Job",
-    "JobStatus",
-    "JobStore",
-    "ServerSettings",
-    "WorkerPool",
-    "bind_socket",
-    "create_app",
-    "is_loopback",
-    "make_server",
-    "resolve_api_key",
-    "run_server",
-    "serve",
-]

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from ovtui.domain import Rollout, RolloutTrainingResult
 from ovtui.memory.memory_diff import MemoryDiff, Operations, Summary, utc_stamp
-from ovtui.sessions.extract import Extraction, evaluate_conversation, extract_offline
+from ovtui.sessions.extract import ExtractedMemory, Extraction, evaluate_conversation, extract_offline
 from ovtui.sessions.models import MemoryPolicy, SessionMessage
 from ovtui.sessions.protocol import is_training_session, rollout_from_messages
 from ovtui.sessions.store import Archive, SessionStore
+from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory
 from ovtui.workspace.history import HistoryStore
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class CommitOutcome:
     pending_plans: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     model_calls: int = 0
+    peer_memories_not_written: int = 0
 
     def task_result(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class CommitOutcome:
             "history_ids": self.history_ids,
             "pending_plans": self.pending_plans,
             "errors": self.errors,
+            "peer_memories_not_written": self.peer_memories_not_written,
             "token_usage": {"model_calls": self.model_calls},
         }
 
@@ -86,6 +89,14 @@ class SessionCommitter:
         self.history = HistoryStore(workspace.paths)
         self._trainer: StreamingPolicyTrainer | None = None
         self._trainer_lock = asyncio.Lock()
+        cfg = workspace.config.sessions
+        self.memories = StreamingMemoryUpdater(
+            workspace.store,
+            workspace.pending,
+            max_operations=cfg.max_memory_operations,
+            max_wait_seconds=cfg.memory_max_wait_seconds,
+            review=cfg.review_user_memories,
+        )
 
     async def trainer(self) -> StreamingPolicyTrainer:
         async with self._trainer_lock:
@@ -109,6 +120,7 @@ class SessionCommitter:
         return await (await self.trainer()).submit_rollout(rollout)
 
     async def close(self) -> None:
+        await self.memories.close()
         if self._trainer is not None:
             await self._trainer.close()
 
@@ -121,12 +133,26 @@ class SessionCommitter:
         snapshot = f"{SNAPSHOT_PREFIX}:{archive.session_id}:{archive.name}"
         plain = [m.to_message() for m in messages]
         outcome = CommitOutcome(archive=archive, diff=MemoryDiff())
+        to_write: list[ExtractedMemory] = []
         if is_training_session(plain):
             rollouts = [rollout_from_messages(plain, snapshot)]
             outcome.memories_extracted["cases"] = 1
         else:
-            extraction = apply_policy(await self.extract(messages, archive), policy)
+            self.memories.begin()
+            try:
+                extraction = apply_policy(await self.extract(messages, archive), policy)
+            except Exception:
+                self.memories.end()
+                await self.memories.flush_if_idle()
+                raise
+            except BaseException:  # cancelled: count it out, wait for nothing
+                self.memories.end()
+                raise
+            self.memories.end()
             outcome.model_calls += extraction.model_calls
+            own = [m for m in extraction.memories if m.peer_id is None]
+            outcome.peer_memories_not_written = len(extraction.memories) - len(own)
+            to_write = own + [case_memory(case) for case in extraction.cases]
             for memory in extraction.memories:
                 key = memory.memory_type
                 outcome.memories_extracted[key] = outcome.memories_extracted.get(key, 0) + 1
@@ -142,6 +168,12 @@ class SessionCommitter:
                 )
                 for case in extraction.cases
             ]
+        written = await self.memories.submit(to_write, archive.uri)
+        if written.history_id:
+            outcome.history_ids.append(written.history_id)
+        if written.pending_plan:
+            outcome.pending_plans.append(written.pending_plan)
+        outcome.errors += written.errors
         if rollouts:
             trainer = await self.trainer()
             results = await asyncio.gather(*(trainer.submit_rollout(r) for r in rollouts))

@@ -12,9 +12,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from ovtui.bounds import MAX_ROLLOUT_BYTES, jsonl_lines
 from ovtui.context import RunContext
 from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
@@ -22,26 +19,15 @@ from ovtui.inbox import InboxProcessor
 from ovtui.service import Workspace
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
 from ovtui.sessions.models import AddMessageRequest, SessionMessage
-from ovtui.sessions.store import SessionError, SessionStore, check_session_id
+from ovtui.sessions.store import SessionError, SessionStore, check_session_id, read_jsonl
 
 
 def read_conversation(path: Path, sessions: SessionStore) -> list[SessionMessage]:
     shown = path.name
     if not path.is_file():
         raise SessionError(f"{shown}: no such file")
-    if path.stat().st_size > MAX_ROLLOUT_BYTES:
-        raise SessionError(f"{shown}: larger than the {MAX_ROLLOUT_BYTES} byte limit")
-    messages = []
-    for number, line in jsonl_lines(path, MAX_ROLLOUT_BYTES):
-        if line is None:
-            raise SessionError(f"{shown}:{number}: line is too long")
-        try:
-            request = AddMessageRequest.model_validate_json(line)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            raise SessionError(f"{shown}:{number}: [{where}] {first['msg']}") from None
-        messages.append(request.to_stored(sessions.next_message_id()))
+    requests = read_jsonl(path, AddMessageRequest, shown=shown)
+    messages = [request.to_stored(sessions.next_message_id()) for request in requests]
     if not messages:
         raise SessionError(f"{shown}: no messages")
     return messages

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ovtui.domain import Case, Message, Rollout, RubricEvaluation, TextPart
-from ovtui.errors import OvtuiError
+from ovtui.errors import OvtuiError, first_problem
 
 CASESPEC_HEADER = "[OpenViking Training CaseSpec]"
 OUTCOME_HEADER = "[OpenViking OutcomeEvaluation]"
@@ -57,15 +57,13 @@ def rollout_from_messages(messages: list[Message], snapshot_id: str) -> Rollout:
     try:
         case = Case.model_validate_json(spec)
     except ValidationError as exc:
-        raise OvtuiError(f"CaseSpec message: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+        raise OvtuiError(f"CaseSpec message: {first_problem(exc, 'message')}") from None
     body = messages[1:]
     evaluation = None
     if body and (outcome := _body(body[-1].text, OUTCOME_HEADER)) is not None:
         try:
             evaluation = RubricEvaluation.model_validate_json(outcome)
         except ValidationError as exc:
-            raise OvtuiError(
-                f"OutcomeEvaluation message: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"
-            ) from None
+            raise OvtuiError(f"OutcomeEvaluation message: {first_problem(exc, 'message')}") from None
         body = body[:-1]
     return Rollout(case=case, messages=body, policy_snapshot_id=snapshot_id, evaluation=evaluation)

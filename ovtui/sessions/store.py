@@ -22,16 +22,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from filelock import FileLock
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ovtui.bounds import MAX_ROLLOUT_BYTES, jsonl_lines
-from ovtui.errors import OvtuiError, UnsafePathError
+from ovtui.errors import OvtuiError, UnsafePathError, first_problem
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.sessions.models import MemoryPolicy, SessionMessage, SessionMeta, now_iso
 from ovtui.workspace import fsio
 from ovtui.workspace.paths import WorkspacePaths, validate_name
+
+Line = TypeVar("Line", bound=BaseModel)
 
 SESSIONS_DIR = "sessions"
 MESSAGES = "messages.jsonl"
@@ -241,9 +244,13 @@ class SessionStore:
 
 
 def read_messages(path: Path, *, shown: str) -> list[SessionMessage]:
-    """The messages of a JSONL file; a bad line is an error naming the file and line."""
-    if not path.is_file():
-        return []
+    """The messages of a JSONL file (none when it does not exist)."""
+    return read_jsonl(path, SessionMessage, shown=shown) if path.is_file() else []
+
+
+def read_jsonl(path: Path, model: type[Line], *, shown: str) -> list[Line]:
+    """Each line of a JSONL file as ``model``; a file or line too large, or a bad line, is an error
+    naming the file and line."""
     if path.stat().st_size > MAX_ROLLOUT_BYTES:
         raise SessionError(f"{shown}: larger than the {MAX_ROLLOUT_BYTES} byte limit")
     out = []
@@ -251,9 +258,7 @@ def read_messages(path: Path, *, shown: str) -> list[SessionMessage]:
         if line is None:
             raise SessionError(f"{shown}:{number}: line is too long")
         try:
-            out.append(SessionMessage.model_validate_json(line))
+            out.append(model.model_validate_json(line))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            raise SessionError(f"{shown}:{number}: [{where}] {first['msg']}") from None
+            raise SessionError(f"{shown}:{number}: {first_problem(exc)}") from None
     return out

@@ -15,13 +15,13 @@ from typing import Any
 from ovtui.agent_reading import unread_notes
 from ovtui.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
 from ovtui.components.case_lint import records, validation_problems
-from ovtui.config import CONFIG_NAME, load_config
+from ovtui.config import load_config
 from ovtui.domain import Case
 from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.fileformat import MemoryFile, parse_memory, quoted_marker_line
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
-from ovtui.workspace.paths import same_name, validate_name
+from ovtui.workspace.paths import CONFIG_FILE, same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 SPLITS = ("train", "validation", "test")
@@ -67,9 +67,7 @@ def _type_ok(decl: FieldDecl, value: Any) -> bool:
     return isinstance(value, JSON_TYPES[decl.type])
 
 
-def _field_problems(
-    schema: MemoryTypeSchema, memory: MemoryFile, stem: str, text: str
-) -> list[tuple[str, str]]:
+def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> list[tuple[str, str]]:
     """(field, message) for each field that contradicts the type's declaration."""
     out: list[tuple[str, str]] = []
     fields = memory.fields
@@ -129,7 +127,7 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
             except (OvtuiError, OSError) as exc:
                 report.problems.append(Problem(rel, 1, str(exc)))
                 continue
-            for key, message in _field_problems(schema, memory, path.stem, text):
+            for key, message in _field_problems(schema, memory, path.stem):
                 report.problems.append(Problem(rel, _line_of_key(text, key), message))
             if memory_type == CASES:
                 _check_case(memory, rel, text, report)
@@ -198,7 +196,7 @@ def check_config(store: MemoryStore, report: CheckReport) -> None:
         return
     try:
         load_config(store.paths.root)
-        report.config = CONFIG_NAME
+        report.config = CONFIG_FILE
         return
     except ConfigError as exc:
         lines = str(exc).splitlines()
@@ -210,14 +208,14 @@ def check_config(store: MemoryStore, report: CheckReport) -> None:
     located = re.search(r"line (\d+)", head)
     details = [ln.strip() for ln in lines[1:] if ln.strip()]
     if not details:
-        report.problems.append(Problem(CONFIG_NAME, int(located.group(1)) if located else 1, head))
+        report.problems.append(Problem(CONFIG_FILE, int(located.group(1)) if located else 1, head))
     for detail in details:
         match = re.match(r"\[(?P<loc>[^\]]*)\] (?P<msg>.*)", detail)
         loc, msg = (match.group("loc"), match.group("msg")) if match else ("", detail)
         key = loc.split(".")[-1] if loc else ""
         at = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
         line = text.count("\n", 0, at.start()) + 1 if at else 1
-        report.problems.append(Problem(CONFIG_NAME, line, f"[{loc}] {msg}" if loc else msg))
+        report.problems.append(Problem(CONFIG_FILE, line, f"[{loc}] {msg}" if loc else msg))
 
 
 def check_workspace(store: MemoryStore) -> CheckReport:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ovtui.config import CONFIG_NAME
 from ovtui.errors import LockTimeoutError, OvtuiError, UnsafePathError
 from ovtui.workspace.journal import recover
-from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS
+from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS, CONFIG_FILE
 from ovtui.workspace.store import MemoryStore
 
 # Recovery at start is best effort: if another process holds the lock it recovers before its apply.
@@ -22,9 +21,9 @@ RECOVERY_LOCK_TIMEOUT_S = 2.0
 def require_workspace(root: Path) -> None:
     if not root.is_dir():
         raise OvtuiError(f"{root} is not a folder")
-    if not (root / CONFIG_NAME).is_file() and not (root / "memories").is_dir():
+    if not (root / CONFIG_FILE).is_file() and not (root / "memories").is_dir():
         raise OvtuiError(
-            f"{root} is not an ovtui workspace (no {CONFIG_NAME} and no memories/): "
+            f"{root} is not an ovtui workspace (no {CONFIG_FILE} and no memories/): "
             f"create one with `ovtui init {root}`"
         )
     refuse_leaving_links(root)

@@ -219,7 +219,7 @@ class WorkspacePaths:
 
     @property
     def config_file(self) -> Path:
-        return self.root / "ovtui.toml"
+        return self.root / CONFIG_FILE
 
     # --- URIs ---
     @property

@@ -19,7 +19,7 @@ from watchfiles import Change, awatch
 
 from ovtui.workspace.fsio import is_temp_name
 from ovtui.workspace.history import INDEX_FILE, RECORD_FILE
-from ovtui.workspace.paths import HIDDEN_MEMORY_NAMES, WorkspacePaths
+from ovtui.workspace.paths import CONFIG_FILE, HIDDEN_MEMORY_NAMES, WorkspacePaths
 
 # How long a burst may keep growing before it is reported, and the quiet gap that ends one (ms).
 DEFAULT_DEBOUNCE_MS = 400
@@ -62,7 +62,7 @@ def classify(relative: str) -> ChangeKind | None:
     if not parts or is_temp_name(parts[-1]):
         return None
     name = parts[-1]
-    if relative == "ovtui.toml":
+    if relative == CONFIG_FILE:
         return ChangeKind.CONFIG
     if parts[:2] == ("memories", "experiences") and len(parts) == 3:
         if name.endswith(".md") and not name.startswith(".") and name not in HIDDEN_MEMORY_NAMES:

@@ -1,14 +1,18 @@
-"""Run: a real offline train run with a person reviewing each plan, eval, and cancel."""
+"""Run: a real offline train run with a person reviewing each plan, eval (also of a dataset served by a
+real `ovtui env serve sample` on 127.0.0.1), and cancel."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 from app_support import MakeApp, notifications, wait_group
+from server_support import start_cli_server, stop
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widgets import Input, Log
+from workspace_support import build_sample_workspace
 
 from ovtui.app.app import OvtuiApp
 from ovtui.app.messages import RunEvents, RunFinished
@@ -198,3 +202,30 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
     assert "inbox: trained on r1.json" in log and "rejected inbox/rollouts/broken.json" in log
     assert (root / "inbox" / "rejected" / "broken.json.reason.txt").exists()
     assert [e.kind for e in HistoryStore(sample_workspace.paths).list()] == ["apply"]
+
+
+async def test_eval_on_a_served_dataset_runs_on_the_service(tmp_path: Path, make_app: MakeApp) -> None:
+    proc, url = start_cli_server(
+        ["env", "serve", "sample", "--port", "0", "--state", str(tmp_path / "state")]
+    )
+    try:
+        root = build_sample_workspace(tmp_path / "ws")
+        with (root / "ovtui.toml").open("a", encoding="utf-8") as config:
+            config.write(f'\n[datasets.served]\nurl = "{url}"\n')
+        app = make_app(Workspace(root))
+        watch = RunWatch()
+        async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+            run = app.screen
+            assert isinstance(run, RunScreen)
+            run.query_one("#dataset", Input).value = "served"
+            await pilot.press("v")
+            await run_until_idle(app, pilot, watch, review=False)
+            await pilot.pause()
+            report = run.last_report
+            assert report is not None and report.command == "eval" and report.dataset == "served"
+            assert report.errors == [] and report.services == {url: 15}  # every case ran on the service
+            # the same accuracy as the local eval (test_eval_shows_the_accuracy)
+            assert "now 0.00% (0/15)" in str(run.query_one("#accuracy").render())
+            assert "eval: finished" in str(run.query_one("#run-status").render())
+    finally:
+        stop(proc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 from app_support import (
@@ -91,6 +92,30 @@ async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(
         await settle(app, pilot)
         assert workspace.pending.get(PLAN_ID).stale == [0]
         assert "STALE" in screen_text(app)
+
+
+async def test_a_plan_settled_by_another_process_leaves_the_review_queue(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    park_demo_plan(workspace)
+    app = make_app(workspace, watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.pending_count == 1
+        script = (
+            "import sys; from ovtui.service import Workspace; "
+            "Workspace(sys.argv[1]).discard_pending(sys.argv[2])"
+        )
+        other = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, str(workspace.root), PLAN_ID
+        )
+        assert await other.wait() == 0
+        for _ in range(250):  # the watcher reports within a second; each pause is a turn of the loop
+            await pilot.pause(0.02)
+            if app.pending_count == 0:
+                break
+        assert app.pending_count == 0
+        assert workspace.pending.get(PLAN_ID).status == "discarded"
 
 
 async def test_the_memories_screen_follows_an_outside_edit_of_its_type(

@@ -99,6 +99,25 @@ async def test_the_reference_conversation_earns_the_reward(fake: FakeOpenAIServe
     assert simulator_calls[1].messages[-1] == {"role": "user", "content": closing}
 
 
+async def test_text_beside_a_tool_call_counts_as_communicated(fake: FakeOpenAIServer) -> None:
+    """tau2 lets an assistant message carry text and tool calls; COMMUNICATE reads that text too."""
+    said = "I will refund 327, use the 1000 certificate and charge 1,786."
+
+    def respond(request: RecordedRequest) -> Reply:
+        if is_simulator(request) or sum(1 for m in request.messages if m["role"] == "tool") != 0:
+            return scripted(gold(), "Done.")(request)
+        first = Reply.tools((gold()[0]["name"], gold()[0]["arguments"]))
+        return Reply(content=said, tool_calls=first.tool_calls, finish_reason="tool_calls")
+
+    fake.respond_with(respond)
+    environment = AirlineEnvironment(make_client(fake), make_client(fake))
+    rollout = await environment.execute(case_for(TASK, "train"), POLICIES, ExecutionContext("s"))
+    assert rollout.evaluation is not None
+    assert rollout.evaluation.metadata["reward_breakdown"] == {"DB": 1, "COMMUNICATE": 1}
+    texts = [p.text for m in rollout.messages if m.role == "assistant" for p in m.parts if p.type == "text"]
+    assert said in texts
+
+
 async def test_a_wrong_write_and_a_runaway_agent_score_zero(fake: FakeOpenAIServer) -> None:
     wrong = [{"name": "cancel_reservation", "arguments": {"reservation_id": "4WQ150"}}]
     fake.respond_with(scripted(wrong, "Done: refund 327, 1000 and 1786."))

@@ -71,3 +71,22 @@ async def test_train_from_recorded_conversations(tmp_path: Path) -> None:
     assert "fail→pass (0): none" in text
     trajectories = [p.read_text() for p in (root / "memories" / "trajectories").glob("airline_*.md")]
     assert len(trajectories) >= 3 and any("get_reservation_details" in t for t in trajectories)
+
+
+async def test_a_recorded_user_call_changes_nothing_and_stays_the_users() -> None:
+    from ovtui.environments.tau2_airline.environment import AirlineEnvironment, case_for
+    from ovtui.environments.tau2_airline.replay import rollout_from_record
+
+    solved = record("8", solve=True, rollout_id="u1")
+    calls = solved["tool_calls"]
+    assert isinstance(calls, list)
+    by_user = {**solved, "tool_calls": [{**c, "requestor": "user"} for c in calls]}
+    case = case_for("8", "train")
+    rollout = rollout_from_record(by_user, case)
+    tools = [(m.role, p) for m in rollout.messages for p in m.tool_parts]
+    assert tools and all(role == "user" and p.tool_status == "error" for role, p in tools)
+    assert rollout.evaluation is not None and not rollout.evaluation.passed
+    again = await AirlineEnvironment().evaluate(rollout)  # grading the rollout agrees with the replay
+    assert again.score == rollout.evaluation.score == 0.0
+    by_agent = rollout_from_record(solved, case).evaluation
+    assert by_agent is not None and by_agent.passed

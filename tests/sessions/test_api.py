@@ -72,20 +72,23 @@ def test_commit_task_memory_diff_history_revert(served: tuple[httpx.Client, Path
     diff = MemoryDiff.model_validate_json((archive / "memory_diff.json").read_text())
     assert diff.kind == "session_commit" and diff.archive_uri == result["archive_uri"]
     assert diff.summary.total_adds + diff.summary.total_updates >= 1
-    [history_id] = result["history_ids"]
-    assert diff.metadata["history_ids"] == [history_id]
+    assert len(result["history_ids"]) == 2  # the user memories' record and the training's
+    assert diff.metadata["history_ids"] == result["history_ids"]
     # the live session is empty again; the commit shows in the task list
     assert ok(client.get("/api/v1/sessions/s1"))["message_count"] == 0
     listed = ok(client.get("/api/v1/tasks", params={"task_type": "session_commit", "status": "completed"}))
     assert task["task_id"] in [t["task_id"] for t in listed]
 
-    # the training the commit did is a History record, and reverting it restores the files
-    written = [root / op.uri.split("/default/", 1)[1] for op in diff.operations.updates]
-    befores = [op.before for op in diff.operations.updates]
-    assert cli_main(["revert", history_id, "--workspace", str(root)]) == 0
-    assert written
-    for path, before in zip(written, befores, strict=True):
+    # every record the commit made is a History record; reverting them restores the files
+    assert (root / "memories/profile.md").is_file()
+    updated = [(root / op.uri.split("/default/", 1)[1], op.before) for op in diff.operations.updates]
+    added = [root / op.uri.split("/default/", 1)[1] for op in diff.operations.adds]
+    assert updated and added
+    for history_id in reversed(result["history_ids"]):
+        assert cli_main(["revert", history_id, "--workspace", str(root)]) == 0
+    for path, before in updated:
         assert same_memory(path.read_text(), before)  # a revert is a write: version moves on
+    assert not any(path.exists() for path in added)
 
 
 def test_invalid_fields_are_named(served: tuple[httpx.Client, Path]) -> None:
@@ -138,7 +141,7 @@ def test_hostile_session_ids_are_refused(served: tuple[httpx.Client, Path], host
 
 
 def test_memory_policy_and_peers(served: tuple[httpx.Client, Path]) -> None:
-    client, _ = served
+    client, root = served
     policy = {
         "self": {"enabled": True},
         "peer": {"enabled": False},
@@ -155,7 +158,11 @@ def test_memory_policy_and_peers(served: tuple[httpx.Client, Path]) -> None:
     assert task["status"] == "completed", task
     # bob's preference is dropped (peers off); entities and cases are not whitelisted
     assert task["result"]["memories_extracted"] == {"profile": 1, "preferences": 1}
-    assert task["result"]["history_ids"] == []
+    [record] = task["result"]["history_ids"]  # no case: no training, only the user memories
+    written = MemoryDiff.model_validate_json((root / f"history/{record}/memory_diff.json").read_text())
+    kinds = {op.memory_type for op in written.operations.adds}
+    assert kinds == {"profile", "preferences"}
+    assert not (root / "memories/preferences/aisle_seats.md").exists()  # bob's: peers are off
 
     ok(
         client.post(

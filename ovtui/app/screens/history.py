@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual import on, work
@@ -73,12 +74,13 @@ class HistoryScreen(MainScreen):
     def _list(self, query: HistoryFilter) -> None:
         try:
             entries = self.history.list(kind=query.kind, uri=query.uri, text=query.text)
+            rows = [(entry.id, entry_row(entry)) for entry in entries]  # built here, off the UI thread
         except Exception as exc:
             self.app.call_from_thread(self.report_error, "reading the history", exc)
             return
-        self.app.call_from_thread(self._fill, entries)
+        self.app.call_from_thread(self._fill, entries, rows)
 
-    def _fill(self, entries: list[HistoryEntry]) -> None:
+    def _fill(self, entries: list[HistoryEntry], rows: list[tuple[str, Sequence[object]]]) -> None:
         table = self.query_one("#records", VimTable)
         new = [e for e in entries if e.id not in self.entries]
         only_added = len(entries) == len(self.entries) + len(new) and table.row_count == len(self.entries)
@@ -89,7 +91,7 @@ class HistoryScreen(MainScreen):
             if new:
                 table.sort("when", reverse=True)
         else:
-            table.fill([(entry.id, entry_row(entry)) for entry in entries])
+            table.fill(rows)
         self.entries = {e.id: e for e in entries}
         if self.record_id is not None and self.record_id not in self.entries:
             self._forget_record()  # a filter hid it: it is neither shown nor revertable

@@ -8,6 +8,7 @@ Markdown. Experiences come from the workspace's policy snapshot; other types are
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -27,6 +28,7 @@ from ovtui.app.widgets.vim_table import VimTable
 from ovtui.domain import Experience, ExperienceSet
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.hotness import HotnessLog, Usage, hotness_score
 from ovtui.memory.types import EXPERIENCES
 
 PREVIEW_ROWS = 60  # a screenful or two: reading them must take well under 0.2 s
@@ -41,9 +43,11 @@ class MemoryRow:
     changed: str
     links: int
     content: str
+    hot: float = 0.0  # hotness: uses and recency (seed 004 §3.7); 0 when never used
 
-    def cells(self) -> tuple[str, str, str, str, str]:
-        return self.name, self.status, str(self.version), self.changed, str(self.links)
+    def cells(self) -> tuple[str, str, str, str, str, str]:
+        hot = f"{self.hot:.2f}" if self.hot else "–"
+        return self.name, self.status, str(self.version), self.changed, str(self.links), hot
 
 
 def changed_at(path: str) -> str:
@@ -70,6 +74,7 @@ class MemoriesScreen(MainScreen):
         self.memory_type = EXPERIENCES
         # The last full load of the experiences: a reload re-reads only the files that changed since.
         self._loaded: ExperienceSet | None = None
+        self._usage: dict[str, Usage] = {}  # uses by URI, read once per load
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -87,7 +92,7 @@ class MemoriesScreen(MainScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", VimTable)
-        table.add_columns("name", "status", "version", "changed (UTC)", "links")
+        table.add_columns("name", "status", "version", "changed (UTC)", "links", "hot")
         self.action_reload()
 
     def action_reload(self) -> None:
@@ -127,6 +132,7 @@ class MemoriesScreen(MainScreen):
         self.app.call_from_thread(self._fill, memory_type, rows, problems)
 
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
+        self._usage = HotnessLog(self.workspace.paths).usage()
         if memory_type == EXPERIENCES:
             loader = self.workspace.loader
             if self._loaded is None:  # the first load shows the first rows before reading the rest
@@ -146,7 +152,9 @@ class MemoriesScreen(MainScreen):
     def _experience_row(self, e: Experience) -> MemoryRow:
         changed = changed_at(str(self.workspace.paths.path_for(e.uri)))
         links = len(e.metadata.get("links") or [])
-        return MemoryRow(e.uri, e.name, e.status.value, e.version, changed, links, e.content)
+        return MemoryRow(
+            e.uri, e.name, e.status.value, e.version, changed, links, e.content, self._hot(e.uri)
+        )
 
     def _fill_preview(self, memory_type: str, rows: list[MemoryRow]) -> None:
         if self.rows or memory_type != self.memory_type:  # the full list arrived first, or moved on
@@ -165,7 +173,12 @@ class MemoriesScreen(MainScreen):
             changed_at(str(self.workspace.paths.path_for(uri))),
             len(memory.fields.get("links") or []),
             memory.content,
+            self._hot(uri),
         )
+
+    def _hot(self, uri: str) -> float:
+        half_life = self.workspace.config.retrieval.hotness_half_life_days
+        return hotness_score(self._usage.get(uri), now=time.time(), half_life_days=half_life)
 
     def _fill(self, memory_type: str, rows: list[MemoryRow], problems: list[str]) -> None:
         if memory_type != self.memory_type:
@@ -197,7 +210,7 @@ class MemoriesScreen(MainScreen):
             return
         facts = (
             f"**{row.name}** · {row.status} · version {row.version} · {row.links} link(s) · "
-            f"`{self.relative(row.uri)}`"
+            f"{f'hotness {row.hot:.2f} · ' if row.hot else ''}`{self.relative(row.uri)}`"
         )
         flags = ""
         if self.memory_type == EXPERIENCES:  # what the configured agent would not act on

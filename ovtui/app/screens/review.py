@@ -293,9 +293,7 @@ class ReviewScreen(MainScreen):
             return
         counter = [str(u) for u in item.metadata.get("counter_evidence", [])]
         self.app.push_screen(
-            EvidenceScreen(
-                self.workspace, item.target_name, item.evidence_trajectory_uris, counter
-            )
+            EvidenceScreen(self.workspace, item.target_name, item.evidence_trajectory_uris, counter)
         )
 
     def action_toggle_unified(self) -> None:

@@ -42,7 +42,7 @@ def compatible(a: Facts, b: Facts) -> bool:
     return all(_agree(v, b[k]) for k, v in a.items() if k in b)
 
 
-def negation(key: str, value: str) -> str:
+def negation(value: str) -> str:
     """The value for "anything but ``value``": the other answer for a yes/no or a flag."""
     opposite = {"true": "false", "false": "true", "yes": "no", "no": "yes"}
     return opposite.get(value, value[1:] if value.startswith("!") else f"!{value}")
@@ -99,7 +99,7 @@ def _without_contradictions(lessons: list[Lesson]) -> list[Lesson]:
             unknown = [(k, v) for k, v in never.facts if k not in other.fact_map]
             if len(unknown) == 1:
                 key, value = unknown[0]
-                lessons[index] = other.with_facts({**other.fact_map, key: negation(key, value)})
+                lessons[index] = other.with_facts({**other.fact_map, key: negation(value)})
             else:
                 dropped.add(never if len(never.facts) <= len(other.facts) else other)
     return [x for x in lessons if x not in dropped]

@@ -135,6 +135,9 @@ class Conversation:
                         "tool_calls": [c.to_message() for c in reply.tool_calls],
                     }
                 )
+                if reply.content and reply.content.strip():
+                    # tau2 keeps a tool-calling message's text, and its COMMUNICATE check reads it
+                    self.messages.append(Message(role="assistant", parts=[TextPart(text=reply.content)]))
                 for call in reply.tool_calls:
                     result = self.tools.call(call.name, call.arguments)
                     self.tool_errors += not result.ok

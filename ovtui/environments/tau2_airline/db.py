@@ -2,13 +2,15 @@
 
 The base (7 MB) is loaded once per process; an episode copies only the records it touches, so a
 replay costs microseconds instead of a deep copy of everything. Two databases are equal when the
-same keys exist and every record either touched is equal (Python equality: 100 == 100.0, as in
-tau2 where pydantic models coerce both to the field's type before hashing).
+same keys exist and every record either touched has the same JSON form: tau2 compares hashes of
+``json.dumps(model_dump(), sort_keys=True, default=str)``, so 2 and 2.0 (or "2") differ wherever
+a tool stores a value without coercing it (see ``arguments``).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -20,8 +22,9 @@ Record = dict[str, Any]
 
 
 def fold(key: str) -> str:
-    """Case, accents and surrounding space do not matter (ids are ASCII and unique up to case)."""
-    decomposed = unicodedata.normalize("NFKD", key.strip())
+    """Case, accents and surrounding space do not matter (ids are ASCII and unique up to case).
+    Canonical decomposition only (NFD, as tau2): a full-width "ＨＡＴ００１" is not "HAT001"."""
+    decomposed = unicodedata.normalize("NFD", key.strip())
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
@@ -70,6 +73,11 @@ class AirlineDB:
             for key in set(self.touched[table]) | set(other.touched[table]):
                 if not (self.has(table, key) and other.has(table, key)):
                     return False
-                if self.peek(table, key) != other.peek(table, key):
+                if canonical(self.peek(table, key)) != canonical(other.peek(table, key)):
                     return False
         return True
+
+
+def canonical(record: Record) -> str:
+    """The form tau2 hashes: key order does not matter, value types do."""
+    return json.dumps(record, sort_keys=True, default=str)

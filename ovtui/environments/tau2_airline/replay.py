@@ -22,7 +22,9 @@ from ovtui.environments.scoring import RecordError, record_of
 from ovtui.environments.tau2_airline.db import AirlineDB
 from ovtui.environments.tau2_airline.environment import evaluation_from, record_fields
 from ovtui.environments.tau2_airline.reward import score
-from ovtui.environments.tau2_airline.tools import AirlineTools
+from ovtui.environments.tau2_airline.tools import AirlineTools, ToolResult
+
+USER_CALL_REFUSED = ToolResult(False, "Error: User tools not available")
 
 
 def rollout_from_record(record: dict[str, Any], case: Case, snapshot_id: str = "") -> Rollout:
@@ -30,7 +32,9 @@ def rollout_from_record(record: dict[str, Any], case: Case, snapshot_id: str = "
     tools = AirlineTools(AirlineDB())
     messages: list[Message] = []
     for index, call in enumerate(calls):
-        result = tools.call(call.name, call.arguments)
+        by_agent = call.requestor == "assistant"
+        # airline has no user tools: tau2 answers a user's call with an error and changes nothing
+        result = tools.call(call.name, call.arguments) if by_agent else USER_CALL_REFUSED
         part = ToolPart(
             tool_id=f"tau2-tool-{index}",
             tool_name=call.name,
@@ -38,7 +42,7 @@ def rollout_from_record(record: dict[str, Any], case: Case, snapshot_id: str = "
             tool_output=result.output,
             tool_status="completed" if result.ok else "error",
         )
-        messages.append(Message(role="assistant", parts=[part]))
+        messages.append(Message(role="assistant" if by_agent else "user", parts=[part]))
     messages += [Message(role="assistant", parts=[TextPart(text=text)]) for text in texts]
     return Rollout(
         case=case,

@@ -1,12 +1,15 @@
 """The tau2 reward for airline tasks (reward basis DB × COMMUNICATE), computed as tau2 does:
 
 - 0 unless the conversation ended because the agent or the user stopped it;
-- DB: the database after replaying the agent's tool calls, in order, equals the database after
-  replaying the task's reference actions (reads change nothing, refused calls change nothing, so
-  extra reads, reordered reads and failed calls do not matter; a reference write that fails
-  makes the DB verdict "not evaluated" and leaves it out of the product, as tau2 does);
-- COMMUNICATE: every ``communicate_info`` string is, lower-cased, a substring of some assistant
-  text that is lower-cased with its commas removed.
+- no evaluation criteria: 1; no reference actions at all (``null``): the DB part is 1;
+- DB: the database after replaying the agent's state-changing tool calls, in order, equals the
+  database after replaying the task's reference actions. Like tau2's replay, reads and unknown
+  tools are skipped and a call by anyone but the assistant changes nothing (airline has no user
+  tools), so extra reads, reordered reads and failed calls do not matter. A reference write
+  (or a reference call of an unknown tool) that fails leaves the gold state incomplete: a match
+  against it is "not evaluated" (DB left out of the product), a mismatch still scores 0;
+- COMMUNICATE: every ``communicate_info`` string is, lower-cased, a substring of some non-empty
+  assistant text that is lower-cased with its commas removed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from ovtui.environments.tau2_airline.data import tasks
 from ovtui.environments.tau2_airline.db import AirlineDB
-from ovtui.environments.tau2_airline.tools import AirlineTools
+from ovtui.environments.tau2_airline.tools import TOOL_NAMES, AirlineTools
 
 STOPPED = frozenset({"agent_stop", "user_stop"})
 READ_ONLY = frozenset(
@@ -52,52 +55,84 @@ class AirlineScore:
         return {"reward": self.reward, "reward_breakdown": dict(self.breakdown), "db_match": self.db_match}
 
 
+def changes_state(name: str) -> bool:
+    """tau2's ``is_mutating_tool``: an unknown name is assumed to change state."""
+    return name not in READ_ONLY
+
+
 def replay(calls: list[ToolCall]) -> AirlineDB:
     db = AirlineDB()
     tools = AirlineTools(db)
     for call in calls:
-        if call.requestor == "assistant":  # the airline domain has no user tools
+        # the airline domain has no user tools: a user's call fails in tau2 and changes nothing
+        if call.requestor == "assistant" and call.name in TOOL_NAMES and changes_state(call.name):
             tools.call(call.name, call.arguments)
     return db
 
 
-@functools.cache
-def reference(task_id: str) -> tuple[AirlineDB, bool]:
-    """The database after the task's reference actions, and whether every reference write worked."""
+def replay_reference(actions: list[dict[str, Any]]) -> tuple[AirlineDB, bool]:
+    """The database after the reference actions, and whether every state-changing one worked."""
     db = AirlineDB()
     tools = AirlineTools(db)
     complete = True
-    for action in tasks()[task_id]["evaluation_criteria"].get("actions") or []:
-        result = tools.call(action["name"], action.get("arguments") or {})
-        if not result.ok and action["name"] not in READ_ONLY:
+    for action in actions:
+        requestor = action.get("requestor") or "assistant"
+        if requestor == "assistant":
+            ok = tools.call(action["name"], action.get("arguments") or {}).ok
+        else:
+            ok = False  # no user tools in airline: tau2 raises "User tools not available"
+        if not ok and changes_state(action["name"]):
             complete = False
     return db, complete
 
 
+@functools.cache
+def reference(task_id: str) -> tuple[AirlineDB, bool]:
+    return replay_reference(tasks()[task_id]["evaluation_criteria"].get("actions") or [])
+
+
 def communicated(info: str, assistant_texts: list[str]) -> bool:
     wanted = info.lower()
-    return any(wanted in text.lower().replace(",", "") for text in assistant_texts if text)
+    return any(wanted in text.lower().replace(",", "") for text in assistant_texts if text and text.strip())
 
 
 def score(task_id: str, calls: list[ToolCall], assistant_texts: list[str], termination: str) -> AirlineScore:
     task = tasks()[task_id]
-    criteria = task["evaluation_criteria"]
-    gold, complete = reference(task_id)
-    db_match = replay(calls).same_as(gold)
-    missing = [i for i in criteria.get("communicate_info") or [] if not communicated(i, assistant_texts)]
-    breakdown: dict[str, int] = {}
+    return score_criteria(task.get("evaluation_criteria"), calls, assistant_texts, termination, task_id)
+
+
+def score_criteria(
+    criteria: dict[str, Any] | None,
+    calls: list[ToolCall],
+    assistant_texts: list[str],
+    termination: str,
+    task_id: str | None = None,
+) -> AirlineScore:
+    """The reward for one task's criteria (``task_id`` caches the reference replay). A run that
+    did not stop still gets its DB and COMMUNICATE verdicts, for the report; its reward is 0."""
+    if criteria is None:
+        return AirlineScore(float(termination in STOPPED), {}, True, ["no evaluation criteria"])
+    actions = criteria.get("actions")
     basis = criteria.get("reward_basis") or []
-    if "DB" in basis and complete:
-        breakdown["DB"] = int(db_match)
-    if "COMMUNICATE" in basis:
-        breakdown["COMMUNICATE"] = int(not missing)
+    breakdown: dict[str, int] = {}
     notes = []
-    if not complete:
-        notes.append("a reference write failed: the DB verdict is not evaluated (as in tau2)")
-    if termination not in STOPPED:
-        notes.append(f"ended by {termination!r}, not by the agent or the user: reward 0")
-        return AirlineScore(0.0, breakdown, db_match, notes)
+    if actions is None:  # tau2: no expected actions (and no assertions) is a DB pass, unscored
+        db_match = True
+        notes.append("no reference actions: the DB part is 1")
+    else:
+        gold, complete = reference(task_id) if task_id is not None else replay_reference(actions)
+        db_match = replay(calls).same_as(gold)
+        if not complete and db_match:
+            notes.append("a reference write failed: a DB match is not evaluated (as in tau2)")
+        elif "DB" in basis:
+            breakdown["DB"] = int(db_match)
+    if "COMMUNICATE" in basis:
+        missing = [i for i in criteria.get("communicate_info") or [] if not communicated(i, assistant_texts)]
+        breakdown["COMMUNICATE"] = int(not missing)
     reward = 1.0
     for value in breakdown.values():
         reward *= value
+    if termination not in STOPPED:
+        notes.append(f"ended by {termination!r}, not by the agent or the user: reward 0")
+        reward = 0.0
     return AirlineScore(reward, breakdown, db_match, notes)

@@ -56,7 +56,7 @@ TOOL_SPECS: list[dict[str, Any]] = [
                 "type": "array",
                 "items": {
                     "type": "object",
-                    "properties": {"payment_id": _STR, "amount": {"type": "number"}},
+                    "properties": {"payment_id": _STR, "amount": _INT},  # whole dollars, as tau2 types it
                     "required": ["payment_id", "amount"],
                 },
             },
@@ -85,7 +85,7 @@ TOOL_SPECS: list[dict[str, Any]] = [
     _tool(
         "send_certificate",
         "Give a user a travel certificate worth an amount.",
-        {"user_id": _STR, "amount": {"type": "number"}},
+        {"user_id": _STR, "amount": _INT},
     ),
     _tool(
         "transfer_to_human_agents",

@@ -1,11 +1,13 @@
-"""The airline agent's tools over an AirlineDB, with tau2-bench's semantics (our own code).
+"""The airline agent's tools over an AirlineDB, with tau2-bench's semantics (our own code, checked
+against tau2's tools.py, toolkit and evaluator).
 
 What matters for the reward is exact: which calls change what, the checks that make a call fail
-*before* it changes anything, ids of new reservations (HATHAT, HATHAU, HATHAV) and certificates
-(certificate_3221322..4), the fixed "now" (2024-05-15T15:00:00 EST), prices (fare × passengers,
-$30 insurance per passenger, $50 per non-free bag), how payments, certificates and gift-card
-balances move, seat counts on booking (cancelling and changing flights do not release seats),
-and that a $0 update records no payment but still needs a usable payment method.
+and in which order (a few odd calls fail part-way and keep what they changed first, as in tau2),
+how arguments bind and are coerced (``arguments``), ids of new reservations (HATHAT, HATHAU,
+HATHAV) and certificates (certificate_3221322..4), the fixed "now" (2024-05-15T15:00:00 EST),
+prices (fare × passengers, $30 insurance per passenger, $50 per non-free bag), how payments,
+certificates and gift-card balances move, seat counts on booking (cancelling and changing flights
+do not release seats), and that a $0 update records no payment but still needs a usable method.
 """
 
 from __future__ import annotations
@@ -18,14 +20,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ovtui.environments.tau2_airline.arguments import (
+    CERTIFICATE_AMOUNT,
+    PARAMETERS,
+    PAYMENT_AMOUNT,
+    ArgumentError,
+    FlightInfo,
+    NewReservation,
+    Passenger,
+    Payment,
+    bind,
+    records_if_all_dicts,
+)
 from ovtui.environments.tau2_airline.db import AirlineDB, Record
 
 NOW = "2024-05-15T15:00:00"
 NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
 NEW_PAYMENT_NUMBERS = (3221322, 3221323, 3221324)
-CABINS = ("basic_economy", "economy", "business")
-FLIGHT_TYPES = ("one_way", "round_trip")
-INSURANCE = ("yes", "no")
 AIRPORTS = (
     ("SFO", "San Francisco"), ("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"),
     ("DFW", "Dallas"), ("DEN", "Denver"), ("SEA", "Seattle"), ("ATL", "Atlanta"), ("MIA", "Miami"),
@@ -45,60 +56,33 @@ class ToolResult:
     output: str
 
 
-def _need(args: dict[str, Any], *names: str) -> list[Any]:
-    missing = [n for n in names if n not in args]
-    if missing:
-        raise ToolError(f"missing argument(s): {', '.join(missing)}")
-    return [args[n] for n in names]
-
-
-def _choice(value: Any, allowed: tuple[str, ...], field: str) -> str:
-    if value not in allowed:
-        raise ToolError(f"{field} must be one of {', '.join(allowed)}, not {value!r}")
-    return str(value)
-
-
-def _flight_infos(flights: Any) -> list[tuple[str, str]]:
-    if not isinstance(flights, list):
-        raise ToolError("flights must be a list of {flight_number, date}")
-    out = []
-    for item in flights:
-        if not isinstance(item, dict) or "flight_number" not in item or "date" not in item:
-            raise ToolError("each flight needs flight_number and date")
-        out.append((str(item["flight_number"]), str(item["date"])))
-    return out
-
-
-def _passengers(passengers: Any) -> list[Record]:
-    if not isinstance(passengers, list):
-        raise ToolError("passengers must be a list of {first_name, last_name, dob}")
-    out = []
-    for item in passengers:
-        if not isinstance(item, dict) or not {"first_name", "last_name", "dob"} <= set(item):
-            raise ToolError("each passenger needs first_name, last_name and dob")
-        out.append({"first_name": item["first_name"], "last_name": item["last_name"], "dob": item["dob"]})
-    return out
-
-
+# tau2 evaluates the expression as Python: "**" and "//" are made of allowed characters too.
 _ARITHMETIC: dict[type, Callable[..., Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
     ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
 }
+MAX_EXPONENT = 10_000  # Python would grind on 9**9**9; nobody prices a flight with it
 
 
-def _arith(node: ast.AST) -> float:
+def _arith(node: ast.AST) -> Any:
+    """The value as Python computes it (ints stay exact ints until the final rounding)."""
     if isinstance(node, ast.Expression):
         return _arith(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return float(node.value)
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        return float(_ARITHMETIC[type(node.op)](_arith(node.left), _arith(node.right)))
+        left, right = _arith(node.left), _arith(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
+            raise ToolError("Invalid expression: exponent too large")
+        return _ARITHMETIC[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _ARITHMETIC:
-        return float(_ARITHMETIC[type(node.op)](_arith(node.operand)))
+        return _ARITHMETIC[type(node.op)](_arith(node.operand))
     raise ToolError("Invalid expression")
 
 
@@ -160,9 +144,10 @@ class AirlineTools:
                 )
         return found
 
-    def _pay_update(self, reservation: Record, user: Record, payment_id: Any, total: float) -> None:
-        """Charge (or refund, when negative) an update; $0 records no payment but still needs a
-        payment method that may pay for updates."""
+    def _pay_update(self, reservation: Record, user: Record, payment_id: Any, total: Any) -> None:
+        """Charge (or refund, when negative) an update. A gift card is debited before the payment
+        record is made, so an amount that is no whole number of dollars fails *after* the debit,
+        as in tau2; $0 records no payment but still needs a method that may pay for updates."""
         methods = user["payment_methods"]
         if payment_id not in methods:
             raise ToolError("Payment method not found")
@@ -174,37 +159,36 @@ class AirlineTools:
         if method["source"] == "gift_card":
             method["amount"] -= total
         if total != 0:
-            reservation["payment_history"].append({"payment_id": payment_id, "amount": total})
+            payment = {"payment_id": payment_id, "amount": PAYMENT_AMOUNT.validate_python(total)}
+            reservation["payment_history"].append(payment)
 
-    # --- the tools -------------------------------------------------------------------------
-    def book_reservation(self, args: dict[str, Any]) -> Record:
-        values = _need(
-            args, "user_id", "origin", "destination", "flight_type", "cabin", "flights", "passengers",
-            "payment_methods", "total_baggages", "nonfree_baggages", "insurance",
-        )  # fmt: skip
-        user_id, origin, destination, flight_type, cabin, flights, passengers, payments = values[:8]
-        bags, paid_bags, ins = values[8:]
-        _choice(flight_type, FLIGHT_TYPES, "flight_type")
-        _choice(cabin, CABINS, "cabin")
-        _choice(ins, INSURANCE, "insurance")
-        infos = _flight_infos(flights)
-        travellers = _passengers(passengers)
-        if not isinstance(payments, list) or not all(
-            isinstance(p, dict) and {"payment_id", "amount"} <= set(p) for p in payments
-        ):
-            raise ToolError("payment_methods must be a list of {payment_id, amount}")
-        payments = [{"payment_id": p["payment_id"], "amount": p["amount"]} for p in payments]
+    # --- the tools (parameters in tau2's order; values as tau2 passes them on) ---------------
+    def book_reservation(
+        self, user_id: Any, origin: Any, destination: Any, flight_type: Any, cabin: Any, flights: Any,
+        passengers: Any, payment_methods: Any, total_baggages: Any, nonfree_baggages: Any, insurance: Any,
+    ) -> Record:  # fmt: skip
+        infos = records_if_all_dicts(flights, FlightInfo)
+        travellers = records_if_all_dicts(passengers, Passenger)
+        payments = records_if_all_dicts(payment_methods, Payment)
         user = self._user(user_id)
         user_id = user["user_id"]
         new_id = next((i for i in NEW_RESERVATION_IDS if not self.db.has("reservations", i)), None)
         if new_id is None:
             raise ToolError("Too many reservations")
+        fields = NewReservation(
+            origin=origin, destination=destination, flight_type=flight_type, cabin=cabin,
+            passengers=travellers, payment_history=payments, total_baggages=total_baggages,
+            nonfree_baggages=nonfree_baggages, insurance=insurance,
+        ).model_dump()  # fmt: skip
+        travellers, payments, cabin = fields["passengers"], fields["payment_history"], fields["cabin"]
         legs: list[Record] = []
         instances: list[Record] = []
         total = 0
-        for number, date in infos:
-            flight = self._flight(number)
-            number = flight["flight_number"]
+        for info in infos:
+            if not isinstance(info, dict):  # a list that was not all flights
+                raise ToolError(f"Invalid flight {info!r}")
+            flight = self._flight(info["flight_number"])
+            number, date = flight["flight_number"], info["date"]
             instance = self._instance(flight, date)
             if instance.get("status") != "available":
                 raise ToolError(f"Flight {number} not available on date {date}")
@@ -222,9 +206,9 @@ class AirlineTools:
             )
             instances.append(instance)
             total += price * len(travellers)
-        if ins == "yes":
+        if insurance == "yes":
             total += 30 * len(travellers)
-        total += 50 * paid_bags
+        total += 50 * nonfree_baggages  # the raw value: "2" repeats a string and then fails, as in tau2
         methods = user["payment_methods"]
         for payment in payments:
             pid, amount = payment["payment_id"], payment["amount"]
@@ -235,7 +219,7 @@ class AirlineTools:
         paid = sum(p["amount"] for p in payments)
         if paid != total:
             raise ToolError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
-        for payment in payments:
+        for payment in payments:  # a certificate named twice fails here, after earlier debits: as tau2
             method = methods[payment["payment_id"]]
             if method["source"] == "gift_card":
                 method["amount"] -= payment["amount"]
@@ -246,35 +230,25 @@ class AirlineTools:
         reservation = {
             "reservation_id": new_id,
             "user_id": user_id,
-            "origin": origin,
-            "destination": destination,
-            "flight_type": flight_type,
-            "cabin": cabin,
+            **fields,
             "flights": legs,
-            "passengers": travellers,
-            "payment_history": payments,
             "created_at": NOW,
-            "total_baggages": bags,
-            "nonfree_baggages": paid_bags,
-            "insurance": ins,
             "status": None,
         }
         self.db.add("reservations", new_id, reservation)
         user["reservations"].append(new_id)
         return reservation
 
-    def calculate(self, args: dict[str, Any]) -> str:
-        (expression,) = _need(args, "expression")
-        if not isinstance(expression, str) or not all(c in "0123456789+-*/(). " for c in expression):
+    def calculate(self, expression: Any) -> str:
+        if not all(c in "0123456789+-*/(). " for c in expression):
             raise ToolError("Invalid characters in expression")
         try:
             value = _arith(ast.parse(expression, mode="eval"))
-        except (SyntaxError, ZeroDivisionError) as exc:
+        except (SyntaxError, ZeroDivisionError, OverflowError) as exc:
             raise ToolError(f"Invalid expression: {exc}") from None
-        return str(round(value, 2))
+        return str(round(float(value), 2))
 
-    def cancel_reservation(self, args: dict[str, Any]) -> Record:
-        (reservation_id,) = _need(args, "reservation_id")
+    def cancel_reservation(self, reservation_id: Any) -> Record:
         reservation = self._reservation(reservation_id)
         refunds = [
             {"payment_id": p["payment_id"], "amount": -p["amount"]} for p in reservation["payment_history"]
@@ -283,21 +257,19 @@ class AirlineTools:
         reservation["status"] = "cancelled"
         return reservation
 
-    def get_reservation_details(self, args: dict[str, Any]) -> Record:
-        return self._reservation(*_need(args, "reservation_id"))
+    def get_reservation_details(self, reservation_id: Any) -> Record:
+        return self._reservation(reservation_id)
 
-    def get_user_details(self, args: dict[str, Any]) -> Record:
-        return self._user(*_need(args, "user_id"))
+    def get_user_details(self, user_id: Any) -> Record:
+        return self._user(user_id)
 
-    def list_all_airports(self, args: dict[str, Any]) -> list[Record]:
+    def list_all_airports(self) -> list[Record]:
         return [{"iata": code, "city": city} for code, city in AIRPORTS]
 
-    def search_direct_flight(self, args: dict[str, Any]) -> list[Record]:
-        origin, destination, date = _need(args, "origin", "destination", "date")
-        return self._direct(str(date), origin, destination)
+    def search_direct_flight(self, origin: Any, destination: Any, date: Any) -> list[Record]:
+        return self._direct(date, origin, destination)
 
-    def search_onestop_flight(self, args: dict[str, Any]) -> list[list[Record]]:
-        origin, destination, date = (str(v) for v in _need(args, "origin", "destination", "date"))
+    def search_onestop_flight(self, origin: Any, destination: Any, date: Any) -> list[list[Record]]:
         pairs = []
         for first in self._direct(date, origin, None):
             first["date"] = date
@@ -312,8 +284,7 @@ class AirlineTools:
                 pairs.append([first, second])
         return pairs
 
-    def send_certificate(self, args: dict[str, Any]) -> str:
-        user_id, amount = _need(args, "user_id", "amount")
+    def send_certificate(self, user_id: Any, amount: Any) -> str:
         user = self._user(user_id)
         for number in NEW_PAYMENT_NUMBERS:
             payment_id = f"certificate_{number}"
@@ -321,41 +292,39 @@ class AirlineTools:
                 user["payment_methods"][payment_id] = {
                     "source": "certificate",
                     "id": payment_id,
-                    "amount": amount,
+                    "amount": CERTIFICATE_AMOUNT.validate_python(amount),
                 }
                 return f"Certificate {payment_id} added to user {user_id} with amount {amount}."
         raise ToolError("Too many certificates")
 
-    def transfer_to_human_agents(self, args: dict[str, Any]) -> str:
-        _need(args, "summary")
+    def transfer_to_human_agents(self, summary: Any) -> str:
         return "Transfer successful"
 
-    def update_reservation_baggages(self, args: dict[str, Any]) -> Record:
-        reservation_id, bags, paid_bags, payment_id = _need(
-            args, "reservation_id", "total_baggages", "nonfree_baggages", "payment_id"
-        )
+    def update_reservation_baggages(
+        self, reservation_id: Any, total_baggages: Any, nonfree_baggages: Any, payment_id: Any
+    ) -> Record:
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
-        total = 50 * max(0, paid_bags - reservation["nonfree_baggages"])
+        total = 50 * max(0, nonfree_baggages - reservation["nonfree_baggages"])
         self._pay_update(reservation, user, payment_id, total)
-        reservation["total_baggages"] = bags
-        reservation["nonfree_baggages"] = paid_bags
+        reservation["total_baggages"] = total_baggages  # stored raw, as tau2 does
+        reservation["nonfree_baggages"] = nonfree_baggages
         return reservation
 
-    def update_reservation_flights(self, args: dict[str, Any]) -> Record:
-        reservation_id, cabin, flights, payment_id = _need(
-            args, "reservation_id", "cabin", "flights", "payment_id"
-        )
-        _choice(cabin, CABINS, "cabin")
-        infos = _flight_infos(flights)
+    def update_reservation_flights(
+        self, reservation_id: Any, cabin: Any, flights: Any, payment_id: Any
+    ) -> Record:
+        infos = records_if_all_dicts(flights, FlightInfo)
         reservation = self._reservation(reservation_id)
         user = self._user(reservation["user_id"])
         travellers = len(reservation["passengers"])
         total = 0
         legs: list[Record] = []
-        for number, date in infos:
-            flight = self._flight(number)
-            number = flight["flight_number"]
+        for info in infos:
+            if not isinstance(info, dict):
+                raise ToolError(f"Invalid flight {info!r}")
+            flight = self._flight(info["flight_number"])
+            number, date = flight["flight_number"], info["date"]
             kept = next(
                 (
                     leg
@@ -373,7 +342,7 @@ class AirlineTools:
             instance = self._instance(flight, date)
             if instance.get("status") != "available":
                 raise ToolError(f"Flight {number} not available on date {date}")
-            if instance["available_seats"][cabin] < travellers:
+            if instance["available_seats"][cabin] < travellers:  # an unknown cabin: KeyError, as tau2
                 raise ToolError(f"Not enough seats on flight {number}")
             leg = {
                 "flight_number": number,
@@ -390,51 +359,32 @@ class AirlineTools:
         reservation["cabin"] = cabin
         return reservation
 
-    def update_reservation_passengers(self, args: dict[str, Any]) -> Record:
-        reservation_id, passengers = _need(args, "reservation_id", "passengers")
-        travellers = _passengers(passengers)
+    def update_reservation_passengers(self, reservation_id: Any, passengers: Any) -> Record:
+        travellers = records_if_all_dicts(passengers, Passenger)
         reservation = self._reservation(reservation_id)
         if len(travellers) != len(reservation["passengers"]):
             raise ToolError("Number of passengers does not match")
-        reservation["passengers"] = travellers
+        reservation["passengers"] = copy.deepcopy(travellers)  # not all dicts: stored raw, as tau2
         return reservation
 
-    def get_flight_status(self, args: dict[str, Any]) -> str:
-        flight_number, date = _need(args, "flight_number", "date")
+    def get_flight_status(self, flight_number: Any, date: Any) -> str:
         return str(self._instance(self._flight(flight_number), date)["status"])
 
     # --- dispatch --------------------------------------------------------------------------
     def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run one tool; a refused or malformed call answers ``Error: …`` and changes nothing."""
-        method = getattr(self, name, None) if name in TOOL_NAMES else None
-        if method is None:
+        """Run one tool; a refused or malformed call answers ``Error: …``. Like tau2, a call that
+        fails part-way keeps what it changed before failing (a few odd calls do; see the tests)."""
+        if name not in TOOL_NAMES:
             return ToolResult(False, f"Error: Tool '{name}' not found.")
         if not isinstance(arguments, dict):
             return ToolResult(False, "Error: arguments must be a JSON object")
         try:
-            value = method(arguments)
-        except ToolError as exc:
+            value = getattr(self, name)(*bind(name, arguments))
+        except (ToolError, ArgumentError) as exc:
             return ToolResult(False, f"Error: {exc}")
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # malformed values, as tau2 raises
             return ToolResult(False, f"Error: {type(exc).__name__}: {exc}")
         return ToolResult(True, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
 
-TOOL_NAMES = frozenset(
-    {
-        "book_reservation",
-        "calculate",
-        "cancel_reservation",
-        "get_reservation_details",
-        "get_user_details",
-        "list_all_airports",
-        "search_direct_flight",
-        "search_onestop_flight",
-        "send_certificate",
-        "transfer_to_human_agents",
-        "update_reservation_baggages",
-        "update_reservation_flights",
-        "update_reservation_passengers",
-        "get_flight_status",
-    }
-)
+TOOL_NAMES = frozenset(PARAMETERS)
