@@ -1,4 +1,4 @@
-"""Starting a server from the command line: a port it cannot listen on is one error line, in a real process."""
+"""A server given a port it cannot listen on: one error line, in a real process."""
 
 from __future__ import annotations
 
