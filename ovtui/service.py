@@ -73,7 +73,9 @@ class TrainOptions:
 
 
 def run_stamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "_" + uuid.uuid4().hex[:6]
+    """A run's id: its start time to the microsecond (so run folders sort in the order runs began,
+    even two in one second) and a random tail (two processes at the same instant)."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + "_" + uuid.uuid4().hex[:6]
 
 
 class Workspace:

@@ -88,7 +88,7 @@ def test_trials_flag_runs_each_eval_case_n_times_and_reports_pass_k(tmp_path: Pa
     assert twice.returncode == 0, twice.stderr
     assert "eval] 2 trials per case: pass^1=" in twice.stdout and "pass^2=" in twice.stdout
     assert "trials per case" not in once.stdout
-    reports = sorted((root / "runs").iterdir())
+    reports = sorted((root / "runs").iterdir())  # run ids sort in the order the runs began
     stages = [json.loads((run / "report.json").read_text())["stages"][-1] for run in reports]
     assert stages[1]["cases"] == 2 * stages[0]["cases"]
     trained = _ovtui("train", str(root), "--epochs", "0", "--trials", "3", cwd=tmp_path)

@@ -105,7 +105,8 @@ async def test_text_beside_a_tool_call_counts_as_communicated(fake: FakeOpenAISe
 
     def respond(request: RecordedRequest) -> Reply:
         if is_simulator(request) or sum(1 for m in request.messages if m["role"] == "tool") != 0:
-            return scripted(gold(), "Done.")(request)
+            reply: Reply = scripted(gold(), "Done.")(request)
+            return reply
         first = Reply.tools((gold()[0]["name"], gold()[0]["arguments"]))
         return Reply(content=said, tool_calls=first.tool_calls, finish_reason="tool_calls")
 

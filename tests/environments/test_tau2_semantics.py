@@ -206,7 +206,8 @@ def test_calls_by_the_user_and_unknown_tools_change_nothing_in_the_replay() -> N
     assert reward("8", [ToolCall("book_flight", {}), *gold("8")]) == 1.0
 
 
-CANCEL = {"name": "cancel_reservation", "arguments": {"reservation_id": "R9QDGB"}}
+CANCEL_NAME, CANCEL_ARGS = "cancel_reservation", {"reservation_id": "R9QDGB"}
+CANCEL: dict[str, Any] = {"name": CANCEL_NAME, "arguments": CANCEL_ARGS}
 CRITERIA: dict[str, Any] = {"reward_basis": ["DB", "COMMUNICATE"], "communicate_info": []}
 
 
@@ -217,7 +218,7 @@ def test_a_failed_reference_write_drops_a_match_but_keeps_a_mismatch() -> None:
     }
     nothing = score_criteria(broken, [], [], "user_stop")
     assert nothing.reward == 1.0 and nothing.breakdown == {"COMMUNICATE": 1} and nothing.db_match
-    cancelled = score_criteria(broken, [ToolCall(CANCEL["name"], CANCEL["arguments"])], [], "user_stop")
+    cancelled = score_criteria(broken, [ToolCall(CANCEL_NAME, CANCEL_ARGS)], [], "user_stop")
     assert cancelled.reward == 0.0 and cancelled.breakdown == {"DB": 0, "COMMUNICATE": 1}
 
 
@@ -229,7 +230,7 @@ def test_a_reference_call_by_the_user_leaves_the_reference_incomplete() -> None:
 
 def test_no_reference_actions_or_no_criteria_pass_the_db_part() -> None:
     no_actions = {**CRITERIA, "actions": None}
-    cancelled = [ToolCall(CANCEL["name"], CANCEL["arguments"])]
+    cancelled = [ToolCall(CANCEL_NAME, CANCEL_ARGS)]
     assert score_criteria(no_actions, cancelled, [], "user_stop").reward == 1.0
     assert score_criteria(None, cancelled, [], "agent_stop").reward == 1.0
     assert score_criteria(None, cancelled, [], "max_turns").reward == 0.0
