@@ -44,7 +44,7 @@ from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
 from ovtui.config import save_config
-from ovtui.keymap_check import DeclaredBinding
+from ovtui.keymap_check import DeclaredBinding, keymap_problems
 from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, WorkspaceChanges, watch_workspace
 
@@ -99,6 +99,8 @@ class OvtuiApp(App[None]):
         self.theme_changed_signal.subscribe(self, self._remember_theme)
         if self.keymap:
             self.set_keymap(self.keymap)
+            for _, problem in keymap_problems(self.keymap, declared_bindings()):  # else a typo does nothing
+                self.notify(f"ovtui.toml {problem}", severity="warning", timeout=10, markup=False)
         self.refresh_pending_count()
         if self.watch_files:
             self._watch_workspace()

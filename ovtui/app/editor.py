@@ -20,6 +20,8 @@ from typing import Any
 
 from textual.app import App
 
+from ovtui.errors import OvtuiError
+
 Editor = Callable[[str], "str | None"]
 
 
@@ -45,8 +47,18 @@ def edit_in_editor(
         handle.write(to_editor(text))
         path = Path(handle.name)
     try:
+        # Nothing may raise inside pause(): Textual's suspend does not resume the app on an exception,
+        # so an editor that cannot start once left a blank terminal that no key could leave.
         with pause():
-            finished = subprocess.run([*command, str(path)], check=False)
+            try:
+                finished: subprocess.CompletedProcess[bytes] | OSError = subprocess.run(
+                    [*command, str(path)], check=False
+                )
+            except OSError as exc:
+                finished = exc
+        if isinstance(finished, OSError):
+            reason = finished.strerror or str(finished)
+            raise OvtuiError(f"cannot run the editor {shlex.join(command)!r} ($VISUAL or $EDITOR): {reason}")
         if finished.returncode != 0:
             return None
         return from_editor(path.read_text(encoding="utf-8"))

@@ -14,6 +14,8 @@ from typing import Any
 
 import uvicorn
 
+from ovtui.errors import OvtuiError
+
 
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -21,8 +23,13 @@ def bind_socket(host: str, port: int) -> socket.socket:
     # socket says TCP; with proto 0 every keep-alive response waited ~40 ms for a delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(1024)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(1024)
+    except (OSError, OverflowError) as exc:  # a port in use or out of range: one line, no traceback
+        sock.close()
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OvtuiError(f"cannot listen on {host} port {port}: {reason}") from None
     sock.setblocking(False)
     return sock
 

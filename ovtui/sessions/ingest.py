@@ -25,7 +25,7 @@ from ovtui.sessions.store import SessionError, SessionStore, check_session_id, r
 def read_conversation(path: Path, sessions: SessionStore) -> list[SessionMessage]:
     shown = path.name
     if not path.is_file():
-        raise SessionError(f"{shown}: no such file")
+        raise SessionError(f"{shown}: {'not a file' if path.exists() else 'no such file'}")
     requests = read_jsonl(path, AddMessageRequest, shown=shown)
     messages = [request.to_stored(sessions.next_message_id()) for request in requests]
     if not messages:

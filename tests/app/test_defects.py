@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from app_support import (
     PLAN_ID,
@@ -98,6 +100,31 @@ def test_an_unchanged_edit_comes_back_exactly_as_it_went() -> None:
     """Defect 3: exactly one newline is stripped, so text that ends in one keeps it."""
     for text in ("no newline", "one newline\n", ""):
         assert edit_in_editor(text, ["true"]) == text
+
+
+async def test_an_editor_that_cannot_start_is_an_error_and_the_app_resumes(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    """A missing $EDITOR raised inside the suspend: the terminal stayed blank and no key worked."""
+    park_demo_plan(workspace)
+    resumed: list[bool] = []
+
+    @contextmanager
+    def suspend_like_textual() -> Iterator[None]:  # App.suspend has no try/finally around its yield
+        yield
+        resumed.append(True)
+
+    def editor(text: str) -> str | None:
+        return edit_in_editor(text, ["/nonexistent/editor", "--wait"], suspend_like_textual)
+
+    app = make_app(workspace, editor=editor)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await press_and_settle(pilot, "2")
+        await press_and_settle(pilot, "e")
+    assert resumed == [True]
+    [said] = [n for n in notifications(messages) if "editor" in n]
+    assert "cannot run the editor '/nonexistent/editor --wait' ($VISUAL or $EDITOR)" in said
 
 
 async def test_placeholders_in_markdown_views_are_shown_not_dropped_as_html(

@@ -53,6 +53,22 @@ async def test_history_filters_by_kind_and_text(workspace: Workspace, make_app: 
         assert table.row_count == 0
 
 
+async def test_a_record_the_filter_hides_is_neither_shown_nor_revertable(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    await apply_demo_plan(workspace)
+    [record] = HistoryStore(workspace.paths).list()
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "3")
+        assert record.id in screen_text(app)
+        await press_and_settle(pilot, "slash", *"kind:revert", "enter")
+        assert app.screen.query_one("#records", VimTable).row_count == 0
+        assert record.id not in screen_text(app)  # its diff stayed beside an empty list
+        await press_and_settle(pilot, "ctrl+r")
+        assert not isinstance(app.screen, ConfirmModal)  # ctrl+r offered to revert the hidden record
+
+
 async def test_revert_conflict_offers_force(workspace: Workspace, make_app: MakeApp) -> None:
     await apply_demo_plan(workspace)
     root = workspace.root

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app_support import PLAN_ID, MakeApp, park_demo_plan, press_and_settle, settle
+from app_support import PLAN_ID, MakeApp, notifications, park_demo_plan, press_and_settle, settle
 from textual.widgets import DataTable
 
 from ovtui.app.app import OvtuiApp
@@ -36,6 +36,19 @@ async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(
         await pilot.press("y")
         await pilot.pause()
         assert workspace.pending.get(PLAN_ID).decisions[0].decision == "approved"
+
+
+async def test_a_bad_keys_table_is_said_when_the_app_opens(workspace: Workspace, make_app: MakeApp) -> None:
+    (workspace.root / "ovtui.toml").write_text(
+        '[keys]\n"review.aprove" = "y"\n"review.approve" = "r"\n', encoding="utf-8"
+    )
+    app = make_app(Workspace(workspace.root))
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await settle(app, pilot)
+        said = notifications(messages)
+    assert any("'review.aprove' is not a binding id (did you mean 'review.approve'?)" in n for n in said)
+    assert any("key 'r' has two actions in Review" in n for n in said)
 
 
 async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(

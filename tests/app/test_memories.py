@@ -74,3 +74,17 @@ async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
         await settle(app, pilot)
         assert any(n.startswith("Reverted") for n in notifications(messages))
     assert not target.exists()
+
+
+async def test_a_type_without_files_clears_the_view(workspace: Workspace, make_app: MakeApp) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(app, pilot)
+        shown = app.screen.query_one("#memories", VimTable).selected_key
+        assert shown and "reservation_cancellation" in screen_text(app)
+        await pilot.press("t")  # cases: none in this workspace
+        await settle(app, pilot)
+        assert isinstance(app.screen, MemoriesScreen) and app.screen.memory_type == "cases"
+        text = screen_text(app)
+        assert "no cases file selected" in text and "reservation_cancellation" not in text  # it stayed

@@ -136,6 +136,8 @@ async def test_cancel_between_batches_keeps_the_workspace_consistent(
         run = app.screen
         assert isinstance(run, RunScreen)
         run.query_one("#batch-size", Input).value = "2"
+        # The run is in another process: enough epochs that it cannot end before the cancel lands.
+        run.query_one("#epochs", Input).value = "50"
         await pilot.press("t")
         await watch.event(pilot, lambda e: e.kind == "plan_applied")  # cancel after the first plan
         await pilot.press("c")

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import httpx2 as httpx
+from cli_support import run_ovtui
 from server_support import start_cli_server, stop
 from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
@@ -71,6 +72,13 @@ def test_ovtui_commit_file(tmp_path: Path, capsys: object) -> None:
     bad.write_text('{"role": "user", "content": "hi"}\n{"role": "robot", "content": "x"}\n')
     assert cli_main(["commit", str(root), str(bad)]) == 2
     assert not (root / "sessions/bad").exists()
+
+
+def test_ovtui_commit_of_a_folder_says_it_is_not_a_file(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    (tmp_path / "chats.jsonl").mkdir()
+    done = run_ovtui("commit", str(root), "chats.jsonl", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2 and done.stderr == "ovtui: error: chats.jsonl: not a file\n"  # "no such file"
 
 
 def test_inbox_sessions_commits_and_quarantines(tmp_path: Path) -> None:

@@ -93,6 +93,15 @@ class HistoryScreen(MainScreen):
         else:
             table.fill(rows)
         self.entries = {e.id: e for e in entries}
+        if self.record_id is not None and self.record_id not in self.entries:
+            self._forget_record()  # a filter hid it: it is neither shown nor revertable
+
+    def _forget_record(self) -> None:
+        self.record_id, self.record = None, None
+        self.query_one("#record-header", Static).update("", layout=False)
+        self.query_one("#record-diff", FieldDiff).show([])
+        self._revertable = None
+        self.refresh_bindings()
 
     @on(Input.Changed, "#history-filter")
     def _filter_changed(self) -> None:

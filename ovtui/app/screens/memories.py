@@ -190,7 +190,7 @@ class MemoriesScreen(MainScreen):
         if problems:
             title += f" · {len(problems)} unreadable file(s): {problems[0]}"
         self.query_one("#memories-title", Label).update(title)
-        self.shown = None
+        self.shown = ""  # not None: _show(None) must still replace the view of the previous type
         self._show(table.selected_key or (rows[0].uri if rows else None))
 
     @on(DataTable.RowHighlighted, "#memories")
