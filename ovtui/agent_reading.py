@@ -7,6 +7,8 @@ vocabulary, ``ovtui.sample_env.guidance``). An LLM agent reads anything, so noth
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 READERS = {"sample": "the sample agent"}
 
 
@@ -21,9 +23,16 @@ def unread_lines(agent: str, content: str) -> list[tuple[int, str]]:
 
 def unread_notes(agent: str, content: str) -> list[tuple[int, str]]:
     """(line number, ``line 4 is not understood by the sample agent: - Be warm.``) for each such line."""
+    return list(_notes(agent, content))
+
+
+@lru_cache(maxsize=64)
+def _notes(agent: str, content: str) -> tuple[tuple[int, str], ...]:
+    # Cached per body: Review and the Memories screen ask again each time an item is shown, and a
+    # 2,000-line body costs tens of ms to read even with each line's reading cached.
     reader = READERS.get(agent, agent)
     notes = []
     for number, line in unread_lines(agent, content):
         excerpt = line if len(line) <= 60 else line[:57] + "..."
         notes.append((number, f"line {number} is not understood by {reader}: {excerpt}"))
-    return notes
+    return tuple(notes)

@@ -12,6 +12,9 @@ from ovtui.memory.types import EXPERIENCES
 from ovtui.plan_assessment import validation_line
 from ovtui.review import PendingPlan, describe_apply
 
+# Unread-line notes shown in an item header (a few fixed rows); the rest are counted.
+UNREAD_SHOWN = 3
+
 DECISION_STYLE = {
     "approved": ("✓ approved", "green"),
     "rejected": ("✗ rejected", "red"),
@@ -121,7 +124,10 @@ def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
     warnings = []
     if item.metadata.get("leaks"):
         warnings.append(f"LEAK: {', '.join(item.metadata['leaks'])} (never approved automatically)")
-    warnings += [f"⚠ {note}" for note in item.metadata.get("unread_lines", [])]
+    unread = item.metadata.get("unread_lines", [])
+    warnings += [f"⚠ {note}" for note in unread[:UNREAD_SHOWN]]
+    if len(unread) > UNREAD_SHOWN:  # the header has a few rows: wrapping thousands of notes took 0.3 s
+        warnings.append(f"⚠ {len(unread) - UNREAD_SHOWN} more such lines (all: ovtui check)")
     if warnings:
         text.append("\n" + " · ".join(warnings), style="bold yellow")
     return text

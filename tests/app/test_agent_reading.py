@@ -112,3 +112,14 @@ async def test_evidence_lists_the_passing_trajectories_an_item_might_break(
         text = screen_text(app)
         assert "1 trajectory file(s), and 1 passing one(s) the change might break" in text
         assert "(passing: might break)" in text, text
+
+
+def test_a_long_list_of_unread_lines_is_cut_to_a_few_and_counted() -> None:
+    """The header has a few fixed rows: wrapping 2,000 notes into it cost 0.3 s per shown item."""
+    notes = [f"line {n} is not understood by the sample agent: - step {n}" for n in range(2, 2002)]
+    item = PolicyPlanItem(kind="upsert", target_name="long", metadata={"unread_lines": notes})
+    pending = PendingPlan(plan_id="p", plan=PolicyUpdatePlan(items=[item]), decisions=[ItemDecision(item=0)])
+    text = item_header(pending, 0, item, lambda uri: uri or "").plain
+    assert "⚠ line 2 is not understood" in text and "⚠ line 4 is not understood" in text
+    assert "line 5 is not understood" not in text
+    assert "⚠ 1997 more such lines (all: ovtui check)" in text
