@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ovtui.case_patterns import EMAIL, ISO_DATE
 from ovtui.context import ExecutionContext
 from ovtui.domain import (
     Case,
@@ -32,8 +33,6 @@ from ovtui.domain import (
 from ovtui.interfaces import RolloutExecutor
 from ovtui.memory.types import EXPERIENCES
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _MIXED_ID = re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,}\b")
 _NAME = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
 _AMOUNT = re.compile(r"^\d{2,}(?:\.\d+)?$")
@@ -167,15 +166,15 @@ def case_values(cases: Iterable[Case]) -> set[str]:
     for case in cases:
         for text in _strings(case.input):
             text = text.strip()
-            if _EMAIL.fullmatch(text) or _DATE.fullmatch(text) or _NAME.match(text) or _AMOUNT.match(text):
+            if EMAIL.fullmatch(text) or ISO_DATE.fullmatch(text) or _NAME.match(text) or _AMOUNT.match(text):
                 values.add(text)
                 if _NAME.match(text):
                     values.update(w for w in text.split() if len(w) > 2)
             elif _MIXED_ID.fullmatch(text):
                 values.add(text)
             values.update(_MIXED_ID.findall(text))
-            values.update(_EMAIL.findall(text))
-            values.update(_DATE.findall(text))
+            values.update(EMAIL.findall(text))
+            values.update(ISO_DATE.findall(text))
     return values
 
 
@@ -189,8 +188,8 @@ def leaked_values(added: list[str], values: set[str]) -> list[str]:
     # Whole tokens only ("412" is not in "4120"); a value of several words is looked up as a phrase.
     tokens = {t.rstrip(".") for t in _TOKEN.findall(text)}
     found = {v for v in values if (v in text if " " in v else v in tokens)}
-    found.update(_EMAIL.findall(text))
-    found.update(_DATE.findall(text))
+    found.update(EMAIL.findall(text))
+    found.update(ISO_DATE.findall(text))
     return sorted(found)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ovtui.case_patterns import EMAIL, ISO_DATE
 from ovtui.workspace.paths import slugify
 
 STOPWORDS = frozenset(
@@ -66,8 +67,6 @@ STOPWORDS = frozenset(
 )
 
 _WORD = re.compile(r"[a-z0-9_]+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _MIXED_ID = re.compile(r"\b(?=[A-Za-z_-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9_-]{3,}\b")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 # Two or more capitalised words in a row read as a personal name ("Maria Lopez").
@@ -94,8 +93,8 @@ def tokenize(text: str) -> list[str]:
 
 def scrub_specifics(text: str) -> str:
     """Replace emails, dates, ids, numbers and personal names with placeholders."""
-    text = _EMAIL.sub("<email>", text)
-    text = _DATE.sub("<date>", text)
+    text = EMAIL.sub("<email>", text)
+    text = ISO_DATE.sub("<date>", text)
     text = _MIXED_ID.sub("<id>", text)
     text = _NUMBER.sub("<n>", text)
     return _PERSON.sub("<name>", text)
@@ -103,7 +102,7 @@ def scrub_specifics(text: str) -> str:
 
 def intent_name(text: str, *, fallback: str = "general_request") -> str:
     """A snake_case name for an intent: digits and ids are dropped so no case leaks into it."""
-    text = _DATE.sub(" ", _EMAIL.sub(" ", text))
+    text = ISO_DATE.sub(" ", EMAIL.sub(" ", text))
     words = [w.lower() for w in re.findall(r"[A-Za-z0-9]+", text) if not any(c.isdigit() for c in w)]
     return slugify(" ".join(words[:6]), fallback=fallback) if words else fallback
 
