@@ -9,9 +9,9 @@ same as for experiences. By default the plan is applied at once (as OpenViking d
 as a ``session_commit`` record; with ``[sessions] review_user_memories`` it is parked for Review.
 
 Merging: a patch-merged field (``content``) gets the lines it does not hold yet, in order; an
-add-only type (cases) is written once and an existing file is left alone. A peer's memories are
-not written yet (peer spaces need per-peer folders the type registry does not declare): they are
-counted and reported.
+add-only type (cases) is written once and an existing file is left alone. A peer's memory (routed
+by ``sessions.peers``) goes to the peer's space, ``peers/<peer_id>/…``: a file per (type, name,
+category, peer), so one peer's profile and the user's are different files.
 """
 
 from __future__ import annotations
@@ -59,8 +59,12 @@ def case_memory(case: Case) -> ExtractedMemory:
     return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content})
 
 
-def _key(memory: ExtractedMemory) -> tuple[str, str | None, str]:
-    return memory.memory_type, memory.name, str(memory.fields.get("category", ""))
+MemoryKey = tuple[str, str | None, str, str | None]
+
+
+def _key(memory: ExtractedMemory) -> MemoryKey:
+    """The file a memory goes to: its type, name, category and whose space (a peer's, or None)."""
+    return memory.memory_type, memory.name, str(memory.fields.get("category", "")), memory.peer_id
 
 
 def _lines(text: str) -> list[str]:
@@ -169,7 +173,7 @@ class StreamingMemoryUpdater:
     def plan(self, memories: list[ExtractedMemory]) -> PolicyUpdatePlan:
         """One item per target file, the memories aimed at it merged (read under no lock: the
         updater's compare-and-swap refuses an item whose file changed since)."""
-        groups: dict[tuple[str, str | None, str], list[ExtractedMemory]] = {}
+        groups: dict[MemoryKey, list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
         items = []
@@ -193,6 +197,7 @@ class StreamingMemoryUpdater:
             target_name=first.name or first.memory_type,
             after_content="",
             metadata={"fields": extra},
+            peer_id=first.peer_id,
         )
         try:
             current = self.store.read_uri(plan_target(self.store, probe).uri)
