@@ -149,7 +149,7 @@ class StreamingMemoryUpdater:
     # --- one batch --------------------------------------------------------------------------
     async def _write(self, batch: list[_Submission]) -> WriteResult:
         plan = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
-        result = WriteResult()
+        result = WriteResult(errors=list(plan.metadata.pop("errors", [])))
         if not plan.items:
             return result
         plan.metadata.update(
@@ -167,7 +167,7 @@ class StreamingMemoryUpdater:
         applied = await self.updater.apply(plan, None, options)
         result.history_id = applied.history_id
         result.written = len(applied.written_uris)
-        result.errors = [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
+        result.errors += [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
         return result
 
     def plan(self, memories: list[ExtractedMemory]) -> PolicyUpdatePlan:
@@ -176,12 +176,18 @@ class StreamingMemoryUpdater:
         groups: dict[MemoryKey, list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
-        items = []
+        items, errors = [], []
         for group in groups.values():
-            item = self._item(group)
+            try:
+                item = self._item(group)
+            except OvtuiError as exc:  # a name, space or file that cannot take it: reported, not written
+                first = group[0]
+                whose = f" of peer {first.peer_id}" if first.peer_id else ""
+                errors.append(f"{first.memory_type} {first.name or first.memory_type}{whose}: {exc}")
+                continue
             if item is not None:
                 items.append(item)
-        return PolicyUpdatePlan(items=items)
+        return PolicyUpdatePlan(items=items, metadata={"errors": errors} if errors else {})
 
     def _item(self, group: list[ExtractedMemory]) -> PolicyPlanItem | None:
         first = group[0]
@@ -199,10 +205,7 @@ class StreamingMemoryUpdater:
             metadata={"fields": extra},
             peer_id=first.peer_id,
         )
-        try:
-            current = self.store.read_uri(plan_target(self.store, probe).uri)
-        except OvtuiError:
-            return None  # a name the type cannot hold: nothing to write
+        current = self.store.read_uri(plan_target(self.store, probe).uri)
         if current is not None and schema.operation_mode == "add_only":
             return None  # written once; the case a later commit repeats is already there
         have = _lines(current.content) if current is not None else []
