@@ -14,9 +14,9 @@ from ovtui.domain import PolicyPlanItem
 from ovtui.errors import MemoryFormatError, OvtuiError, UnsafePathError
 from ovtui.memory.revert import revert
 from ovtui.memory.types import default_registry
-from ovtui.workspace.check import CheckReport, check_memories
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.targets import plan_target
+from ovtui.workspace_check import CheckReport, check_memories
 
 REGISTRY = default_registry()
 PREFIX = "viking://user/default/"
