@@ -128,3 +128,10 @@ def test_review_switch_parks_user_memories(tmp_path: Path) -> None:
         "cases",
     }
     assert outcome.diff.metadata["pending_plans"] == outcome.pending_plans
+    # approved in Review, bob's preference is written to bob's space, the user's to the user's
+    ws.pending.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.apply_pending(plan_id))
+    assert not applied.item_errors, applied.item_errors
+    assert (ws.root / "peers/bob/memories/preferences/trains.md").is_file()
+    assert not (ws.root / "memories/preferences/trains.md").exists()
+    assert (ws.root / "memories/profile.md").is_file()
