@@ -61,7 +61,8 @@ class CommitOutcome:
     errors: list[str] = field(default_factory=list)
     model_calls: int = 0
     peers: PeerReport = field(default_factory=PeerReport)
-    # Files in each peer's space that the commit's records added or changed.
+    # Files in each peer's space that the commit's records added or changed (a batch shared with
+    # concurrent commits counts whole, as the memory_diff lists it).
     peer_files_written: Counter[str] = field(default_factory=Counter)
 
     def peer_summary(self) -> dict[str, Any]:
