@@ -148,7 +148,13 @@ class MemoriesScreen(MainScreen):
         rows, problems = [], []
         # The user's own files, then each peer's (seed 004 §3.4), named with the peer.
         for peer in [None, *store.peers()] if schema.peer_enabled else [None]:
-            report = store.load_type(memory_type, peer)
+            try:
+                report = store.load_type(memory_type, peer)
+            except OvtuiError as exc:
+                if peer is None:
+                    raise
+                problems.append(str(exc))  # a peer's folder leading outside: the others still show
+                continue
             whose = f" · peer {peer}" if peer else ""
             rows += [
                 self._row(schema.name_of(m.fields, relative(m.uri or "")) + whose, m) for m in report.files
