@@ -1,7 +1,10 @@
 """Phase 2 of a session commit (seed 004 §3.1), run in the background after the archive:
 
-1. extract what the conversation holds (``extract_offline``; the model path with the LLM backend),
-   filtered by the session's MemoryPolicy;
+1. extract what the conversation holds — ``extract_offline`` with ``[llm] backend = "offline"``,
+   the model (``LLMSessionExtractor``, the ``[llm]`` endpoint) with any other backend — filtered by
+   the session's MemoryPolicy; an extraction that fails (the endpoint down after the client's
+   retries, answers still unusable after the repair round) fails the commit before anything is
+   written: no memory, no history record, no memory_diff; the archive stays;
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
    and the review gate like any rollout (a session of the training protocol — a CaseSpec first —
    is one rollout directly, without extraction);
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from ovtui.components.policy_trainer import StreamingPolicyTrainer
     from ovtui.context import RunContext
     from ovtui.service import Workspace
+    from ovtui.sessions.llm_extract import LLMSessionExtractor
 
 SNAPSHOT_PREFIX = "session-commit"
 
@@ -48,6 +52,8 @@ class CommitOutcome:
     pending_plans: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     peer_memories_not_written: int = 0
 
     def task_result(self) -> dict[str, Any]:
@@ -60,14 +66,25 @@ class CommitOutcome:
             "pending_plans": self.pending_plans,
             "errors": self.errors,
             "peer_memories_not_written": self.peer_memories_not_written,
-            "token_usage": {"model_calls": self.model_calls},
+            # The extraction's calls; the training of the commit's cases is the trainer's (its
+            # batch is shared with other commits), reported in the run's usage.
+            "token_usage": {
+                "model_calls": self.model_calls,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens,
+            },
         }
 
 
 def apply_policy(extraction: Extraction, policy: MemoryPolicy) -> Extraction:
     """Keep what the session's MemoryPolicy allows: the user's own memories when ``self`` is on, a
     peer's when ``peer`` is on and the peer is allowed, only whitelisted types."""
-    kept = Extraction(model_calls=extraction.model_calls)
+    kept = Extraction(
+        model_calls=extraction.model_calls,
+        prompt_tokens=extraction.prompt_tokens,
+        completion_tokens=extraction.completion_tokens,
+    )
     for memory in extraction.memories:
         if not policy.allows_type(memory.memory_type):
             continue
@@ -88,6 +105,7 @@ class SessionCommitter:
         self.run = run
         self.history = HistoryStore(workspace.paths)
         self._trainer: StreamingPolicyTrainer | None = None
+        self._llm: LLMSessionExtractor | None = None
         self._trainer_lock = asyncio.Lock()
         cfg = workspace.config.sessions
         self.memories = StreamingMemoryUpdater(
@@ -124,8 +142,28 @@ class SessionCommitter:
         if self._trainer is not None:
             await self._trainer.close()
 
-    async def extract(self, messages: list[SessionMessage], archive: Archive) -> Extraction:
-        return extract_offline(messages, archive.session_id, archive.name)
+    def llm_extractor(self) -> LLMSessionExtractor:
+        if self._llm is None:
+            from ovtui.memory.hotness import HotnessLog
+            from ovtui.sessions.llm_extract import LLMSessionExtractor
+
+            ws = self.workspace
+            retrieval = ws.config.retrieval
+            self._llm = LLMSessionExtractor(
+                ws.llm_client(),
+                ws.store,
+                HotnessLog(ws.paths),
+                hotness_weight=retrieval.hotness_weight,
+                hotness_half_life_days=retrieval.hotness_half_life_days,
+            )
+        return self._llm
+
+    async def extract(
+        self, messages: list[SessionMessage], archive: Archive, policy: MemoryPolicy
+    ) -> Extraction:
+        if self.workspace.config.llm.backend == "offline":
+            return extract_offline(messages, archive.session_id, archive.name)
+        return await self.llm_extractor().extract(messages, archive.session_id, archive.name, policy)
 
     async def commit_archive(
         self, archive: Archive, messages: list[SessionMessage], policy: MemoryPolicy
@@ -140,7 +178,7 @@ class SessionCommitter:
         else:
             self.memories.begin()
             try:
-                extraction = apply_policy(await self.extract(messages, archive), policy)
+                extraction = apply_policy(await self.extract(messages, archive, policy), policy)
             except Exception:
                 self.memories.end()
                 await self.memories.flush_if_idle()
@@ -150,6 +188,8 @@ class SessionCommitter:
                 raise
             self.memories.end()
             outcome.model_calls += extraction.model_calls
+            outcome.prompt_tokens += extraction.prompt_tokens
+            outcome.completion_tokens += extraction.completion_tokens
             own = [m for m in extraction.memories if m.peer_id is None]
             outcome.peer_memories_not_written = len(extraction.memories) - len(own)
             to_write = own + [case_memory(case) for case in extraction.cases]

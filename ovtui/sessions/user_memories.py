@@ -8,8 +8,10 @@ of generic memory-type items, so files, compare-and-swap, the journal, History a
 same as for experiences. By default the plan is applied at once (as OpenViking does) and recorded
 as a ``session_commit`` record; with ``[sessions] review_user_memories`` it is parked for Review.
 
-Merging: a patch-merged field (``content``) gets the lines it does not hold yet, in order; an
-add-only type (cases) is written once and an existing file is left alone. A peer's memories are
+Merging (``field_merge``): the memories aimed at one file are applied in order on its current text —
+an offline memory appends the lines the file does not hold yet, a model's operation merges each
+field by its merge op (SEARCH/REPLACE blocks that no longer match are reported, not written); an
+add-only type (events, cases) is written once and an existing file is left alone. A peer's memories are
 not written yet (peer spaces need per-peer folders the type registry does not declare): they are
 counted and reported.
 """
@@ -21,7 +23,6 @@ import contextlib
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
 from ovtui.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.context import ApplyOptions
@@ -31,6 +32,7 @@ from ovtui.memory.cases import memory_from_case
 from ovtui.memory.types import CASES
 from ovtui.review import ItemDecision, PendingPlans
 from ovtui.sessions.extract import ExtractedMemory
+from ovtui.sessions.field_merge import merge_group
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.targets import plan_target
 
@@ -54,17 +56,14 @@ class _Submission:
 
 
 def case_memory(case: Case) -> ExtractedMemory:
-    memory = memory_from_case(case)
+    evidence = case.metadata.get("evidence")
+    memory = memory_from_case(case, evidence=evidence if isinstance(evidence, str) else None)
     fields = {k: v for k, v in memory.fields.items() if k not in RESERVED and v is not None}
     return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content})
 
 
 def _key(memory: ExtractedMemory) -> tuple[str, str | None, str]:
     return memory.memory_type, memory.name, str(memory.fields.get("category", ""))
-
-
-def _lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
 
 
 class StreamingMemoryUpdater:
@@ -145,7 +144,7 @@ class StreamingMemoryUpdater:
     # --- one batch --------------------------------------------------------------------------
     async def _write(self, batch: list[_Submission]) -> WriteResult:
         plan = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
-        result = WriteResult()
+        result = WriteResult(errors=list(plan.metadata.pop("errors", [])))
         if not plan.items:
             return result
         plan.metadata.update(
@@ -163,7 +162,7 @@ class StreamingMemoryUpdater:
         applied = await self.updater.apply(plan, None, options)
         result.history_id = applied.history_id
         result.written = len(applied.written_uris)
-        result.errors = [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
+        result.errors += [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
         return result
 
     def plan(self, memories: list[ExtractedMemory]) -> PolicyUpdatePlan:
@@ -172,21 +171,22 @@ class StreamingMemoryUpdater:
         groups: dict[tuple[str, str | None, str], list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
-        items = []
+        items: list[PolicyPlanItem] = []
+        errors: list[str] = []
         for group in groups.values():
-            item = self._item(group)
+            item = self._item(group, errors)
             if item is not None:
                 items.append(item)
-        return PolicyUpdatePlan(items=items)
+        return PolicyUpdatePlan(items=items, metadata={"errors": errors} if errors else {})
 
-    def _item(self, group: list[ExtractedMemory]) -> PolicyPlanItem | None:
+    def _item(self, group: list[ExtractedMemory], errors: list[str]) -> PolicyPlanItem | None:
+        """The plan item for one file: ``group`` merged in order on its current text (see
+        ``field_merge``); operations that no longer apply are left out and named in ``errors``."""
         first = group[0]
         schema = self.store.registry.get(first.memory_type)
-        extra: dict[str, Any] = {}
-        for memory in group:
-            extra.update(
-                {k: v for k, v in memory.fields.items() if k not in RESERVED and k != schema.name_field}
-            )
+        extra = {
+            k: v for m in group for k, v in m.fields.items() if k not in RESERVED and k != schema.name_field
+        }
         probe = PolicyPlanItem(
             kind="upsert",
             memory_type=first.memory_type,
@@ -200,20 +200,22 @@ class StreamingMemoryUpdater:
             return None  # a name the type cannot hold: nothing to write
         if current is not None and schema.operation_mode == "add_only":
             return None  # written once; the case a later commit repeats is already there
-        have = _lines(current.content) if current is not None else []
-        new = [ln for m in group for ln in _lines(str(m.fields.get("content", ""))) if ln not in have]
-        new = list(dict.fromkeys(new))
-        if not new:
+        merged = merge_group(schema, current, group)
+        errors += merged.errors
+        after = merged.content
+        fields = {k: v for k, v in merged.fields.items() if k not in RESERVED and k != schema.name_field}
+        if after is None or (
+            current is not None
+            and after == current.content
+            and all(current.fields.get(k) == v for k, v in fields.items())
+        ):
             return None  # nothing the file does not already say: a no-op is not written
-        after = (
-            "\n".join([*have, *new]) if schema.operation_mode != "add_only" else str(first.fields["content"])
-        )
         return probe.model_copy(
             update={
                 "after_content": after,
                 "before_content": current.content if current is not None else None,
                 "base_version": current.version if current is not None else None,
                 "confidence": 1.0,
-                "metadata": {"fields": extra, "rationale": f"stated in a session ({len(group)} mention(s))"},
+                "metadata": {"fields": fields, "rationale": f"stated in a session ({len(group)} mention(s))"},
             }
         )
