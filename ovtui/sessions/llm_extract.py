@@ -25,6 +25,7 @@ as used in the hotness log once the extraction succeeded.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -53,6 +54,7 @@ USER_TYPES = (PROFILE, PREFERENCES, ENTITIES, EVENTS, CASES)
 EDITABLE = (PROFILE, PREFERENCES, ENTITIES)  # the types whose existing files the model may edit
 SIMILAR_PER_TYPE = 4
 STAGE = "session_extract"
+MAX_LOOPS = 32
 
 INSTRUCTION = """\
 You read one conversation between a user and an AI agent and write down what is worth remembering \
@@ -138,6 +140,7 @@ class LLMSessionExtractor:
         self.hotness_weight = hotness_weight
         self.hotness_half_life_days = hotness_half_life_days
         self.max_iterations = max_iterations
+        self._loops: dict[tuple[tuple[str, ...], tuple[str, ...]], ExtractLoop] = {}
 
     def similar(self, text: str, memory_types: list[str]) -> list[MemoryFile]:
         """The existing memories of the editable types closest to ``text`` (the profile always)."""
@@ -164,13 +167,23 @@ class LLMSessionExtractor:
         return found
 
     def _loop(self, memory_types: list[str], peers: list[str]) -> ExtractLoop:
+        """One loop per set of types and peers: its schema and system prompt are built once."""
+        key = (tuple(memory_types), tuple(peers))
+        if key not in self._loops:
+            if len(self._loops) >= MAX_LOOPS:
+                self._loops.clear()  # many peer sets: rebuilding a prompt costs less than keeping all
+            self._loops[key] = self._new_loop(memory_types, peers)
+        return self._loops[key]
+
+    def _new_loop(self, memory_types: list[str], peers: list[str]) -> ExtractLoop:
         extras: dict[str, dict[str, Any]] = {}
         if peers:
             extras[PEER_FIELD] = {
                 "type": "string",
                 "enum": peers,
                 "description": "only for a memory about a peer who spoke in the conversation (the messages "
-                "marked 'peer …'): that peer's id; leave it out for the user's own memories",
+                "marked 'peer …'): that peer's id, and the complete text of what to remember about the "
+                "peer (never SEARCH/REPLACE blocks); leave it out for the user's own memories",
             }
         checks: dict[str, ItemCheck] = {CASES: _check_case} if CASES in memory_types else {}
         return ExtractLoop(
@@ -192,7 +205,7 @@ class LLMSessionExtractor:
         if not memory_types or not (policy.self_.enabled or peers):
             return Extraction()  # the policy allows nothing: no call
         conversation = render_conversation(messages)
-        similar = self.similar(conversation, memory_types)
+        similar = await asyncio.to_thread(self.similar, conversation, memory_types)
         inputs = f"## Conversation (session {session_id})\n{conversation}"
         result = await self._loop(memory_types, peers).run(
             STAGE, INSTRUCTION, inputs, [], prefetch_files=similar
@@ -208,7 +221,9 @@ class LLMSessionExtractor:
                     extraction.cases.append(_training_case(op, messages, session_id, archive_name))
                     continue
                 peer = op.extras.get(PEER_FIELD)
-                seen = {"content": op.before.content, **op.before.fields} if op.before is not None else None
+                # The file shown was the user's: a peer's operation is merged as new text on the peer's.
+                shown = op.before if not peer else None
+                seen = {"content": shown.content, **shown.fields} if shown is not None else None
                 extraction.memories.append(
                     ExtractedMemory(
                         memory_type,
