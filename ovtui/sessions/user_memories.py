@@ -1,6 +1,6 @@
-"""User memories of session commits (profile, preferences, entities, cases): the StreamingMemoryUpdater.
+"""User memories of session commits (profile, preferences, entities, events, cases): the updater.
 
-Extracted memories from concurrent commits are queued and written in batches — when
+StreamingMemoryUpdater: the memories from concurrent commits are queued and written in batches — when
 ``max_operations`` are waiting, when the oldest has waited ``max_wait_seconds``, on close, and at
 once when no other commit is still extracting (a lone commit never waits out a window). A batch is
 merged per target file (several sessions adding to ``profile.md`` make one edit) and becomes one plan
