@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -228,3 +228,28 @@ def test_two_concurrent_commits_editing_one_profile_both_land(tmp_path: Path) ->
         "- The user works as a nurse.",
         "- The user's name is Ana Ruiz; she goes by Ana.",
     ]
+
+
+def test_a_search_another_commit_consumed_is_reported_not_a_crash(tmp_path: Path) -> None:
+    both_asked = threading.Barrier(2, timeout=20)
+
+    def renamer(new_line: str) -> Callable[[RecordedRequest], Reply]:
+        def answer(request: RecordedRequest) -> Reply:
+            both_asked.wait()
+            return Reply.json(
+                {"profile": [{"content": render_blocks([SearchReplace(PROFILE_LINE, new_line)])}]}
+            )
+
+        return answer
+
+    names = ["- The user's name is Ana Ruiz-Marín.", "- The user's name is Ana Marín."]
+    model = SessionModel({"r1": renamer(names[0]), "r2": renamer(names[1])})
+    with served(tmp_path, model) as (client, root, _fake):
+        assert commit(client, "seed", CONVERSATION)["status"] == "completed"
+        with ThreadPoolExecutor(2) as pool:
+            tasks = list(pool.map(lambda s: commit(client, s, said("About my name.")), ["r1", "r2"]))
+    assert [t["status"] for t in tasks] == ["completed", "completed"], tasks
+    profile = memory(root, "memories/profile.md").content
+    assert profile in names  # the first rename landed; the second's SEARCH text was gone
+    errors = [e for t in tasks for e in t["result"]["errors"]]
+    assert errors and all("profile" in e and "SEARCH text not found" in e for e in errors), errors
