@@ -31,13 +31,25 @@ from ovtui.sessions.extract import ExtractedMemory
 CONTENT = "content"
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A memory whose operation could not be applied any more, and why (reported to its commit)."""
+
+    memory: ExtractedMemory
+    reason: str
+
+    def __str__(self) -> str:
+        name = self.memory.name or self.memory.memory_type
+        return f"{self.memory.memory_type} {name!r}: {self.reason}; this operation was left out"
+
+
 @dataclass
 class MergedFile:
-    """The file's next content and the fields the batch set; ``errors`` name the memories left out."""
+    """The file's next content and the fields the batch set; ``left_out``: the memories not applied."""
 
     content: str | None
     fields: dict[str, Any] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
 
 
 def lines_of(text: str) -> list[str]:
@@ -78,16 +90,15 @@ def merge_group(
     """Apply ``group`` in order on ``current``; the fields set are those the memories gave."""
     state: dict[str, Any] = {CONTENT: current.content, **current.fields} if current is not None else {}
     touched: list[str] = []
-    errors: list[str] = []
+    left_out: list[LeftOut] = []
     for memory in group:
         try:
             updates = {key: _merge_field(schema, key, memory, state) for key in memory.fields}
         except PatchError as exc:
-            name = memory.name or memory.memory_type
-            errors.append(f"{memory.memory_type} {name!r}: {exc}; this operation was left out")
+            left_out.append(LeftOut(memory, str(exc)))
             continue
         state.update(updates)
         touched += [key for key in updates if key not in touched]
     content = state.get(CONTENT)
     fields = {key: state[key] for key in touched if key != CONTENT}
-    return MergedFile(None if content is None else str(content), fields, errors)
+    return MergedFile(None if content is None else str(content), fields, left_out)

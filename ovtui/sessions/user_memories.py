@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ovtui.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.context import ApplyOptions
@@ -32,7 +32,7 @@ from ovtui.memory.cases import memory_from_case
 from ovtui.memory.types import CASES
 from ovtui.review import ItemDecision, PendingPlans
 from ovtui.sessions.extract import ExtractedMemory
-from ovtui.sessions.field_merge import merge_group
+from ovtui.sessions.field_merge import LeftOut, merge_group
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.targets import plan_target
 
@@ -131,22 +131,24 @@ class StreamingMemoryUpdater:
             if not batch:
                 return
             try:
-                result = await self._write(batch)
+                result, left_out = await self._write(batch)
             except Exception as exc:
                 for submission in batch:
                     if not submission.future.done():
                         submission.future.set_exception(exc)
                 return
             for submission in batch:
+                # The batch's record is every commit's; an operation left out is its own commit's error.
+                own = [str(x) for x in left_out if any(x.memory is m for m in submission.memories)]
                 if not submission.future.done():
-                    submission.future.set_result(result)
+                    submission.future.set_result(replace(result, errors=[*result.errors, *own]))
 
     # --- one batch --------------------------------------------------------------------------
-    async def _write(self, batch: list[_Submission]) -> WriteResult:
-        plan = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
-        result = WriteResult(errors=list(plan.metadata.pop("errors", [])))
+    async def _write(self, batch: list[_Submission]) -> tuple[WriteResult, list[LeftOut]]:
+        plan, left_out = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
+        result = WriteResult()
         if not plan.items:
-            return result
+            return result, left_out
         plan.metadata.update(
             plan_id=uuid.uuid4().hex[:12],
             source="session_commit",
@@ -155,33 +157,33 @@ class StreamingMemoryUpdater:
         if self.review:
             self.pending.park(plan, [ItemDecision(item=i) for i in range(len(plan.items))])
             result.pending_plan = str(plan.metadata["plan_id"])
-            return result
+            return result, left_out
         options = ApplyOptions(
             kind="session_commit", purpose="session commit", archive_uri=batch[0].archive_uri
         )
         applied = await self.updater.apply(plan, None, options)
         result.history_id = applied.history_id
         result.written = len(applied.written_uris)
-        result.errors += [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
-        return result
+        result.errors = [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
+        return result, left_out
 
-    def plan(self, memories: list[ExtractedMemory]) -> PolicyUpdatePlan:
+    def plan(self, memories: list[ExtractedMemory]) -> tuple[PolicyUpdatePlan, list[LeftOut]]:
         """One item per target file, the memories aimed at it merged (read under no lock: the
         updater's compare-and-swap refuses an item whose file changed since)."""
         groups: dict[tuple[str, str | None, str], list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
         items: list[PolicyPlanItem] = []
-        errors: list[str] = []
+        left_out: list[LeftOut] = []
         for group in groups.values():
-            item = self._item(group, errors)
+            item = self._item(group, left_out)
             if item is not None:
                 items.append(item)
-        return PolicyUpdatePlan(items=items, metadata={"errors": errors} if errors else {})
+        return PolicyUpdatePlan(items=items), left_out
 
-    def _item(self, group: list[ExtractedMemory], errors: list[str]) -> PolicyPlanItem | None:
+    def _item(self, group: list[ExtractedMemory], left_out: list[LeftOut]) -> PolicyPlanItem | None:
         """The plan item for one file: ``group`` merged in order on its current text (see
-        ``field_merge``); operations that no longer apply are left out and named in ``errors``."""
+        ``field_merge``); operations that no longer apply are added to ``left_out``."""
         first = group[0]
         schema = self.store.registry.get(first.memory_type)
         extra = {
@@ -201,7 +203,7 @@ class StreamingMemoryUpdater:
         if current is not None and schema.operation_mode == "add_only":
             return None  # written once; the case a later commit repeats is already there
         merged = merge_group(schema, current, group)
-        errors += merged.errors
+        left_out += merged.left_out
         after = merged.content
         fields = {k: v for k, v in merged.fields.items() if k not in RESERVED and k != schema.name_field}
         if after is None or (

@@ -251,5 +251,9 @@ def test_a_search_another_commit_consumed_is_reported_not_a_crash(tmp_path: Path
     assert [t["status"] for t in tasks] == ["completed", "completed"], tasks
     profile = memory(root, "memories/profile.md").content
     assert profile in names  # the first rename landed; the second's SEARCH text was gone
-    errors = [e for t in tasks for e in t["result"]["errors"]]
-    assert errors and all("profile" in e and "SEARCH text not found" in e for e in errors), errors
+    # the commit whose rename was left out is told; the other one is not
+    [landed] = [t for t in tasks if t["result"]["errors"] == []]
+    [told] = [t for t in tasks if t["result"]["errors"]]
+    assert profile == names[["r1", "r2"].index(landed["resource_id"])]
+    [error] = told["result"]["errors"]
+    assert error.startswith("profile 'profile': block 1: SEARCH text not found"), error

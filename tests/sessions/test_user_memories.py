@@ -157,13 +157,14 @@ def test_model_operations_merge_in_order_and_a_stale_search_is_an_error(tmp_path
         _op(rename, base),  # its SEARCH text is gone now
         ExtractedMemory("profile", None, {"content": "- I live in Porto"}),  # offline: a line appended
     ]
-    plan = updater.plan(group)
+    plan, left_out = updater.plan(group)
     [item] = plan.items
     assert str(item.after_content).splitlines() == [
         "- The user's name is Ana Ruiz-Marín.",
         "- The user works as a nurse.",
         "- I live in Porto",
     ]
-    [error] = plan.metadata["errors"]
-    assert error.startswith("profile 'profile': block 1: SEARCH text not found") and "left out" in error
+    [stale] = left_out
+    assert stale.memory is group[2] and stale.reason.startswith("block 1: SEARCH text not found")
+    assert str(stale).startswith("profile 'profile': block 1") and "left out" in str(stale)
     assert item.base_version is not None  # applied by compare-and-swap against the file planned on
