@@ -51,9 +51,9 @@ class CommitOutcome:
     history_ids: list[str] = field(default_factory=list)
     pending_plans: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    model_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    model_calls: int = 0
     peer_memories_not_written: int = 0
 
     def task_result(self) -> dict[str, Any]:
@@ -80,11 +80,7 @@ class CommitOutcome:
 def apply_policy(extraction: Extraction, policy: MemoryPolicy) -> Extraction:
     """Keep what the session's MemoryPolicy allows: the user's own memories when ``self`` is on, a
     peer's when ``peer`` is on and the peer is allowed, only whitelisted types."""
-    kept = Extraction(
-        model_calls=extraction.model_calls,
-        prompt_tokens=extraction.prompt_tokens,
-        completion_tokens=extraction.completion_tokens,
-    )
+    kept = Extraction(model_calls=extraction.model_calls)
     for memory in extraction.memories:
         if not policy.allows_type(memory.memory_type):
             continue
@@ -178,7 +174,8 @@ class SessionCommitter:
         else:
             self.memories.begin()
             try:
-                extraction = apply_policy(await self.extract(messages, archive, policy), policy)
+                extracted = await self.extract(messages, archive, policy)
+                extraction = apply_policy(extracted, policy)
             except Exception:
                 self.memories.end()
                 await self.memories.flush_if_idle()
@@ -187,9 +184,9 @@ class SessionCommitter:
                 self.memories.end()
                 raise
             self.memories.end()
+            outcome.prompt_tokens += extracted.prompt_tokens
+            outcome.completion_tokens += extracted.completion_tokens
             outcome.model_calls += extraction.model_calls
-            outcome.prompt_tokens += extraction.prompt_tokens
-            outcome.completion_tokens += extraction.completion_tokens
             own = [m for m in extraction.memories if m.peer_id is None]
             outcome.peer_memories_not_written = len(extraction.memories) - len(own)
             to_write = own + [case_memory(case) for case in extraction.cases]
