@@ -40,7 +40,8 @@ class LeftOut:
 
     def __str__(self) -> str:
         name = self.memory.name or self.memory.memory_type
-        return f"{self.memory.memory_type} {name!r}: {self.reason}; this operation was left out"
+        whose = f" of peer {self.memory.peer_id}" if self.memory.peer_id else ""
+        return f"{self.memory.memory_type} {name!r}{whose}: {self.reason}; this operation was left out"
 
 
 @dataclass

@@ -10,10 +10,10 @@ as a ``session_commit`` record; with ``[sessions] review_user_memories`` it is p
 
 Merging (``field_merge``): the memories aimed at one file are applied in order on its current text —
 an offline memory appends the lines the file does not hold yet, a model's operation merges each
-field by its merge op (SEARCH/REPLACE blocks that no longer match are reported, not written); an
-add-only type (events, cases) is written once and an existing file is left alone. A peer's memories are
-not written yet (peer spaces need per-peer folders the type registry does not declare): they are
-counted and reported.
+field by its merge op (SEARCH/REPLACE blocks that no longer match are reported to their commit, not
+written); an add-only type (events, cases) is written once and an existing file is left alone. A
+peer's memory (routed by ``sessions.peers``) goes to the peer's space, ``peers/<peer_id>/…``: a file
+per (type, name, category, peer), so one peer's profile and the user's are different files.
 """
 
 from __future__ import annotations
@@ -62,8 +62,12 @@ def case_memory(case: Case) -> ExtractedMemory:
     return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content})
 
 
-def _key(memory: ExtractedMemory) -> tuple[str, str | None, str]:
-    return memory.memory_type, memory.name, str(memory.fields.get("category", ""))
+MemoryKey = tuple[str, str | None, str, str | None]
+
+
+def _key(memory: ExtractedMemory) -> MemoryKey:
+    """The file a memory goes to: its type, name, category and whose space (a peer's, or None)."""
+    return memory.memory_type, memory.name, str(memory.fields.get("category", "")), memory.peer_id
 
 
 class StreamingMemoryUpdater:
@@ -140,6 +144,7 @@ class StreamingMemoryUpdater:
             for submission in batch:
                 # The batch's record is every commit's; an operation left out is its own commit's error.
                 own = [str(x) for x in left_out if any(x.memory is m for m in submission.memories)]
+                own = list(dict.fromkeys(own))  # a file that could not take it: once per commit
                 if not submission.future.done():
                     submission.future.set_result(replace(result, errors=[*result.errors, *own]))
 
@@ -170,13 +175,17 @@ class StreamingMemoryUpdater:
     def plan(self, memories: list[ExtractedMemory]) -> tuple[PolicyUpdatePlan, list[LeftOut]]:
         """One item per target file, the memories aimed at it merged (read under no lock: the
         updater's compare-and-swap refuses an item whose file changed since)."""
-        groups: dict[tuple[str, str | None, str], list[ExtractedMemory]] = {}
+        groups: dict[MemoryKey, list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
         items: list[PolicyPlanItem] = []
         left_out: list[LeftOut] = []
         for group in groups.values():
-            item = self._item(group, left_out)
+            try:
+                item = self._item(group, left_out)
+            except OvtuiError as exc:  # a name, space or file that cannot take it: reported, not written
+                left_out += [LeftOut(m, str(exc)) for m in group]
+                continue
             if item is not None:
                 items.append(item)
         return PolicyUpdatePlan(items=items), left_out
@@ -195,11 +204,9 @@ class StreamingMemoryUpdater:
             target_name=first.name or first.memory_type,
             after_content="",
             metadata={"fields": extra},
+            peer_id=first.peer_id,
         )
-        try:
-            current = self.store.read_uri(plan_target(self.store, probe).uri)
-        except OvtuiError:
-            return None  # a name the type cannot hold: nothing to write
+        current = self.store.read_uri(plan_target(self.store, probe).uri)
         if current is not None and schema.operation_mode == "add_only":
             return None  # written once; the case a later commit repeats is already there
         merged = merge_group(schema, current, group)
