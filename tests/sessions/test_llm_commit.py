@@ -257,3 +257,19 @@ def test_a_search_another_commit_consumed_is_reported_not_a_crash(tmp_path: Path
     assert profile == names[["r1", "r2"].index(landed["resource_id"])]
     [error] = told["result"]["errors"]
     assert error.startswith("profile 'profile': block 1: SEARCH text not found"), error
+
+
+def test_a_peers_memory_from_the_model_goes_to_the_peers_space(tmp_path: Path) -> None:
+    def answer(request: RecordedRequest) -> Reply:
+        return Reply.json(
+            {"preferences": [{"topic": "trains", "content": "- Bob prefers trains.", "peer_id": "bob"}]}
+        )
+
+    model = SessionModel({"p1": answer})
+    with served(tmp_path, model) as (client, root, fake):
+        task = commit(client, "p1", [{"role": "user", "content": "I prefer trains.", "peer_id": "bob"}])
+        schema = fake.chat_requests[-1].body["response_format"]["json_schema"]["schema"]
+    assert task["status"] == "completed", task
+    assert schema["properties"]["preferences"]["items"]["properties"]["peer_id"]["enum"] == ["bob"]
+    assert memory(root, "peers/bob/memories/preferences/trains.md").content == "- Bob prefers trains."
+    assert not (root / "memories/preferences/trains.md").exists()
