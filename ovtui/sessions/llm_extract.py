@@ -94,8 +94,8 @@ def render_conversation(messages: list[SessionMessage]) -> str:
         body = render_message(message.to_message())
         if not body:
             continue
-        who = f"peer {message.peer_id}" if message.peer_id else message.role
-        lines.append(f"#{index} {message.created_at} ({who})\n{body}")
+        peer = f" (peer {message.peer_id})" if message.peer_id else ""  # the body names the role
+        lines.append(f"#{index} {message.created_at}{peer}\n{body}")
     return "\n".join(lines)
 
 
