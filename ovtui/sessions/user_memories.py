@@ -65,6 +65,10 @@ def case_memory(case: Case) -> ExtractedMemory:
 MemoryKey = tuple[str, str | None, str, str | None]
 
 
+def _content(memory: ExtractedMemory) -> str:
+    return str(memory.fields.get("content", "")).strip()
+
+
 def _key(memory: ExtractedMemory) -> MemoryKey:
     """The file a memory goes to: its type, name, category and whose space (a peer's, or None)."""
     return memory.memory_type, memory.name, str(memory.fields.get("category", "")), memory.peer_id
@@ -207,8 +211,19 @@ class StreamingMemoryUpdater:
             peer_id=first.peer_id,
         )
         current = self.store.read_uri(plan_target(self.store, probe).uri)
-        if current is not None and schema.operation_mode == "add_only":
-            return None  # written once; the case a later commit repeats is already there
+        if schema.operation_mode == "add_only":
+            # Written once: the same text again is a no-op; another text under the same name (two
+            # events called alike on one day) is not written over, and its commit is told.
+            kept = current.content if current is not None else _content(first)
+            where = current.uri if current is not None else "in this batch"
+            left_out += [
+                LeftOut(m, f"an add-only file of that name exists ({where}); not written over")
+                for m in group
+                if _content(m) != kept.strip()
+            ]
+            if current is not None:
+                return None
+            group = [first]
         merged = merge_group(schema, current, group)
         left_out += merged.left_out
         after = merged.content

@@ -178,3 +178,24 @@ def test_model_operations_merge_in_order_and_a_stale_search_is_an_error(tmp_path
     assert stale.memory is group[2] and stale.reason.startswith("block 1: SEARCH text not found")
     assert str(stale).startswith("profile 'profile': block 1") and "left out" in str(stale)
     assert item.base_version is not None  # applied by compare-and-swap against the file planned on
+
+
+def test_an_add_only_name_taken_twice_keeps_the_first_and_reports_the_other(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    updater = StreamingMemoryUpdater(ws.store, ws.pending)
+
+    def event(content: str) -> ExtractedMemory:
+        return ExtractedMemory(
+            "events", "dentist_visit", {"event_name": "dentist_visit", "content": content}, merge="ops"
+        )
+
+    first, again, other = (
+        event("On 2026-12-01 the user sees the dentist."),
+        event("On 2026-12-01 the user sees the dentist."),
+        event("On 2026-12-09 the user sees the dentist again."),
+    )
+    plan, left_out = updater.plan([first, again, other])
+    [item] = plan.items
+    assert item.after_content == first.fields["content"] and item.target_name == "dentist_visit"
+    [clash] = left_out  # the same text twice is no clash; another text under the same name is
+    assert clash.memory is other and "not written over" in clash.reason
