@@ -9,64 +9,20 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-import httpx2 as httpx
-from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from fakes.openai_server import RecordedRequest, Reply
 from fakes.session_model import PREFERENCE_LINE, PROFILE_LINE, SessionModel, conversation_answer
-from server_support import threaded_server
+from llm_session_support import PREFIX, commit, memory, said, served
 from session_support import CONVERSATION
-from workspace_support import build_sample_workspace
 
 from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.hotness import HotnessLog
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
-from ovtui.service import Workspace
-from ovtui.sessions.api import create_session_app
 from ovtui.workspace.paths import WorkspacePaths
-
-PREFIX = "viking://user/default/"
-
-
-@contextmanager
-def served(
-    tmp: Path, model: SessionModel, base_url: str | None = None
-) -> Iterator[tuple[httpx.Client, Path, FakeOpenAIServer]]:
-    """``ovtui serve`` of a fresh sample workspace whose ``[llm]`` is the fake server running ``model``."""
-    root = build_sample_workspace(tmp / "ws")
-    with FakeOpenAIServer(model) as fake:
-        (root / "ovtui.toml").write_text(
-            f'[llm]\nbackend = "openai"\nbase_url = "{base_url or fake.base_url}"\nmodel = "fake-model"\n'
-            'max_retries = 1\ntimeout = 10\n[review]\npolicy = "all"\n'
-        )
-        app = create_session_app(Workspace(root), watch_inbox=False)
-        with threaded_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
-            yield client, root, fake
-
-
-def ok(response: httpx.Response) -> Any:
-    body = response.json()
-    assert response.status_code == 200 and body["status"] == "ok", body
-    return body["result"]
-
-
-def commit(client: httpx.Client, session_id: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    ok(client.post(f"/api/v1/sessions/{session_id}/messages/batch", json={"messages": messages}))
-    accepted = ok(client.post(f"/api/v1/sessions/{session_id}/commit"))
-    for _ in range(60):
-        task: dict[str, Any] = ok(client.get(f"/api/v1/tasks/{accepted['task_id']}", params={"wait": 5}))
-        if task["status"] in ("completed", "failed"):
-            return task
-    raise AssertionError(f"task {accepted['task_id']} never finished")
-
-
-def memory(root: Path, rel: str) -> Any:
-    return parse_memory((root / rel).read_text())
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -74,10 +30,6 @@ def snapshot(root: Path) -> dict[str, str]:
     files = [*root.joinpath("memories").rglob("*.md"), *root.joinpath("history").rglob("*")]
     files.append(root / ".ovtui/hotness.jsonl")
     return {str(p.relative_to(root)): p.read_text() for p in files if p.is_file()}
-
-
-def said(text: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted."}]
 
 
 def test_a_conversation_becomes_the_models_memories_and_its_case_trains(tmp_path: Path) -> None:
