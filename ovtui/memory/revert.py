@@ -5,8 +5,10 @@ the current one + 1 (a revert is a write); delete → recreate the file (version
 changed after the record (its content or meaningful fields are no longer the record's ``after``;
 the ``version`` write counter and trace fields do not count, so records can be reverted newest
 first one after another) is a conflict: the revert is refused, naming every such file, unless
-forced. A forced revert says so in its own record. A record already undone by a revert (that was
-not itself reverted) is refused, naming that revert.
+forced. Relations (``links``, ``backlinks``) are sets later applies add to — a case file gains a
+link to each experience its runs fed — so they are no conflict: a revert takes out the links the
+record added and keeps those added after it. A forced revert says so in its own record. A record
+already undone by a revert (that was not itself reverted) is refused, naming that revert.
 """
 
 from __future__ import annotations
@@ -16,10 +18,19 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ovtui.errors import MemoryFormatError, OvtuiError, RevertConflictError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
-from ovtui.memory.memory_diff import FileChange, MemoryDiff, Review, build_memory_diff, same_memory
+from ovtui.memory.links import RELATION_FIELDS, link_key, merge_links
+from ovtui.memory.memory_diff import (
+    FileChange,
+    MemoryDiff,
+    Review,
+    build_memory_diff,
+    same_memory,
+    same_memory_file,
+)
 from ovtui.workspace.history import HistoryStore, new_history_id
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.transaction import commit_record, prepare
@@ -63,21 +74,63 @@ def _version_of(text: str | None) -> int | None:
     return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
 
 
+def _parsed(text: str | None) -> MemoryFile | None:
+    if text is None:
+        return None
+    try:
+        return parse_memory(text)
+    except MemoryFormatError:
+        return None
+
+
+def _later_relations(current: str | None, expected: str | None) -> dict[str, list[Any]]:
+    """Per relation field, the links ``current`` holds that the record's ``expected`` did not."""
+    now, then = _parsed(current), _parsed(expected)
+    if now is None:
+        return {}
+    later: dict[str, list[Any]] = {}
+    for key in RELATION_FIELDS:
+        had = then.fields.get(key) if then is not None else None
+        known = {link_key(x) for x in had if isinstance(x, dict)} if isinstance(had, list) else set()
+        value = now.fields.get(key)
+        listed = value if isinstance(value, list) else []
+        added = [x for x in listed if isinstance(x, dict) and link_key(x) not in known]
+        if added:
+            later[key] = added
+    return later
+
+
 def _restored(restore: str, current: str | None, expected: str | None) -> str:
-    """``restore``'s text with its version moved past every version the file has had."""
+    """``restore``'s text with the links added after the record kept and its version moved past
+    every version the file has had."""
     memory = parse_memory(restore, source="history record")
-    if "version" not in memory.fields:
+    later = _later_relations(current, expected)
+    if "version" not in memory.fields and not later:
         return restore
-    seen = [v for v in (_version_of(current), _version_of(expected), memory.version) if v is not None]
     fields = dict(memory.fields)
-    fields["version"] = max(seen) + 1
+    for key, links in later.items():
+        fields[key] = merge_links(fields.get(key), links)
+    if "version" in fields:
+        seen = [v for v in (_version_of(current), _version_of(expected), memory.version) if v is not None]
+        fields["version"] = max(seen) + 1
     return MemoryFile(content=memory.content, fields=fields).render()
 
 
+def _without_relations(memory: MemoryFile) -> MemoryFile:
+    fields = {k: v for k, v in memory.fields.items() if k not in RELATION_FIELDS}
+    return MemoryFile(content=memory.content, fields=fields)
+
+
 def _unchanged(current: str | None, expected: str | None) -> bool:
+    """``current`` is what the record left, links added since aside."""
     if current is None or expected is None:
         return current is expected
-    return same_memory(current, expected)
+    if same_memory(current, expected):
+        return True
+    now, then = _parsed(current), _parsed(expected)
+    if now is None or then is None:
+        return False
+    return same_memory_file(_without_relations(now), _without_relations(then))
 
 
 def reverted_by(history: HistoryStore, record_id: str) -> str | None:

@@ -20,18 +20,19 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.domain import Case, Message, Rollout, RolloutAnalysis, RolloutTrainingResult
 from ovtui.memory.memory_diff import MemoryDiff, Operations, Summary, utc_stamp
 from ovtui.sessions.extract import ExtractedMemory, Extraction, evaluate_conversation, extract_offline
 from ovtui.sessions.models import MemoryPolicy, SessionMessage
 from ovtui.sessions.protocol import is_training_session, rollout_from_messages
 from ovtui.sessions.store import Archive, SessionStore
-from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory
+from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
 from ovtui.workspace.history import HistoryStore
 
 if TYPE_CHECKING:
     from ovtui.components.policy_trainer import StreamingPolicyTrainer
     from ovtui.context import RunContext
+    from ovtui.interfaces import RolloutAnalyzer
     from ovtui.service import Workspace
 
 SNAPSHOT_PREFIX = "session-commit"
@@ -89,6 +90,7 @@ class SessionCommitter:
         self.history = HistoryStore(workspace.paths)
         self._trainer: StreamingPolicyTrainer | None = None
         self._trainer_lock = asyncio.Lock()
+        self._analyzer: RolloutAnalyzer | None = None  # the trainer's, for a case's run ahead of it
         cfg = workspace.config.sessions
         self.memories = StreamingMemoryUpdater(
             workspace.store,
@@ -114,6 +116,7 @@ class SessionCommitter:
                     cfg.trainer.max_gradients_per_update, cfg.trainer.max_wait_seconds, flush_when_idle=True
                 )
                 self._trainer = StreamingPolicyTrainer(engine, await self.workspace.loader.load(), limits)
+                self._analyzer = engine.analyzer
             return self._trainer
 
     async def submit_rollout(self, rollout: Rollout) -> RolloutTrainingResult:
@@ -136,11 +139,18 @@ class SessionCommitter:
         to_write: list[ExtractedMemory] = []
         if is_training_session(plain):
             rollouts = [rollout_from_messages(plain, snapshot)]
+            analyses: list[RolloutAnalysis | None] = [None]
             outcome.memories_extracted["cases"] = 1
         else:
             self.memories.begin()
             try:
                 extraction = apply_policy(await self.extract(messages, archive), policy)
+                rollouts = [
+                    self._case_rollout(case, plain, messages, archive, snapshot) for case in extraction.cases
+                ]
+                # Each case's run is analysed first, so its case file links to the trajectories in
+                # the same write that creates it (the experiences they feed link when applied).
+                analyses = await self._analyze(rollouts)
             except Exception:
                 self.memories.end()
                 await self.memories.flush_if_idle()
@@ -152,21 +162,14 @@ class SessionCommitter:
             outcome.model_calls += extraction.model_calls
             own = [m for m in extraction.memories if m.peer_id is None]
             outcome.peer_memories_not_written = len(extraction.memories) - len(own)
-            to_write = own + [case_memory(case) for case in extraction.cases]
             for memory in extraction.memories:
                 key = memory.memory_type
                 outcome.memories_extracted[key] = outcome.memories_extracted.get(key, 0) + 1
             if extraction.cases:
                 outcome.memories_extracted["cases"] = len(extraction.cases)
-            rollouts = [
-                Rollout(
-                    case=case,
-                    messages=plain,
-                    policy_snapshot_id=snapshot,
-                    evaluation=evaluate_conversation(case, messages),
-                    metadata={"archive_uri": archive.uri},
-                )
-                for case in extraction.cases
+            to_write = own + [
+                case_memory(case, [t.uri for t in analysis.trajectories] if analysis else None)
+                for case, analysis in zip(extraction.cases, analyses, strict=True)
             ]
         written = await self.memories.submit(to_write, archive.uri)
         if written.history_id:
@@ -176,11 +179,40 @@ class SessionCommitter:
         outcome.errors += written.errors
         if rollouts:
             trainer = await self.trainer()
-            results = await asyncio.gather(*(trainer.submit_rollout(r) for r in rollouts))
+            runs = zip(rollouts, analyses, strict=True)
+            results = await asyncio.gather(*(trainer.submit_rollout(r, a) for r, a in runs))
             self._collect(outcome, results)
         outcome.diff = self._diff(outcome)
         self.sessions.write_diff(archive, outcome.diff)
         return outcome
+
+    def _case_rollout(
+        self,
+        case: Case,
+        plain: list[Message],
+        messages: list[SessionMessage],
+        archive: Archive,
+        snapshot: str,
+    ) -> Rollout:
+        uri = case_uri(self.workspace.store, case)
+        return Rollout(
+            case=case,
+            messages=plain,
+            policy_snapshot_id=snapshot,
+            evaluation=evaluate_conversation(case, messages),
+            metadata={"source_archive_uri": archive.uri, **({"case_uris": [uri]} if uri else {})},
+        )
+
+    async def _analyze(self, rollouts: list[Rollout]) -> list[RolloutAnalysis | None]:
+        """Each rollout's analysis (its trajectories written); None where it failed: the trainer
+        then analyses that rollout again and reports the error as it does for any rollout."""
+        if not rollouts:
+            return []
+        await self.trainer()
+        assert self._analyzer is not None
+        analyzer = self._analyzer
+        found = await asyncio.gather(*(analyzer.analyze(r) for r in rollouts), return_exceptions=True)
+        return [a if isinstance(a, RolloutAnalysis) else None for a in found]
 
     def _collect(self, outcome: CommitOutcome, results: list[RolloutTrainingResult]) -> None:
         for result in results:

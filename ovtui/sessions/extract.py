@@ -53,6 +53,8 @@ class ExtractedMemory:
     name: str | None
     fields: dict[str, Any]
     peer_id: str | None = None
+    # Trajectories this memory produced (a case's runs): linked from it in the same write.
+    produced: list[str] = field(default_factory=list)
 
 
 @dataclass
