@@ -2,10 +2,12 @@
 with the case, in the commit's own record) and the experiences that trajectory fed (written with
 them, in the training's record), each mirrored as a backlink. Reverting the training's record takes
 out the experience links and keeps the trajectory's; reverting the commit's record first is no
-conflict: the links added after it are kept where the file stays."""
+conflict: the links added after it are kept where the file stays. With ``[review] policy = "ask"``
+the experience links come with the apply of the approved plan."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +28,12 @@ from ovtui.sessions.api import create_session_app
 from ovtui.workspace.history import HistoryStore
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[httpx.Client, Workspace]]:
+@pytest.fixture(params=["all"])
+def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[httpx.Client, Workspace]]:
+    """The session API of a fresh sample workspace with ``[review] policy`` = the param."""
     root = build_sample_workspace(tmp_path / "ws")
     config = root / "ovtui.toml"
-    config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
+    config.write_text(config.read_text().replace('policy = "ask"', f'policy = "{request.param}"'))
     ws = Workspace(root)
     with (
         threaded_server(create_session_app(ws, watch_inbox=False)) as url,
@@ -149,3 +152,24 @@ def test_the_commit_record_reverts_first_keeping_links_added_after_it(
     backlinks = relations(read(ws, trajectory_uri), "backlinks")
     assert not any(source == done.case_uri for source, _, _ in backlinks)  # the commit's link went
     assert any(link_type == DERIVED_FROM for _, _, link_type in backlinks)  # the training's stayed
+
+
+@pytest.mark.parametrize("served", ["ask"], indirect=True)
+def test_a_plan_approved_in_review_links_the_case_to_its_experiences(
+    served: tuple[httpx.Client, Workspace],
+) -> None:
+    client, ws = served
+    task = commit_conversation(client, "s1")
+    [plan_id] = task["result"]["pending_plans"]
+    [commit_id] = task["result"]["history_ids"]  # only the user memories: the plan waits
+    [case_uri] = [
+        op.uri for op in HistoryStore(ws.paths).get(commit_id).operations.adds if op.memory_type == "cases"
+    ]
+    trajectory_uri = run_of(ws, case_uri)
+    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)}
+    ws.pending.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.apply_pending(plan_id))
+    assert applied.written_uris
+    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)} | {
+        (case_uri, uri, PRODUCED) for uri in applied.written_uris
+    }
