@@ -83,36 +83,45 @@ def _parsed(text: str | None) -> MemoryFile | None:
         return None
 
 
-def _later_relations(current: str | None, expected: str | None) -> dict[str, list[Any]]:
-    """Per relation field, the links ``current`` holds that the record's ``expected`` did not."""
+def _links(memory: MemoryFile | None, key: str) -> list[dict[str, Any]]:
+    value = memory.fields.get(key) if memory is not None else None
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def _reverted_relations(
+    restore: MemoryFile, current: str | None, expected: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Per relation field, ``current``'s links with the record's own change to them undone: the
+    links it added taken out, those it removed put back; what others changed since stays."""
     now, then = _parsed(current), _parsed(expected)
     if now is None:
-        return {}
-    later: dict[str, list[Any]] = {}
+        return {}  # nothing to merge with: the record's ``before`` as it was
+    out: dict[str, list[dict[str, Any]]] = {}
     for key in RELATION_FIELDS:
-        had = then.fields.get(key) if then is not None else None
-        known = {link_key(x) for x in had if isinstance(x, dict)} if isinstance(had, list) else set()
-        value = now.fields.get(key)
-        listed = value if isinstance(value, list) else []
-        added = [x for x in listed if isinstance(x, dict) and link_key(x) not in known]
-        if added:
-            later[key] = added
-    return later
+        before = {link_key(x): x for x in _links(restore, key)}
+        after = {link_key(x) for x in _links(then, key)}
+        kept = [x for x in _links(now, key) if link_key(x) in before or link_key(x) not in after]
+        removed = [x for k, x in before.items() if k not in after]
+        out[key] = merge_links(kept, removed)
+    return out
 
 
 def _restored(restore: str, current: str | None, expected: str | None) -> str:
-    """``restore``'s text with the links added after the record kept and its version moved past
-    every version the file has had."""
+    """``restore``'s text, its relations those of ``current`` with the record's change undone, and
+    its version moved past every version the file has had."""
     memory = parse_memory(restore, source="history record")
-    later = _later_relations(current, expected)
-    if "version" not in memory.fields and not later:
-        return restore
+    relations = _reverted_relations(memory, current, expected)
     fields = dict(memory.fields)
-    for key, links in later.items():
-        fields[key] = merge_links(fields.get(key), links)
+    for key, links in relations.items():
+        if links:
+            fields[key] = links
+        else:
+            fields.pop(key, None)
     if "version" in fields:
         seen = [v for v in (_version_of(current), _version_of(expected), memory.version) if v is not None]
         fields["version"] = max(seen) + 1
+    if fields == memory.fields:
+        return restore
     return MemoryFile(content=memory.content, fields=fields).render()
 
 
