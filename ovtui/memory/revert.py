@@ -7,8 +7,9 @@ the ``version`` write counter and trace fields do not count, so records can be r
 first one after another) is a conflict: the revert is refused, naming every such file, unless
 forced. Relations (``links``, ``backlinks``) are sets later applies add to — a case file gains a
 link to each experience its runs fed — so they are no conflict: a revert takes out the links the
-record added and keeps those added after it. A forced revert says so in its own record. A record
-already undone by a revert (that was not itself reverted) is refused, naming that revert.
+record added, puts back those it removed, and keeps what changed after it. A forced revert says so
+in its own record. A record already undone by a revert (that was not itself reverted) is refused,
+naming that revert.
 """
 
 from __future__ import annotations
