@@ -8,9 +8,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
+from ovtui.cli import main as cli_main
 from ovtui.context import RunContext
 from ovtui.memory.revert import revert
 from ovtui.service import Workspace
@@ -111,14 +113,19 @@ def test_concurrent_commits_account_for_every_memory(tmp_path: Path) -> None:
     assert all(not o.errors for o in outcomes)
 
 
-def test_review_switch_parks_user_memories(tmp_path: Path) -> None:
+def test_review_switch_parks_user_memories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = workspace(tmp_path, "\n[sessions]\nreview_user_memories = true\n")
     peer_line = {"role": "user", "content": "I prefer trains.", "peer_id": "bob"}
     [outcome] = asyncio.run(commit_all(ws, {"s1": [*CONVERSATION, peer_line]}))
     assert not (ws.root / "memories/profile.md").exists()
-    assert outcome.peer_memories_not_written == 1
+    assert outcome.peers.routed == {"bob": 1}
     [plan_id] = [p for p in outcome.pending_plans if ws.pending.is_waiting(p)]
     pending = ws.pending.get(plan_id)
+    # bob's preference waits too, aimed at bob's space; nothing of bob's is written before Review
+    [bobs] = [item for item in pending.plan.items if item.peer_id == "bob"]
+    assert bobs.memory_type == "preferences" and not (ws.root / "peers").exists()
+    assert cli_main(["review", "show", plan_id, "-w", str(ws.root)]) == 0
+    assert "preferences/trains (peer bob)" in capsys.readouterr().out  # a person sees whose it is
     assert {item.memory_type for item in pending.plan.items} == {
         "profile",
         "preferences",
@@ -126,3 +133,10 @@ def test_review_switch_parks_user_memories(tmp_path: Path) -> None:
         "cases",
     }
     assert outcome.diff.metadata["pending_plans"] == outcome.pending_plans
+    # approved in Review, bob's preference is written to bob's space, the user's to the user's
+    ws.pending.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.apply_pending(plan_id))
+    assert not applied.item_errors, applied.item_errors
+    assert (ws.root / "peers/bob/memories/preferences/trains.md").is_file()
+    assert not (ws.root / "memories/preferences/trains.md").exists()
+    assert (ws.root / "memories/profile.md").is_file()
