@@ -9,6 +9,7 @@ number and the reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,9 @@ class ExtractResult:
     deletes: list[ExtractedDelete]
     files_read: list[str]
     calls: int
+    # Tokens the endpoint reported for these calls (a cached answer cost none this time).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
     @property
     def delete_uris(self) -> list[str]:
@@ -73,13 +77,23 @@ class Checked:
     problems: list[str] = field(default_factory=list)
 
 
+# A caller's own check of an accepted operation (a case's rubric must be a JSON rubric): the
+# problem in words, or None. A problem goes to the repair round like any other.
+ItemCheck = Callable[[ExtractedOperation], str | None]
+
+
 class AnswerChecker:
     def __init__(
-        self, store: MemoryStore, schemas: dict[str, MemoryTypeSchema], item_extras: set[str]
+        self,
+        store: MemoryStore,
+        schemas: dict[str, MemoryTypeSchema],
+        item_extras: set[str],
+        item_checks: Mapping[str, ItemCheck] | None = None,
     ) -> None:
         self.store = store
         self.schemas = schemas
         self.item_extras = item_extras
+        self.item_checks = dict(item_checks or {})
 
     def current(self, uri: str, seen: dict[str, MemoryFile]) -> MemoryFile | None:
         if uri in seen:
@@ -95,8 +109,15 @@ class AnswerChecker:
         for memory_type, schema in self.schemas.items():
             accepted = out.operations.setdefault(memory_type, [])
             for index, raw in enumerate(data.get(memory_type) or []):
-                op = self._check_item(f"{memory_type}[{index}]", schema, dict(raw), seen, targets, out)
-                if op is not None:
+                label = f"{memory_type}[{index}]"
+                op = self._check_item(label, schema, dict(raw), seen, targets, out)
+                if op is None:
+                    continue
+                check = self.item_checks.get(memory_type)
+                problem = check(op) if check is not None else None
+                if problem:
+                    out.problems.append(f"{label} ({op.name}): {problem}")
+                else:
                     accepted.append(op)
         for index, raw in enumerate(data.get(DELETES) or []):
             self._check_delete(f"{DELETES}[{index}]", dict(raw), seen, targets, out)

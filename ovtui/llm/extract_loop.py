@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from ovtui.llm.client import LLMClient
@@ -26,6 +27,7 @@ from ovtui.llm.extract_check import (
     ExtractedDelete,
     ExtractedOperation,
     ExtractResult,
+    ItemCheck,
 )
 from ovtui.llm.loop_tools import (
     TOOL_REQUEST_SCHEMA,
@@ -58,6 +60,7 @@ class ExtractLoop:
         allow_deletes: bool = False,
         item_extras: dict[str, dict[str, Any]] | None = None,
         caller_fields: frozenset[str] = frozenset(),
+        item_checks: Mapping[str, ItemCheck] | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -74,7 +77,7 @@ class ExtractLoop:
         # Fields the caller fills in itself (a trajectory's case_name, reward): not asked of the model.
         self.caller_fields = caller_fields
         self.tools = MemoryTools(store, memory_types)
-        self.checker = AnswerChecker(store, self.schemas, set(self.item_extras))
+        self.checker = AnswerChecker(store, self.schemas, set(self.item_extras), item_checks)
         self._prompts: dict[tuple[str, bool], tuple[dict[str, Any], str]] = {}
 
     # --- schema and prompt ---
@@ -174,7 +177,7 @@ class ExtractLoop:
             {"role": "user", "content": f"{existing}## Input\n{inputs}"},
         ]
         files_read: list[str] = list(seen)
-        calls = rounds = 0
+        calls = rounds = prompt_tokens = completion_tokens = 0
         repairing = repaired = False
         schema_name = "_".join(self.memory_types) + "_operations"
         while True:
@@ -186,6 +189,9 @@ class ExtractLoop:
             native = tool_specs(self.memory_types) if with_tools and self.client.tools_supported else None
             result = await self.client.complete_json(stage, messages, schema, schema_name, tools=native)
             calls += result.calls
+            if not result.cached:
+                prompt_tokens += result.usage.prompt_tokens
+                completion_tokens += result.usage.completion_tokens
             repairing = False
             data = result.data or {}
             requests = result.tool_calls or tool_requests(data)
@@ -213,7 +219,9 @@ class ExtractLoop:
                 ]
                 repairing = repaired = True
                 continue
-            return ExtractResult(checked.operations, checked.deletes, files_read, calls)
+            return ExtractResult(
+                checked.operations, checked.deletes, files_read, calls, prompt_tokens, completion_tokens
+            )
 
     def _run_tools(
         self,

@@ -1,8 +1,11 @@
 """Phase 2 of a session commit (seed 004 §3.1), run in the background after the archive:
 
-1. extract what the conversation holds (``extract_offline``; the model path with the LLM backend),
-   filtered by the session's MemoryPolicy and routed to the user's own space or a peer's
-   (``sessions.peers``);
+1. extract what the conversation holds — ``extract_offline`` with ``[llm] backend = "offline"``,
+   the model (``LLMSessionExtractor``, the ``[llm]`` endpoint) with any other backend — filtered by
+   the session's MemoryPolicy and routed to the user's own space or a peer's (``sessions.peers``);
+   an extraction that fails (the endpoint down after the client's retries, answers still unusable
+   after the repair round) fails the commit before anything is written: no memory, no history
+   record, no memory_diff; the archive stays;
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
    and the review gate like any rollout (a session of the training protocol — a CaseSpec first —
    is one rollout directly, without extraction);
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from ovtui.context import RunContext
     from ovtui.interfaces import RolloutAnalyzer
     from ovtui.service import Workspace
+    from ovtui.sessions.llm_extract import LLMSessionExtractor
 
 SNAPSHOT_PREFIX = "session-commit"
 
@@ -60,6 +64,8 @@ class CommitOutcome:
     history_ids: list[str] = field(default_factory=list)
     pending_plans: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     model_calls: int = 0
     peers: PeerReport = field(default_factory=PeerReport)
     # Files in each peer's space that the commit's records added or changed (a batch shared with
@@ -88,7 +94,14 @@ class CommitOutcome:
             "pending_plans": self.pending_plans,
             "errors": self.errors,
             **self.peer_summary(),
-            "token_usage": {"model_calls": self.model_calls},
+            # The extraction's calls; the training of the commit's cases is the trainer's (its
+            # batch is shared with other commits), reported in the run's usage.
+            "token_usage": {
+                "model_calls": self.model_calls,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens,
+            },
         }
 
 
@@ -99,6 +112,7 @@ class SessionCommitter:
         self.run = run
         self.history = HistoryStore(workspace.paths)
         self._trainer: StreamingPolicyTrainer | None = None
+        self._llm: LLMSessionExtractor | None = None
         self._trainer_lock = asyncio.Lock()
         self._analyzer: RolloutAnalyzer | None = None  # the trainer's, for a case's run ahead of it
         cfg = workspace.config.sessions
@@ -137,8 +151,28 @@ class SessionCommitter:
         if self._trainer is not None:
             await self._trainer.close()
 
-    async def extract(self, messages: list[SessionMessage], archive: Archive) -> Extraction:
-        return extract_offline(messages, archive.session_id, archive.name)
+    def llm_extractor(self) -> LLMSessionExtractor:
+        if self._llm is None:
+            from ovtui.memory.hotness import HotnessLog
+            from ovtui.sessions.llm_extract import LLMSessionExtractor
+
+            ws = self.workspace
+            retrieval = ws.config.retrieval
+            self._llm = LLMSessionExtractor(
+                ws.llm_client(),
+                ws.store,
+                HotnessLog(ws.paths),
+                hotness_weight=retrieval.hotness_weight,
+                hotness_half_life_days=retrieval.hotness_half_life_days,
+            )
+        return self._llm
+
+    async def extract(
+        self, messages: list[SessionMessage], archive: Archive, policy: MemoryPolicy
+    ) -> Extraction:
+        if self.workspace.config.llm.backend == "offline":
+            return extract_offline(messages, archive.session_id, archive.name)
+        return await self.llm_extractor().extract(messages, archive.session_id, archive.name, policy)
 
     async def commit_archive(
         self, archive: Archive, messages: list[SessionMessage], policy: MemoryPolicy
@@ -154,9 +188,8 @@ class SessionCommitter:
         else:
             self.memories.begin()
             try:
-                extraction, outcome.peers = apply_policy(
-                    await self.extract(messages, archive), policy, self.workspace.store.registry
-                )
+                extracted = await self.extract(messages, archive, policy)
+                extraction, outcome.peers = apply_policy(extracted, policy, self.workspace.store.registry)
                 rollouts = [
                     self._case_rollout(case, plain, messages, archive, snapshot) for case in extraction.cases
                 ]
@@ -171,6 +204,8 @@ class SessionCommitter:
                 self.memories.end()
                 raise
             self.memories.end()
+            outcome.prompt_tokens += extracted.prompt_tokens
+            outcome.completion_tokens += extracted.completion_tokens
             outcome.model_calls += extraction.model_calls
             for memory in extraction.memories:
                 key = memory.memory_type
