@@ -29,7 +29,8 @@ from ovtui.domain import Case, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.cases import memory_from_case
 from ovtui.memory.types import CASES
-from ovtui.review import ItemDecision, PendingPlans
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision
 from ovtui.sessions.extract import ExtractedMemory
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.targets import plan_target
