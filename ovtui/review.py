@@ -170,6 +170,10 @@ def describe_apply(plan_id: str, result: PolicyApplyResult, *, approved: int | N
         head += "; nothing changed"
     elif written or deleted:
         head = f"Applied plan {plan_id}: wrote {written} and deleted {deleted} file(s)"
+        linked = len(result.metadata.get("linked_uris") or [])
+        if linked:
+            # Backlinks mirrored onto the files an item cites are in the same record: say so.
+            head += f", and updated the links of {linked} other file(s)"
     elif stale and not invalid:
         return f"Plan {plan_id}: nothing applied: {stale} item(s) stale; re-plan it or discard it"
     elif approved == 0:

@@ -1,7 +1,8 @@
 """Phase 2 of a session commit (seed 004 §3.1), run in the background after the archive:
 
 1. extract what the conversation holds (``extract_offline``; the model path with the LLM backend),
-   filtered by the session's MemoryPolicy;
+   filtered by the session's MemoryPolicy and routed to the user's own space or a peer's
+   (``sessions.peers``);
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
    and the review gate like any rollout (a session of the training protocol — a CaseSpec first —
    is one rollout directly, without extraction);
@@ -17,17 +18,28 @@ one plan (one lock, one apply).
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ovtui.domain import Rollout, RolloutTrainingResult
-from ovtui.memory.memory_diff import MemoryDiff, Operations, Summary, utc_stamp
+from ovtui.errors import UnsafePathError
+from ovtui.memory.memory_diff import (
+    AddOperation,
+    MemoryDiff,
+    Operations,
+    Summary,
+    UpdateOperation,
+    utc_stamp,
+)
 from ovtui.sessions.extract import ExtractedMemory, Extraction, evaluate_conversation, extract_offline
 from ovtui.sessions.models import MemoryPolicy, SessionMessage
+from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.protocol import is_training_session, rollout_from_messages
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory
 from ovtui.workspace.history import HistoryStore
+from ovtui.workspace.paths import WorkspacePaths, split_peer
 
 if TYPE_CHECKING:
     from ovtui.components.policy_trainer import StreamingPolicyTrainer
@@ -48,7 +60,21 @@ class CommitOutcome:
     pending_plans: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     model_calls: int = 0
-    peer_memories_not_written: int = 0
+    peers: PeerReport = field(default_factory=PeerReport)
+    # Files in each peer's space that the commit's records added or changed.
+    peer_files_written: Counter[str] = field(default_factory=Counter)
+
+    def peer_summary(self) -> dict[str, Any]:
+        """Each peer's memories routed to its space and files written there, and the peer memories
+        skipped (invalid or unauthorised peers) with the reason."""
+        names = sorted(set(self.peers.routed) | set(self.peer_files_written))
+        return {
+            "peers": {
+                p: {"memories": self.peers.routed[p], "files_written": self.peer_files_written[p]}
+                for p in names
+            },
+            "peer_memories_skipped": self.peers.skipped_list(),
+        }
 
     def task_result(self) -> dict[str, Any]:
         return {
@@ -59,26 +85,9 @@ class CommitOutcome:
             "history_ids": self.history_ids,
             "pending_plans": self.pending_plans,
             "errors": self.errors,
-            "peer_memories_not_written": self.peer_memories_not_written,
+            **self.peer_summary(),
             "token_usage": {"model_calls": self.model_calls},
         }
-
-
-def apply_policy(extraction: Extraction, policy: MemoryPolicy) -> Extraction:
-    """Keep what the session's MemoryPolicy allows: the user's own memories when ``self`` is on, a
-    peer's when ``peer`` is on and the peer is allowed, only whitelisted types."""
-    kept = Extraction(model_calls=extraction.model_calls)
-    for memory in extraction.memories:
-        if not policy.allows_type(memory.memory_type):
-            continue
-        if memory.peer_id is None and not policy.self_.enabled:
-            continue
-        if memory.peer_id is not None and not policy.allows_peer(memory.peer_id):
-            continue
-        kept.memories.append(memory)
-    if policy.allows_type("cases") and policy.self_.enabled:
-        kept.cases = list(extraction.cases)
-    return kept
 
 
 class SessionCommitter:
@@ -140,7 +149,9 @@ class SessionCommitter:
         else:
             self.memories.begin()
             try:
-                extraction = apply_policy(await self.extract(messages, archive), policy)
+                extraction, outcome.peers = apply_policy(
+                    await self.extract(messages, archive), policy, self.workspace.store.registry
+                )
             except Exception:
                 self.memories.end()
                 await self.memories.flush_if_idle()
@@ -150,9 +161,7 @@ class SessionCommitter:
                 raise
             self.memories.end()
             outcome.model_calls += extraction.model_calls
-            own = [m for m in extraction.memories if m.peer_id is None]
-            outcome.peer_memories_not_written = len(extraction.memories) - len(own)
-            to_write = own + [case_memory(case) for case in extraction.cases]
+            to_write = extraction.memories + [case_memory(case) for case in extraction.cases]
             for memory in extraction.memories:
                 key = memory.memory_type
                 outcome.memories_extracted[key] = outcome.memories_extracted.get(key, 0) + 1
@@ -201,6 +210,7 @@ class SessionCommitter:
             ops.adds += record.operations.adds
             ops.updates += record.operations.updates
             ops.deletes += record.operations.deletes
+        outcome.peer_files_written = peer_files(self.workspace.paths, [*ops.adds, *ops.updates])
         return MemoryDiff(
             archive_uri=outcome.archive.uri,
             trace_id=f"{outcome.archive.session_id}/{outcome.archive.name}",
@@ -216,5 +226,19 @@ class SessionCommitter:
                 "pending_plans": outcome.pending_plans,
                 "memories_extracted": outcome.memories_extracted,
                 "errors": outcome.errors,
+                **outcome.peer_summary(),
             },
         )
+
+
+def peer_files(paths: WorkspacePaths, operations: list[AddOperation | UpdateOperation]) -> Counter[str]:
+    """How many of the files ``operations`` wrote lie in each peer's space."""
+    found: Counter[str] = Counter()
+    for op in operations:
+        try:
+            peer, _ = split_peer(paths.relative_of(op.uri))
+        except UnsafePathError:
+            continue  # not a file of this workspace: no peer of ours
+        if peer is not None:
+            found[peer] += 1
+    return found

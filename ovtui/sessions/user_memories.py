@@ -9,9 +9,9 @@ same as for experiences. By default the plan is applied at once (as OpenViking d
 as a ``session_commit`` record; with ``[sessions] review_user_memories`` it is parked for Review.
 
 Merging: a patch-merged field (``content``) gets the lines it does not hold yet, in order; an
-add-only type (cases) is written once and an existing file is left alone. A peer's memories are
-not written yet (peer spaces need per-peer folders the type registry does not declare): they are
-counted and reported.
+add-only type (cases) is written once and an existing file is left alone. A peer's memory (routed
+by ``sessions.peers``) goes to the peer's space, ``peers/<peer_id>/…``: a file per (type, name,
+category, peer), so one peer's profile and the user's are different files.
 """
 
 from __future__ import annotations
@@ -60,8 +60,12 @@ def case_memory(case: Case) -> ExtractedMemory:
     return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content})
 
 
-def _key(memory: ExtractedMemory) -> tuple[str, str | None, str]:
-    return memory.memory_type, memory.name, str(memory.fields.get("category", ""))
+MemoryKey = tuple[str, str | None, str, str | None]
+
+
+def _key(memory: ExtractedMemory) -> MemoryKey:
+    """The file a memory goes to: its type, name, category and whose space (a peer's, or None)."""
+    return memory.memory_type, memory.name, str(memory.fields.get("category", "")), memory.peer_id
 
 
 def _lines(text: str) -> list[str]:
@@ -146,7 +150,7 @@ class StreamingMemoryUpdater:
     # --- one batch --------------------------------------------------------------------------
     async def _write(self, batch: list[_Submission]) -> WriteResult:
         plan = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
-        result = WriteResult()
+        result = WriteResult(errors=list(plan.metadata.pop("errors", [])))
         if not plan.items:
             return result
         plan.metadata.update(
@@ -164,21 +168,27 @@ class StreamingMemoryUpdater:
         applied = await self.updater.apply(plan, None, options)
         result.history_id = applied.history_id
         result.written = len(applied.written_uris)
-        result.errors = [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
+        result.errors += [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
         return result
 
     def plan(self, memories: list[ExtractedMemory]) -> PolicyUpdatePlan:
         """One item per target file, the memories aimed at it merged (read under no lock: the
         updater's compare-and-swap refuses an item whose file changed since)."""
-        groups: dict[tuple[str, str | None, str], list[ExtractedMemory]] = {}
+        groups: dict[MemoryKey, list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
-        items = []
+        items, errors = [], []
         for group in groups.values():
-            item = self._item(group)
+            try:
+                item = self._item(group)
+            except OvtuiError as exc:  # a name, space or file that cannot take it: reported, not written
+                first = group[0]
+                whose = f" of peer {first.peer_id}" if first.peer_id else ""
+                errors.append(f"{first.memory_type} {first.name or first.memory_type}{whose}: {exc}")
+                continue
             if item is not None:
                 items.append(item)
-        return PolicyUpdatePlan(items=items)
+        return PolicyUpdatePlan(items=items, metadata={"errors": errors} if errors else {})
 
     def _item(self, group: list[ExtractedMemory]) -> PolicyPlanItem | None:
         first = group[0]
@@ -194,11 +204,9 @@ class StreamingMemoryUpdater:
             target_name=first.name or first.memory_type,
             after_content="",
             metadata={"fields": extra},
+            peer_id=first.peer_id,
         )
-        try:
-            current = self.store.read_uri(plan_target(self.store, probe).uri)
-        except OvtuiError:
-            return None  # a name the type cannot hold: nothing to write
+        current = self.store.read_uri(plan_target(self.store, probe).uri)
         if current is not None and schema.operation_mode == "add_only":
             return None  # written once; the case a later commit repeats is already there
         have = _lines(current.content) if current is not None else []

@@ -15,6 +15,7 @@ from ovtui.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import LockTimeoutError
 from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.memory_diff import ReviewDecision
+from ovtui.review import describe_apply
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.store import MemoryStore
 
@@ -67,6 +68,9 @@ def test_derived_from_links_and_backlinks_are_mirrored_and_deduplicated(store: M
     traj = store.read_uri(TRAJ)
     assert traj is not None and traj.fields["backlinks"] == [links[0]]
     assert set(result.metadata["linked_uris"]) == {TRAJ, TRAJ2}
+    # The person is told about the backlinks too, not only the experience written.
+    told = describe_apply("p1", result)
+    assert "wrote 1 and deleted 0 file(s), and updated the links of 2 other file(s)" in told
 
     # The same evidence again adds no duplicate link on either side.
     apply(store, append_line(store, "refund_status", "- more", evidence=[TRAJ]), clock=fixed_clock)

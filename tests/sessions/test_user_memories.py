@@ -115,9 +115,12 @@ def test_review_switch_parks_user_memories(tmp_path: Path) -> None:
     peer_line = {"role": "user", "content": "I prefer trains.", "peer_id": "bob"}
     [outcome] = asyncio.run(commit_all(ws, {"s1": [*CONVERSATION, peer_line]}))
     assert not (ws.root / "memories/profile.md").exists()
-    assert outcome.peer_memories_not_written == 1
+    assert outcome.peers.routed == {"bob": 1}
     [plan_id] = [p for p in outcome.pending_plans if ws.pending.is_waiting(p)]
     pending = ws.pending.get(plan_id)
+    # bob's preference waits too, aimed at bob's space; nothing of bob's is written before Review
+    [bobs] = [item for item in pending.plan.items if item.peer_id == "bob"]
+    assert bobs.memory_type == "preferences" and not (ws.root / "peers").exists()
     assert {item.memory_type for item in pending.plan.items} == {
         "profile",
         "preferences",
@@ -125,3 +128,10 @@ def test_review_switch_parks_user_memories(tmp_path: Path) -> None:
         "cases",
     }
     assert outcome.diff.metadata["pending_plans"] == outcome.pending_plans
+    # approved in Review, bob's preference is written to bob's space, the user's to the user's
+    ws.pending.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.apply_pending(plan_id))
+    assert not applied.item_errors, applied.item_errors
+    assert (ws.root / "peers/bob/memories/preferences/trains.md").is_file()
+    assert not (ws.root / "memories/preferences/trains.md").exists()
+    assert (ws.root / "memories/profile.md").is_file()
