@@ -10,8 +10,9 @@ A settled plan (applied, discarded, re-planned) leaves the folder for ``.ovtui/p
 with every decision, note and edit the person made: the folder holds only what still waits, and
 nothing anyone decided is lost (a discarded plan has no history record). The settled state is
 written into the plan file first and the file is then moved, so at every moment the plan is in one
-state; a settled file a crash left behind is moved by the next settle. A run waiting for a decision
-watches the plan file, so a plan settled by any process wakes it.
+state; a settled file a crash left behind (still readable, never listed as waiting) is moved by the
+first settle of a later store. A run waiting for a decision watches the plan file, so a plan settled
+by any process wakes it.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class PendingPlans:
         self.settled_folder = self.root / SETTLED_FOLDER
         self.lock_timeout = lock_timeout
         self._settled: dict[str, asyncio.Event] = {}
+        self._swept = False
 
     def _path(self, plan_id: str) -> Path:
         return self.folder / f"{validate_name(plan_id, what='plan id')}.json"
@@ -200,8 +202,12 @@ class PendingPlans:
                 target = self.settled_folder / f"{source.stem}.{number}.json"
 
     def _sweep_settled(self) -> None:
-        """Move settled plans a crash left in the folder; a plan whose lock is busy waits for the
-        next sweep (its holder may be settling it right now)."""
+        """Move settled plans a crash left in the folder, once per store object (a crash leaves
+        them before a process starts, so the first settle finds them); a plan whose lock is busy
+        is left for a later sweep (its holder may be settling it right now)."""
+        if self._swept:
+            return
+        self._swept = True
         for path in sorted(self.folder.glob("*.json")):
             with suppress(ValueError, OSError, OvtuiError):
                 if PendingPlan.model_validate_json(path.read_text(encoding="utf-8")).status == "pending":
