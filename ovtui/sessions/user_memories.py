@@ -31,7 +31,8 @@ from ovtui.errors import OvtuiError
 from ovtui.memory.cases import memory_from_case
 from ovtui.memory.links import PRODUCED
 from ovtui.memory.types import CASES
-from ovtui.review import ItemDecision, PendingPlans
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision
 from ovtui.sessions.extract import ExtractedMemory
 from ovtui.sessions.field_merge import LeftOut, merge_group
 from ovtui.workspace.store import MemoryStore

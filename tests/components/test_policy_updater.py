@@ -331,6 +331,17 @@ def test_lock_timeout_is_reported(store: MemoryStore) -> None:
             updater.apply_sync(PolicyUpdatePlan(), None, ApplyOptions(lock_timeout=0.05))
 
 
+async def test_an_empty_plan_writes_nothing_and_never_waits_for_the_lock(store: MemoryStore) -> None:
+    policy_set = ExperienceSetLoader(store).load_sync()
+    other = MemoryStore.open(store.paths.root)
+    with other.lock.hold("someone else's apply"):
+        result = await MemoryFilePolicyUpdater(store).apply(
+            PolicyUpdatePlan(), policy_set, ApplyOptions(lock_timeout=0.05)
+        )
+    assert result.updated_policy_set is policy_set and result.history_id is None
+    assert not result.written_uris and not result.errors and HistoryStore(store.paths).list() == []
+
+
 def test_a_missing_backlink_is_mirrored_even_when_the_experience_is_unchanged(store: MemoryStore) -> None:
     apply(store, append_line(store, "refund_status", "- x", evidence=[TRAJ]), clock=fixed_clock)
     traj_path = store.paths.root / "memories/trajectories/refund_lookup_20261129120500.md"
