@@ -60,6 +60,8 @@ class ExtractedMemory:
     peer_id: str | None = None
     merge: Literal["lines", "ops"] = "lines"
     seen: dict[str, Any] | None = None
+    # Trajectories this memory produced (a case's runs): linked from it in the same write.
+    produced: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -29,8 +29,10 @@ from ovtui.context import ApplyOptions
 from ovtui.domain import Case, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.cases import memory_from_case
+from ovtui.memory.links import PRODUCED
 from ovtui.memory.types import CASES
-from ovtui.review import ItemDecision, PendingPlans
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision
 from ovtui.sessions.extract import ExtractedMemory
 from ovtui.sessions.field_merge import LeftOut, merge_group
 from ovtui.workspace.store import MemoryStore
@@ -55,11 +57,21 @@ class _Submission:
     at: float = field(default_factory=time.monotonic)
 
 
-def case_memory(case: Case) -> ExtractedMemory:
+def case_memory(case: Case, produced: list[str] | None = None) -> ExtractedMemory:
+    """The case memory of ``case``, linking to the trajectories its run ``produced``."""
     evidence = case.metadata.get("evidence")
     memory = memory_from_case(case, evidence=evidence if isinstance(evidence, str) else None)
     fields = {k: v for k, v in memory.fields.items() if k not in RESERVED and v is not None}
-    return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content})
+    return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content}, produced=produced or [])
+
+
+def case_uri(store: MemoryStore, case: Case) -> str | None:
+    """Where the case memory of ``case`` lives (None: a name the type cannot hold)."""
+    probe = PolicyPlanItem(kind="upsert", memory_type=CASES, target_name=case.name, after_content="")
+    try:
+        return plan_target(store, probe).uri
+    except OvtuiError:
+        return None
 
 
 MemoryKey = tuple[str, str | None, str, str | None]
@@ -234,12 +246,18 @@ class StreamingMemoryUpdater:
             and all(current.fields.get(k) == v for k, v in fields.items())
         ):
             return None  # nothing the file does not already say: a no-op is not written
+        produced = list(dict.fromkeys(u for m in group for u in m.produced))
         return probe.model_copy(
             update={
                 "after_content": after,
                 "before_content": current.content if current is not None else None,
                 "base_version": current.version if current is not None else None,
                 "confidence": 1.0,
-                "metadata": {"fields": fields, "rationale": f"stated in a session ({len(group)} mention(s))"},
+                "metadata": {
+                    "fields": fields,
+                    "rationale": f"stated in a session ({len(group)} mention(s))",
+                    **({"link_type": PRODUCED} if produced else {}),
+                },
+                "evidence_trajectory_uris": produced,
             }
         )

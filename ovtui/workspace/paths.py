@@ -33,10 +33,13 @@ DERIVED_NAME_ROOM = 32
 # Everything ovtui itself writes outside the memory folders, relative to the root (one list: the
 # opening check and the symlink tests use it). Folders first; a file's folder is listed before it.
 STATE_DIR = ".ovtui"
+PENDING_FOLDER = f"{STATE_DIR}/pending"  # plans waiting for review
+SETTLED_FOLDER = f"{PENDING_FOLDER}/settled"  # applied, discarded and re-planned ones, as decided
 BOOKKEEPING_FOLDERS = (
     STATE_DIR,
     f"{STATE_DIR}/journal",
-    f"{STATE_DIR}/pending",
+    PENDING_FOLDER,
+    SETTLED_FOLDER,
     f"{STATE_DIR}/intake",
     f"{STATE_DIR}/llm_cache",
     "history",

@@ -87,8 +87,9 @@ def test_repeated_facts_are_no_ops_and_new_lines_merge(tmp_path: Path) -> None:
     history = HistoryStore(ws.paths)
     records = [history.get(rid) for rid in again.history_ids]
     [user_record] = [r for r in records if r.kind == "session_commit"]
-    # the same facts again change no file; only the conversation's own case is new
-    assert not user_record.operations.updates
+    # the same facts again change no file; only the conversation's own case is new (and its run's
+    # trajectory gains the case's backlink)
+    assert {op.memory_type for op in user_record.operations.updates} == {"trajectories"}
     assert {op.memory_type for op in user_record.operations.adds} == {"cases"}
     more = [{"role": "user", "content": "I live in Porto. My name is Ana Ruiz."}]
     [merged] = asyncio.run(commit_all(ws, {"s3": more}))
