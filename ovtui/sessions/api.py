@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -40,6 +40,7 @@ from ovtui.sessions.store import Archive, SessionError, SessionStore
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
 TASK_TYPE = "session_commit"
 TASK_PREFIX = "task_"
+TaskStatus = Literal["pending", "running", "completed", "failed"]  # TASK_STATUS's values
 HTTP_STATUS = {"NOT_FOUND": 404, "FAILED_PRECONDITION": 409, "RESOURCE_EXHAUSTED": 429, "UNAVAILABLE": 503}
 
 
@@ -68,9 +69,14 @@ def task_body(job: Job) -> dict[str, Any]:
     }
 
 
-def _field_error(exc: RequestValidationError) -> str:
+def _field_error(exc: RequestValidationError, content_type: str) -> str:
     first = exc.errors()[0]
+    if first.get("type") == "json_invalid":  # its loc is the character offset, not a field
+        where = first.get("loc", ("body", "?"))[-1]
+        return f"body: not valid JSON at character {where} ({first.get('ctx', {}).get('error', 'invalid')})"
     loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+    if not loc and "json" not in content_type:
+        return f"body: expected a JSON object with Content-Type: application/json, got {content_type!r}"
     return f"{'.'.join(loc) or 'body'}: {first.get('msg', 'invalid')}"
 
 
@@ -132,7 +138,8 @@ def create_session_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return fail("INVALID_ARGUMENT", _field_error(exc), 422)
+        content_type = request.headers.get("content-type", "")
+        return fail("INVALID_ARGUMENT", _field_error(exc, content_type), 422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -230,7 +237,7 @@ def create_session_app(
     @app.get("/api/v1/tasks", tags=["tasks"])
     async def list_tasks(
         task_type: str | None = Query(None),
-        status: str | None = Query(None),
+        status: TaskStatus | None = None,
         resource_id: str | None = Query(None),
         limit: int = Query(50, ge=1, le=1000),
     ) -> JSONResponse:
