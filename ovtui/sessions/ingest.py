@@ -71,7 +71,7 @@ class SessionInbox(InboxProcessor):
         super().__init__(committer.workspace.paths, committer.submit_rollout, events)
         self.committer = committer
 
-    async def _handle(self, path: Path) -> None:
+    async def _train(self, path: Path) -> None:  # the base's _handle reports progress after it
         try:
             session_id = check_session_id(path.name.removesuffix(self.SUFFIX))
             messages = read_conversation(path, self.committer.sessions)

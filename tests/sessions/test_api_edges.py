@@ -16,7 +16,7 @@ from session_support import CONVERSATION, ok, served_sample_workspace
 from workspace_support import build_sample_workspace
 
 from ovtui.context import RunContext
-from ovtui.events import EventBus
+from ovtui.events import Event, EventBus
 from ovtui.service import Workspace
 from ovtui.sessions import store as session_store
 from ovtui.sessions.commit import SessionCommitter
@@ -127,10 +127,12 @@ def test_an_inbox_file_dropped_again_under_the_same_name_is_committed_again(tmp_
     incoming.mkdir(parents=True, exist_ok=True)
     conversation = "".join(json.dumps(m) + "\n" for m in CONVERSATION)
 
+    progress: list[Event] = []
+
     async def run() -> SessionInbox:
         workspace = Workspace(root)
         committer = SessionCommitter(workspace, SessionStore(workspace.paths), RunContext())
-        inbox = SessionInbox(committer, EventBus())
+        inbox = SessionInbox(committer, EventBus([progress.append]))
         for part in (1, 2):  # the next part of the same conversation, exported under its name
             (incoming / "chat-7.jsonl").write_text(conversation.replace("1234", f"123{part}"))
             inbox.scan()
@@ -140,6 +142,9 @@ def test_an_inbox_file_dropped_again_under_the_same_name_is_committed_again(tmp_
 
     inbox = asyncio.run(run())
     assert inbox.processed == 2 and inbox.rejected_count == 0
+    # the progress the app shows ends counting both, not one behind
+    last = [e.data for e in progress if e.kind == "progress"][-1]
+    assert (last["done"], last["total"]) == (2, 2)
     archives = root / "sessions/chat-7/history"
     assert sorted(p.name for p in archives.iterdir()) == ["archive_001", "archive_002"]
     assert "1232" in (archives / "archive_002/messages.jsonl").read_text()
