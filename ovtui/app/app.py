@@ -43,6 +43,7 @@ from ovtui.app.screens.base import MainScreen, report_error
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
+from ovtui.app.textual_private import styles_are_current
 from ovtui.config import save_config
 from ovtui.keymap_check import DeclaredBinding, keymap_problems
 from ovtui.service import Workspace
@@ -93,6 +94,8 @@ class OvtuiApp(App[None]):
         screen.set_reactive(MainScreen.dry_run, self.dry_run)
         screen.set_reactive(MainScreen.pending_count, self.pending_count)
         screen.focus_plan = self.waiting_plan
+        if self.screen_stack:  # built while another screen shows: the stylesheet is set up
+            styles_are_current(screen, self)  # so its first showing needs no CSS re-parse
         self.main_screens[entry.key] = screen
         return screen
 

@@ -42,9 +42,23 @@ def when(entry_id: str) -> str:
     return f"{stamp[0:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}"
 
 
-def entry_row(entry: HistoryEntry) -> tuple[str, Text, str, str, Text, str]:
+@dataclass(frozen=True, order=True)
+class RecordTime:
+    """The "record" cell: shows the second a record was written, sorts by its whole id.
+
+    Ids start with the time to the microsecond, so records written in one second still sort in the
+    order they were written (the shown second alone would leave them in any order).
+    """
+
+    record_id: str
+
+    def __str__(self) -> str:
+        return when(self.record_id)
+
+
+def entry_row(entry: HistoryEntry) -> tuple[RecordTime, Text, str, str, Text, str]:
     return (
-        when(entry.id),
+        RecordTime(entry.id),
         Text(entry.kind, style=KIND_STYLE.get(entry.kind, "")),
         str(entry.adds),
         str(entry.updates),

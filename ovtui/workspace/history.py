@@ -130,6 +130,23 @@ def _edge(complete: bytes, seen: _IndexSeen | None) -> bytes:
 
 EDGE_BYTES = 64
 _INDEX_CACHE: dict[str, _IndexSeen] = {}
+# Bytes of the index's end read first for a preview of the newest records (a line is ~300 bytes).
+TAIL_BYTES_PER_RECORD = 512
+
+
+def _parse_lines(data: bytes, entries: dict[str, HistoryEntry]) -> bool:
+    """Add the index lines in ``data`` to ``entries``; True when some line did not parse."""
+    bad = False
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            entry = HistoryEntry.from_json(json.loads(line))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            bad = True
+            continue
+        entries[entry.id] = entry
+    return bad
 
 
 class HistoryStore:
@@ -236,18 +253,39 @@ class HistoryStore:
         except FileNotFoundError:
             _INDEX_CACHE.pop(str(self.index_path), None)
             return {}, False
-        for line in tail.splitlines():
-            if not line.strip():
-                continue
-            try:
-                entry = HistoryEntry.from_json(json.loads(line))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                bad = True
-                continue
-            entries[entry.id] = entry
+        bad = _parse_lines(tail, entries) or bad
         edge = _edge(tail, seen)
         _INDEX_CACHE[str(self.index_path)] = _IndexSeen(info.st_ino, info.st_size, entries, bad, edge)
         return dict(entries), bad
+
+    def newest(self, count: int) -> list[HistoryEntry]:
+        """About the newest ``count`` records, newest first, read from the index's last lines only:
+        a preview to show at once while ``list`` reads the whole index (and repairs it).
+
+        Records are appended as they are written, so the last lines hold the newest; what the
+        preview gets wrong (a line another process appended out of order, a folder deleted by hand)
+        the full listing corrects.
+        """
+        if count <= 0:
+            return []
+        try:
+            with open(self.index_path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                want = count * TAIL_BYTES_PER_RECORD
+                while True:
+                    start = max(size - want, 0)
+                    handle.seek(start)
+                    tail = handle.read(size - start)
+                    if start == 0 or tail.count(b"\n") > count:
+                        break
+                    want *= 2  # long lines (records touching many files): read further back
+        except FileNotFoundError:
+            return []
+        if start:
+            tail = tail[tail.index(b"\n") + 1 :]  # the first line is cut: the full listing has it
+        entries: dict[str, HistoryEntry] = {}
+        _parse_lines(tail, entries)
+        return sorted(entries.values(), key=lambda e: e.id, reverse=True)[:count]
 
     def entries(self) -> dict[str, HistoryEntry]:
         """Every record's index entry, repairing the index when it disagrees with the folders."""

@@ -25,6 +25,7 @@ from ovtui.workspace.paths import (
     MAX_MEMORY_FILE_BYTES,
     WorkspacePaths,
     peer_space,
+    split_peer,
     validate_name,
 )
 
@@ -98,14 +99,26 @@ class MemoryStore:
             raise OvtuiError(f"{memory_type} file names carry their creation time: use new_path_for")
         return self.paths.inside(self.type_dir(memory_type) / schema.filename(name))
 
-    def uri_for_name(self, memory_type: str, name: str, fields: Mapping[str, Any] | None = None) -> str:
-        """The URI a memory called ``name`` has (or will have); ``fields`` fill the other placeholders
-        of the type's filename template (an entity's category). Naming only: no file-system access;
-        whatever writes to it resolves and checks the path then."""
+    def uri_for_name(
+        self,
+        memory_type: str,
+        name: str,
+        fields: Mapping[str, Any] | None = None,
+        peer_id: str | None = None,
+    ) -> str:
+        """The URI a memory called ``name`` has (or will have), in the user's own space or in peer
+        ``peer_id``'s; ``fields`` fill the other placeholders of the type's filename template (an
+        entity's category). Naming only: no file-system access; whatever writes to it resolves and
+        checks the path then."""
         schema = self.registry.get(memory_type)
         if schema.timestamped:
             raise OvtuiError(f"{memory_type} file names carry their creation time")
-        return f"{self.type_uri(memory_type)}/{schema.filename(name, fields=fields)}"
+        return f"{self.type_uri(memory_type, peer_id)}/{schema.filename(name, fields=fields)}"
+
+    def peer_of_uri(self, uri: str) -> str | None:
+        """Whose space a URI lies in: a peer's id, or None for the user's own (checked lexically;
+        UnsafePathError for a URI outside the workspace or a peer folder breaking the name rule)."""
+        return split_peer(self.paths.relative_of(uri))[0]
 
     def schema_for_uri(self, uri: str) -> MemoryTypeSchema:
         rel = self.paths.path_for(uri).relative_to(self.paths.root).as_posix()

@@ -9,7 +9,7 @@ from datetime import datetime
 from ovtui.domain import PolicyPlanItem
 from ovtui.errors import OvtuiError, UnsafePathError
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.workspace.paths import linkless_path, peer_space, split_peer, validate_name
+from ovtui.workspace.paths import linkless_path, split_peer, validate_name
 from ovtui.workspace.store import MemoryStore
 
 
@@ -30,9 +30,7 @@ def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | No
     with ``peer_enabled``). ``when`` names a new file of a type whose names carry their creation
     time (events)."""
     schema = store.registry.get(item.memory_type)
-    space = peer_space(item.peer_id)
-    if item.peer_id is not None and not schema.peer_enabled:
-        raise OvtuiError(f"{schema.memory_type} memories are never a peer's (the type is not peer_enabled)")
+    folder = store.type_rel(item.memory_type, item.peer_id)  # the peer checked, and allowed for the type
     name = item.target_name
     if schema.name_field is not None:
         validate_name(name, what=f"{schema.memory_type} {schema.name_field}")
@@ -49,7 +47,7 @@ def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | No
         raise OvtuiError(f"a {schema.memory_type} item needs the target_uri of an existing file")
     else:
         filename = schema.filename(name, fields=fields if isinstance(fields, dict) else None, when=when)
-        rel = f"{space}{schema.directory}/{filename}"
+        rel = f"{folder}/{filename}"
     path = linkless_path(str(store.paths.root), rel)
     uri = store.paths.uri_prefix + rel
     if item.target_uri and item.target_uri != uri:

@@ -108,6 +108,11 @@ async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, mak
     )
     applied = MemoryFilePolicyUpdater(workspace.store).apply_sync(plan)
     assert len(applied.written_uris) == 2
+    # a peer folder that leads outside the workspace is reported, never read; the others still show
+    outside = workspace.root.parent / "outside"
+    (outside / "memories/preferences").mkdir(parents=True)
+    (outside / "memories/preferences/secret.md").write_text("not yours", encoding="utf-8")
+    (workspace.root / "peers/mallory").symlink_to(outside, target_is_directory=True)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("4")
@@ -117,6 +122,7 @@ async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, mak
         table = app.screen.query_one("#memories", VimTable)
         assert table.row_count == 2
         assert "seating" in screen_text(app) and "trains · peer alice" in screen_text(app)
+        assert "1 unreadable file(s)" in screen_text(app) and "not yours" not in screen_text(app)
         await pilot.press("j")
         await settle(app, pilot)
         text = screen_text(app)

@@ -372,3 +372,32 @@ async def test_reload_from_an_updated_set_sees_changes_made_by_others(
     reloaded = await ExperienceSetLoader(store).load(previous=result.updated_policy_set)
     assert reloaded.model_dump() == ExperienceSetLoader(store).load_sync().model_dump()
     assert reloaded.by_name()["address_change"].version == 4
+
+
+def test_case_uris_a_trajectory_names_are_checked_before_they_are_linked(store: MemoryStore) -> None:
+    """``case_uris`` come from a rollout (an inbox file may say anything): only an existing case
+    file is linked; an escaping URI, another type's file or a missing case is a warning."""
+    case_uri = f"{store.paths.uri_prefix}memories/cases/refund_case.md"
+    case_path = store.paths.path_for(case_uri)
+    case_path.parent.mkdir(parents=True, exist_ok=True)
+    case_path.write_text("# refund_case\n", encoding="utf-8")
+    path = store.paths.path_for(TRAJ)
+    trajectory = parse_memory(path.read_text())
+    hostile = [
+        f"{store.paths.uri_prefix}memories/cases/../experiences/refund_status.md",
+        experience_uri("address_change"),
+        f"{store.paths.uri_prefix}memories/cases/missing.md",
+    ]
+    trajectory.fields["case_uris"] = [*hostile, case_uri]
+    path.write_text(trajectory.render())
+    untouched = {uri: store.paths.path_for(uri).read_bytes() for uri in [experience_uri("address_change")]}
+    result = apply(store, append_line(store, "refund_status", "- check the order first", evidence=[TRAJ]))
+    assert not result.errors
+    assert len(result.metadata["warnings"]) == len(hostile)
+    for uri, text in untouched.items():
+        assert store.paths.path_for(uri).read_bytes() == text
+    links = parse_memory(case_path.read_text()).fields["links"]
+    assert {(x["to_uri"], x["link_type"]) for x in links} == {
+        (TRAJ, "produced"),
+        (experience_uri("refund_status"), "produced"),
+    }

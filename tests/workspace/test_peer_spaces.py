@@ -146,9 +146,17 @@ def test_check_reads_the_peers_files(store: MemoryStore) -> None:
     path = store.paths.root / "peers/alice/memories/profile.md"
     path.write_text(path.read_text().replace('"version": 1', '"version": "one"'))
     (store.paths.root / "peers/con").mkdir()
+    outside = store.paths.root.parent / "outside"
+    (outside / "memories").mkdir(parents=True)
+    (outside / "memories/profile.md").write_text("not yours", encoding="utf-8")
+    (store.paths.root / "peers/mallory").symlink_to(outside, target_is_directory=True)
     report = CheckReport()
     check_memories(store, report)
-    assert report.memory_files["profile"] == 1
+    assert report.memory_files["profile"] == 2
+    assert any(
+        p.path.endswith("peers/mallory/memories/profile.md") and "outside" in p.message
+        for p in report.problems
+    )
     problems = {(p.path, p.message.split(" ")[0]) for p in report.problems}
     assert ("peers/alice/memories/profile.md", "field") in problems
     assert any(p.path == "peers/con" and "reserved" in p.message for p in report.problems)

@@ -64,7 +64,19 @@ class HistoryScreen(MainScreen):
         table = self.query_one("#records", VimTable)
         table.add_column("record", key="when")
         table.add_columns("kind", "+", "~", "-", "plan")
-        self.load()
+        self._show_newest()
+        # The whole index is read once the first rows are painted: its thread would slow that paint.
+        self.call_after_refresh(self.load)
+
+    def _show_newest(self) -> None:
+        """The newest screenful of records from the index's last lines, read here on mount so that
+        the first paint shows them; the full listing then adds the rest below them."""
+        table = self.query_one("#records", VimTable)
+        try:
+            newest = self.history.newest(table.screenful)
+        except OSError:
+            return  # the full listing reports it
+        table.fill([(entry.id, entry_row(entry)) for entry in newest])
 
     # --- listing -------------------------------------------------------------------------------
     def load(self) -> None:

@@ -31,8 +31,6 @@ from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.hotness import HotnessLog, Usage, hotness_score
 from ovtui.memory.types import EXPERIENCES
 
-PREVIEW_ROWS = 60  # a screenful or two: reading them must take well under 0.2 s
-
 
 @dataclass(frozen=True)
 class MemoryRow:
@@ -93,7 +91,9 @@ class MemoriesScreen(MainScreen):
     def on_mount(self) -> None:
         table = self.query_one("#memories", VimTable)
         table.add_columns("name", "status", "version", "changed (UTC)", "links", "hot")
-        self.action_reload()
+        self._show_preview()
+        # The whole list is read once the first rows are painted: its thread would slow that paint.
+        self.call_after_refresh(self.action_reload)
 
     def action_reload(self) -> None:
         self._load(self.memory_type)
@@ -134,12 +134,8 @@ class MemoriesScreen(MainScreen):
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
         self._usage = HotnessLog(self.workspace.paths).usage()
         if memory_type == EXPERIENCES:
-            loader = self.workspace.loader
-            if self._loaded is None:  # the first load shows the first rows before reading the rest
-                preview = [self._experience_row(e) for e in loader.first(PREVIEW_ROWS)]
-                self.app.call_from_thread(self._fill_preview, memory_type, preview)
             # Later loads re-read only the files that changed (an apply touches a few of 10,000).
-            policy_set = self._loaded = loader.load_sync(self._loaded)
+            policy_set = self._loaded = self.workspace.loader.load_sync(self._loaded)
             rows = [self._experience_row(e) for e in policy_set.policies]
             return rows, [str(p) for p in policy_set.metadata.get("problems", [])]
         store = self.workspace.store
@@ -148,7 +144,13 @@ class MemoriesScreen(MainScreen):
         rows, problems = [], []
         # The user's own files, then each peer's (seed 004 §3.4), named with the peer.
         for peer in [None, *store.peers()] if schema.peer_enabled else [None]:
-            report = store.load_type(memory_type, peer)
+            try:
+                report = store.load_type(memory_type, peer)
+            except OvtuiError as exc:
+                if peer is None:
+                    raise
+                problems.append(str(exc))  # a peer's folder leading outside: the others still show
+                continue
             whose = f" · peer {peer}" if peer else ""
             rows += [
                 self._row(schema.name_of(m.fields, relative(m.uri or "")) + whose, m) for m in report.files
@@ -163,11 +165,17 @@ class MemoriesScreen(MainScreen):
             e.uri, e.name, e.status.value, e.version, changed, links, e.content, self._hot(e.uri)
         )
 
-    def _fill_preview(self, memory_type: str, rows: list[MemoryRow]) -> None:
-        if self.rows or memory_type != self.memory_type:  # the full list arrived first, or moved on
-            return
-        self.query_one("#memories", VimTable).fill([(row.uri, row.cells()) for row in rows])
-        self.query_one("#memories-title", Label).update(f"loading {memory_type}… (first {len(rows)} shown)")
+    def _show_preview(self) -> None:
+        """The first screenful of experiences, read here on mount so that the first paint shows them
+        (a few files: well under the 0.2 s a screen may take; the thread reads the rest after)."""
+        table = self.query_one("#memories", VimTable)
+        try:
+            self._usage = HotnessLog(self.workspace.paths).usage()
+            rows = [self._experience_row(e) for e in self.workspace.loader.first(table.screenful)]
+        except (OvtuiError, OSError):
+            return  # the full load reports it
+        table.fill([(row.uri, row.cells()) for row in rows])
+        self.query_one("#memories-title", Label).update(f"loading {EXPERIENCES}… (first {len(rows)} shown)")
 
     def _row(self, name: str, memory: MemoryFile) -> MemoryRow:
         uri = memory.uri or ""

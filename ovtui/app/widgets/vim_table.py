@@ -7,12 +7,15 @@ from contextlib import suppress
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
+Rows = Sequence[tuple[str, Sequence[object]]]
+
+# Rows added per repaint after the first screenful: each chunk's cells are measured on the next
+# refresh, so a chunk must stay well under the time a key may wait.
 FILL_CHUNK = 500
-# The first chunk is small, so the first screenful shows at once.
-FIRST_CHUNK = 100
 
 
 class VimTable(DataTable[object]):
@@ -23,34 +26,61 @@ class VimTable(DataTable[object]):
         Binding("G", "scroll_bottom", "Bottom", id="list.bottom", show=False),
     ]
 
+    class RowsAdded(Message):
+        """Posted after each chunk of a fill: ``shown`` of ``total`` rows are in the table."""
+
+        def __init__(self, table: VimTable, shown: int, total: int) -> None:
+            super().__init__()
+            self.table = table
+            self.shown = shown
+            self.total = total
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._filling = 0
 
-    def fill(self, rows: list[tuple[str, Sequence[object]]]) -> None:
+    @property
+    def screenful(self) -> int:
+        """At most the rows one screen can show (the terminal's height; the table is less)."""
+        return max(self.app.size.height, 10)
+
+    def fill(self, rows: Rows) -> None:
         """Replace every row, keeping the cursor on the same key; big tables fill in chunks.
 
-        Adding thousands of rows at once measures them all in one go; chunks let key presses in
-        between, so a 10,000-row table never freezes the screen.
+        Rows already at the top in the same order with the same cells stay (a preview, or a reload
+        that changed nothing). The first new chunk is a screenful, added at once; the rest follow a
+        chunk per repaint, so a 10,000-row table shows at once and never freezes the keys.
         """
         keep = self.selected_key
-        self.clear()
+        kept = self._shown_prefix(rows)
+        if kept < self.row_count:
+            self.clear()
+            kept = 0
         self._filling += 1
-        self._add_chunk(rows, 0, keep, self._filling)
+        self._add_chunk(rows, kept, self.screenful, keep, self._filling)
 
-    def _add_chunk(
-        self, rows: list[tuple[str, Sequence[object]]], start: int, keep: str | None, fill: int
-    ) -> None:
+    def _shown_prefix(self, rows: Rows) -> int:
+        """How many rows the table holds, when they are exactly the first ``rows``; else 0."""
+        shown = self.ordered_rows
+        if len(shown) > len(rows):
+            return 0
+        for row, (key, cells) in zip(shown, rows, strict=False):
+            if row.key.value != key or self.get_row(row.key) != list(cells):
+                return 0
+        return len(shown)
+
+    def _add_chunk(self, rows: Rows, start: int, size: int, keep: str | None, fill: int) -> None:
         if fill != self._filling:
             return  # a newer fill replaced this one
-        end = start + (FIRST_CHUNK if start == 0 else FILL_CHUNK)
+        end = min(start + size, len(rows))
         for key, cells in rows[start:end]:
             self.add_row(*cells, key=key)
         if keep is not None and keep in self.rows:
             self.move_to_key(keep)
             keep = None
+        self.post_message(self.RowsAdded(self, end, len(rows)))
         if end < len(rows):
-            self.call_after_refresh(self._add_chunk, rows, end, keep, fill)
+            self.call_after_refresh(self._add_chunk, rows, end, FILL_CHUNK, keep, fill)
 
     @property
     def selected_key(self) -> str | None:
