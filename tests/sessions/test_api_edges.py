@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
+from server_support import threaded_server
 from session_support import CONVERSATION, ok, served_sample_workspace
 from workspace_support import build_sample_workspace
 
@@ -19,6 +20,7 @@ from ovtui.context import RunContext
 from ovtui.events import Event, EventBus
 from ovtui.service import Workspace
 from ovtui.sessions import store as session_store
+from ovtui.sessions.api import create_session_app
 from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.ingest import SessionInbox
 from ovtui.sessions.store import SessionStore
@@ -149,3 +151,17 @@ def test_an_inbox_file_dropped_again_under_the_same_name_is_committed_again(tmp_
     assert sorted(p.name for p in archives.iterdir()) == ["archive_001", "archive_002"]
     assert "1232" in (archives / "archive_002/messages.jsonl").read_text()
     assert len(list((root / "inbox/done").glob("chat-7*.jsonl"))) == 2
+
+
+def test_a_key_is_taken_as_openviking_clients_send_it_and_refused_in_its_envelope(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    app = create_session_app(Workspace(root), api_key="s3cret", watch_inbox=False)
+    with threaded_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        assert client.get("/health").status_code == 200  # open, as OpenViking's is
+        for headers in ({}, {"X-API-Key": "wrong"}, {"Authorization": "Bearer wrong"}):
+            refused = client.get("/api/v1/sessions", headers=headers)
+            assert refused.status_code == 401, headers
+            assert refused.json()["status"] == "error" and refused.json()["result"] is None
+            assert refused.json()["error"]["code"] == "UNAUTHENTICATED"
+        for headers in ({"X-API-Key": "s3cret"}, {"Authorization": "Bearer s3cret"}):
+            assert ok(client.get("/api/v1/sessions", headers=headers)) == []
