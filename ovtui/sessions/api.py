@@ -69,6 +69,21 @@ def task_body(job: Job) -> dict[str, Any]:
     }
 
 
+# OpenViking's memory types that ovtui never extracts: a policy naming them is accepted (they are
+# simply never written); any other name not declared in the workspace is a mistake, named.
+OPENVIKING_ONLY_TYPES = frozenset({"patterns", "tools", "skills"})
+
+
+def check_memory_types(policy: MemoryPolicy | None, declared: list[str]) -> None:
+    known = {*declared, *OPENVIKING_ONLY_TYPES}
+    unknown = [t for t in (policy.memory_types if policy else None) or [] if t not in known]
+    if unknown:
+        raise SessionError(
+            f"memory_policy.memory_types: unknown type(s) {', '.join(map(repr, unknown))} "
+            f"(declared: {', '.join(sorted(declared))})"
+        )
+
+
 def _field_error(exc: RequestValidationError, content_type: str) -> str:
     first = exc.errors()[0]
     if first.get("type") == "json_invalid":  # its loc is the character offset, not a field
@@ -162,6 +177,7 @@ def create_session_app(
     @app.post("/api/v1/sessions", tags=["sessions"])
     async def create_session(request: CreateSessionRequest | None = NO_BODY) -> JSONResponse:
         request = request or CreateSessionRequest()
+        check_memory_types(request.memory_policy, workspace.store.registry.names())
         meta = await asyncio.to_thread(sessions.create, request.session_id, request.memory_policy)
         return ok(
             {

@@ -165,3 +165,14 @@ def test_a_key_is_taken_as_openviking_clients_send_it_and_refused_in_its_envelop
             assert refused.json()["error"]["code"] == "UNAUTHENTICATED"
         for headers in ({"X-API-Key": "s3cret"}, {"Authorization": "Bearer s3cret"}):
             assert ok(client.get("/api/v1/sessions", headers=headers)) == []
+
+
+def test_a_memory_type_the_workspace_does_not_know_is_named(served: tuple[httpx.Client, Path]) -> None:
+    client, root = served
+    typo = {"memory_types": ["profile", "preference"]}
+    message = _error(client.post("/api/v1/sessions", json={"session_id": "m1", "memory_policy": typo}), 400)
+    assert message.startswith("memory_policy.memory_types: ") and "'preference'" in message
+    assert "preferences" in message  # the declared ones are listed
+    assert not (root / "sessions/m1").exists()
+    openviking = {"memory_types": ["profile", "tools", "skills"]}  # OpenViking's own: accepted
+    ok(client.post("/api/v1/sessions", json={"session_id": "m2", "memory_policy": openviking}))
