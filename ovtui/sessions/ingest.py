@@ -28,9 +28,10 @@ from ovtui.workspace.paths import WorkspacePaths
 
 
 def record_intake(paths: WorkspacePaths, key: str, source: str, archive_uri: str) -> None:
-    """An inbox file's content was committed as ``archive_uri``: a watcher that restarts before
-    moving the file (or a second copy of it) finds this and does not commit it again. Written just
-    after the archive; a crash between the two is the one window left for a second commit."""
+    """An inbox file's content was committed as ``archive_uri`` (its memory_diff written): a server
+    that restarts before moving the file (or a second copy of it) finds this and does not commit it
+    again. A crash before it (during the commit) commits the file again at the restart, into the
+    next archive; the interrupted one stays, as an interrupted task's does."""
     record = {"sha256": key, "file": source, "taken_at": now_iso(), "archive_uri": archive_uri}
     fsio.atomic_write_text(paths.root / record_relpath(key), json.dumps(record, indent=1), root=paths.root)
     fsio.crash_point("session_intake_recorded")
@@ -48,13 +49,8 @@ def read_conversation(path: Path, sessions: SessionStore) -> list[SessionMessage
 
 
 async def commit_messages(
-    committer: SessionCommitter,
-    session_id: str,
-    messages: list[SessionMessage],
-    intake: tuple[str, str] | None = None,
+    committer: SessionCommitter, session_id: str, messages: list[SessionMessage]
 ) -> CommitOutcome:
-    """Append ``messages`` to the session and commit it; ``intake`` (content key, file name) records
-    that an inbox file was taken, right after its archive is made."""
     sessions = committer.sessions
 
     def take() -> tuple[Archive, list[SessionMessage], MemoryPolicy]:
@@ -63,8 +59,6 @@ async def commit_messages(
         sessions.ensure(session_id)
         sessions.append(session_id, messages)
         archive, archived = sessions.archive(session_id)
-        if intake is not None:
-            record_intake(sessions.paths, intake[0], intake[1], archive.uri)
         return archive, archived, sessions.meta(session_id).policy()
 
     archive, archived, policy = await asyncio.to_thread(take)
@@ -108,10 +102,9 @@ class SessionInbox(InboxProcessor):
             self._finish(path, [], note="already committed (the same content); not committed again")
             return
         try:
-            outcome = await commit_messages(self.committer, session_id, messages, (key, path.name))
-        except Exception as exc:
-            # The archive stays (as a failed task's does); the file may be dropped again to retry.
-            fsio.remove_file(self.paths.root / record_relpath(key), root=self.paths.root)
+            outcome = await commit_messages(self.committer, session_id, messages)
+        except Exception as exc:  # the archive stays, as a failed task's does; drop it again to retry
             self.reject(path, f"commit failed: {type(exc).__name__}: {exc}")
             return
+        record_intake(self.paths, key, path.name, outcome.archive.uri)
         self._finish(path, outcome.errors)

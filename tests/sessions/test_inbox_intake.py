@@ -1,6 +1,7 @@
-"""Once-only intake of ``inbox/sessions/``: ``ovtui serve`` SIGKILLed after a file's archive was made
+"""Once-only intake of ``inbox/sessions/``: ``ovtui serve`` SIGKILLed after a file was committed
 and before the file moved to done/ does not commit it a second time when the inbox is read again
-(real process, real kill); a commit that failed can be retried by dropping the file again."""
+(real process, real kill), and one killed during the commit commits it again; a commit that
+failed can be retried by dropping the file again."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
@@ -47,11 +49,20 @@ def logged(events: list[Event]) -> str:
     return "\n".join(str(e.data.get("message")) for e in events if e.kind == "log")
 
 
-def test_a_server_killed_after_the_archive_does_not_commit_the_file_twice(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("crash_at", "archives_after"),
+    [
+        ("session_intake_recorded", ["archive_001"]),  # committed, not moved: not committed again
+        ("temp:memory_diff.json", ["archive_001", "archive_002"]),  # mid-commit: committed again
+    ],
+)
+def test_a_server_killed_before_moving_the_file_commits_it_once(
+    tmp_path: Path, crash_at: str, archives_after: list[str]
+) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     dropped = root / "inbox/sessions/chat-9.jsonl"
     dropped.write_text(LINES)
-    env = {CRASH_AT_ENV: "session_intake_recorded"}
+    env = {CRASH_AT_ENV: crash_at}
     killed = subprocess.run(
         [sys.executable, "-m", "ovtui", "serve", str(root), "--port", "0"],
         capture_output=True,
@@ -66,16 +77,17 @@ def test_a_server_killed_after_the_archive_does_not_commit_the_file_twice(tmp_pa
 
     inbox, events = read_inbox(root)
     assert inbox.processed == 1 and inbox.rejected_count == 0
-    assert [p.name for p in archives.iterdir()] == ["archive_001"]  # not committed again
+    assert sorted(p.name for p in archives.iterdir()) == archives_after
+    assert (archives / archives_after[-1] / "memory_diff.json").is_file()  # one complete commit
     assert (root / "inbox/done/chat-9.jsonl").read_text() == LINES
-    assert "already committed" in logged(events)
+    assert ("already committed" in logged(events)) == (len(archives_after) == 1)
 
     # a second copy under the same name is the same conversation; under another name, another one
     (root / "inbox/sessions/chat-9.jsonl").write_text(LINES)
     (root / "inbox/sessions/chat-10.jsonl").write_text(LINES)
     inbox, _ = read_inbox(root)
     assert inbox.processed == 2
-    assert [p.name for p in archives.iterdir()] == ["archive_001"]
+    assert sorted(p.name for p in archives.iterdir()) == archives_after
     assert (root / "sessions/chat-10/history/archive_001/memory_diff.json").is_file()
 
 
