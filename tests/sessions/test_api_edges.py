@@ -176,3 +176,18 @@ def test_a_memory_type_the_workspace_does_not_know_is_named(served: tuple[httpx.
     assert not (root / "sessions/m1").exists()
     openviking = {"memory_types": ["profile", "tools", "skills"]}  # OpenViking's own: accepted
     ok(client.post("/api/v1/sessions", json={"session_id": "m2", "memory_policy": openviking}))
+
+
+def test_sessions_are_listed_and_a_commit_that_finds_nothing_still_writes_its_diff(
+    served: tuple[httpx.Client, Path],
+) -> None:
+    client, root = served
+    ok(client.post("/api/v1/sessions/quiet/messages", json={"role": "user", "content": "Thanks, bye."}))
+    listed = {s["session_id"]: s for s in ok(client.get("/api/v1/sessions"))}
+    assert listed["quiet"]["uri"].endswith("/sessions/quiet")
+    task_id = ok(client.post("/api/v1/sessions/quiet/commit"))["task_id"]
+    task = ok(client.get(f"/api/v1/tasks/{task_id}", params={"wait": 30}))
+    assert task["status"] == "completed" and task["result"]["memories_extracted"] == {}, task
+    diff = json.loads((root / "sessions/quiet/history/archive_001/memory_diff.json").read_text())
+    assert diff["kind"] == "session_commit" and diff["summary"]["total_adds"] == 0
+    assert diff["metadata"]["history_ids"] == [] and task["result"]["history_ids"] == []
