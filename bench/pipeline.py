@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -24,10 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ovtui.components.memory_store import EXPERIENCES  # noqa: E402
 from ovtui.context import ExecutionContext, RunContext  # noqa: E402
 from ovtui.domain import Rollout  # noqa: E402
 from ovtui.memory.fileformat import render_memory  # noqa: E402
+from ovtui.memory.types import EXPERIENCES  # noqa: E402
 from ovtui.sample_env.agent import SampleAgentExecutor  # noqa: E402
 from ovtui.sample_env.generate import (  # noqa: E402
     DEFAULT_SEED,
@@ -64,18 +65,24 @@ async def produce_rollouts(workspace: Workspace, count: int) -> list[Rollout]:
     return await SampleAgentExecutor().execute(cases, workspace.experiences(), ExecutionContext("bench"))
 
 
-async def run_once(root: Path, rollouts: list[Rollout], batch: int, *, apply: bool) -> float:
+async def run_once(
+    root: Path, rollouts: list[Rollout], batch: int, *, apply: bool
+) -> tuple[float, float, int]:
+    """Wall seconds for the whole path, CPU seconds of this process (every thread) meanwhile, and
+    how many batches wrote something. CPU varies less than wall time on a shared machine."""
     workspace = Workspace(root)
     engine = workspace.engine(RunContext(), approve="all", dry_run=False, wait_for_review=False)
     policy = workspace.experiences()
-    started = time.perf_counter()
+    wrote = 0
+    started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(rollouts), batch):
         estimated = await engine.analyze_and_estimate(rollouts[start : start + batch], policy)
         if apply:
             outcome = await engine.plan_and_apply(estimated.gradients, policy, analyses=estimated.analyses)
             if outcome.result is not None:
                 policy = outcome.result.updated_policy_set
-    return time.perf_counter() - started
+                wrote += bool(outcome.result.written_uris or outcome.result.deleted_uris)
+    return time.perf_counter() - started, time.process_time() - cpu, wrote
 
 
 def main() -> None:
@@ -86,14 +93,21 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    full, baseline = [], []
+    full: list[float] = []
+    baseline: list[float] = []
+    cpu: dict[bool, list[float]] = {True: [], False: []}
+    wrote = 0
     for _ in range(args.repeat):
         for apply, sink in ((True, full), (False, baseline)):
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
                 make_workspace(root, args.experiences)
                 rollouts = asyncio.run(produce_rollouts(Workspace(root), args.rollouts))
-                sink.append(asyncio.run(run_once(root, rollouts, args.batch, apply=apply)))
+                elapsed, used, wrote_now = asyncio.run(run_once(root, rollouts, args.batch, apply=apply))
+                sink.append(elapsed)
+                cpu[apply].append(used)
+                wrote = max(wrote, wrote_now)
+    batches = -(-args.rollouts // args.batch)
     rate = args.rollouts / statistics.median(full)
     base_rate = args.rollouts / statistics.median(baseline)
     print(f"offline path, {args.rollouts} rollouts into {args.experiences} experiences, batch {args.batch}")
@@ -107,6 +121,12 @@ def main() -> None:
     )
     ratio = statistics.median(full) / statistics.median(baseline)
     print(f"  ratio full/baseline time: {ratio:.2f}×  (goal ≤ 1.5×)")
+    cpu_full, cpu_base = statistics.median(cpu[True]), statistics.median(cpu[False])
+    print(f"  CPU: full {cpu_full:.2f} s, baseline {cpu_base:.2f} s → {cpu_full / cpu_base:.2f}×")
+    # The sample agent's intents are few: once learned, later batches plan nothing new, so the ratio
+    # mostly measures what a batch costs when it has nothing to write (the reload that would see
+    # an edit made by someone else, an empty plan).
+    print(f"  batches that wrote: {wrote} of {batches} (the rest planned nothing new)")
     summary = {
         "bench": "pipeline",
         "figures": {
@@ -116,8 +136,17 @@ def main() -> None:
             "full_s": statistics.median(full),
             "rollouts_per_s": rate,
             "full_over_baseline": ratio,
+            "cpu_full_s": cpu_full,
+            "cpu_full_over_baseline": cpu_full / cpu_base,
+            "batches": batches,
+            "batches_that_wrote": wrote,
+            "load_average_1m": os.getloadavg()[0],
         },
-        "baseline": {"analyze_estimate_s": statistics.median(baseline), "rollouts_per_s": base_rate},
+        "baseline": {
+            "analyze_estimate_s": statistics.median(baseline),
+            "rollouts_per_s": base_rate,
+            "cpu_s": cpu_base,
+        },
         "goals": {"full_over_baseline": 1.5, "rollouts_per_s_quiet_2_cores": 200},
     }
     print(json.dumps(summary))

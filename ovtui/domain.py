@@ -227,7 +227,9 @@ class PolicyPlanItem(Model):
     profile); filename placeholders other than the name (an entity's ``category``) come from
     ``metadata["fields"]``. ``target_uri``, when given, must be where that name lives: an edit is
     never retargeted. For types whose file names carry a timestamp (events), the URI designates
-    an existing file."""
+    an existing file. ``peer_id`` puts the file in that peer's space (``peers/<peer_id>/``, seed
+    004 §3.4) instead of the user's own; it is checked by the one name rule where it becomes a
+    path (``workspace.targets``), and refused for a type that is not ``peer_enabled``."""
 
     kind: PolicyPlanItemKind
     memory_type: str = EXPERIENCES
@@ -241,6 +243,7 @@ class PolicyPlanItem(Model):
     confidence: float | None = None
     evidence_trajectory_uris: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    peer_id: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -34,10 +34,10 @@ from ovtui.interfaces import (
     PolicyUpdater,
     RolloutAnalyzer,
 )
+from ovtui.pending_store import PendingPlans
 from ovtui.plan_assessment import ValidationGate, mark_evidence, mark_leaks, validation_line
 from ovtui.review import (
     ItemDecision,
-    PendingPlans,
     ReviewPolicy,
     apply_reviewed,
     evidence_for,

@@ -36,6 +36,7 @@ from ovtui.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor
 
 if TYPE_CHECKING:
     from ovtui.components.backends import GradientProposer, PlanMerger, TrajectoryExtractor
+    from ovtui.components.rollout_executor import HotnessMix
     from ovtui.config import OvtuiConfig
     from ovtui.domain import ExperienceSet
     from ovtui.engine import TrainingEngine
@@ -127,22 +128,30 @@ BACKENDS: Registry[BackendFactory] = Registry("backend", "[llm] backend")
 
 
 # --- executors: who runs a case -------------------------------------------------------------------
+def _hotness(resources: Resources) -> HotnessMix:
+    """Where an agent records the memories it retrieves, and how much their hotness weighs."""
+    from ovtui.components.rollout_executor import HotnessMix
+    from ovtui.memory.hotness import HotnessLog
+
+    cfg = resources.config.retrieval
+    return HotnessMix(HotnessLog(resources.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
+
+
 @EXECUTORS.register("sample")
 def _sample_agent(resources: Resources) -> RolloutExecutor:
     from ovtui.sample_env.agent import SampleAgentExecutor
 
-    return SampleAgentExecutor()
+    return SampleAgentExecutor(hotness=_hotness(resources))
 
 
 @EXECUTORS.register("llm")
 def _single_turn_llm(resources: Resources) -> RolloutExecutor:
-    from ovtui.components.rollout_executor import HotnessMix, SingleTurnLLMRolloutExecutor
-    from ovtui.memory.hotness import HotnessLog
+    from ovtui.components.rollout_executor import SingleTurnLLMRolloutExecutor
     from ovtui.sample_env.evaluator import SampleEvaluator
 
-    cfg = resources.config.retrieval
-    hotness = HotnessMix(HotnessLog(resources.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
-    return SingleTurnLLMRolloutExecutor(resources.llm(), evaluator=SampleEvaluator(), hotness=hotness)
+    return SingleTurnLLMRolloutExecutor(
+        resources.llm(), evaluator=SampleEvaluator(), hotness=_hotness(resources)
+    )
 
 
 @EXECUTORS.register("tau2-replay")

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from ovtui.domain import ExperienceSet, RolloutAnalysis
 from ovtui.engine import PolicyTrainingEngine
 from ovtui.errors import OvtuiError
-from ovtui.review import ItemDecision, PendingPlan, PendingPlans
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision, PendingPlan
 
 
 @dataclass
@@ -74,14 +75,19 @@ async def replan(
         raise OvtuiError(f"re-planning failed: {estimated.errors[0]}")
     plan = await engine.optimizer.plan(estimated.gradients, policy_set)
     result = ReplanResult(replaced=[p.plan_id for p in plans], errors=list(estimated.errors))
-    if plan.items:
-        plan.metadata["replan_of"] = result.replaced
-        decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
-        fresh = pending.park(plan, decisions, run_id=None, evidence=evidence)
-        result.plan_id, result.items = fresh.plan_id, len(plan.items)
+    # Claimed only now (estimating may take long, and a person may still be deciding meanwhile): the
+    # old plans are re-read under their locks, so a plan applied or re-planned elsewhere in the
+    # meantime is refused before a second fresh plan is parked for it.
+    async with pending.claimed(result.replaced) as claim:
+        if plan.items:
+            plan.metadata["replan_of"] = result.replaced
+            decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+            fresh = pending.park(plan, decisions, run_id=None, evidence=evidence)
+            result.plan_id, result.items = fresh.plan_id, len(plan.items)
+        for old in claim.plans:
+            claim.settle(old, "replanned", None, replaced_by=result.plan_id)
+    if result.plan_id is not None:
         engine.events.emit(
-            "plan_pending", plan_id=fresh.plan_id, items=len(plan.items), replan_of=result.replaced
+            "plan_pending", plan_id=result.plan_id, items=result.items, replan_of=result.replaced
         )
-    for old in plans:
-        pending.settle(old, "replanned", None, replaced_by=result.plan_id)
     return result

@@ -36,12 +36,12 @@ from ovtui.interfaces import (
     RolloutExecutor,
     StreamingTrainer,
 )
+from ovtui.pending_store import PendingPlans
 from ovtui.pipeline import OfflinePolicyOptimizationPipeline
 from ovtui.plan_assessment import ValidationGate, split_validation
 from ovtui.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
 from ovtui.reports import RunReport, RunTally
 from ovtui.review import (
-    PendingPlans,
     ReviewPolicy,
     apply_reviewed,
     evidence_for,
@@ -388,20 +388,24 @@ class Workspace:
 
         A plan whose approved items were all refused as stale stays waiting (marked stale) so it can
         be re-planned; when only some were, the plan is settled and those items wait as
-        ``<plan_id>-stale``. ``describe_apply`` says which happened."""
-        pending = self.pending.get(plan_id)
-        if pending.undecided:
-            raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
-        result, chosen = await apply_reviewed(
-            self.updater(dry_run), pending.plan, pending.decisions, self.experiences()
-        )
-        if dry_run:
-            return result
-        stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
-        if stale and not (result.written_uris or result.deleted_uris):
-            self.pending.mark_stale(plan_id, stale)
-            return result
-        self.pending.settle(pending, "applied", result.history_id)
+        ``<plan_id>-stale``. ``describe_apply`` says which happened. The plan is claimed for the
+        whole apply, so it is applied once however many processes try; the others get
+        ``PlanSettledError`` saying who applied it."""
+        async with self.pending.claimed([plan_id]) as claim:
+            # Under the plan's lock from here: a second apply (any process) waits, then finds it settled.
+            [pending] = claim.plans
+            if pending.undecided:
+                raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
+            result, chosen = await apply_reviewed(
+                self.updater(dry_run), pending.plan, pending.decisions, self.experiences()
+            )
+            if dry_run:
+                return result
+            stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
+            if stale and not (result.written_uris or result.deleted_uris):
+                claim.mark_stale(pending, stale)
+                return result
+            claim.settle(pending, "applied", result.history_id)
         if stale:
             subplan = stale_subplan(pending.plan, stale)
             parked = self.pending.park_stale(subplan, pending.run_id, evidence_for(subplan, pending.evidence))

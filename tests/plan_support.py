@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import multiprocessing
+import shutil
+import signal
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -98,3 +101,13 @@ def cas_append_worker(root: str, worker: int, count: int, name: str) -> tuple[in
             assert [e.stale for e in result.item_errors] == [True], result.errors
             stale += 1
     return written, stale
+
+
+def killed_copy(template: Path, root: Path, child: Callable[[str, int], None], crash_after: int) -> None:
+    """Copy ``template`` to ``root`` and run ``child(root, crash_after)`` in a forked process that
+    must die by SIGKILL at that crash point (``fsio.set_crash_after``)."""
+    shutil.copytree(template, root)
+    process = multiprocessing.get_context("fork").Process(target=child, args=(str(root), crash_after))
+    process.start()
+    process.join(60)
+    assert process.exitcode == -signal.SIGKILL, f"step {crash_after}: exit code {process.exitcode}"

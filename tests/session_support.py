@@ -1,8 +1,19 @@
-"""A conversation as an OpenViking client sends it (with fields ovtui ignores), for session tests."""
+"""For session tests: a conversation as an OpenViking client sends it (with fields ovtui ignores),
+and the session API served on a real socket over a sample workspace."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+import httpx2 as httpx
+from server_support import threaded_server
+from workspace_support import build_sample_workspace
+
+from ovtui.service import Workspace
+from ovtui.sessions.api import create_session_app
 
 CONVERSATION: list[dict[str, Any]] = [
     {
@@ -42,3 +53,34 @@ CONVERSATION: list[dict[str, Any]] = [
     },
     {"role": "assistant", "content": "Order 1234 is cancelled."},
 ]
+
+
+@contextmanager
+def served_sample_workspace(root: Path) -> Iterator[tuple[httpx.Client, Path]]:
+    """A sample workspace at ``root`` (plans applied without review) behind the session API on
+    127.0.0.1; yields a client for it and the workspace root."""
+    build_sample_workspace(root)
+    config = root / "ovtui.toml"
+    config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
+    app = create_session_app(Workspace(root), watch_inbox=False)
+    with threaded_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        yield client, root
+
+
+def ok(response: httpx.Response) -> Any:
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["status"] == "ok" and body["error"] is None, body
+    return body["result"]
+
+
+def commit_and_wait(client: httpx.Client, session_id: str) -> dict[str, Any]:
+    accepted = ok(client.post(f"/api/v1/sessions/{session_id}/commit"))
+    assert accepted["status"] == "accepted" and accepted["archived"] is True
+    assert accepted["archive_uri"].endswith(f"/sessions/{session_id}/history/archive_001")
+    task: dict[str, Any] = {}
+    for _ in range(60):  # each poll holds up to 5 s server-side until the task finishes
+        task = ok(client.get(f"/api/v1/tasks/{accepted['task_id']}", params={"wait": 5}))
+        if task["status"] in ("completed", "failed"):
+            return task
+    raise AssertionError(f"task never finished: {task}")

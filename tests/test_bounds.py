@@ -20,8 +20,8 @@ from ovtui.domain import Case, Message, Rollout, Rubric, RubricEvaluation, TextP
 from ovtui.events import EventBus
 from ovtui.inbox import InboxProcessor
 from ovtui.memory.revert import revert
-from ovtui.workspace.check import check_workspace
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace_check import check_workspace
 
 CASE = Case(
     name="c1",

@@ -38,6 +38,7 @@ def test_the_contracts_are_kept() -> None:
         ("ovtui/engine.py", "import ovtui.app", "The kernel imports neither Textual"),
         ("ovtui/domain.py", "from ovtui import review", "The domain imports nothing of ours"),
         ("ovtui/components/snapshotter.py", "from ovtui import service", "Components import neither"),
+        ("ovtui/workspace/store.py", "from ovtui.components import case_lint", "The workspace layer"),
     ],
 )
 def test_a_breach_is_reported(tmp_path: Path, module: str, line: str, contract: str) -> None:

@@ -10,7 +10,8 @@ from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
-from ovtui.review import ItemDecision, PendingPlans, ReviewPolicy, approved_subplan
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision, ReviewPolicy, approved_subplan
 from ovtui.workspace.fsio import atomic_write_text
 from ovtui.workspace.store import MemoryStore
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from fakes.helpers import KEY_ENV, SECRET_KEY
-from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from fakes.openai_server import FakeOpenAIServer
+from fakes.session_model import GUIDANCE
+from fakes.session_model import training_model as scripted_model
 from workspace_support import build_sample_workspace
 
 from ovtui.events import Event
@@ -14,58 +15,6 @@ from ovtui.memory.fileformat import parse_memory
 from ovtui.service import TrainOptions, Workspace
 
 pytest_plugins = ["fakes.fixtures"]
-
-TRAJECTORY = "## Task\n- change a booking\n## Steps\n1. change_flight\n## Outcome\n- failure"
-GUIDANCE = (
-    "## Situation\n- A customer asks to change or cancel a booking\n"
-    "## Approach\n- get_reservation first\n- ask for explicit confirmation before acting\n"
-    "## Reflect\n- NEVER act on a booking before the customer confirms"
-)
-
-
-def scripted_model(request: RecordedRequest) -> Reply:
-    """Plays the three stages, told apart by the answer schema each one asks for."""
-    schema: dict[str, Any] = request.body["response_format"]["json_schema"]["schema"]
-    properties = schema["properties"]
-    if "trajectories" in properties:
-        return Reply.json(
-            {
-                "trajectories": [
-                    {
-                        "trajectory_name": "booking_change",
-                        "outcome": "failure",
-                        "content": TRAJECTORY,
-                    }
-                ]
-            }
-        )
-    item = properties["experiences"]["items"]["properties"]
-    if "source_gradients" in item:  # the merge: one experience from every proposal of the batch
-        proposals = item["source_gradients"]["items"]["maximum"] + 1
-        return Reply.json(
-            {
-                "experiences": [
-                    {
-                        "experience_name": "booking_changes",
-                        "content": GUIDANCE,
-                        "source_gradients": list(range(proposals)),
-                        "rationale": "one intent",
-                    }
-                ],
-                "deletes": [],
-            }
-        )
-    return Reply.json(
-        {
-            "experiences": [
-                {
-                    "experience_name": "booking_changes",
-                    "content": GUIDANCE,
-                    "rationale": "the agent acted before confirmation",
-                }
-            ]
-        }
-    )
 
 
 async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer) -> None:

@@ -12,8 +12,9 @@ from workspace_support import build_sample_workspace
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.domain import Case, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.pending_store import PendingPlans
 from ovtui.plan_assessment import ValidationGate, mark_leaks, split_validation, validation_line
-from ovtui.review import PendingPlans, ReviewPolicy
+from ovtui.review import ReviewPolicy
 from ovtui.sample_env import SampleAgentExecutor
 from ovtui.sample_env.criteria import forbidden_call
 from ovtui.sample_env.generate import read_cases, write_cases

@@ -73,6 +73,8 @@ class OvtuiApp(App[None]):
         self.kernel = KernelThread()
         self.pump = EventPump(self)
         self.watch_files = watch_files
+        # The plan a run parked last and waits on: Review opens on it (a screen built later too).
+        self.waiting_plan: str | None = None
         self.keymap: dict[str, str] = dict(workspace.config.keys)
         self.services = ScreenServices(
             workspace=workspace,
@@ -91,6 +93,7 @@ class OvtuiApp(App[None]):
         screen = entry.screen(self.services)
         screen.set_reactive(MainScreen.dry_run, self.dry_run)
         screen.set_reactive(MainScreen.pending_count, self.pending_count)
+        screen.focus_plan = self.waiting_plan
         if self.screen_stack:  # built while another screen shows: the stylesheet is set up
             styles_are_current(screen, self)  # so its first showing needs no CSS re-parse
         self.main_screens[entry.key] = screen
@@ -194,9 +197,9 @@ class OvtuiApp(App[None]):
         except Exception as exc:
             self.report_error("reading pending plans", exc)
 
-    def pending_changed(self) -> None:
+    def pending_changed(self, focus: str | None = None) -> None:
         self.refresh_pending_count()
-        self.broadcast(PendingChanged)
+        self.broadcast(lambda: PendingChanged(focus))
 
     @on(WorkspaceEdited)
     def _workspace_edited(self, message: WorkspaceEdited) -> None:
@@ -223,7 +226,9 @@ class OvtuiApp(App[None]):
                     f"waits for review{stale}: press 2",
                     title="Review",
                 )
-                self.pending_changed()
+                plan_id = event.data.get("plan_id")
+                self.waiting_plan = str(plan_id) if plan_id else None
+                self.pending_changed(focus=self.waiting_plan)
             elif event.kind == "plan_applied":
                 self.broadcast(HistoryChanged)
                 self.broadcast(ExperiencesChanged)

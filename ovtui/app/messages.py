@@ -35,7 +35,12 @@ class RunEvents(Message, bubble=False):
 
 
 class PendingChanged(Message, bubble=False):
-    """Pending plans changed (a plan parked, a decision, an apply, stale marks)."""
+    """Pending plans changed (a plan parked, a decision, an apply, stale marks). ``focus`` names a
+    plan a run has just parked and now waits on: Review shows that one, not the oldest."""
+
+    def __init__(self, focus: str | None = None) -> None:
+        super().__init__()
+        self.focus = focus
 
 
 class HistoryChanged(Message, bubble=False):

@@ -37,8 +37,10 @@ def kind_word(item: PolicyPlanItem) -> str:
 
 
 def item_label(item: PolicyPlanItem) -> str:
-    """The target as the queue lists it: experiences by name, other types with their type."""
-    return item.target_name if item.memory_type == EXPERIENCES else f"{item.memory_type}: {item.target_name}"
+    """The target as the queue lists it: experiences by name, other types with their type, and a
+    peer's memory with the peer (``profile: profile · peer alice``)."""
+    label = item.target_name if item.memory_type == EXPERIENCES else f"{item.memory_type}: {item.target_name}"
+    return label if item.peer_id is None else f"{label} · peer {item.peer_id}"
 
 
 def apply_label(dry_run: bool) -> str:

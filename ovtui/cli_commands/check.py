@@ -14,9 +14,9 @@ from ovtui.cli_commands import open_store
 from ovtui.config import load_config
 from ovtui.errors import ConfigError
 from ovtui.keymap_check import DeclaredBinding, keymap_problems
-from ovtui.workspace.check import Problem, check_workspace
 from ovtui.workspace.paths import CONFIG_FILE
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace_check import Problem, check_workspace
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -118,9 +118,9 @@ def _item_line(plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "-"
     kind = "delete" if item.kind == "delete" else ("new" if item.before_content is None else "update")
     stale = "  STALE" if index in plan.stale else ""
-    return (
-        f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {item.memory_type}/{item.target_name}{stale}"
-    )
+    peer = f" (peer {item.peer_id})" if item.peer_id else ""
+    target = f"{item.memory_type}/{item.target_name}{peer}"
+    return f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {target}{stale}"
 
 
 def field_diff(item: PolicyPlanItem, current_status: str | None) -> Iterator[str]:
@@ -185,7 +185,8 @@ def run_show(args: argparse.Namespace) -> int:
     except OvtuiError:  # a target that cannot be a file: applying reports it for the item
         current = None
     print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
-    print(f"target    {item.memory_type}: {item.target_uri or item.target_name}")
+    peer = f" (peer {item.peer_id})" if item.peer_id else ""
+    print(f"target    {item.memory_type}: {item.target_uri or item.target_name}{peer}")
     if item.confidence is not None:
         print(f"confidence {item.confidence:.2f}")
     if args.item in plan.stale:

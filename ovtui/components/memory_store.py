@@ -99,6 +99,8 @@ class ExperienceSetLoader:
     def load_sync(self, previous: ExperienceSet | None = None) -> ExperienceSet:
         """Load the experiences; with ``previous``, re-read only the files that changed since it."""
         current = self._scan()
+        if previous is not None and self._untouched(previous, current):
+            return previous  # a snapshot is never mutated, so an unchanged one is shared (and its index)
         reusable = self._unchanged(previous, current) if previous is not None else {}
         changed = {name for name in current if name not in reusable}
         if previous is None or len(changed) > len(current) // 2:
@@ -115,6 +117,13 @@ class ExperienceSetLoader:
                         info = entry.stat()
                         current[entry.name] = (info.st_ino, info.st_mtime_ns, info.st_size)
         return current
+
+    @staticmethod
+    def _untouched(previous: ExperienceSet, current: dict[str, Signature]) -> bool:
+        """The folder is as the loader found it when it made ``previous``: every file with the same
+        signature, and no other (a set patched by the updater has no scan of its own)."""
+        scan: dict[str, Signature] = previous.derived("scan", dict)
+        return bool(scan) and scan == current
 
     @staticmethod
     def _unchanged(previous: ExperienceSet, current: dict[str, Signature]) -> dict[str, Experience]:
@@ -176,6 +185,7 @@ class ExperienceSetLoader:
         by_file = {p.uri.rsplit("/", 1)[-1]: p for p in policies}
         signatures: Signatures = {n: (sig, by_file[n]) for n, sig in scan.items() if n in by_file}
         policy_set.derived("signatures", lambda: signatures)
+        policy_set.derived("scan", lambda: scan)
         return policy_set
 
     def first(self, count: int) -> list[Experience]:

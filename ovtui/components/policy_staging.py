@@ -20,10 +20,10 @@ from ovtui.bounds import oversized_memory
 from ovtui.domain import ItemError, PolicyPlanItem, PolicyStatus
 from ovtui.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
-from ovtui.memory.links import DERIVED_FROM, make_link, merge_links
+from ovtui.memory.links import DERIVED_FROM, PRODUCED, make_link, merge_links
 from ovtui.memory.memory_diff import FileChange, same_memory_file
 from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
-from ovtui.memory.types import EXPERIENCES, MemoryTypeSchema
+from ovtui.memory.types import CASES, EXPERIENCES, MemoryTypeSchema
 from ovtui.workspace.paths import linkless_path, same_name
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.targets import Target, plan_target
@@ -185,9 +185,11 @@ class PlanStager:
             if key and not (isinstance(named, str) and same_name(named, target.name)):
                 fields[key] = target.name  # the file is the memory: its name field follows
         self._apply_metadata(item, schema, fields, rel)
-        links = self._stage_links(item, uri, pending)
+        links, backlinks = self._stage_links(item, uri, pending)
         if links:
             fields["links"] = merge_links(fields.get("links"), links)
+        if backlinks:
+            fields["backlinks"] = merge_links(fields.get("backlinks"), backlinks)
         memory = MemoryFile(uri=uri, content=normalise_content(after), fields=fields)
         if staged.memory is not None and same_memory_file(staged.memory, memory):
             # Nothing to write here; a backlink missing on a trajectory is still mirrored.
@@ -216,43 +218,104 @@ class PlanStager:
 
     def _stage_links(
         self, item: PolicyPlanItem, uri: str, pending: dict[str, tuple[StagedFile, MemoryFile | None]]
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The links of ``uri`` to its evidence trajectories (mirrored as their backlinks), and the
+        backlinks of ``uri`` from the case files those trajectories ran (which link to both)."""
         links: list[dict[str, Any]] = []
+        backlinks: list[dict[str, Any]] = []
         if not item.evidence_trajectory_uris:
-            return links
+            return links, backlinks
         created = self.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         weight = 1.0 if item.confidence is None else round(float(item.confidence), 4)
         match_text = (
             item.metadata.get("match_text") if isinstance(item.metadata.get("match_text"), str) else None
         )
+        # An experience derives from its trajectories; a case names them as what its runs produced.
+        link_type = PRODUCED if item.metadata.get("link_type") == PRODUCED else DERIVED_FROM
         for evidence in dict.fromkeys(item.evidence_trajectory_uris):
             path, memory_type = self.file_target(evidence)  # unsafe URIs fail the item
             if memory_type == EXPERIENCES:
                 raise OvtuiError(f"evidence {evidence} is an experience, not a trajectory")
-            try:
-                staged = self.load(evidence, memory_type, path)
-            except OvtuiError as exc:
-                self.plan.warnings.append(f"link to {evidence} skipped: {exc}")
-                continue
-            if staged.memory is None:
-                self.plan.warnings.append(f"link to {evidence} skipped: the file does not exist")
+            trajectory = self._existing(evidence, memory_type, path)
+            if trajectory is None:
                 continue
             link = make_link(
                 uri,
                 evidence,
-                link_type=DERIVED_FROM,
+                link_type=link_type,
                 weight=weight,
                 match_text=match_text,
                 created_at=created,
             )
             links.append(link)
-            current = pending[evidence][1] if evidence in pending else self._copy(staged)
-            assert current is not None
-            backlinks = merge_links(current.fields.get("backlinks"), [link])
-            if backlinks != current.fields.get("backlinks"):
-                current.fields["backlinks"] = backlinks
-                pending[evidence] = (staged, current)
-        return links
+            self._add_relations(evidence, trajectory, pending, backlinks=[link])
+            for case_uri in _case_uris(trajectory):
+                if case_uri == uri:
+                    continue  # the case itself, linking to its own run
+                backlinks += self._link_case(case_uri, evidence, trajectory, uri, created, pending)
+        return links, backlinks
+
+    def _existing(self, uri: str, memory_type: str, path: str) -> StagedFile | None:
+        """The staged file at ``uri`` when it exists and parses; else a warning and None."""
+        try:
+            staged = self.load(uri, memory_type, path)
+        except OvtuiError as exc:
+            self.plan.warnings.append(f"link to {uri} skipped: {exc}")
+            return None
+        if staged.memory is None:
+            self.plan.warnings.append(f"link to {uri} skipped: the file does not exist")
+            return None
+        return staged
+
+    def _add_relations(
+        self,
+        uri: str,
+        staged: StagedFile,
+        pending: dict[str, tuple[StagedFile, MemoryFile | None]],
+        *,
+        links: list[dict[str, Any]] | None = None,
+        backlinks: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Merge links/backlinks into the working copy of ``uri``; staged only when they are new."""
+        current = pending[uri][1] if uri in pending else self._copy(staged)
+        assert current is not None
+        changed = False
+        for key, new in (("links", links), ("backlinks", backlinks)):
+            if new:
+                merged = merge_links(current.fields.get(key), new)
+                if merged != current.fields.get(key):
+                    current.fields[key] = merged
+                    changed = True
+        if changed:
+            pending[uri] = (staged, current)
+
+    def _link_case(
+        self,
+        case_uri: str,
+        trajectory_uri: str,
+        trajectory: StagedFile,
+        uri: str,
+        created: str,
+        pending: dict[str, tuple[StagedFile, MemoryFile | None]],
+    ) -> list[dict[str, Any]]:
+        """The case file a trajectory ran links to that trajectory and to ``uri``, which the
+        trajectory now feeds (mirrored as backlinks); returns the backlink for ``uri``."""
+        try:
+            path, memory_type = self.file_target(case_uri)
+        except UnsafePathError as exc:
+            self.plan.warnings.append(f"link from {case_uri} skipped: {exc}")
+            return []
+        if memory_type != CASES:
+            self.plan.warnings.append(f"link from {case_uri} skipped: not a case file")
+            return []
+        case = self._existing(case_uri, memory_type, path)
+        if case is None:
+            return []
+        to_trajectory = make_link(case_uri, trajectory_uri, link_type=PRODUCED, created_at=created)
+        to_target = make_link(case_uri, uri, link_type=PRODUCED, created_at=created)
+        self._add_relations(case_uri, case, pending, links=[to_trajectory, to_target])
+        self._add_relations(trajectory_uri, trajectory, pending, backlinks=[to_trajectory])
+        return [to_target]
 
     def _delete(
         self, item: PolicyPlanItem, target: Target, pending: dict[str, tuple[StagedFile, MemoryFile | None]]
@@ -265,3 +328,10 @@ class PlanStager:
         staged = self.load(target.uri, target.schema.memory_type, target.path)
         self._check_base(item, staged, rel)
         pending[target.uri] = (staged, None)
+
+
+def _case_uris(trajectory: StagedFile) -> list[str]:
+    """The case files a trajectory says it ran (``case_uris``; anything but strings ignored)."""
+    assert trajectory.memory is not None
+    value = trajectory.memory.fields.get("case_uris")
+    return [u for u in dict.fromkeys(value) if isinstance(u, str)] if isinstance(value, list) else []

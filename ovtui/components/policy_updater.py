@@ -42,6 +42,9 @@ class MemoryFilePolicyUpdater:
     async def apply(
         self, plan: PolicyUpdatePlan, policy_set: ExperienceSet | None, options: ApplyOptions | None = None
     ) -> PolicyApplyResult:
+        if not plan.items and not self.dry_run and policy_set is not None:
+            # Nothing to write, so nothing to lock or recover for: a trainer plans many of these.
+            return self._result(StagedPlan(), [], None, policy_set)
         options = (options or ApplyOptions()).for_plan(plan)
         async with self.store.lock.held(options.purpose, options.lock_timeout):
             staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options)

@@ -10,12 +10,17 @@ prefetched into the prompt. Beyond that (seed 004 §3.3, bounded by ``max_iterat
   points at another file than the name designates (never retargeted), an unsafe name or a path
   outside the workspace — get ONE repair message naming each problem exactly; if the corrected
   answer still has problems, ExtractError lists them and nothing is accepted.
+
+Given ``peers`` (a session's peers its MemoryPolicy allows), the model also sees and looks up those
+peers' spaces: every file shown says whose it is, and an item's ``peer_id`` edits the peer's file
+(``extract_check``); no other peer's file is reachable.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ovtui.llm.client import LLMClient
@@ -26,12 +31,12 @@ from ovtui.llm.extract_check import (
     ExtractedDelete,
     ExtractedOperation,
     ExtractResult,
+    ItemCheck,
 )
 from ovtui.llm.loop_tools import (
     TOOL_REQUEST_SCHEMA,
     MemoryTools,
     describe_call,
-    render_file,
     tool_requests,
     tool_specs,
 )
@@ -58,6 +63,8 @@ class ExtractLoop:
         allow_deletes: bool = False,
         item_extras: dict[str, dict[str, Any]] | None = None,
         caller_fields: frozenset[str] = frozenset(),
+        item_checks: Mapping[str, ItemCheck] | None = None,
+        peers: Sequence[str] = (),
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -73,8 +80,9 @@ class ExtractLoop:
         self.item_extras = item_extras or {}
         # Fields the caller fills in itself (a trajectory's case_name, reward): not asked of the model.
         self.caller_fields = caller_fields
-        self.tools = MemoryTools(store, memory_types)
-        self.checker = AnswerChecker(store, self.schemas, set(self.item_extras))
+        self.peers = tuple(peers)
+        self.tools = MemoryTools(store, memory_types, self.peers)
+        self.checker = AnswerChecker(store, self.schemas, set(self.item_extras), item_checks, self.peers)
         self._prompts: dict[tuple[str, bool], tuple[dict[str, Any], str]] = {}
 
     # --- schema and prompt ---
@@ -136,6 +144,11 @@ class ExtractLoop:
                 "## Looking things up\nIf the files shown are not enough you may first call the tools "
                 "read(uri), search(query, memory_type) or ls(memory_type). Without function calling, answer "
                 '{"tool_calls": [{"name": "read", "arguments": {"uri": "..."}}]} instead of operations.'
+                + (
+                    " search and ls look in the user's own files, or in a peer's given its peer_id."
+                    if self.peers
+                    else ""
+                )
             )
         return "\n\n".join(parts)
 
@@ -167,14 +180,14 @@ class ExtractLoop:
         for memory in prefetch_files or []:
             if memory.uri:
                 seen[memory.uri] = memory
-        context = "\n\n".join(render_file(m) for m in seen.values())
+        context = "\n\n".join(self.tools.render(m) for m in seen.values())
         existing = f"## Existing files\n{context}\n\n" if context else ""
         messages: Messages = [
             {"role": "system", "content": ""},  # filled per round: the schema depends on tool availability
             {"role": "user", "content": f"{existing}## Input\n{inputs}"},
         ]
         files_read: list[str] = list(seen)
-        calls = rounds = 0
+        calls = rounds = prompt_tokens = completion_tokens = 0
         repairing = repaired = False
         schema_name = "_".join(self.memory_types) + "_operations"
         while True:
@@ -183,9 +196,16 @@ class ExtractLoop:
             with_tools = self.tools_enabled and rounds < self.max_iterations
             schema, system = self._prompt(instruction, with_tools)
             messages[0] = {"role": "system", "content": system}
-            native = tool_specs(self.memory_types) if with_tools and self.client.tools_supported else None
+            native = (
+                tool_specs(self.memory_types, self.peers)
+                if with_tools and self.client.tools_supported
+                else None
+            )
             result = await self.client.complete_json(stage, messages, schema, schema_name, tools=native)
             calls += result.calls
+            if not result.cached:
+                prompt_tokens += result.usage.prompt_tokens
+                completion_tokens += result.usage.completion_tokens
             repairing = False
             data = result.data or {}
             requests = result.tool_calls or tool_requests(data)
@@ -213,7 +233,9 @@ class ExtractLoop:
                 ]
                 repairing = repaired = True
                 continue
-            return ExtractResult(checked.operations, checked.deletes, files_read, calls)
+            return ExtractResult(
+                checked.operations, checked.deletes, files_read, calls, prompt_tokens, completion_tokens
+            )
 
     def _run_tools(
         self,
@@ -262,7 +284,7 @@ class ExtractLoop:
             seen[uri] = memory
             if uri not in files_read:
                 files_read.append(uri)
-        shown = "\n\n".join(render_file(m) for m in unread.values())
+        shown = "\n\n".join(self.tools.render(m) for m in unread.values())
         messages += [
             _assistant(result),
             {

@@ -4,14 +4,20 @@ They are offered as OpenAI function tools when the server supports them, and oth
 ``{"tool_calls": [...]}`` JSON convention described in the prompt. Every URI a model passes is
 checked with ``WorkspacePaths.path_for`` (nothing outside the workspace can be read) and must lie
 in a declared memory type directory.
+
+Spaces: the user's own memories are always reachable; a peer's (``peers/<peer_id>/…``) only for the
+peers the loop was given (a session's peers that its MemoryPolicy allows): search and ls take a
+``peer_id`` then, and a read of any other peer's file is refused whether it exists or not, so a peer
+the policy leaves out is invisible to the model.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from ovtui.errors import OvtuiError
+from ovtui.errors import OvtuiError, UnsafePathError
 from ovtui.llm.results import ToolCall
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.search import rank
@@ -40,8 +46,15 @@ def _function(name: str, description: str, params: dict[str, Any], required: lis
     }
 
 
-def tool_specs(memory_types: list[str]) -> list[dict[str, Any]]:
+def tool_specs(memory_types: list[str], peers: Sequence[str] = ()) -> list[dict[str, Any]]:
     kind = {"type": "string", "enum": memory_types}
+    space: dict[str, Any] = {}
+    if peers:
+        space["peer_id"] = {
+            "type": "string",
+            "enum": list(peers),
+            "description": "look in this peer's files instead of the user's own",
+        }
     return [
         _function(
             "read",
@@ -52,11 +65,14 @@ def tool_specs(memory_types: list[str]) -> list[dict[str, Any]]:
         _function(
             "search",
             "Lexical search over one memory type; returns the best matching files with a snippet.",
-            {"query": {"type": "string"}, "memory_type": kind},
+            {"query": {"type": "string"}, "memory_type": kind, **space},
             ["query", "memory_type"],
         ),
         _function(
-            "ls", "List the files of one memory type (URI and name).", {"memory_type": kind}, ["memory_type"]
+            "ls",
+            "List the files of one memory type (URI and name).",
+            {"memory_type": kind, **space},
+            ["memory_type"],
         ),
     ]
 
@@ -90,8 +106,9 @@ def _link_name(value: object) -> str:
     return text.rsplit("/", 1)[-1].removesuffix(".md") if "://" in text else text
 
 
-def render_file(memory: MemoryFile, *, limit: int = MAX_READ_CHARS) -> str:
-    """A file as the model sees it: URI, a few fields, and the exact content (SEARCH blocks copy it).
+def render_file(memory: MemoryFile, *, limit: int = MAX_READ_CHARS, whose: str | None = None) -> str:
+    """A file as the model sees it: URI (and ``whose`` it is, where that matters), a few fields, and
+    the exact content (SEARCH blocks copy it).
 
     Bookkeeping fields (the version is in the header; updated_at, memory_type) are left out and a
     list such as the trajectory links is a count with a few names: the whole fields JSON of a
@@ -103,62 +120,99 @@ def render_file(memory: MemoryFile, *, limit: int = MAX_READ_CHARS) -> str:
         if k not in HIDDEN_FIELDS and v not in (None, "")
     )
     content = memory.content if len(memory.content) <= limit else memory.content[:limit] + "\n[… truncated]"
+    owner = f"; {whose}" if whose else ""
     return (
-        f"=== FILE {memory.uri} (version {memory.version}) ===\n"
+        f"=== FILE {memory.uri} (version {memory.version}{owner}) ===\n"
         f"{fields}\n--- content ---\n{content}\n=== END FILE ==="
     )
 
 
-class MemoryTools:
-    """Runs tool calls against one workspace; ``run`` never raises for a bad request, it explains."""
+def check_space(store: MemoryStore, uri: str, peers: Sequence[str]) -> None:
+    """Refuse a URI in the space of a peer not in ``peers`` (whether the file exists is not told)."""
+    if store.peer_of_uri(uri) not in (None, *peers):
+        raise UnsafePathError(f"{uri} is not in the user's memories or those of a peer in this conversation")
 
-    def __init__(self, store: MemoryStore, memory_types: list[str]) -> None:
+
+class MemoryTools:
+    """Runs tool calls against one workspace; ``run`` never raises for a bad request, it explains.
+    ``peers``: the peers whose spaces the model may see besides the user's own."""
+
+    def __init__(self, store: MemoryStore, memory_types: list[str], peers: Sequence[str] = ()) -> None:
         self.store = store
         self.memory_types = memory_types
+        self.peers = tuple(peers)
 
     def run(self, call: ToolCall) -> tuple[str, MemoryFile | None]:
         """The text result of one call, and the file it read (``read`` only)."""
         args = call.arguments
+        peer = args.get("peer_id")
         try:
             if call.name == "read":
                 return self.read(str(args.get("uri", "")))
             if call.name == "search":
-                return self.search(str(args.get("query", "")), str(args.get("memory_type", ""))), None
+                query, memory_type = str(args.get("query", "")), str(args.get("memory_type", ""))
+                return self.search(query, memory_type, self.space(peer)), None
             if call.name == "ls":
-                return self.ls(str(args.get("memory_type", ""))), None
+                return self.ls(str(args.get("memory_type", "")), self.space(peer)), None
         except (OvtuiError, OSError) as exc:
             return f"error: {exc}", None
         return f"error: unknown tool {call.name!r}; the tools are {', '.join(TOOL_NAMES)}", None
+
+    def space(self, peer: object) -> str | None:
+        """The peer a look-up asks for (None: the user's own), which must be one of ``peers``."""
+        if peer in (None, ""):
+            return None
+        if peer not in self.peers:
+            offered = f"; the peers are {', '.join(self.peers)}" if self.peers else ""
+            raise OvtuiError(f"there is no peer {str(peer)[:40]!r} in this conversation{offered}")
+        return str(peer)
+
+    def whose(self, uri: str) -> str | None:
+        """Whose file ``uri`` is, for the model, when peers are in play (None otherwise)."""
+        if not self.peers:
+            return None
+        peer = self.store.peer_of_uri(uri)
+        if peer is None:
+            return "the user's own file: an edit carries no peer_id"
+        return f'peer {peer}\'s file: an edit carries peer_id "{peer}"'
+
+    def render(self, memory: MemoryFile) -> str:
+        return render_file(memory, whose=self.whose(memory.uri) if memory.uri else None)
 
     def _check_type(self, memory_type: str) -> None:
         if memory_type not in self.store.registry.names():
             raise OvtuiError(f"unknown memory type {memory_type!r}; known: {', '.join(self.memory_types)}")
 
     def read(self, uri: str) -> tuple[str, MemoryFile | None]:
+        check_space(self.store, uri, self.peers)
         self.store.schema_for_uri(uri)  # raises for a path outside the workspace or the memory folders
         memory = self.store.read_uri(uri)
         if memory is None:
             return f"error: there is no file at {uri}", None
-        return render_file(memory), memory
+        return self.render(memory), memory
 
-    def ls(self, memory_type: str) -> str:
+    def ls(self, memory_type: str, peer_id: str | None = None) -> str:
         self._check_type(memory_type)
-        paths = self.store.list_paths(memory_type)
+        paths = self.store.list_paths(memory_type, peer_id)
         if not paths:
-            return f"(no {memory_type} files yet)"
+            whose = f" of peer {peer_id}" if peer_id else ""
+            return f"(no {memory_type} files{whose} yet)"
         lines = [self.store.paths.uri_for(p) for p in paths[:MAX_LS]]
         if len(paths) > MAX_LS:
             lines.append(f"[… {len(paths) - MAX_LS} more; use search]")
         return "\n".join(lines)
 
-    def search(self, query: str, memory_type: str, limit: int = MAX_SEARCH) -> str:
+    def search(
+        self, query: str, memory_type: str, peer_id: str | None = None, limit: int = MAX_SEARCH
+    ) -> str:
         self._check_type(memory_type)
-        report = self.store.load_type(memory_type)
+        report = self.store.load_type(memory_type, peer_id)
         files = [f for f in report.files if f.uri]
         documents = [f"{f.uri} {json.dumps(f.fields)} {f.content}" for f in files]
         hits = [(score, files[i]) for i, score in rank(query, documents, limit=limit)]
         if not hits:
-            return f"(no {memory_type} files match {query!r})"
+            whose = f" of peer {peer_id}" if peer_id else ""
+            return f"(no {memory_type} files{whose} match {query!r})"
         return "\n".join(f"{f.uri} (score {s:.2f}): {f.content[:240]!r}" for s, f in hits)
 
 

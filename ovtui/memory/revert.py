@@ -5,8 +5,11 @@ the current one + 1 (a revert is a write); delete → recreate the file (version
 changed after the record (its content or meaningful fields are no longer the record's ``after``;
 the ``version`` write counter and trace fields do not count, so records can be reverted newest
 first one after another) is a conflict: the revert is refused, naming every such file, unless
-forced. A forced revert says so in its own record. A record already undone by a revert (that was
-not itself reverted) is refused, naming that revert.
+forced. Relations (``links``, ``backlinks``) are sets later applies add to — a case file gains a
+link to each experience its runs fed — so they are no conflict: a revert takes out the links the
+record added, puts back those it removed, and keeps what changed after it. A forced revert says so
+in its own record. A record already undone by a revert (that was not itself reverted) is refused,
+naming that revert.
 """
 
 from __future__ import annotations
@@ -16,10 +19,19 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ovtui.errors import MemoryFormatError, OvtuiError, RevertConflictError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
-from ovtui.memory.memory_diff import FileChange, MemoryDiff, Review, build_memory_diff, same_memory
+from ovtui.memory.links import RELATION_FIELDS, link_key, merge_links
+from ovtui.memory.memory_diff import (
+    FileChange,
+    MemoryDiff,
+    Review,
+    build_memory_diff,
+    same_memory,
+    same_memory_file,
+)
 from ovtui.workspace.history import HistoryStore, new_history_id
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.transaction import commit_record, prepare
@@ -63,21 +75,72 @@ def _version_of(text: str | None) -> int | None:
     return raw if isinstance(raw, int) and not isinstance(raw, bool) else None
 
 
+def _parsed(text: str | None) -> MemoryFile | None:
+    if text is None:
+        return None
+    try:
+        return parse_memory(text)
+    except MemoryFormatError:
+        return None
+
+
+def _links(memory: MemoryFile | None, key: str) -> list[dict[str, Any]]:
+    value = memory.fields.get(key) if memory is not None else None
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def _reverted_relations(
+    restore: MemoryFile, current: str | None, expected: str | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Per relation field, ``current``'s links with the record's own change to them undone: the
+    links it added taken out, those it removed put back; what others changed since stays."""
+    now, then = _parsed(current), _parsed(expected)
+    if now is None:
+        return {}  # nothing to merge with: the record's ``before`` as it was
+    out: dict[str, list[dict[str, Any]]] = {}
+    for key in RELATION_FIELDS:
+        before = {link_key(x): x for x in _links(restore, key)}
+        after = {link_key(x) for x in _links(then, key)}
+        kept = [x for x in _links(now, key) if link_key(x) in before or link_key(x) not in after]
+        removed = [x for k, x in before.items() if k not in after]
+        out[key] = merge_links(kept, removed)
+    return out
+
+
 def _restored(restore: str, current: str | None, expected: str | None) -> str:
-    """``restore``'s text with its version moved past every version the file has had."""
+    """``restore``'s text, its relations those of ``current`` with the record's change undone, and
+    its version moved past every version the file has had."""
     memory = parse_memory(restore, source="history record")
-    if "version" not in memory.fields:
-        return restore
-    seen = [v for v in (_version_of(current), _version_of(expected), memory.version) if v is not None]
+    relations = _reverted_relations(memory, current, expected)
     fields = dict(memory.fields)
-    fields["version"] = max(seen) + 1
+    for key, links in relations.items():
+        if links:
+            fields[key] = links
+        else:
+            fields.pop(key, None)
+    if "version" in fields:
+        seen = [v for v in (_version_of(current), _version_of(expected), memory.version) if v is not None]
+        fields["version"] = max(seen) + 1
+    if fields == memory.fields:
+        return restore
     return MemoryFile(content=memory.content, fields=fields).render()
 
 
+def _without_relations(memory: MemoryFile) -> MemoryFile:
+    fields = {k: v for k, v in memory.fields.items() if k not in RELATION_FIELDS}
+    return MemoryFile(content=memory.content, fields=fields)
+
+
 def _unchanged(current: str | None, expected: str | None) -> bool:
+    """``current`` is what the record left, links added since aside."""
     if current is None or expected is None:
         return current is expected
-    return same_memory(current, expected)
+    if same_memory(current, expected):
+        return True
+    now, then = _parsed(current), _parsed(expected)
+    if now is None or then is None:
+        return False
+    return same_memory_file(_without_relations(now), _without_relations(then))
 
 
 def reverted_by(history: HistoryStore, record_id: str) -> str | None:

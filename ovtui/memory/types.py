@@ -21,14 +21,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ovtui.errors import ConfigError
+from ovtui.errors import ConfigError, UnsafePathError
 
 # The types the training loop itself names (defined once, in the file format; re-exported here, where
 # everything outside the domain imports them). Every other type is only ever looked up by name.
 from ovtui.memory.fileformat import CASES as CASES
 from ovtui.memory.fileformat import EXPERIENCES as EXPERIENCES
 from ovtui.memory.fileformat import TRAJECTORIES as TRAJECTORIES
-from ovtui.workspace.paths import file_stem, validate_name
+from ovtui.workspace.paths import file_stem, split_peer, validate_name
 
 # Filename placeholders filled from the time a file is created, not from its fields.
 TIME_PLACEHOLDERS = frozenset({"timestamp", "year", "month", "day"})
@@ -178,8 +178,13 @@ class MemoryTypeRegistry:
         return sorted(self._by_name, key=lambda name: (name != EXPERIENCES, name))
 
     def for_path(self, rel: str) -> MemoryTypeSchema | None:
-        """The type whose files live at the workspace-relative path ``rel`` (the deepest match)."""
-        found = [s for s in self._by_name.values() if s.holds(rel)]
+        """The type whose files live at the workspace-relative path ``rel`` (the deepest match); in a
+        peer's space (``peers/<peer_id>/…``) only a type with ``peer_enabled``."""
+        try:
+            peer, inner = split_peer(rel)
+        except UnsafePathError:
+            return None
+        found = [s for s in self._by_name.values() if s.holds(inner) and (peer is None or s.peer_enabled)]
         return max(found, key=lambda s: len(s.directory), default=None)
 
     def operations_json_schema(self, memory_types: list[str]) -> dict[str, Any]:

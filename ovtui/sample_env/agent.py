@@ -16,8 +16,10 @@ from typing import Any
 
 from ovtui.components.offline.sections import parse_sections
 from ovtui.components.offline.text import scrub_specifics, tokenize
+from ovtui.components.rollout_executor import HotnessMix
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart, ToolPart
+from ovtui.memory.hotness import blend
 from ovtui.memory.search import LexicalIndex
 from ovtui.sample_env.criteria import is_affirmative
 from ovtui.sample_env.evaluator import grade, seed_database
@@ -57,9 +59,19 @@ _ACTION_WORDS = {
 class ExperienceLibrary:
     """The active experiences of a policy set, indexed for retrieval and parsed once."""
 
-    def __init__(self, policy_set: ExperienceSet, *, top_k: int = 5) -> None:
+    def __init__(
+        self, policy_set: ExperienceSet, *, top_k: int = 5, hotness: HotnessMix | None = None
+    ) -> None:
         self.experiences = [p for p in policy_set.policies if p.status not in INACTIVE]
         self.top_k = top_k
+        # Hotness as it stood when the library was built (one read per batch; the batch's own uses
+        # do not reorder its later cases, so a batch ranks the same whatever order it runs in).
+        self._weight = hotness.weight if hotness is not None else 0.0
+        self._hot = (
+            hotness.log.scores([p.uri for p in self.experiences], half_life_days=hotness.half_life_days)
+            if hotness is not None and self._weight > 0
+            else None
+        )
         self._index = LexicalIndex(
             [tokenize(f"{p.name.replace('_', ' ')} {p.content}") for p in self.experiences]
         )
@@ -83,14 +95,21 @@ class ExperienceLibrary:
             return general
         # Scrubbed like the experiences' own examples, so a date or an email in the request matches theirs.
         scores = self._index.scores(tokenize(scrub_specifics(request.text)))
-        ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], self.experiences[i].name))
+        matching = [i for i, score in enumerate(scores) if score > 0]  # a hot memory must still match
+        rank = dict(zip(matching, self._mixed([scores[i] for i in matching], matching), strict=True))
         chosen: list[Experience] = []
-        for i in ranked:
-            if scores[i] <= 0 or len(chosen) >= self.top_k:
+        for i in sorted(matching, key=lambda i: (-rank[i], self.experiences[i].name)):
+            if len(chosen) >= self.top_k:
                 break
             if self._topics[self.experiences[i].name] == request.intent:
                 chosen.append(self.experiences[i])
         return chosen + general
+
+    def _mixed(self, relevance: list[float], indices: list[int]) -> list[float]:
+        """Relevance, mixed with hotness by ``[retrieval] hotness_weight`` (0: relevance alone)."""
+        if self._hot is None:
+            return relevance
+        return blend(relevance, [self._hot[i] for i in indices], self._weight)
 
     def guidance_for(self, experiences: Iterable[Experience]) -> Guidance:
         merged = Guidance()
@@ -298,8 +317,9 @@ class SampleAgentExecutor:
 
     label = AGENT_LABEL
 
-    def __init__(self, *, top_k: int = 5) -> None:
+    def __init__(self, *, top_k: int = 5, hotness: HotnessMix | None = None) -> None:
         self.top_k = top_k
+        self.hotness = hotness  # where uses are recorded and how much they weigh (None: neither)
 
     async def execute(
         self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
@@ -309,12 +329,25 @@ class SampleAgentExecutor:
     def execute_sync(
         self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
     ) -> list[Rollout]:
-        library = ExperienceLibrary(policy_set, top_k=self.top_k)
-        return [self.run_case(case, library, context.policy_snapshot_id) for case in cases]
+        library = ExperienceLibrary(policy_set, top_k=self.top_k, hotness=self.hotness)
+        used: list[str] = []
+        rollouts = [self.run_case(case, library, context.policy_snapshot_id, used) for case in cases]
+        if self.hotness is not None:
+            self.hotness.log.record(used)  # one append for the batch: a use per experience per case
+        return rollouts
 
-    def run_case(self, case: Case, library: ExperienceLibrary, policy_snapshot_id: str = "") -> Rollout:
+    def run_case(
+        self,
+        case: Case,
+        library: ExperienceLibrary,
+        policy_snapshot_id: str = "",
+        used: list[str] | None = None,
+    ) -> Rollout:
+        """One case; the URIs of the experiences it retrieved are added to ``used``."""
         request = read_request(str(case.input.get("user_query", "")))
         experiences = library.relevant(request)
+        if used is not None:
+            used += [e.uri for e in experiences]
         conversation = Conversation(case, library.guidance_for(experiences), request)
         conversation.run()
         return Rollout(

@@ -27,14 +27,20 @@ from ovtui.server.jobs import Job, JobStore, PoolFull, WorkerPool
 from ovtui.service import Workspace, run_stamp
 from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.ingest import SessionInbox
-from ovtui.sessions.models import AddMessageRequest, AddMessagesBatchRequest, CreateSessionRequest
+from ovtui.sessions.models import (
+    AddMessageRequest,
+    AddMessagesBatchRequest,
+    CreateSessionRequest,
+    MemoryPolicy,
+    SessionMessage,
+)
 from ovtui.sessions.overview import TASK_STATUS, TASKS_DIR
-from ovtui.sessions.store import SessionError, SessionStore
+from ovtui.sessions.store import Archive, SessionError, SessionStore
 
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
 TASK_TYPE = "session_commit"
 TASK_PREFIX = "task_"
-HTTP_STATUS = {"NOT_FOUND": 404, "FAILED_PRECONDITION": 409, "RESOURCE_EXHAUSTED": 429}
+HTTP_STATUS = {"NOT_FOUND": 404, "FAILED_PRECONDITION": 409, "RESOURCE_EXHAUSTED": 429, "UNAVAILABLE": 503}
 
 
 def ok(result: Any) -> JSONResponse:
@@ -76,10 +82,14 @@ def create_session_app(
     state: Any = None,
     watch_inbox: bool = True,
 ) -> FastAPI:
-    sessions = SessionStore(workspace.paths)
     store = JobStore(state or workspace.paths.state / TASKS_DIR, prefix=TASK_PREFIX)
     run_id = run_stamp()
     events = EventBus(log_path=workspace.paths.runs / run_id / "events.jsonl", root=workspace.paths.root)
+
+    def waiting(session_id: str) -> None:
+        events.log(f"session {session_id!r} is locked by another process: waiting for it", level="warning")
+
+    sessions = SessionStore(workspace.paths, on_wait=waiting)
     committer = SessionCommitter(workspace, sessions, RunContext(run_id, events, asyncio.Event()))
     pool: WorkerPool | None = None
 
@@ -140,10 +150,12 @@ def create_session_app(
             "archives": [a.name for a in sessions.archives(session_id)],
         }
 
+    # Every route that reads or writes session files does it in a worker thread: the per-session
+    # lock blocks while another process holds it, and the event loop must keep serving the others.
     @app.post("/api/v1/sessions", tags=["sessions"])
     async def create_session(request: CreateSessionRequest | None = NO_BODY) -> JSONResponse:
         request = request or CreateSessionRequest()
-        meta = sessions.create(request.session_id, request.memory_policy)
+        meta = await asyncio.to_thread(sessions.create, request.session_id, request.memory_policy)
         return ok(
             {
                 "session_id": meta.session_id,
@@ -154,31 +166,39 @@ def create_session_app(
 
     @app.get("/api/v1/sessions", tags=["sessions"])
     async def list_sessions() -> JSONResponse:
-        return ok([{"session_id": s, "uri": sessions.uri(s)} for s in sessions.list_ids()])
+        ids = await asyncio.to_thread(sessions.list_ids)
+        return ok([{"session_id": s, "uri": sessions.uri(s)} for s in ids])
+
+    def read_session(session_id: str, auto_create: bool) -> dict[str, Any]:
+        if auto_create:
+            sessions.ensure(session_id)
+        return session_body(session_id)
 
     @app.get("/api/v1/sessions/{session_id}", tags=["sessions"])
     async def get_session(session_id: str, auto_create: bool = Query(False)) -> JSONResponse:
-        if auto_create:
-            sessions.ensure(session_id)
-        return ok(session_body(session_id))
+        return ok(await asyncio.to_thread(read_session, session_id, auto_create))
 
-    def add(session_id: str, requests: list[AddMessageRequest]) -> JSONResponse:
+    async def add(session_id: str, requests: list[AddMessageRequest]) -> JSONResponse:
         stored = [r.to_stored(sessions.next_message_id()) for r in requests]
-        count = sessions.append(session_id, stored)
+        count = await asyncio.to_thread(sessions.append, session_id, stored)
         return ok({"session_id": session_id, "message_count": count, "added": len(stored)})
 
     @app.post("/api/v1/sessions/{session_id}/messages", tags=["sessions"])
     async def add_message(session_id: str, request: AddMessageRequest) -> JSONResponse:
-        return add(session_id, [request])
+        return await add(session_id, [request])
 
     @app.post("/api/v1/sessions/{session_id}/messages/batch", tags=["sessions"])
     async def add_messages(session_id: str, request: AddMessagesBatchRequest) -> JSONResponse:
-        return add(session_id, request.messages)
+        return await add(session_id, request.messages)
+
+    def take_archive(session_id: str) -> tuple[Archive, list[SessionMessage], MemoryPolicy]:
+        policy = sessions.meta(session_id).policy()
+        archive, messages = sessions.archive(session_id)
+        return archive, messages, policy
 
     @app.post("/api/v1/sessions/{session_id}/commit", tags=["sessions"])
     async def commit(session_id: str) -> JSONResponse:
-        policy = sessions.meta(session_id).policy()
-        archive, messages = sessions.archive(session_id)
+        archive, messages, policy = await asyncio.to_thread(take_archive, session_id)
 
         async def work() -> dict[str, Any]:
             outcome = await committer.commit_archive(archive, messages, policy)
@@ -226,4 +246,5 @@ def create_session_app(
 
     app.state.sessions = sessions
     app.state.committer = committer
+    app.state.events = events
     return app

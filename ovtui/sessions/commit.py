@@ -1,7 +1,11 @@
 """Phase 2 of a session commit (seed 004 §3.1), run in the background after the archive:
 
-1. extract what the conversation holds (``extract_offline``; the model path with the LLM backend),
-   filtered by the session's MemoryPolicy;
+1. extract what the conversation holds — ``extract_offline`` with ``[llm] backend = "offline"``,
+   the model (``LLMSessionExtractor``, the ``[llm]`` endpoint) with any other backend — filtered by
+   the session's MemoryPolicy and routed to the user's own space or a peer's (``sessions.peers``);
+   an extraction that fails (the endpoint down after the client's retries, answers still unusable
+   after the repair round) fails the commit before anything is written: no memory, no history
+   record, no memory_diff; the archive stays;
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
    and the review gate like any rollout (a session of the training protocol — a CaseSpec first —
    is one rollout directly, without extraction);
@@ -17,22 +21,35 @@ one plan (one lock, one apply).
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ovtui.domain import Rollout, RolloutTrainingResult
-from ovtui.memory.memory_diff import MemoryDiff, Operations, Summary, utc_stamp
+from ovtui.domain import Case, Message, Rollout, RolloutAnalysis, RolloutTrainingResult
+from ovtui.errors import UnsafePathError
+from ovtui.memory.memory_diff import (
+    AddOperation,
+    MemoryDiff,
+    Operations,
+    Summary,
+    UpdateOperation,
+    utc_stamp,
+)
 from ovtui.sessions.extract import ExtractedMemory, Extraction, evaluate_conversation, extract_offline
 from ovtui.sessions.models import MemoryPolicy, SessionMessage
+from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.protocol import is_training_session, rollout_from_messages
 from ovtui.sessions.store import Archive, SessionStore
-from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory
+from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
 from ovtui.workspace.history import HistoryStore
+from ovtui.workspace.paths import WorkspacePaths, split_peer
 
 if TYPE_CHECKING:
     from ovtui.components.policy_trainer import StreamingPolicyTrainer
     from ovtui.context import RunContext
+    from ovtui.interfaces import RolloutAnalyzer
     from ovtui.service import Workspace
+    from ovtui.sessions.llm_extract import LLMSessionExtractor
 
 SNAPSHOT_PREFIX = "session-commit"
 
@@ -47,8 +64,25 @@ class CommitOutcome:
     history_ids: list[str] = field(default_factory=list)
     pending_plans: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     model_calls: int = 0
-    peer_memories_not_written: int = 0
+    peers: PeerReport = field(default_factory=PeerReport)
+    # Files in each peer's space that the commit's records added or changed (a batch shared with
+    # concurrent commits counts whole, as the memory_diff lists it).
+    peer_files_written: Counter[str] = field(default_factory=Counter)
+
+    def peer_summary(self) -> dict[str, Any]:
+        """Each peer's memories routed to its space and files written there, and the peer memories
+        skipped (invalid or unauthorised peers) with the reason."""
+        names = sorted(set(self.peers.routed) | set(self.peer_files_written))
+        return {
+            "peers": {
+                p: {"memories": self.peers.routed[p], "files_written": self.peer_files_written[p]}
+                for p in names
+            },
+            "peer_memories_skipped": self.peers.skipped_list(),
+        }
 
     def task_result(self) -> dict[str, Any]:
         return {
@@ -59,26 +93,16 @@ class CommitOutcome:
             "history_ids": self.history_ids,
             "pending_plans": self.pending_plans,
             "errors": self.errors,
-            "peer_memories_not_written": self.peer_memories_not_written,
-            "token_usage": {"model_calls": self.model_calls},
+            **self.peer_summary(),
+            # The extraction's calls; the training of the commit's cases is the trainer's (its
+            # batch is shared with other commits), reported in the run's usage.
+            "token_usage": {
+                "model_calls": self.model_calls,
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens,
+            },
         }
-
-
-def apply_policy(extraction: Extraction, policy: MemoryPolicy) -> Extraction:
-    """Keep what the session's MemoryPolicy allows: the user's own memories when ``self`` is on, a
-    peer's when ``peer`` is on and the peer is allowed, only whitelisted types."""
-    kept = Extraction(model_calls=extraction.model_calls)
-    for memory in extraction.memories:
-        if not policy.allows_type(memory.memory_type):
-            continue
-        if memory.peer_id is None and not policy.self_.enabled:
-            continue
-        if memory.peer_id is not None and not policy.allows_peer(memory.peer_id):
-            continue
-        kept.memories.append(memory)
-    if policy.allows_type("cases") and policy.self_.enabled:
-        kept.cases = list(extraction.cases)
-    return kept
 
 
 class SessionCommitter:
@@ -88,7 +112,9 @@ class SessionCommitter:
         self.run = run
         self.history = HistoryStore(workspace.paths)
         self._trainer: StreamingPolicyTrainer | None = None
+        self._llm: LLMSessionExtractor | None = None
         self._trainer_lock = asyncio.Lock()
+        self._analyzer: RolloutAnalyzer | None = None  # the trainer's, for a case's run ahead of it
         cfg = workspace.config.sessions
         self.memories = StreamingMemoryUpdater(
             workspace.store,
@@ -114,6 +140,7 @@ class SessionCommitter:
                     cfg.trainer.max_gradients_per_update, cfg.trainer.max_wait_seconds, flush_when_idle=True
                 )
                 self._trainer = StreamingPolicyTrainer(engine, await self.workspace.loader.load(), limits)
+                self._analyzer = engine.analyzer
             return self._trainer
 
     async def submit_rollout(self, rollout: Rollout) -> RolloutTrainingResult:
@@ -124,8 +151,28 @@ class SessionCommitter:
         if self._trainer is not None:
             await self._trainer.close()
 
-    async def extract(self, messages: list[SessionMessage], archive: Archive) -> Extraction:
-        return extract_offline(messages, archive.session_id, archive.name)
+    def llm_extractor(self) -> LLMSessionExtractor:
+        if self._llm is None:
+            from ovtui.memory.hotness import HotnessLog
+            from ovtui.sessions.llm_extract import LLMSessionExtractor
+
+            ws = self.workspace
+            retrieval = ws.config.retrieval
+            self._llm = LLMSessionExtractor(
+                ws.llm_client(),
+                ws.store,
+                HotnessLog(ws.paths),
+                hotness_weight=retrieval.hotness_weight,
+                hotness_half_life_days=retrieval.hotness_half_life_days,
+            )
+        return self._llm
+
+    async def extract(
+        self, messages: list[SessionMessage], archive: Archive, policy: MemoryPolicy
+    ) -> Extraction:
+        if self.workspace.config.llm.backend == "offline":
+            return extract_offline(messages, archive.session_id, archive.name)
+        return await self.llm_extractor().extract(messages, archive.session_id, archive.name, policy)
 
     async def commit_archive(
         self, archive: Archive, messages: list[SessionMessage], policy: MemoryPolicy
@@ -136,11 +183,19 @@ class SessionCommitter:
         to_write: list[ExtractedMemory] = []
         if is_training_session(plain):
             rollouts = [rollout_from_messages(plain, snapshot)]
+            analyses: list[RolloutAnalysis | None] = [None]
             outcome.memories_extracted["cases"] = 1
         else:
             self.memories.begin()
             try:
-                extraction = apply_policy(await self.extract(messages, archive), policy)
+                extracted = await self.extract(messages, archive, policy)
+                extraction, outcome.peers = apply_policy(extracted, policy, self.workspace.store.registry)
+                rollouts = [
+                    self._case_rollout(case, plain, messages, archive, snapshot) for case in extraction.cases
+                ]
+                # Each case's run is analysed first, so its case file links to the trajectories in
+                # the same write that creates it (the experiences they feed link when applied).
+                analyses = await self._analyze(rollouts)
             except Exception:
                 self.memories.end()
                 await self.memories.flush_if_idle()
@@ -149,24 +204,17 @@ class SessionCommitter:
                 self.memories.end()
                 raise
             self.memories.end()
+            outcome.prompt_tokens += extracted.prompt_tokens
+            outcome.completion_tokens += extracted.completion_tokens
             outcome.model_calls += extraction.model_calls
-            own = [m for m in extraction.memories if m.peer_id is None]
-            outcome.peer_memories_not_written = len(extraction.memories) - len(own)
-            to_write = own + [case_memory(case) for case in extraction.cases]
             for memory in extraction.memories:
                 key = memory.memory_type
                 outcome.memories_extracted[key] = outcome.memories_extracted.get(key, 0) + 1
             if extraction.cases:
                 outcome.memories_extracted["cases"] = len(extraction.cases)
-            rollouts = [
-                Rollout(
-                    case=case,
-                    messages=plain,
-                    policy_snapshot_id=snapshot,
-                    evaluation=evaluate_conversation(case, messages),
-                    metadata={"archive_uri": archive.uri},
-                )
-                for case in extraction.cases
+            to_write = extraction.memories + [
+                case_memory(case, [t.uri for t in analysis.trajectories] if analysis else None)
+                for case, analysis in zip(extraction.cases, analyses, strict=True)
             ]
         written = await self.memories.submit(to_write, archive.uri)
         if written.history_id:
@@ -176,11 +224,40 @@ class SessionCommitter:
         outcome.errors += written.errors
         if rollouts:
             trainer = await self.trainer()
-            results = await asyncio.gather(*(trainer.submit_rollout(r) for r in rollouts))
+            runs = zip(rollouts, analyses, strict=True)
+            results = await asyncio.gather(*(trainer.submit_rollout(r, a) for r, a in runs))
             self._collect(outcome, results)
         outcome.diff = self._diff(outcome)
         self.sessions.write_diff(archive, outcome.diff)
         return outcome
+
+    def _case_rollout(
+        self,
+        case: Case,
+        plain: list[Message],
+        messages: list[SessionMessage],
+        archive: Archive,
+        snapshot: str,
+    ) -> Rollout:
+        uri = case_uri(self.workspace.store, case)
+        return Rollout(
+            case=case,
+            messages=plain,
+            policy_snapshot_id=snapshot,
+            evaluation=evaluate_conversation(case, messages),
+            metadata={"source_archive_uri": archive.uri, **({"case_uris": [uri]} if uri else {})},
+        )
+
+    async def _analyze(self, rollouts: list[Rollout]) -> list[RolloutAnalysis | None]:
+        """Each rollout's analysis (its trajectories written); None where it failed: the trainer
+        then analyses that rollout again and reports the error as it does for any rollout."""
+        if not rollouts:
+            return []
+        await self.trainer()
+        assert self._analyzer is not None
+        analyzer = self._analyzer
+        found = await asyncio.gather(*(analyzer.analyze(r) for r in rollouts), return_exceptions=True)
+        return [a if isinstance(a, RolloutAnalysis) else None for a in found]
 
     def _collect(self, outcome: CommitOutcome, results: list[RolloutTrainingResult]) -> None:
         for result in results:
@@ -201,6 +278,7 @@ class SessionCommitter:
             ops.adds += record.operations.adds
             ops.updates += record.operations.updates
             ops.deletes += record.operations.deletes
+        outcome.peer_files_written = peer_files(self.workspace.paths, [*ops.adds, *ops.updates])
         return MemoryDiff(
             archive_uri=outcome.archive.uri,
             trace_id=f"{outcome.archive.session_id}/{outcome.archive.name}",
@@ -216,5 +294,19 @@ class SessionCommitter:
                 "pending_plans": outcome.pending_plans,
                 "memories_extracted": outcome.memories_extracted,
                 "errors": outcome.errors,
+                **outcome.peer_summary(),
             },
         )
+
+
+def peer_files(paths: WorkspacePaths, operations: list[AddOperation | UpdateOperation]) -> Counter[str]:
+    """How many of the files ``operations`` wrote lie in each peer's space."""
+    found: Counter[str] = Counter()
+    for op in operations:
+        try:
+            peer, _ = split_peer(paths.relative_of(op.uri))
+        except UnsafePathError:
+            continue  # not a file of this workspace: no peer of ours
+        if peer is not None:
+            found[peer] += 1
+    return found

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from ovtui.domain import Case, CriterionResult, Rubric, RubricCriterion, RubricEvaluation
+from ovtui.domain import Case, CriterionResult, Rubric, RubricCriterion, RubricEvaluation, ToolPart
 from ovtui.sessions.models import SessionMessage
 from ovtui.workspace.paths import slugify
 
@@ -47,12 +47,21 @@ TOPIC_WORDS = 4
 @dataclass
 class ExtractedMemory:
     """One memory a conversation gives: its type, its name (None for a one-file type), the fields
-    to merge, and whose it is (a peer's id, or None for the user)."""
+    to merge, and whose it is (a peer's id, or None for the user).
+
+    ``merge`` says how it meets its file: ``lines`` (the offline extractor: the content's lines the
+    file lacks are appended) or ``ops`` (a model's operation: every field by its merge op, SEARCH/
+    REPLACE blocks included). ``seen`` is, for ``ops``, the file (content and fields) as the model
+    saw it, or None when it saw no file."""
 
     memory_type: str
     name: str | None
     fields: dict[str, Any]
     peer_id: str | None = None
+    merge: Literal["lines", "ops"] = "lines"
+    seen: dict[str, Any] | None = None
+    # Trajectories this memory produced (a case's runs): linked from it in the same write.
+    produced: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -60,6 +69,8 @@ class Extraction:
     memories: list[ExtractedMemory] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)
     model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 def _sentences(text: str) -> list[str]:
@@ -104,33 +115,54 @@ def _entities(message: SessionMessage) -> list[ExtractedMemory]:
     return found
 
 
+def _tool_parts(messages: list[SessionMessage]) -> list[ToolPart]:
+    return [p for m in messages if m.role in ("assistant", "tool") for p in m.to_message().tool_parts]
+
+
+# What a plain conversation can show about any case (``evaluate_conversation`` checks them).
+CONVERSATION_CRITERIA = (
+    RubricCriterion(name="tools_succeed", description="every tool call completes without an error"),
+    RubricCriterion(name="answers_user", description="the assistant answers the request", required=False),
+)
+
+
+def session_case_name(name: str, session_id: str, archive_name: str) -> str:
+    """A case's name made unique to its commit: the same task in two sessions is two cases."""
+    return f"{name}_{session_id}_{archive_name}"[:120]
+
+
+def case_metadata(messages: list[SessionMessage], session_id: str, archive_name: str) -> dict[str, Any]:
+    failed = [p.tool_name for p in _tool_parts(messages) if p.tool_status == "error"]
+    return {
+        "source": "session_commit",
+        "session_id": session_id,
+        "archive": archive_name,
+        "failed_tools": failed,
+    }
+
+
 def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) -> Case | None:
     """The conversation as a training case, when the assistant used tools in it."""
-    tools = [p for m in messages if m.role in ("assistant", "tool") for p in m.to_message().tool_parts]
+    tools = _tool_parts(messages)
     if not tools:
         return None
     request = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
     if not request:
         return None
     answer = next((m.text for m in reversed(messages) if m.role == "assistant" and m.text.strip()), "")
-    failed = [p.tool_name for p in tools if p.tool_status == "error"]
     signature = slugify(" ".join(request.split()[:8]), fallback="conversation")
     sequence = " → ".join(f"{p.tool_name}{' (error)' if p.tool_status == 'error' else ''}" for p in tools)
-    criteria = [
-        RubricCriterion(name="tools_succeed", description="every tool call completes without an error"),
-        RubricCriterion(name="answers_user", description="the assistant answers the request", required=False),
-    ]
+    rubric = Rubric(
+        name=f"{signature}_rubric",
+        description="from a committed session",
+        criteria=list(CONVERSATION_CRITERIA),
+    )
     return Case(
-        name=f"{signature}_{session_id}_{archive_name}"[:120],
+        name=session_case_name(signature, session_id, archive_name),
         task_signature=signature,
         input={"user_query": request, "tool_sequence": sequence, "outcome": answer},
-        rubric=Rubric(name=f"{signature}_rubric", description="from a committed session", criteria=criteria),
-        metadata={
-            "source": "session_commit",
-            "session_id": session_id,
-            "archive": archive_name,
-            "failed_tools": failed,
-        },
+        rubric=rubric,
+        metadata=case_metadata(messages, session_id, archive_name),
     )
 
 

@@ -18,8 +18,8 @@ from ovtui.events import EventBus
 from ovtui.inbox import InboxProcessor
 from ovtui.service import Workspace
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
-from ovtui.sessions.models import AddMessageRequest, SessionMessage
-from ovtui.sessions.store import SessionError, SessionStore, check_session_id, read_jsonl
+from ovtui.sessions.models import AddMessageRequest, MemoryPolicy, SessionMessage
+from ovtui.sessions.store import Archive, SessionError, SessionStore, check_session_id, read_jsonl
 
 
 def read_conversation(path: Path, sessions: SessionStore) -> list[SessionMessage]:
@@ -37,10 +37,17 @@ async def commit_messages(
     committer: SessionCommitter, session_id: str, messages: list[SessionMessage]
 ) -> CommitOutcome:
     sessions = committer.sessions
-    sessions.ensure(session_id)
-    sessions.append(session_id, messages)
-    archive, archived = sessions.archive(session_id)
-    return await committer.commit_archive(archive, archived, sessions.meta(session_id).policy())
+
+    def take() -> tuple[Archive, list[SessionMessage], MemoryPolicy]:
+        # The session's file lock blocks while another process holds it: in a thread, so the
+        # server that also watches the inbox keeps answering.
+        sessions.ensure(session_id)
+        sessions.append(session_id, messages)
+        archive, archived = sessions.archive(session_id)
+        return archive, archived, sessions.meta(session_id).policy()
+
+    archive, archived, policy = await asyncio.to_thread(take)
+    return await committer.commit_archive(archive, archived, policy)
 
 
 async def commit_file(workspace: Workspace, path: Path, session_id: str | None = None) -> CommitOutcome:

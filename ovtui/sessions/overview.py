@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.errors import UnsafePathError
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.server.jobs import LOG_NAME, Job, JobStatus
 from ovtui.sessions.store import SessionError, SessionStore
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.workspace.paths import URI_SCHEME, WorkspacePaths, split_peer
 
 TASKS_DIR = "tasks"  # under .ovtui: the session server's task log
 # Our job states in OpenViking's words.
@@ -37,6 +39,35 @@ class CommitView:
     def extracted(self) -> dict[str, int]:
         found = self.diff.metadata.get("memories_extracted") if self.diff else None
         return dict(found) if isinstance(found, dict) else {}
+
+    @property
+    def peers(self) -> dict[str, dict[str, int]]:
+        """Per peer: the memories routed to its space and the files written there."""
+        found = self.diff.metadata.get("peers") if self.diff else None
+        return (
+            {str(k): dict(v) for k, v in found.items() if isinstance(v, dict)}
+            if isinstance(found, dict)
+            else {}
+        )
+
+    @property
+    def peers_skipped(self) -> list[dict[str, Any]]:
+        found = self.diff.metadata.get("peer_memories_skipped") if self.diff else None
+        return [dict(s) for s in found if isinstance(s, dict)] if isinstance(found, list) else []
+
+
+def memory_label(uri: str) -> str:
+    """A file a commit wrote as the Sessions screen lists it: its path below ``memories/``, and
+    whose it is when it lies in a peer's space (``profile.md · peer alice``)."""
+    if not uri.startswith(URI_SCHEME):
+        return uri
+    rel = uri[len(URI_SCHEME) :].split("/", 2)[-1]  # user/<user>/<rel>
+    try:
+        peer, inner = split_peer(rel)
+    except UnsafePathError:
+        return uri
+    shown = inner.removeprefix("memories/")
+    return shown if peer is None else f"{shown} · peer {peer}"
 
 
 @dataclass

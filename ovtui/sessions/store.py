@@ -10,7 +10,10 @@ Phase 1 of a commit (``archive``) moves the live ``messages.jsonl`` into the nex
 with one link-then-unlink: a crash between the two leaves the live file as a second link of the
 archived one, which the next open of the session recognises (link count 2) and drops, so no
 message is ever committed twice or lost. A per-session file lock serialises appends and archives
-between processes (the server, ``ovtui commit``, the inbox).
+between processes (the server, ``ovtui commit``, the inbox) and between threads; taking it blocks, so
+the server calls these methods in worker threads, never on its event loop. A lock another holder
+keeps is reported once to ``on_wait`` before the wait, and one still held after ``LOCK_TIMEOUT``
+is an ``UNAVAILABLE`` error naming the session.
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 from pydantic import BaseModel, ValidationError
 
 from ovtui.bounds import MAX_ROLLOUT_BYTES, jsonl_lines
@@ -82,9 +85,10 @@ class Archive:
 
 
 class SessionStore:
-    def __init__(self, paths: WorkspacePaths) -> None:
+    def __init__(self, paths: WorkspacePaths, *, on_wait: Callable[[str], None] | None = None) -> None:
         self.paths = paths
         self.root = paths.root / SESSIONS_DIR
+        self.on_wait = on_wait  # told the session id when its lock is held elsewhere and we wait
         self._locks: dict[str, FileLock] = {}
 
     # --- locations ---
@@ -103,10 +107,24 @@ class SessionStore:
         fsio.make_dirs(folder, root=self.paths.root)
         lock = self._locks.get(folder.name)
         if lock is None:  # one object per session: re-entrant within this process
-            lock = FileLock(fsio.contained(folder / LOCK, root=self.paths.root), timeout=LOCK_TIMEOUT)
+            lock = FileLock(fsio.contained(folder / LOCK, root=self.paths.root))
             self._locks[folder.name] = lock
-        with lock:
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if self.on_wait is not None:
+                self.on_wait(folder.name)
+            try:
+                lock.acquire(timeout=LOCK_TIMEOUT)
+            except Timeout:
+                raise SessionError(
+                    f"session {folder.name!r} is locked by another writer for more than {LOCK_TIMEOUT:g} s",
+                    code="UNAVAILABLE",
+                ) from None
+        try:
             yield
+        finally:
+            lock.release()
 
     # --- sessions ---
     def create(self, session_id: str | None = None, policy: MemoryPolicy | None = None) -> SessionMeta:

@@ -1,6 +1,6 @@
-"""User memories of session commits (profile, preferences, entities, cases): the StreamingMemoryUpdater.
+"""User memories of session commits (profile, preferences, entities, events, cases): the updater.
 
-Extracted memories from concurrent commits are queued and written in batches — when
+StreamingMemoryUpdater: the memories from concurrent commits are queued and written in batches — when
 ``max_operations`` are waiting, when the oldest has waited ``max_wait_seconds``, on close, and at
 once when no other commit is still extracting (a lone commit never waits out a window). A batch is
 merged per target file (several sessions adding to ``profile.md`` make one edit) and becomes one plan
@@ -8,10 +8,12 @@ of generic memory-type items, so files, compare-and-swap, the journal, History a
 same as for experiences. By default the plan is applied at once (as OpenViking does) and recorded
 as a ``session_commit`` record; with ``[sessions] review_user_memories`` it is parked for Review.
 
-Merging: a patch-merged field (``content``) gets the lines it does not hold yet, in order; an
-add-only type (cases) is written once and an existing file is left alone. A peer's memories are
-not written yet (peer spaces need per-peer folders the type registry does not declare): they are
-counted and reported.
+Merging (``field_merge``): the memories aimed at one file are applied in order on its current text —
+an offline memory appends the lines the file does not hold yet, a model's operation merges each
+field by its merge op (SEARCH/REPLACE blocks that no longer match are reported to their commit, not
+written); an add-only type (events, cases) is written once and an existing file is left alone. A
+peer's memory (routed by ``sessions.peers``) goes to the peer's space, ``peers/<peer_id>/…``: a file
+per (type, name, category, peer), so one peer's profile and the user's are different files.
 """
 
 from __future__ import annotations
@@ -20,17 +22,19 @@ import asyncio
 import contextlib
 import time
 import uuid
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from ovtui.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.context import ApplyOptions
 from ovtui.domain import Case, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.cases import memory_from_case
+from ovtui.memory.links import PRODUCED
 from ovtui.memory.types import CASES
-from ovtui.review import ItemDecision, PendingPlans
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision
 from ovtui.sessions.extract import ExtractedMemory
+from ovtui.sessions.field_merge import LeftOut, merge_group
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace.targets import plan_target
 
@@ -53,18 +57,33 @@ class _Submission:
     at: float = field(default_factory=time.monotonic)
 
 
-def case_memory(case: Case) -> ExtractedMemory:
-    memory = memory_from_case(case)
+def case_memory(case: Case, produced: list[str] | None = None) -> ExtractedMemory:
+    """The case memory of ``case``, linking to the trajectories its run ``produced``."""
+    evidence = case.metadata.get("evidence")
+    memory = memory_from_case(case, evidence=evidence if isinstance(evidence, str) else None)
     fields = {k: v for k, v in memory.fields.items() if k not in RESERVED and v is not None}
-    return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content})
+    return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content}, produced=produced or [])
 
 
-def _key(memory: ExtractedMemory) -> tuple[str, str | None, str]:
-    return memory.memory_type, memory.name, str(memory.fields.get("category", ""))
+def case_uri(store: MemoryStore, case: Case) -> str | None:
+    """Where the case memory of ``case`` lives (None: a name the type cannot hold)."""
+    probe = PolicyPlanItem(kind="upsert", memory_type=CASES, target_name=case.name, after_content="")
+    try:
+        return plan_target(store, probe).uri
+    except OvtuiError:
+        return None
 
 
-def _lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
+MemoryKey = tuple[str, str | None, str, str | None]
+
+
+def _content(memory: ExtractedMemory) -> str:
+    return str(memory.fields.get("content", "")).strip()
+
+
+def _key(memory: ExtractedMemory) -> MemoryKey:
+    """The file a memory goes to: its type, name, category and whose space (a peer's, or None)."""
+    return memory.memory_type, memory.name, str(memory.fields.get("category", "")), memory.peer_id
 
 
 class StreamingMemoryUpdater:
@@ -132,22 +151,25 @@ class StreamingMemoryUpdater:
             if not batch:
                 return
             try:
-                result = await self._write(batch)
+                result, left_out = await self._write(batch)
             except Exception as exc:
                 for submission in batch:
                     if not submission.future.done():
                         submission.future.set_exception(exc)
                 return
             for submission in batch:
+                # The batch's record is every commit's; an operation left out is its own commit's error.
+                own = [str(x) for x in left_out if any(x.memory is m for m in submission.memories)]
+                own = list(dict.fromkeys(own))  # a file that could not take it: once per commit
                 if not submission.future.done():
-                    submission.future.set_result(result)
+                    submission.future.set_result(replace(result, errors=[*result.errors, *own]))
 
     # --- one batch --------------------------------------------------------------------------
-    async def _write(self, batch: list[_Submission]) -> WriteResult:
-        plan = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
+    async def _write(self, batch: list[_Submission]) -> tuple[WriteResult, list[LeftOut]]:
+        plan, left_out = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
         result = WriteResult()
         if not plan.items:
-            return result
+            return result, left_out
         plan.metadata.update(
             plan_id=uuid.uuid4().hex[:12],
             source="session_commit",
@@ -156,7 +178,7 @@ class StreamingMemoryUpdater:
         if self.review:
             self.pending.park(plan, [ItemDecision(item=i) for i in range(len(plan.items))])
             result.pending_plan = str(plan.metadata["plan_id"])
-            return result
+            return result, left_out
         options = ApplyOptions(
             kind="session_commit", purpose="session commit", archive_uri=batch[0].archive_uri
         )
@@ -164,56 +186,78 @@ class StreamingMemoryUpdater:
         result.history_id = applied.history_id
         result.written = len(applied.written_uris)
         result.errors = [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
-        return result
+        return result, left_out
 
-    def plan(self, memories: list[ExtractedMemory]) -> PolicyUpdatePlan:
+    def plan(self, memories: list[ExtractedMemory]) -> tuple[PolicyUpdatePlan, list[LeftOut]]:
         """One item per target file, the memories aimed at it merged (read under no lock: the
         updater's compare-and-swap refuses an item whose file changed since)."""
-        groups: dict[tuple[str, str | None, str], list[ExtractedMemory]] = {}
+        groups: dict[MemoryKey, list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
-        items = []
+        items: list[PolicyPlanItem] = []
+        left_out: list[LeftOut] = []
         for group in groups.values():
-            item = self._item(group)
+            try:
+                item = self._item(group, left_out)
+            except OvtuiError as exc:  # a name, space or file that cannot take it: reported, not written
+                left_out += [LeftOut(m, str(exc)) for m in group]
+                continue
             if item is not None:
                 items.append(item)
-        return PolicyUpdatePlan(items=items)
+        return PolicyUpdatePlan(items=items), left_out
 
-    def _item(self, group: list[ExtractedMemory]) -> PolicyPlanItem | None:
+    def _item(self, group: list[ExtractedMemory], left_out: list[LeftOut]) -> PolicyPlanItem | None:
+        """The plan item for one file: ``group`` merged in order on its current text (see
+        ``field_merge``); operations that no longer apply are added to ``left_out``."""
         first = group[0]
         schema = self.store.registry.get(first.memory_type)
-        extra: dict[str, Any] = {}
-        for memory in group:
-            extra.update(
-                {k: v for k, v in memory.fields.items() if k not in RESERVED and k != schema.name_field}
-            )
+        extra = {
+            k: v for m in group for k, v in m.fields.items() if k not in RESERVED and k != schema.name_field
+        }
         probe = PolicyPlanItem(
             kind="upsert",
             memory_type=first.memory_type,
             target_name=first.name or first.memory_type,
             after_content="",
             metadata={"fields": extra},
+            peer_id=first.peer_id,
         )
-        try:
-            current = self.store.read_uri(plan_target(self.store, probe).uri)
-        except OvtuiError:
-            return None  # a name the type cannot hold: nothing to write
-        if current is not None and schema.operation_mode == "add_only":
-            return None  # written once; the case a later commit repeats is already there
-        have = _lines(current.content) if current is not None else []
-        new = [ln for m in group for ln in _lines(str(m.fields.get("content", ""))) if ln not in have]
-        new = list(dict.fromkeys(new))
-        if not new:
+        current = self.store.read_uri(plan_target(self.store, probe).uri)
+        if schema.operation_mode == "add_only":
+            # Written once: the same text again is a no-op; another text under the same name (two
+            # events called alike on one day) is not written over, and its commit is told.
+            kept = current.content if current is not None else _content(first)
+            where = current.uri if current is not None else "in this batch"
+            left_out += [
+                LeftOut(m, f"an add-only file of that name exists ({where}); not written over")
+                for m in group
+                if _content(m) != kept.strip()
+            ]
+            if current is not None:
+                return None
+            group = [first]
+        merged = merge_group(schema, current, group)
+        left_out += merged.left_out
+        after = merged.content
+        fields = {k: v for k, v in merged.fields.items() if k not in RESERVED and k != schema.name_field}
+        if after is None or (
+            current is not None
+            and after == current.content
+            and all(current.fields.get(k) == v for k, v in fields.items())
+        ):
             return None  # nothing the file does not already say: a no-op is not written
-        after = (
-            "\n".join([*have, *new]) if schema.operation_mode != "add_only" else str(first.fields["content"])
-        )
+        produced = list(dict.fromkeys(u for m in group for u in m.produced))
         return probe.model_copy(
             update={
                 "after_content": after,
                 "before_content": current.content if current is not None else None,
                 "base_version": current.version if current is not None else None,
                 "confidence": 1.0,
-                "metadata": {"fields": extra, "rationale": f"stated in a session ({len(group)} mention(s))"},
+                "metadata": {
+                    "fields": fields,
+                    "rationale": f"stated in a session ({len(group)} mention(s))",
+                    **({"link_type": PRODUCED} if produced else {}),
+                },
+                "evidence_trajectory_uris": produced,
             }
         )

@@ -151,8 +151,11 @@ def _open_named(full: str, flags: int, mode: int, *, real_root: str) -> int:
         raise
 
 
-def move_file(source: Path | str, target: Path | str, *, root: Path | str) -> None:
-    """Move ``source`` to ``target`` (both inside ``root``) without replacing an existing file."""
+def move_file(source: Path | str, target: Path | str, *, root: Path | str, durable: bool = False) -> None:
+    """Move ``source`` to ``target`` (both inside ``root``) without replacing an existing file.
+
+    ``durable``: the new name is on disk before the old one goes, and the removal after it, so a
+    crash leaves the file under one name or both, never under none."""
     src = contained(source, root=root)
     dst = contained(target, root=root)
     os.makedirs(os.path.dirname(dst), exist_ok=True)
@@ -164,8 +167,13 @@ def move_file(source: Path | str, target: Path | str, *, root: Path | str) -> No
         if os.path.lexists(dst):
             raise FileExistsError(errno.EEXIST, "target exists", dst) from None
         os.rename(src, dst)
-        return
-    os.unlink(src)
+    else:
+        if durable:
+            fsync_dir(os.path.dirname(dst))
+        os.unlink(src)
+    if durable:
+        fsync_dir(os.path.dirname(src))
+        fsync_dir(os.path.dirname(dst))
 
 
 def fsync_dir(folder: Path | str) -> None:

@@ -1,9 +1,11 @@
 """Where things live in a workspace, and the rules that keep every path inside it.
 
 URIs are OpenViking's: ``viking://user/<user>/memories/experiences/x.md`` maps to
-``<root>/memories/experiences/x.md``. Names that come from outside (an LLM, a rollout file, a
-memory file) are validated before they become paths: no separators, no ``..``, no control
-characters, not a reserved device name, bounded length.
+``<root>/memories/experiences/x.md``. Memories about a peer (someone else in the user's
+conversations, seed 004 §3.4) live in that peer's own space, ``peers/<peer_id>/``, which holds the
+same type folders (``peers/alice/memories/profile.md``). Names that come from outside (an LLM, a
+rollout file, a memory file, a peer id) are validated before they become paths: no separators, no
+``..``, no control characters, not a reserved device name, bounded length.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ DERIVED_NAME_ROOM = 32
 # Everything ovtui itself writes outside the memory folders, relative to the root (one list: the
 # opening check and the symlink tests use it). Folders first; a file's folder is listed before it.
 STATE_DIR = ".ovtui"
+PENDING_FOLDER = f"{STATE_DIR}/pending"  # plans waiting for review
+SETTLED_FOLDER = f"{PENDING_FOLDER}/settled"  # applied, discarded and re-planned ones, as decided
 BOOKKEEPING_FOLDERS = (
     STATE_DIR,
     f"{STATE_DIR}/journal",
-    f"{STATE_DIR}/pending",
+    PENDING_FOLDER,
+    SETTLED_FOLDER,
     f"{STATE_DIR}/intake",
     f"{STATE_DIR}/llm_cache",
     "history",
@@ -70,6 +75,8 @@ _WINDOWS_RESERVED = {
     *(f"lpt{i}" for i in range(10)),
 }
 HIDDEN_MEMORY_NAMES = {".overview.md", ".abstract.md"}
+# The folder of the peers' spaces: ``peers/<peer_id>/`` mirrors the type folders of the root.
+PEERS_DIR = "peers"
 
 
 def _is_reserved(name: str) -> bool:
@@ -107,6 +114,25 @@ def validate_name(name: str, *, what: str = "name") -> str:
     if _is_reserved(name):
         raise UnsafePathError(f"{what} {name!r} is a reserved device name")
     return name
+
+
+def peer_space(peer_id: str | None) -> str:
+    """The relative prefix of a peer's space (``peers/alice/``), "" for the user's own; the peer id
+    is validated (it becomes a folder)."""
+    if peer_id is None:
+        return ""
+    return f"{PEERS_DIR}/{validate_name(peer_id, what='peer_id')}/"
+
+
+def split_peer(rel: str) -> tuple[str | None, str]:
+    """The peer whose space holds the workspace-relative path ``rel`` and the path inside that space:
+    ``peers/alice/memories/profile.md`` → ``("alice", "memories/profile.md")``; a path outside
+    ``peers/`` is the user's own (``None``). Raises UnsafePathError for a peer folder whose name
+    breaks the name rule."""
+    if not rel.startswith(PEERS_DIR + "/"):
+        return None, rel
+    peer, _, inner = rel[len(PEERS_DIR) + 1 :].partition("/")
+    return validate_name(peer, what="peer_id"), inner
 
 
 def file_stem(name: str, *, what: str = "name") -> str:
@@ -192,6 +218,10 @@ class WorkspacePaths:
     @property
     def memories(self) -> Path:
         return self.root / "memories"
+
+    @property
+    def peers(self) -> Path:
+        return self.root / PEERS_DIR
 
     @property
     def state(self) -> Path:

@@ -20,7 +20,14 @@ from ovtui.memory.fileformat import MemoryFile, parse_memory
 from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema, default_registry
 from ovtui.workspace.fsio import atomic_write_text
 from ovtui.workspace.locks import WorkspaceLock
-from ovtui.workspace.paths import HIDDEN_MEMORY_NAMES, MAX_MEMORY_FILE_BYTES, WorkspacePaths, validate_name
+from ovtui.workspace.paths import (
+    HIDDEN_MEMORY_NAMES,
+    MAX_MEMORY_FILE_BYTES,
+    WorkspacePaths,
+    peer_space,
+    split_peer,
+    validate_name,
+)
 
 
 @dataclass
@@ -60,11 +67,31 @@ class MemoryStore:
         return cls(WorkspacePaths(Path(root), user), **kwargs)  # type: ignore[arg-type]
 
     # --- locations ---
-    def type_dir(self, memory_type: str) -> Path:
-        return self.paths.root / self.registry.get(memory_type).directory
+    def type_rel(self, memory_type: str, peer_id: str | None = None) -> str:
+        """The folder of a type, in the user's own space or in peer ``peer_id``'s (validated)."""
+        schema = self.registry.get(memory_type)
+        if peer_id is not None and not schema.peer_enabled:
+            raise OvtuiError(f"{memory_type} memories are never a peer's (the type is not peer_enabled)")
+        return peer_space(peer_id) + schema.directory
 
-    def type_uri(self, memory_type: str) -> str:
-        return self.paths.uri_prefix + self.registry.get(memory_type).directory
+    def type_dir(self, memory_type: str, peer_id: str | None = None) -> Path:
+        return self.paths.root / self.type_rel(memory_type, peer_id)
+
+    def type_uri(self, memory_type: str, peer_id: str | None = None) -> str:
+        return self.paths.uri_prefix + self.type_rel(memory_type, peer_id)
+
+    def peers(self, problems: list[MemoryFormatError] | None = None) -> list[str]:
+        """The peers that have a space in the workspace, sorted; a folder under ``peers/`` whose
+        name breaks the name rule is left out (and named in ``problems`` when given)."""
+        found = []
+        for path in _visible(self.paths.peers):
+            try:
+                if path.is_dir():
+                    found.append(validate_name(path.name, what="peer folder"))
+            except UnsafePathError as exc:
+                if problems is not None:
+                    problems.append(MemoryFormatError(self.paths.relative(path), str(exc)))
+        return sorted(found)
 
     def path_for_name(self, memory_type: str, name: str) -> Path:
         schema = self.registry.get(memory_type)
@@ -72,14 +99,26 @@ class MemoryStore:
             raise OvtuiError(f"{memory_type} file names carry their creation time: use new_path_for")
         return self.paths.inside(self.type_dir(memory_type) / schema.filename(name))
 
-    def uri_for_name(self, memory_type: str, name: str, fields: Mapping[str, Any] | None = None) -> str:
-        """The URI a memory called ``name`` has (or will have); ``fields`` fill the other placeholders
-        of the type's filename template (an entity's category). Naming only: no file-system access;
-        whatever writes to it resolves and checks the path then."""
+    def uri_for_name(
+        self,
+        memory_type: str,
+        name: str,
+        fields: Mapping[str, Any] | None = None,
+        peer_id: str | None = None,
+    ) -> str:
+        """The URI a memory called ``name`` has (or will have), in the user's own space or in peer
+        ``peer_id``'s; ``fields`` fill the other placeholders of the type's filename template (an
+        entity's category). Naming only: no file-system access; whatever writes to it resolves and
+        checks the path then."""
         schema = self.registry.get(memory_type)
         if schema.timestamped:
             raise OvtuiError(f"{memory_type} file names carry their creation time")
-        return f"{self.type_uri(memory_type)}/{schema.filename(name, fields=fields)}"
+        return f"{self.type_uri(memory_type, peer_id)}/{schema.filename(name, fields=fields)}"
+
+    def peer_of_uri(self, uri: str) -> str | None:
+        """Whose space a URI lies in: a peer's id, or None for the user's own (checked lexically;
+        UnsafePathError for a URI outside the workspace or a peer folder breaking the name rule)."""
+        return split_peer(self.paths.relative_of(uri))[0]
 
     def schema_for_uri(self, uri: str) -> MemoryTypeSchema:
         rel = self.paths.path_for(uri).relative_to(self.paths.root).as_posix()
@@ -124,12 +163,12 @@ class MemoryStore:
         path = self.paths.path_for(uri)
         return self.read(path) if path.exists() else None
 
-    def list_paths(self, memory_type: str) -> list[Path]:
-        """Every file of a type, sorted, at the depth its filename template gives (entities live
-        in ``<category>/``, events in ``<year>/<month>/<day>/``); a one-file type (profile) lists
-        that file only."""
+    def list_paths(self, memory_type: str, peer_id: str | None = None) -> list[Path]:
+        """Every file of a type (in the user's space, or peer ``peer_id``'s), sorted, at the depth
+        its filename template gives (entities live in ``<category>/``, events in
+        ``<year>/<month>/<day>/``); a one-file type (profile) lists that file only."""
         schema = self.registry.get(memory_type)
-        folder = self.type_dir(memory_type)
+        folder = self.type_dir(memory_type, peer_id)
         if not schema.placeholders():
             only = folder / schema.filename_template
             return [only] if only.is_file() else []
@@ -138,17 +177,17 @@ class MemoryStore:
             folders = [sub for f in folders for sub in _visible(f) if sub.is_dir()]
         return sorted(p for f in folders for p in _visible(f) if p.name.endswith(".md") and p.is_file())
 
-    def load_type(self, memory_type: str) -> LoadReport:
-        """Every file of a type. A regular file in a folder reached without links is inside the
-        workspace by construction, so only links pay for a full path resolution (it was most of
-        the time of loading 10,000 files)."""
+    def load_type(self, memory_type: str, peer_id: str | None = None) -> LoadReport:
+        """Every file of a type (in the user's space, or peer ``peer_id``'s). A regular file in a
+        folder reached without links is inside the workspace by construction, so only links pay
+        for a full path resolution (it was most of the time of loading 10,000 files)."""
         report = LoadReport()
-        folder = self.type_dir(memory_type)
+        folder = self.type_dir(memory_type, peer_id)
         if not folder.is_dir():
             return report
         schema = self.registry.get(memory_type)
         if "/" in schema.filename_template or not schema.placeholders():
-            return self._load_paths(self.list_paths(memory_type), report)
+            return self._load_paths(self.list_paths(memory_type, peer_id), report)
         plain_folder = self.paths.inside(folder) == folder
         rel_dir = folder.relative_to(self.paths.root).as_posix()
         uri_dir = self.paths.uri_prefix + rel_dir

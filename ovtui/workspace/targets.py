@@ -9,7 +9,7 @@ from datetime import datetime
 from ovtui.domain import PolicyPlanItem
 from ovtui.errors import OvtuiError, UnsafePathError
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.workspace.paths import linkless_path, validate_name
+from ovtui.workspace.paths import linkless_path, split_peer, validate_name
 from ovtui.workspace.store import MemoryStore
 
 
@@ -25,9 +25,12 @@ class Target:
 
 
 def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | None = None) -> Target:
-    """Where a plan item's file is, by its type's declaration (validated; never retargeted).
-    ``when`` names a new file of a type whose names carry their creation time (events)."""
+    """Where a plan item's file is, by its type's declaration (validated; never retargeted): in the
+    user's own space, or in the space of the item's peer (``peers/<peer_id>/``; only for a type
+    with ``peer_enabled``). ``when`` names a new file of a type whose names carry their creation
+    time (events)."""
     schema = store.registry.get(item.memory_type)
+    folder = store.type_rel(item.memory_type, item.peer_id)  # the peer checked, and allowed for the type
     name = item.target_name
     if schema.name_field is not None:
         validate_name(name, what=f"{schema.memory_type} {schema.name_field}")
@@ -35,14 +38,16 @@ def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | No
     creating = item.kind == "upsert" and item.before_content is None and item.base_version is None
     if schema.timestamped and item.target_uri:
         rel = store.paths.relative_of(item.target_uri)
-        if not schema.holds(rel):
-            raise UnsafePathError(f"{item.target_uri} is not a {schema.memory_type} file")
+        peer, inner = split_peer(rel)
+        if peer != item.peer_id or not schema.holds(inner):
+            space_name = f"peer {item.peer_id}'s space" if item.peer_id else "the user's own space"
+            raise UnsafePathError(f"{item.target_uri} is not a {schema.memory_type} file in {space_name}")
     elif schema.timestamped and not creating:
         # The name carries a creation time: only the URI can designate an existing file.
         raise OvtuiError(f"a {schema.memory_type} item needs the target_uri of an existing file")
     else:
         filename = schema.filename(name, fields=fields if isinstance(fields, dict) else None, when=when)
-        rel = f"{schema.directory}/{filename}"
+        rel = f"{folder}/{filename}"
     path = linkless_path(str(store.paths.root), rel)
     uri = store.paths.uri_prefix + rel
     if item.target_uri and item.target_uri != uri:

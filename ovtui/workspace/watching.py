@@ -19,7 +19,7 @@ from watchfiles import Change, awatch
 
 from ovtui.workspace.fsio import is_temp_name
 from ovtui.workspace.history import INDEX_FILE, RECORD_FILE
-from ovtui.workspace.paths import CONFIG_FILE, HIDDEN_MEMORY_NAMES, WorkspacePaths
+from ovtui.workspace.paths import CONFIG_FILE, HIDDEN_MEMORY_NAMES, PEERS_DIR, WorkspacePaths
 
 # How long a burst may keep growing before it is reported, and the quiet gap that ends one (ms).
 DEFAULT_DEBOUNCE_MS = 400
@@ -29,7 +29,9 @@ READY_PROBE_MS = 50  # how soon a caller waiting for ``ready`` hears of it
 
 class ChangeKind(StrEnum):
     EXPERIENCE = "experience"
-    MEMORY = "memory"  # a memory file of another type (profile, preferences, events, ...; not trajectories)
+    # A memory file of another type (profile, preferences, events, ...; not trajectories), in the
+    # user's own space or a peer's (``peers/<peer_id>/memories/…``).
+    MEMORY = "memory"
     PENDING = "pending"
     HISTORY = "history"
     INBOX = "inbox"
@@ -64,15 +66,14 @@ def classify(relative: str) -> ChangeKind | None:
     name = parts[-1]
     if relative == CONFIG_FILE:
         return ChangeKind.CONFIG
+    memory_file = name.endswith(".md") and not name.startswith(".") and name not in HIDDEN_MEMORY_NAMES
     if parts[:2] == ("memories", "experiences") and len(parts) == 3:
-        if name.endswith(".md") and not name.startswith(".") and name not in HIDDEN_MEMORY_NAMES:
-            return ChangeKind.EXPERIENCE
-        return None
+        return ChangeKind.EXPERIENCE if memory_file else None
     # Trajectories are left out: a run adds one per rollout, and no pending item edits them.
     if parts[0] == "memories" and len(parts) >= 2 and parts[1] not in ("experiences", "trajectories"):
-        if name.endswith(".md") and not name.startswith(".") and name not in HIDDEN_MEMORY_NAMES:
-            return ChangeKind.MEMORY
-        return None
+        return ChangeKind.MEMORY if memory_file else None
+    if parts[0] == PEERS_DIR and len(parts) >= 4 and parts[2] == "memories":  # a peer's space
+        return ChangeKind.MEMORY if memory_file else None
     if parts[:2] == (".ovtui", "pending") and len(parts) == 3 and name.endswith(".json"):
         return ChangeKind.PENDING
     if parts[0] == "history" and (name == RECORD_FILE or relative == f"history/{INDEX_FILE}"):

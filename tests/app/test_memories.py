@@ -4,11 +4,13 @@ Memories screen lists it under its type, and History reverts it."""
 from __future__ import annotations
 
 from app_support import MakeApp, notifications, screen_text, settle
+from textual.widgets import Select
 
 from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.review import ItemDecision
 from ovtui.service import Workspace
@@ -88,3 +90,40 @@ async def test_a_type_without_files_clears_the_view(workspace: Workspace, make_a
         assert isinstance(app.screen, MemoriesScreen) and app.screen.memory_type == "cases"
         text = screen_text(app)
         assert "no cases file selected" in text and "reservation_cancellation" not in text  # it stayed
+
+
+async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, make_app: MakeApp) -> None:
+    def preference(topic: str, text: str, peer_id: str | None) -> PolicyPlanItem:
+        return PolicyPlanItem(
+            kind="upsert",
+            memory_type="preferences",
+            target_name=topic,
+            after_content=text,
+            metadata={"fields": {"topic": topic}},
+            peer_id=peer_id,
+        )
+
+    plan = PolicyUpdatePlan(
+        items=[preference("seating", "aisle seats", None), preference("trains", "night trains", "alice")]
+    )
+    applied = MemoryFilePolicyUpdater(workspace.store).apply_sync(plan)
+    assert len(applied.written_uris) == 2
+    # a peer folder that leads outside the workspace is reported, never read; the others still show
+    outside = workspace.root.parent / "outside"
+    (outside / "memories/preferences").mkdir(parents=True)
+    (outside / "memories/preferences/secret.md").write_text("not yours", encoding="utf-8")
+    (workspace.root / "peers/mallory").symlink_to(outside, target_is_directory=True)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("4")
+        await settle(app, pilot)
+        app.screen.query_one("#memory-type", Select).value = "preferences"
+        await settle(app, pilot)
+        table = app.screen.query_one("#memories", VimTable)
+        assert table.row_count == 2
+        assert "seating" in screen_text(app) and "trains · peer alice" in screen_text(app)
+        assert "1 unreadable file(s)" in screen_text(app) and "not yours" not in screen_text(app)
+        await pilot.press("j")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "peers/alice/memories/preferences/trains.md" in text and "night trains" in text

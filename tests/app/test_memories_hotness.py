@@ -1,11 +1,18 @@
-"""The Memories screen shows each memory's hotness (uses and recency); unused ones show a dash."""
+"""The Memories screen shows each memory's hotness (uses and recency); unused ones show a dash; training
+the sample workspace records the uses of the experiences its agent retrieved."""
 
 from __future__ import annotations
+
+import asyncio
+import sys
 
 from app_support import MakeApp, press_and_settle, screen_text
 
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.components.case_loader import ListCaseLoader
+from ovtui.context import ExecutionContext
 from ovtui.memory.hotness import HotnessLog
+from ovtui.sample_env import SampleAgentExecutor
 from ovtui.service import Workspace
 
 
@@ -22,3 +29,40 @@ async def test_hot_column(workspace: Workspace, make_app: MakeApp) -> None:
         table.move_cursor(row=table.get_row_index(used.uri))
         await press_and_settle(pilot)
         assert "hotness " in screen_text(app)
+
+
+async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
+    """`ovtui train` with the sample agent records every experience it retrieves: after one epoch
+    each one the final evaluation used (rerun here without recording) has uses and reads hot."""
+    root = sample_workspace.root
+    train = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "ovtui",
+        "train",
+        str(root),
+        "--epochs",
+        "1",
+        "--approve",
+        "all",
+        stdout=asyncio.subprocess.DEVNULL,
+    )
+    assert await train.wait() == 0
+    workspace = Workspace(root)
+    usage = HotnessLog(workspace.paths).usage()
+    final = workspace.experiences()
+    cases = workspace.case_loader(workspace.config.trainer.dataset, "test", 100)
+    assert isinstance(cases, ListCaseLoader)
+    rerun = SampleAgentExecutor().execute_sync(cases.cases, final, ExecutionContext("check"))
+    by_name = {e.name: e.uri for e in final.policies}
+    used = {by_name[name] for r in rerun for name in r.metadata["experiences_used"]}
+    assert used and all(usage[uri].count >= 1 for uri in used)
+    assert all("/memories/experiences/" in uri for uri in usage)  # uses name experiences, nothing else
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "4")
+        table = app.screen.query_one("#memories", VimTable)
+        hot = {str(key.value): str(table.get_row(key)[-1]) for key in table.rows}
+        assert all(float(hot[uri]) > 0 for uri in used), hot

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from app_support import MakeApp, notifications, wait_group
 from server_support import start_cli_server, stop
 from textual.notifications import Notify
@@ -17,9 +18,12 @@ from workspace_support import build_sample_workspace
 from ovtui.app.app import OvtuiApp
 from ovtui.app.messages import RunEvents, RunFinished
 from ovtui.app.screens.confirm import ConfirmModal
+from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.screens.run import RunScreen
+from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.events import Event
 from ovtui.reports import RunReport
+from ovtui.review import ItemDecision
 from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
@@ -165,6 +169,33 @@ async def test_cancel_while_a_plan_waits_for_review_stops_at_once(
         assert not run.running
         assert app.pending_count == 1  # the plan stays for later; nothing was applied
     assert HistoryStore(sample_workspace.paths).list() == []
+
+
+@pytest.mark.parametrize("review_built_before", [False, True])
+async def test_review_opens_on_the_plan_the_run_waits_on_not_the_oldest(
+    sample_workspace: Workspace, make_app: MakeApp, review_built_before: bool
+) -> None:
+    older = PolicyUpdatePlan(
+        items=[PolicyPlanItem(kind="upsert", target_name="left_from_before", after_content="- an old idea")],
+        metadata={"plan_id": "older-plan"},
+    )
+    sample_workspace.pending.park(older, [ItemDecision(item=0)])
+    app = make_app(sample_workspace)
+    watch = RunWatch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+        if review_built_before:  # showing the older plan already: the new one must replace it
+            await pilot.press("2", "1")
+        await pilot.press("t")
+        parked = await watch.event(pilot, lambda e: e.kind == "plan_pending")
+        await pilot.press("2")
+        await pilot.pause()
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        assert review.plan is not None and review.plan.plan_id == parked.data["plan_id"] != "older-plan"
+        await pilot.press("1")
+        await pilot.press("c")  # cancelled while its plan waits: both plans stay for later
+        await run_until_idle(app, pilot, watch, review=False)
+    assert {p.plan_id for p in sample_workspace.pending.list()} >= {"older-plan", parked.data["plan_id"]}
 
 
 async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(

@@ -13,6 +13,8 @@ from ovtui.app.messages import SessionsChanged
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.service import Workspace
 from ovtui.sessions.ingest import commit_file
+from ovtui.sessions.models import MemoryPolicy
+from ovtui.sessions.store import SessionStore
 from ovtui.workspace.watching import ChangeKind, classify
 
 
@@ -55,3 +57,29 @@ async def test_sessions_screen_lists_commits_live(
         await settle(app, pilot)
         assert table.row_count == 2
         assert "second-chat" in screen_text(app)
+
+
+async def test_sessions_screen_names_the_peer_of_each_memory(
+    sample_workspace: Workspace, make_app: MakeApp, tmp_path: Path
+) -> None:
+    """A commit with a peer's memories and a peer the session does not allow: the files in alice's
+    space are listed with her name, bob's skipped memories with the reason."""
+    SessionStore(sample_workspace.paths).create(
+        "peer-chat", MemoryPolicy.model_validate({"peer": {"allowed_peer_ids": ["alice"]}})
+    )
+    lines = [
+        *CONVERSATION,
+        {"role": "user", "content": "My name is Alice. I prefer trains.", "peer_id": "alice"},
+        {"role": "user", "content": "I prefer ferries.", "peer_id": "bob"},
+    ]
+    path = tmp_path / "peer-chat.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in lines))
+    await commit_file(sample_workspace, path)
+    app = make_app(sample_workspace)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await pilot.press("5")
+        await settle(app, pilot)
+        text = screen_text(app)
+        assert "profile.md · peer alice" in text and "preferences/trains.md · peer alice" in text
+        assert "peer alice: 2 memories, 2 file(s) written" in text
+        assert "skipped peer bob: 1 memory, not in the session's MemoryPolicy" in text

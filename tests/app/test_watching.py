@@ -35,6 +35,9 @@ def test_classify_keeps_only_what_the_app_shows() -> None:
     assert classify("memories/profile.md") is ChangeKind.MEMORY
     assert classify("memories/events/2026/11/29/pottery_class.md") is ChangeKind.MEMORY
     assert classify("memories/preferences/.food.md.x1.tmp") is None
+    assert classify("peers/alice/memories/profile.md") is ChangeKind.MEMORY  # a peer's space
+    assert classify("peers/alice/memories/preferences/trains.md") is ChangeKind.MEMORY
+    assert classify("peers/alice/memories/.profile.md.x1.tmp") is None
     assert classify(".ovtui/pending/p1.json") is ChangeKind.PENDING
     assert classify(".ovtui/lock") is None
     assert classify("history/20261129T120000000000_abcdef/memory_diff.json") is ChangeKind.HISTORY

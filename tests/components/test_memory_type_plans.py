@@ -27,7 +27,8 @@ from ovtui.domain import (
 )
 from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.revert import revert
-from ovtui.review import ItemDecision, PendingPlans
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.store import MemoryStore
 

@@ -15,6 +15,7 @@ from ovtui.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.errors import LockTimeoutError
 from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.memory_diff import ReviewDecision
+from ovtui.review import describe_apply
 from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.store import MemoryStore
 
@@ -67,6 +68,9 @@ def test_derived_from_links_and_backlinks_are_mirrored_and_deduplicated(store: M
     traj = store.read_uri(TRAJ)
     assert traj is not None and traj.fields["backlinks"] == [links[0]]
     assert set(result.metadata["linked_uris"]) == {TRAJ, TRAJ2}
+    # The person is told about the backlinks too, not only the experience written.
+    told = describe_apply("p1", result)
+    assert "wrote 1 and deleted 0 file(s), and updated the links of 2 other file(s)" in told
 
     # The same evidence again adds no duplicate link on either side.
     apply(store, append_line(store, "refund_status", "- more", evidence=[TRAJ]), clock=fixed_clock)
@@ -327,6 +331,17 @@ def test_lock_timeout_is_reported(store: MemoryStore) -> None:
             updater.apply_sync(PolicyUpdatePlan(), None, ApplyOptions(lock_timeout=0.05))
 
 
+async def test_an_empty_plan_writes_nothing_and_never_waits_for_the_lock(store: MemoryStore) -> None:
+    policy_set = ExperienceSetLoader(store).load_sync()
+    other = MemoryStore.open(store.paths.root)
+    with other.lock.hold("someone else's apply"):
+        result = await MemoryFilePolicyUpdater(store).apply(
+            PolicyUpdatePlan(), policy_set, ApplyOptions(lock_timeout=0.05)
+        )
+    assert result.updated_policy_set is policy_set and result.history_id is None
+    assert not result.written_uris and not result.errors and HistoryStore(store.paths).list() == []
+
+
 def test_a_missing_backlink_is_mirrored_even_when_the_experience_is_unchanged(store: MemoryStore) -> None:
     apply(store, append_line(store, "refund_status", "- x", evidence=[TRAJ]), clock=fixed_clock)
     traj_path = store.paths.root / "memories/trajectories/refund_lookup_20261129120500.md"
@@ -357,3 +372,32 @@ async def test_reload_from_an_updated_set_sees_changes_made_by_others(
     reloaded = await ExperienceSetLoader(store).load(previous=result.updated_policy_set)
     assert reloaded.model_dump() == ExperienceSetLoader(store).load_sync().model_dump()
     assert reloaded.by_name()["address_change"].version == 4
+
+
+def test_case_uris_a_trajectory_names_are_checked_before_they_are_linked(store: MemoryStore) -> None:
+    """``case_uris`` come from a rollout (an inbox file may say anything): only an existing case
+    file is linked; an escaping URI, another type's file or a missing case is a warning."""
+    case_uri = f"{store.paths.uri_prefix}memories/cases/refund_case.md"
+    case_path = store.paths.path_for(case_uri)
+    case_path.parent.mkdir(parents=True, exist_ok=True)
+    case_path.write_text("# refund_case\n", encoding="utf-8")
+    path = store.paths.path_for(TRAJ)
+    trajectory = parse_memory(path.read_text())
+    hostile = [
+        f"{store.paths.uri_prefix}memories/cases/../experiences/refund_status.md",
+        experience_uri("address_change"),
+        f"{store.paths.uri_prefix}memories/cases/missing.md",
+    ]
+    trajectory.fields["case_uris"] = [*hostile, case_uri]
+    path.write_text(trajectory.render())
+    untouched = {uri: store.paths.path_for(uri).read_bytes() for uri in [experience_uri("address_change")]}
+    result = apply(store, append_line(store, "refund_status", "- check the order first", evidence=[TRAJ]))
+    assert not result.errors
+    assert len(result.metadata["warnings"]) == len(hostile)
+    for uri, text in untouched.items():
+        assert store.paths.path_for(uri).read_bytes() == text
+    links = parse_memory(case_path.read_text()).fields["links"]
+    assert {(x["to_uri"], x["link_type"]) for x in links} == {
+        (TRAJ, "produced"),
+        (experience_uri("refund_status"), "produced"),
+    }

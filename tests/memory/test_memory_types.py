@@ -19,8 +19,8 @@ from ovtui.domain import PolicyPlanItem
 from ovtui.memory.cases import case_from_memory, memory_from_case
 from ovtui.memory.fileformat import FIELDS_OPEN, parse_memory, render_memory
 from ovtui.memory.types import EXPERIENCES, MemoryTypeSchema, default_registry
-from ovtui.workspace.check import CheckReport, check_memories
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace_check import CheckReport, check_memories
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openviking" / "memories"
 REGISTRY = default_registry()

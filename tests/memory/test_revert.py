@@ -157,3 +157,20 @@ def test_reverting_an_already_reverted_record_names_the_revert(store: MemoryStor
     redone = revert(store, undone.history_id)  # undoing the revert makes the record revertible again
     assert revert(store, applied.history_id or "").reverted == applied.history_id
     assert redone.reverted == undone.history_id
+
+
+def test_links_added_after_a_record_are_no_conflict_and_stay(store: MemoryStore) -> None:
+    """Two applies cite the same trajectory: each adds its backlink there. The older one reverts
+    on its own (relations are sets, not text): its backlink goes, the newer one's stays."""
+    first = apply(store, append_line(store, "refund_status", "- one", evidence=[TRAJ]))
+    second = apply(store, upsert(store, "gift_cards", "gift card text", evidence=[TRAJ]))
+    path = store.paths.path_for(TRAJ)
+    sources = [link["from_uri"] for link in parse_memory(path.read_text()).fields["backlinks"]]
+    assert sources == [experience_uri("refund_status"), experience_uri("gift_cards")]
+    revert(store, first.history_id or "")
+    kept = parse_memory(path.read_text()).fields["backlinks"]
+    assert [link["from_uri"] for link in kept] == [experience_uri("gift_cards")]
+    refund = experience(store, "refund_status")
+    assert refund is not None and "- one" not in refund.content and not refund.fields.get("links")
+    revert(store, second.history_id or "")  # and the newer one after it: nothing is left linked
+    assert not parse_memory(path.read_text()).fields.get("backlinks")

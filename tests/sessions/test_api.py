@@ -8,48 +8,20 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import httpx2 as httpx
 import pytest
-from server_support import threaded_server
-from session_support import CONVERSATION
-from workspace_support import build_sample_workspace
+from session_support import CONVERSATION, commit_and_wait, ok, served_sample_workspace
 
 from ovtui.cli import main as cli_main
 from ovtui.memory.memory_diff import MemoryDiff, same_memory
-from ovtui.service import Workspace
-from ovtui.sessions.api import create_session_app
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, Path]]:
-    root = build_sample_workspace(tmp_path_factory.mktemp("sessions") / "ws")
-    config = root / "ovtui.toml"
-    config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
-    app = create_session_app(Workspace(root), watch_inbox=False)
-    with threaded_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
-        yield client, root
-
-
-def ok(response: httpx.Response) -> Any:
-    body = response.json()
-    assert response.status_code == 200, body
-    assert body["status"] == "ok" and body["error"] is None, body
-    return body["result"]
-
-
-def commit_and_wait(client: httpx.Client, session_id: str) -> dict[str, Any]:
-    accepted = ok(client.post(f"/api/v1/sessions/{session_id}/commit"))
-    assert accepted["status"] == "accepted" and accepted["archived"] is True
-    assert accepted["archive_uri"].endswith(f"/sessions/{session_id}/history/archive_001")
-    task: dict[str, Any] = {}
-    for _ in range(60):  # each poll holds up to 5 s server-side until the task finishes
-        task = ok(client.get(f"/api/v1/tasks/{accepted['task_id']}", params={"wait": 5}))
-        if task["status"] in ("completed", "failed"):
-            return task
-    raise AssertionError(f"task never finished: {task}")
+    with served_sample_workspace(tmp_path_factory.mktemp("sessions") / "ws") as served:
+        yield served
 
 
 def test_commit_task_memory_diff_history_revert(served: tuple[httpx.Client, Path]) -> None:
@@ -66,7 +38,7 @@ def test_commit_task_memory_diff_history_revert(served: tuple[httpx.Client, Path
     assert task["task_type"] == "session_commit" and task["resource_id"] == "s1"
     result = task["result"]
     assert result["memories_extracted"] == {"profile": 1, "preferences": 1, "entities": 2, "cases": 1}
-    assert result["token_usage"] == {"model_calls": 0}
+    assert result["token_usage"]["model_calls"] == 0 and result["token_usage"]["total_tokens"] == 0
     archive = root / "sessions/s1/history/archive_001"
     assert len((archive / "messages.jsonl").read_text().splitlines()) == 4
     diff = MemoryDiff.model_validate_json((archive / "memory_diff.json").read_text())
@@ -81,12 +53,18 @@ def test_commit_task_memory_diff_history_revert(served: tuple[httpx.Client, Path
 
     # every record the commit made is a History record; reverting them restores the files
     assert (root / "memories/profile.md").is_file()
-    updated = [(root / op.uri.split("/default/", 1)[1], op.before) for op in diff.operations.updates]
+    # (a file both records touched goes back to what it was before the first: the trajectory gains
+    # a backlink in each, the case file added by one gains links to the experiences in the other)
     added = [root / op.uri.split("/default/", 1)[1] for op in diff.operations.adds]
+    updated: dict[Path, str] = {}
+    for op in diff.operations.updates:
+        path = root / op.uri.split("/default/", 1)[1]
+        if path not in added:
+            updated.setdefault(path, op.before)
     assert updated and added
     for history_id in reversed(result["history_ids"]):
         assert cli_main(["revert", history_id, "--workspace", str(root)]) == 0
-    for path, before in updated:
+    for path, before in updated.items():
         assert same_memory(path.read_text(), before)  # a revert is a write: version moves on
     assert not any(path.exists() for path in added)
 

@@ -32,12 +32,13 @@ from ovtui.service import Workspace
 from ovtui.sessions.api import create_session_app
 
 
-def rollout(passed: bool = True) -> Rollout:
+def rollout(passed: bool = True, action: str = "cancel") -> Rollout:
+    """A rollout of ``<action>_order`` (two actions train two different experiences)."""
     case = Case(
-        name="cancel_order_7",
-        task_signature="cancel_order",
-        input={"user_query": "Cancel my order 7", "policy": "dropped from the CaseSpec"},
-        rubric=Rubric(name="cancel_order", criteria=[RubricCriterion(name="cancelled")]),
+        name=f"{action}_order_7",
+        task_signature=f"{action}_order",
+        input={"user_query": f"{action.title()} my order 7", "policy": "dropped from the CaseSpec"},
+        rubric=Rubric(name=f"{action}_order", criteria=[RubricCriterion(name="cancelled")]),
     )
     messages = [
         Message(role="user", parts=[TextPart(text="Please cancel my order 7.")]),
@@ -51,7 +52,7 @@ def rollout(passed: bool = True) -> Rollout:
             role="assistant",
             parts=[
                 ToolPart(
-                    tool_id="b", tool_name="cancel_order", tool_input={"order_id": "7"}, tool_output="ok"
+                    tool_id="b", tool_name=f"{action}_order", tool_input={"order_id": "7"}, tool_output="ok"
                 )
             ],
         ),
@@ -80,7 +81,10 @@ def test_rollouts_train_through_the_session_api(server: tuple[str, Path]) -> Non
     async def run() -> None:
         trainer = SessionCommitPolicyTrainer(url, timeout=60)
         try:
-            result = await trainer.train_rollouts([rollout(), rollout()], ExperienceSet(root_uri="x"))
+            # Two different tasks: whether the server batches them together or not (it flushes as
+            # soon as no other commit is being analysed), each commit's training changes a file.
+            pair = [rollout(), rollout(action="refund")]
+            result = await trainer.train_rollouts(pair, ExperienceSet(root_uri="x"))
         finally:
             await trainer.close()
         assert result.errors == []
@@ -94,6 +98,7 @@ def test_rollouts_train_through_the_session_api(server: tuple[str, Path]) -> Non
             diff = MemoryDiff.model_validate_json((root / archive / "memory_diff.json").read_text())
             assert diff.metadata["history_ids"], diff.metadata  # the server trained and applied
         assert (root / "memories/experiences/cancel_order.md").is_file()
+        assert (root / "memories/experiences/refund_order.md").is_file()
 
     asyncio.run(run())
 

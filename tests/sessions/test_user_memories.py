@@ -8,16 +8,22 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
+from ovtui.cli import main as cli_main
 from ovtui.context import RunContext
+from ovtui.memory.fileformat import parse_memory
+from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert
 from ovtui.service import Workspace
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
+from ovtui.sessions.extract import ExtractedMemory
 from ovtui.sessions.ingest import commit_messages
 from ovtui.sessions.models import AddMessageRequest
 from ovtui.sessions.store import SessionStore
+from ovtui.sessions.user_memories import StreamingMemoryUpdater
 from ovtui.workspace.history import HistoryStore
 
 
@@ -81,8 +87,9 @@ def test_repeated_facts_are_no_ops_and_new_lines_merge(tmp_path: Path) -> None:
     history = HistoryStore(ws.paths)
     records = [history.get(rid) for rid in again.history_ids]
     [user_record] = [r for r in records if r.kind == "session_commit"]
-    # the same facts again change no file; only the conversation's own case is new
-    assert not user_record.operations.updates
+    # the same facts again change no file; only the conversation's own case is new (and its run's
+    # trajectory gains the case's backlink)
+    assert {op.memory_type for op in user_record.operations.updates} == {"trajectories"}
     assert {op.memory_type for op in user_record.operations.adds} == {"cases"}
     more = [{"role": "user", "content": "I live in Porto. My name is Ana Ruiz."}]
     [merged] = asyncio.run(commit_all(ws, {"s3": more}))
@@ -110,14 +117,19 @@ def test_concurrent_commits_account_for_every_memory(tmp_path: Path) -> None:
     assert all(not o.errors for o in outcomes)
 
 
-def test_review_switch_parks_user_memories(tmp_path: Path) -> None:
+def test_review_switch_parks_user_memories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = workspace(tmp_path, "\n[sessions]\nreview_user_memories = true\n")
     peer_line = {"role": "user", "content": "I prefer trains.", "peer_id": "bob"}
     [outcome] = asyncio.run(commit_all(ws, {"s1": [*CONVERSATION, peer_line]}))
     assert not (ws.root / "memories/profile.md").exists()
-    assert outcome.peer_memories_not_written == 1
+    assert outcome.peers.routed == {"bob": 1}
     [plan_id] = [p for p in outcome.pending_plans if ws.pending.is_waiting(p)]
     pending = ws.pending.get(plan_id)
+    # bob's preference waits too, aimed at bob's space; nothing of bob's is written before Review
+    [bobs] = [item for item in pending.plan.items if item.peer_id == "bob"]
+    assert bobs.memory_type == "preferences" and not (ws.root / "peers").exists()
+    assert cli_main(["review", "show", plan_id, "-w", str(ws.root)]) == 0
+    assert "preferences/trains (peer bob)" in capsys.readouterr().out  # a person sees whose it is
     assert {item.memory_type for item in pending.plan.items} == {
         "profile",
         "preferences",
@@ -125,3 +137,70 @@ def test_review_switch_parks_user_memories(tmp_path: Path) -> None:
         "cases",
     }
     assert outcome.diff.metadata["pending_plans"] == outcome.pending_plans
+    # approved in Review, bob's preference is written to bob's space, the user's to the user's
+    ws.pending.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.apply_pending(plan_id))
+    assert not applied.item_errors, applied.item_errors
+    assert (ws.root / "peers/bob/memories/preferences/trains.md").is_file()
+    assert not (ws.root / "memories/preferences/trains.md").exists()
+    assert (ws.root / "memories/profile.md").is_file()
+
+
+def _op(content: str, seen: str | None, **fields: Any) -> ExtractedMemory:
+    return ExtractedMemory(
+        "profile",
+        None,
+        {"content": content, **fields},
+        merge="ops",
+        seen=None if seen is None else {"content": seen},
+    )
+
+
+def test_model_operations_merge_in_order_and_a_stale_search_is_an_error(tmp_path: Path) -> None:
+    """Two model operations on one profile and an offline line, planned as one batch on the file as it
+    is: a SEARCH/REPLACE and a complete text both land; a SEARCH the first edit consumed is reported
+    for its memory and left out, not a crash."""
+    ws = workspace(tmp_path)
+    asyncio.run(commit_all(ws, {"seed": [{"role": "user", "content": "My name is Ana Ruiz."}]}))
+    base = parse_memory((ws.root / "memories/profile.md").read_text()).content
+    assert base == "- My name is Ana Ruiz"
+    updater = StreamingMemoryUpdater(ws.store, ws.pending)
+    rename = render_blocks([SearchReplace(base, "- The user's name is Ana Ruiz-Marín.")])
+    group = [
+        _op(rename, base),
+        _op(f"{base}\n- The user works as a nurse.", base),  # written against the base: carried over
+        _op(rename, base),  # its SEARCH text is gone now
+        ExtractedMemory("profile", None, {"content": "- I live in Porto"}),  # offline: a line appended
+    ]
+    plan, left_out = updater.plan(group)
+    [item] = plan.items
+    assert str(item.after_content).splitlines() == [
+        "- The user's name is Ana Ruiz-Marín.",
+        "- The user works as a nurse.",
+        "- I live in Porto",
+    ]
+    [stale] = left_out
+    assert stale.memory is group[2] and stale.reason.startswith("block 1: SEARCH text not found")
+    assert str(stale).startswith("profile 'profile': block 1") and "left out" in str(stale)
+    assert item.base_version is not None  # applied by compare-and-swap against the file planned on
+
+
+def test_an_add_only_name_taken_twice_keeps_the_first_and_reports_the_other(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    updater = StreamingMemoryUpdater(ws.store, ws.pending)
+
+    def event(content: str) -> ExtractedMemory:
+        return ExtractedMemory(
+            "events", "dentist_visit", {"event_name": "dentist_visit", "content": content}, merge="ops"
+        )
+
+    first, again, other = (
+        event("On 2026-12-01 the user sees the dentist."),
+        event("On 2026-12-01 the user sees the dentist."),
+        event("On 2026-12-09 the user sees the dentist again."),
+    )
+    plan, left_out = updater.plan([first, again, other])
+    [item] = plan.items
+    assert item.after_content == first.fields["content"] and item.target_name == "dentist_visit"
+    [clash] = left_out  # the same text twice is no clash; another text under the same name is
+    assert clash.memory is other and "not written over" in clash.reason

@@ -12,9 +12,9 @@ from workspace_support import PREFIX
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.domain import PolicyPlanItem
-from ovtui.workspace.check import check_workspace
 from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace_check import check_workspace
 
 GOOD_BODY = "## Situation\n- x\n\n"
 

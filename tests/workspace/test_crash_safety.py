@@ -7,7 +7,6 @@ with no truncated file and no temp file. A reference run (same plan, same clock)
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import signal
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plan_support import append_line, delete, fixed_clock, snapshot, temp_files, upsert
+from plan_support import append_line, delete, fixed_clock, killed_copy, snapshot, temp_files, upsert
 from workspace_support import build_workspace, trajectory_uri
 
 from ovtui.components.policy_updater import MemoryFilePolicyUpdater
@@ -112,15 +111,10 @@ def _check_all_or_nothing(
 def test_sigkill_at_every_step_is_all_or_nothing(tmp_path: Path, reference: Reference) -> None:
     template, before, after, record, steps = reference
     assert steps >= 20  # manifest, 7 targets and the record, folder syncs, index line
-    context = multiprocessing.get_context("fork")
     outcomes: list[str] = []
     for crash_after in range(1, steps + 1):
         root = tmp_path / f"run{crash_after}"
-        shutil.copytree(template, root)
-        child = context.Process(target=_child, args=(str(root), crash_after))
-        child.start()
-        child.join(60)
-        assert child.exitcode == -signal.SIGKILL, f"step {crash_after}: exit code {child.exitcode}"
+        killed_copy(template, root, _child, crash_after)
         outcomes.append(_check_all_or_nothing(root, before, after, record))
         shutil.rmtree(root)
     # Early kills leave nothing, kills after the commit point leave everything.

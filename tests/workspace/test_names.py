@@ -18,9 +18,9 @@ from ovtui.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.domain import Case, PolicyPlanItem, Rollout, Rubric, RubricEvaluation
 from ovtui.errors import UnsafePathError
 from ovtui.memory.fileformat import render_memory
-from ovtui.workspace.check import check_workspace
 from ovtui.workspace.paths import MAX_NAME_LENGTH, file_stem, slugify, validate_name
 from ovtui.workspace.store import MemoryStore
+from ovtui.workspace_check import check_workspace
 
 OPENVIKING_NAMES = ["取消预订", "meal request change", "Seat_Change_Request", "Ünïcode_Café-2"]
 

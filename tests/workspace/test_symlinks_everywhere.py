@@ -29,7 +29,7 @@ from ovtui.sample_env.agent import SampleAgentExecutor
 from ovtui.sample_env.generate import generate_cases
 from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
-from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS
+from ovtui.workspace.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS, PEERS_DIR
 
 CONFIG = '[review]\npolicy = "all"\n[trainer]\nepochs = 1\nmax_wait_seconds = 0.2\n'
 BAD_ROLLOUT = "bad.json"
@@ -105,6 +105,7 @@ def _copy(template: tuple[Path, str, str], tmp_path: Path) -> tuple[Path, str]:
     (inbox / BAD_ROLLOUT).write_text('{"messages": 3}', encoding="utf-8")
     messages = [
         {"role": "user", "content": "My name is Ada and I prefer aisle seats."},
+        {"role": "user", "content": "My name is Alice. I prefer trains.", "peer_id": "alice"},
         {"role": "assistant", "content": "Noted, Ada."},
     ]
     (ws.parent / CONVERSATION).write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
@@ -208,8 +209,10 @@ def test_links_below_the_bookkeeping_are_never_followed(
     outside = tmp_path / "outside"
     outside.mkdir()
     registry = default_registry()
-    # Every memory folder but the policy's own (linked out, training stops at once: the next test).
+    # Every memory folder but the policy's own (linked out, training stops at once: the next test),
+    # and the peers' spaces (the committed conversation has a peer's memories).
     folders = [registry.get(t).directory for t in registry.names() if t != "experiences"]
+    folders.append(PEERS_DIR)
     for rel in folders:
         _link(ws, rel, outside, folder=True)
     _link(ws, f"inbox/rejected/{BAD_ROLLOUT}.reason.txt", outside, folder=False)
@@ -228,6 +231,9 @@ def test_links_below_the_bookkeeping_are_never_followed(
     # The writes were tried, and refused by name.
     trained = results[f"train {ws} --limit 2 --no-eval"]
     assert "memories/trajectories/" in trained.stderr and "lies outside the workspace" in trained.stderr
+    committed = results[f"commit {ws} {ws.parent / CONVERSATION}"]
+    assert "peers/alice/memories/profile.md" in committed.stdout + committed.stderr, committed
+    assert "symbolic link" in committed.stdout + committed.stderr
     watched = results[f"train {ws} --watch"].stderr
     assert f"{BAD_ROLLOUT}.reason.txt is a symbolic link" in watched
     # The inbox was handled inside: the rejected file is kept, its reason could not be written.

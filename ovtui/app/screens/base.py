@@ -34,6 +34,7 @@ class MainScreen(Screen[None]):
     KEY: ClassVar[str] = ""
     dry_run: reactive[bool] = reactive(False)
     pending_count: reactive[int] = reactive(0)
+    focus_plan: str | None = None  # a plan a run waits on when the screen was built (Review shows it)
     _stale_view: bool = False
     _reload_timer: Timer | None = None
     _follow_timer: Timer | None = None

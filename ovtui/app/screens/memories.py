@@ -169,10 +169,23 @@ class MemoriesScreen(MainScreen):
             return rows, [str(p) for p in policy_set.metadata.get("problems", [])]
         store = self.workspace.store
         schema = store.registry.get(memory_type)
-        report = store.load_type(memory_type)
         relative = self.workspace.paths.relative_of
-        rows = [self._row(schema.name_of(m.fields, relative(m.uri or "")), m) for m in report.files]
-        return rows, [str(p) for p in report.problems]
+        rows, problems = [], []
+        # The user's own files, then each peer's (seed 004 §3.4), named with the peer.
+        for peer in [None, *store.peers()] if schema.peer_enabled else [None]:
+            try:
+                report = store.load_type(memory_type, peer)
+            except OvtuiError as exc:
+                if peer is None:
+                    raise
+                problems.append(str(exc))  # a peer's folder leading outside: the others still show
+                continue
+            whose = f" · peer {peer}" if peer else ""
+            rows += [
+                self._row(schema.name_of(m.fields, relative(m.uri or "")) + whose, m) for m in report.files
+            ]
+            problems += [str(p) for p in report.problems]
+        return rows, problems
 
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
         when = changed.get(e.uri) or changed_at(str(self.workspace.paths.path_for(e.uri)))

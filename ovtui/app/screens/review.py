@@ -87,10 +87,11 @@ class ReviewScreen(MainScreen):
         self.query_one("#items", VimTable).add_columns(
             "#", "decision", "stale", "kind", "target", "conf", "evid"
         )
-        self.reload()
+        self.reload(self.focus_plan)
 
     # --- loading -------------------------------------------------------------------------------
-    def reload(self) -> None:
+    def reload(self, focus: str | None = None) -> None:
+        """Refill the plans, keeping the plan shown (or showing ``focus``, when it is there)."""
         try:
             self.plans = self.workspace.pending.list()
         except Exception as exc:
@@ -98,6 +99,8 @@ class ReviewScreen(MainScreen):
             self.plans = []
         table = self.query_one("#plans", VimTable)
         keep = self.plan.plan_id if self.plan else None
+        if focus is not None and any(p.plan_id == focus for p in self.plans):
+            keep = focus
         table.clear()
         for pending in self.plans:
             table.add_row(*plan_row(pending), key=pending.plan_id)
@@ -174,8 +177,8 @@ class ReviewScreen(MainScreen):
     def action_focus_items(self) -> None:
         self.query_one("#items", VimTable).focus()
 
-    def on_pending_changed(self, _: PendingChanged) -> None:
-        self.reload()
+    def on_pending_changed(self, message: PendingChanged) -> None:
+        self.reload(message.focus)
 
     def on_experiences_changed(self, _: ExperiencesChanged) -> None:
         self._show_item(self.item_index)

@@ -16,7 +16,7 @@ from ovtui.app.messages import HistoryChanged, SessionsChanged
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.sessions.overview import SessionView, session_views
+from ovtui.sessions.overview import CommitView, SessionView, memory_label, session_views
 
 STATUS_STYLE = {"completed": "green", "failed": "red", "running": "yellow", "pending": "cyan"}
 
@@ -59,11 +59,29 @@ def session_detail(view: SessionView) -> Text:
         s = diff.summary
         text.append(f"  memory_diff: +{s.total_adds} ~{s.total_updates} -{s.total_deletes}\n")
         for uri in diff.operations.uris():
-            text.append(f"    {uri.split('/memories/', 1)[-1]}\n", "dim")
+            text.append(f"    {memory_label(uri)}\n", "dim")
+        peers_text(commit, text)
         pending = diff.metadata.get("pending_plans") or []
         if pending:
             text.append(f"  waiting in Review: {', '.join(map(str, pending))}\n", "yellow")
     return text
+
+
+def _memories(n: object) -> str:
+    return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
+def peers_text(commit: CommitView, text: Text) -> None:
+    """Whose memories the commit wrote besides the user's, and the peers it skipped (and why)."""
+    for peer, counts in sorted(commit.peers.items()):
+        files = counts.get("files_written", 0)
+        text.append(f"  peer {peer}: {_memories(counts.get('memories', 0))}, {files} file(s) written\n")
+    for skipped in commit.peers_skipped:
+        text.append(
+            f"  skipped peer {skipped.get('peer_id')}: {_memories(skipped.get('memories'))}, "
+            f"{skipped.get('reason')}\n",
+            "yellow",
+        )
 
 
 class SessionsScreen(MainScreen):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ovtui.components.offline.facts import USER_ANSWER, Facts
@@ -146,6 +147,7 @@ def _steps(text: str) -> tuple[str, ...] | None:
     return steps
 
 
+@lru_cache(maxsize=4096)  # a file's lines are parsed again each time a rollout of its intent arrives
 def parse_lesson(line: str) -> Lesson | None:
     """The lesson a line of the learner's own wording states; None for any other line."""
     text = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", line.strip()).rstrip(".")

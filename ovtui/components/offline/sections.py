@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 SECTIONS = ("Situation", "Approach", "Reflect")
 EXAMPLE_PREFIX = "Example request:"
@@ -30,6 +31,7 @@ def strip_bullet(line: str) -> str:
     return _BULLET.sub("", line.strip())
 
 
+@lru_cache(maxsize=8192)  # the same lines are compared again and again as a file is merged into
 def line_key(line: str) -> str:
     """What makes two lines the same: case, spacing, bullets and closing punctuation do not count."""
     text = strip_bullet(line).lower().replace("->", "→")

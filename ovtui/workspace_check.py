@@ -1,8 +1,8 @@
 """``ovtui check``: validate a workspace without changing it.
 
-Every memory file in every declared type folder (format, name, declared field types and enums),
-every line of ``datasets/*/{train,test}.jsonl`` as a Case, and ``ovtui.toml``. Each problem names
-the file and line so an editor can jump to it.
+Every memory file in every declared type folder, the peers' spaces included (format, name, declared
+field types and enums), every line of ``datasets/*/{train,test}.jsonl`` as a Case, and
+``ovtui.toml``. Each problem names the file and line so an editor can jump to it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ovtui.agent_reading import unread_notes
@@ -110,37 +111,49 @@ def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> 
 
 
 def check_memories(store: MemoryStore, report: CheckReport) -> None:
-    paths = store.paths
+    """Every memory file of every type, in the user's own space and in each peer's space (the types
+    with ``peer_enabled``); a peer folder with an invalid name is a problem of its own."""
+    bad_peers: list[MemoryFormatError] = []
+    spaces: list[str | None] = [None, *store.peers(bad_peers)]
+    report.problems += [Problem(p.source, 1, p.reason) for p in bad_peers]
     for memory_type in store.registry.names():
         schema = store.registry.get(memory_type)
-        files = store.list_paths(memory_type)
-        report.memory_files[memory_type] = len(files)
-        for path in files:
-            rel = paths.relative(path)
-            try:
-                validate_name(path.stem, what="file name")
-                text = store.read_text(path)
-                memory = parse_memory(text, source=rel)
-            except MemoryFormatError as exc:
-                report.problems.append(Problem(exc.source, exc.line or 1, exc.reason))
+        report.memory_files[memory_type] = 0
+        for peer in spaces:
+            if peer is not None and not schema.peer_enabled:
                 continue
-            except (OvtuiError, OSError) as exc:
-                report.problems.append(Problem(rel, 1, str(exc)))
-                continue
-            for key, message in _field_problems(schema, memory, path.stem):
-                report.problems.append(Problem(rel, _line_of_key(text, key), message))
-            if memory_type == CASES:
-                _check_case(memory, rel, text, report)
-            quoted = quoted_marker_line(memory, text)
-            if quoted is not None:
-                report.problems.append(
-                    Problem(
-                        rel,
-                        quoted,
-                        "the body quotes a '<!-- MEMORY_FIELDS' marker: OpenViking would take it as the "
-                        "fields comment and lose the real fields (quote it without the '<!--')",
-                    )
-                )
+            files = store.list_paths(memory_type, peer)
+            report.memory_files[memory_type] += len(files)
+            for path in files:
+                _check_file(store, schema, path, report)
+
+
+def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report: CheckReport) -> None:
+    rel = store.paths.relative(path)
+    try:
+        validate_name(path.stem, what="file name")
+        text = store.read_text(path)
+        memory = parse_memory(text, source=rel)
+    except MemoryFormatError as exc:
+        report.problems.append(Problem(exc.source, exc.line or 1, exc.reason))
+        return
+    except (OvtuiError, OSError) as exc:
+        report.problems.append(Problem(rel, 1, str(exc)))
+        return
+    for key, message in _field_problems(schema, memory, path.stem):
+        report.problems.append(Problem(rel, _line_of_key(text, key), message))
+    if schema.memory_type == CASES:
+        _check_case(memory, rel, text, report)
+    quoted = quoted_marker_line(memory, text)
+    if quoted is not None:
+        report.problems.append(
+            Problem(
+                rel,
+                quoted,
+                "the body quotes a '<!-- MEMORY_FIELDS' marker: OpenViking would take it as the "
+                "fields comment and lose the real fields (quote it without the '<!--')",
+            )
+        )
 
 
 def _check_case(memory: MemoryFile, rel: str, text: str, report: CheckReport) -> None:

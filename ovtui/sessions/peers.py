@@ -1,0 +1,88 @@
+"""Whose a memory of a session is (seed 004 §3.4): the user's own, or a peer's — someone else in
+the conversation, named by a message's ``peer_id`` — and what the session's MemoryPolicy lets a
+commit keep.
+
+One extracted memory is routed so:
+
+- a type that is not ``peer_enabled`` (cases: how a task was done is the agent's own business)
+  ignores the peer and is the user's own;
+- no peer: the user's own, kept when the policy's ``self`` is on;
+- a valid peer id the policy allows (``peer.enabled``, ``peer.allowed_peer_ids``): that peer's
+  space, ``peers/<peer_id>/`` in the workspace;
+- an invalid or unauthorised peer id: skipped, and counted with the reason in the commit's report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ovtui.errors import UnsafePathError
+from ovtui.memory.types import MemoryTypeRegistry
+from ovtui.sessions.extract import ExtractedMemory, Extraction
+from ovtui.sessions.models import MemoryPolicy
+from ovtui.workspace.paths import validate_name
+
+PEERS_OFF = "peer memories are off in the session's MemoryPolicy (peer.enabled)"
+PEER_NOT_ALLOWED = "not in the session's MemoryPolicy peer.allowed_peer_ids"
+PEER_INVALID = "not a valid peer id"
+SHOWN_PEER_CHARS = 40  # an invalid id is reported, cut and escaped: it may be anything
+
+
+@dataclass
+class PeerReport:
+    """The peers of one commit: memories routed to each peer's space, and those skipped."""
+
+    routed: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[tuple[str, str]] = field(default_factory=Counter)  # (peer shown, reason)
+
+    def skip(self, peer_id: str, reason: str) -> None:
+        shown = peer_id if reason != PEER_INVALID else ascii(peer_id[:SHOWN_PEER_CHARS])
+        self.skipped[(shown, reason)] += 1
+
+    def skipped_list(self) -> list[dict[str, Any]]:
+        return [
+            {"peer_id": peer, "memories": n, "reason": reason}
+            for (peer, reason), n in sorted(self.skipped.items())
+        ]
+
+
+def route(memory: ExtractedMemory, policy: MemoryPolicy, report: PeerReport) -> bool:
+    """Whether ``memory`` is kept (its ``peer_id`` then says whose space it goes to); a peer's memory
+    that is not kept is counted in ``report``."""
+    if memory.peer_id is None:
+        return policy.self_.enabled
+    try:
+        validate_name(memory.peer_id, what="peer_id")
+    except UnsafePathError:
+        report.skip(memory.peer_id, PEER_INVALID)
+        return False
+    if not policy.peer.enabled:
+        report.skip(memory.peer_id, PEERS_OFF)
+        return False
+    if not policy.allows_peer(memory.peer_id):
+        report.skip(memory.peer_id, PEER_NOT_ALLOWED)
+        return False
+    report.routed[memory.peer_id] += 1
+    return True
+
+
+def apply_policy(
+    extraction: Extraction, policy: MemoryPolicy, registry: MemoryTypeRegistry
+) -> tuple[Extraction, PeerReport]:
+    """What the session's MemoryPolicy keeps of an extraction (only whitelisted types; the user's
+    own memories when ``self`` is on; each peer's as routed above), and the peers' report."""
+    kept = Extraction(model_calls=extraction.model_calls)
+    report = PeerReport()
+    for memory in extraction.memories:
+        if not policy.allows_type(memory.memory_type):
+            continue
+        if memory.peer_id is not None and not registry.get(memory.memory_type).peer_enabled:
+            memory = dataclasses.replace(memory, peer_id=None)  # never a peer's: the user's own
+        if route(memory, policy, report):
+            kept.memories.append(memory)
+    if policy.allows_type("cases") and policy.self_.enabled:
+        kept.cases = list(extraction.cases)  # cases are not peer_enabled: always the user's own
+    return kept, report
