@@ -4,6 +4,7 @@ the keys keep working, and History keeps records of one second in the order they
 from __future__ import annotations
 
 import asyncio
+import gc
 from datetime import UTC, datetime, timedelta
 
 from app_support import MakeApp, settle
@@ -28,6 +29,7 @@ class FillLog:
         self.first_rows = asyncio.Event()
         self.all_rows = asyncio.Event()
         self.press_while_filling: str | None = None
+        self.frozen = 0  # objects gc.freeze kept out of full collections once every row was in
 
     def hook(self, message: Message) -> None:
         if isinstance(message, VimTable.RowsAdded) and message.table.id == self.table_id:
@@ -58,6 +60,7 @@ async def open_and_fill(make_app: MakeApp, workspace: Workspace, key: str, log: 
         table = app.screen.query_one(f"#{log.table_id}", VimTable)
         await asyncio.wait_for(log.all_rows.wait(), 60)
         await settle(app, pilot)
+        log.frozen = gc.get_freeze_count()
     return table
 
 
@@ -65,6 +68,7 @@ async def test_memories_shows_a_screenful_first_and_moves_while_the_rest_arrive(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     workspace = big_workspace(workspace)
+    thresholds = gc.get_threshold()
     total = len(list((workspace.root / "memories" / "experiences").glob("*.md")))
     log = FillLog("memories")
     log.press_while_filling = "j"
@@ -78,6 +82,8 @@ async def test_memories_shows_a_screenful_first_and_moves_while_the_rest_arrive(
     # j moved the cursor while rows were still arriving, and the cursor stayed there.
     assert any(row == 1 and rows < total for row, rows in log.cursor)
     assert table.row_count == total and table.cursor_row == 1
+    # The big list is in: what survived a collection is frozen, and the app's end thaws it again.
+    assert log.frozen > 0 and gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
 
 
 async def test_history_shows_the_newest_screenful_first_and_moves_while_the_rest_arrive(
