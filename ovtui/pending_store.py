@@ -35,6 +35,7 @@ from ovtui.errors import OvtuiError
 from ovtui.memory.types import EXPERIENCES
 from ovtui.review import Decision, ItemDecision, PendingPlan, SettledStatus
 from ovtui.workspace import fsio
+from ovtui.workspace.history import HistoryStore
 from ovtui.workspace.locks import DEFAULT_TIMEOUT_S
 from ovtui.workspace.paths import PENDING_FOLDER, SETTLED_FOLDER, validate_name
 from ovtui.workspace.store import MemoryStore
@@ -78,6 +79,20 @@ class Claim:
         replaced_by: str | None = None,
     ) -> None:
         self.store._settle_held(pending, status, history_id, replaced_by)
+
+    def settle_if_recorded(self, pending: PendingPlan) -> None:
+        """A plan whose apply left its History record but whose process died before settling it
+        is applied, not waiting: settle it with that record and say so (applying it again would
+        only find every item stale)."""
+        entries = HistoryStore(self.store.store.paths).entries().values()
+        record = next((e for e in entries if e.plan_id == pending.plan_id and not e.dry_run), None)
+        if record is None:
+            return
+        self.settle(pending, "applied", record.id)
+        raise PlanSettledError(
+            f"plan {pending.plan_id} was already applied (record: history/{record.id}); the process "
+            "that applied it stopped before marking it applied, which is now done: nothing else done"
+        )
 
 
 def _add_stale(items: builtins.list[int]) -> Callable[[PendingPlan], None]:

@@ -394,6 +394,8 @@ class Workspace:
         async with self.pending.claimed([plan_id]) as claim:
             # Under the plan's lock from here: a second apply (any process) waits, then finds it settled.
             [pending] = claim.plans
+            if not dry_run:
+                claim.settle_if_recorded(pending)
             if pending.undecided:
                 raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
             result, chosen = await apply_reviewed(

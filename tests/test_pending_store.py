@@ -388,3 +388,48 @@ def test_sigkill_while_settling_leaves_the_plan_waiting_or_settled_never_lost(tm
         shutil.rmtree(root)
     assert outcomes[0] == "pending" and outcomes[-1] == "discarded"
     assert outcomes == sorted(outcomes, key=["pending", "discarded"].index)
+
+
+def _apply_child(root: str, crash_after: int) -> None:
+    fsio.set_crash_after(crash_after)
+    try:
+        asyncio.run(Workspace(root).apply_pending("race1"))
+    finally:
+        os._exit(3)  # reached only when the crash point was never hit
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and fork are POSIX")
+def test_an_apply_killed_at_any_step_is_finished_once_by_the_next_apply(
+    tmp_workspace: Path, tmp_path: Path
+) -> None:
+    """Killed anywhere in an apply (the files, the record, settling the plan): applying again
+    either applies it or says it was applied, with its one record — never a second record, never
+    a plan left waiting with its own changes reported as stale."""
+    _approved_plan(tmp_workspace)
+    counted = shutil.copytree(tmp_workspace, tmp_path / "count")
+    fsio.set_crash_after(10**9)
+    try:
+        asyncio.run(Workspace(counted).apply_pending("race1"))
+        steps = fsio.steps_taken()
+    finally:
+        fsio.set_crash_after(None)
+
+    told_applied = 0
+    for crash_after in range(1, steps + 1):
+        root = tmp_path / f"run{crash_after}"
+        killed_copy(tmp_workspace, root, _apply_child, crash_after)
+        workspace = Workspace(root)
+        try:
+            result = asyncio.run(workspace.apply_pending("race1"))
+            assert result.history_id and not result.item_errors, (crash_after, result.errors)
+        except PlanSettledError as exc:
+            assert "was already applied" in str(exc), crash_after
+            told_applied += 1
+        applies = [e for e in HistoryStore(workspace.paths).entries().values() if e.plan_id == "race1"]
+        assert len(applies) == 1, crash_after
+        assert workspace.pending.get("race1").status == "applied", crash_after
+        assert _version(workspace.store, "refund_status") == _version(
+            MemoryStore.open(counted), "refund_status"
+        )
+        shutil.rmtree(root)
+    assert told_applied >= 1  # some crash points fall after the record, before the settle

@@ -39,6 +39,7 @@ def test_classify_keeps_only_what_the_app_shows() -> None:
     assert classify("peers/alice/memories/preferences/trains.md") is ChangeKind.MEMORY
     assert classify("peers/alice/memories/.profile.md.x1.tmp") is None
     assert classify(".ovtui/pending/p1.json") is ChangeKind.PENDING
+    assert classify(".ovtui/pending/settled/p1.json") is None  # its move out of pending/ is the news
     assert classify(".ovtui/lock") is None
     assert classify("history/20261129T120000000000_abcdef/memory_diff.json") is ChangeKind.HISTORY
     assert classify("inbox/rollouts/r1.json") is ChangeKind.INBOX
