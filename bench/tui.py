@@ -36,21 +36,13 @@ sys.path.insert(0, str(ROOT))
 
 from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan  # noqa: E402
 from ovtui.memory.fileformat import render_memory  # noqa: E402
-from ovtui.memory.memory_diff import FileChange, build_memory_diff  # noqa: E402
 from ovtui.review import ItemDecision  # noqa: E402
+from ovtui.sample_env.big import EXPERIENCES_DIR, experience_fields, write_experiences, write_history  # noqa: E402
 from ovtui.sample_env.generate import generate_dataset, write_cases  # noqa: E402
 from ovtui.sample_env.workspace import write_sample_workspace  # noqa: E402
-from ovtui.workspace.history import INDEX_FILE, RECORD_FILE, HistoryEntry, new_history_id  # noqa: E402
 
 PREFIX = "viking://user/default/memories/experiences/"
 BIG_NAME = "long_procedure"
-
-
-def experience_text(index: int) -> str:
-    return (
-        f"## Situation\n- Customer request of kind {index % 97}\n## Approach\n- Look up the account {index}\n"
-        f"- Confirm the details before any change\n## Reflect\n- ALWAYS restate the outcome ({index % 13})"
-    )
 
 
 def big_content(changed: bool) -> str:
@@ -65,40 +57,13 @@ def build_workspace(root: Path, experiences: int, history: int, rollouts: int) -
     write_sample_workspace(root)  # the package's sample data, never the repository folder's state
     config = (root / "ovtui.toml").read_text()
     (root / "ovtui.toml").write_text(config.replace('policy = "ask"', 'policy = "all"'))
-    folder = root / "memories" / "experiences"
-    for i in range(experiences):
-        name = f"generated_{i:05d}"
-        fields = {"experience_name": name, "memory_type": "experiences", "status": "production", "version": 1}
-        (folder / f"{name}.md").write_text(render_memory(experience_text(i), fields), encoding="utf-8")
-    big_fields = {
-        "experience_name": BIG_NAME,
-        "memory_type": "experiences",
-        "status": "production",
-        "version": 1,
-    }
-    (folder / f"{BIG_NAME}.md").write_text(render_memory(big_content(False), big_fields), encoding="utf-8")
+    write_experiences(root, experiences)
+    big = render_memory(big_content(False), experience_fields(BIG_NAME, 1))
+    (root / EXPERIENCES_DIR / f"{BIG_NAME}.md").write_text(big, encoding="utf-8")
     write_history(root, history)
     train, test = generate_dataset(train=rollouts, test=15)
     write_cases(root / "datasets" / "bench" / "train.jsonl", train)
     write_cases(root / "datasets" / "bench" / "test.jsonl", test)
-
-
-def write_history(root: Path, count: int) -> None:
-    """Records written as plain files plus their index lines (the store's own writer fsyncs each)."""
-    history = root / "history"
-    history.mkdir(exist_ok=True)
-    lines = []
-    for i in range(count):
-        name = f"generated_{i % 10_000:05d}"
-        fields = {"experience_name": name, "memory_type": "experiences", "status": "production"}
-        before = render_memory(experience_text(i), {**fields, "version": 1})
-        after = render_memory(experience_text(i) + f"\n- learned in record {i}", {**fields, "version": 2})
-        record = build_memory_diff([FileChange(PREFIX + name + ".md", "experiences", before, after)])
-        record_id = new_history_id()
-        (history / record_id).mkdir()
-        (history / record_id / RECORD_FILE).write_text(record.render(), encoding="utf-8")
-        lines.append(HistoryEntry.from_record(record_id, record).line())
-    (history / INDEX_FILE).write_text("".join(lines), encoding="utf-8")
 
 
 def park_big_plan(workspace: Any) -> None:
@@ -167,6 +132,10 @@ async def measure_lists(root: Path) -> dict[str, Any]:
             fill = await fill_time(app, frames, key, table_id, expected)
             figures[f"{name}_first_rows_s"], figures[f"{name}_fill_s"], figures[f"{name}_rows"] = fill[:3]
             figures[f"{name}_fill_latency_ms"] = fill[3]
+            # Let the screen settle before the next one opens: the row under the cursor draws its
+            # detail 80 ms after the last key, and a Markdown view holds every repaint while it mounts.
+            await pilot.pause(0.5)
+            await app.workers.wait_for_complete()
             await pilot.pause()
     return figures
 

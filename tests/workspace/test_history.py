@@ -11,7 +11,8 @@ from ovtui.components.policy_updater import DryRunPolicyUpdater
 from ovtui.domain import PolicyUpdatePlan
 from ovtui.errors import OvtuiError
 from ovtui.memory.revert import revert
-from ovtui.workspace.history import HISTORY_ID, HistoryStore
+from ovtui.sample_env.big import write_history
+from ovtui.workspace.history import HISTORY_ID, HistoryEntry, HistoryStore
 from ovtui.workspace.store import MemoryStore
 
 
@@ -110,3 +111,18 @@ def test_a_reader_sees_appends_and_rewrites_of_the_index(history: HistoryStore, 
     history.index_path.write_text("".join(kept), encoding="utf-8")
     assert [e.id for e in history.list()] == after  # the dropped line is repaired from its folder
     assert before[-1] in history.index_path.read_text(encoding="utf-8")
+
+
+def test_newest_reads_the_last_lines_of_the_index_only(store: MemoryStore) -> None:
+    history = HistoryStore(store.paths)
+    assert history.newest(5) == []  # no index yet
+    ids = write_history(store.paths.root, 30)
+    assert [e.id for e in history.newest(5)] == ids[:-6:-1] == [e.id for e in history.list()[:5]]
+    assert len(history.newest(100)) == 30  # the whole index, from its first line
+    # Lines longer than a preview expects (a record touching many files): it reads further back.
+    wide = [
+        HistoryEntry(f"20991231T2359590000{i:02d}_abcdef", "", "apply", uris=["x" * 2_000]) for i in range(3)
+    ]
+    history.append_index(*wide)
+    assert [e.id for e in history.newest(3)] == [e.id for e in reversed(wide)]
+    assert [e.id for e in history.newest(4)][-1] == ids[-1]

@@ -81,8 +81,9 @@ class MainScreen(Screen[None]):
         """Reload what changed while the screen was hidden (screens with data override this)."""
 
     def follow_cursor(self, show: Callable[[], object]) -> None:
-        """Show the detail of the row under the cursor: at once after a pause, and while a key
-        repeats only once it stops, so scrolling a long list never waits for a diff to draw."""
+        """Show the detail of the row under the cursor: after a pause, right after the repaint that
+        shows the cursor moved, and while a key repeats only once it stops, so a key never waits for
+        a diff or a Markdown view to draw."""
         now = time.monotonic()
         quiet = now - self._last_follow >= FOLLOW_QUIET_S
         self._last_follow = now
@@ -90,7 +91,7 @@ class MainScreen(Screen[None]):
             self._follow_timer.stop()
             self._follow_timer = None
         if quiet:
-            show()
+            self.call_after_refresh(show)
             return
 
         def later() -> None:

@@ -15,7 +15,7 @@ Rows = Sequence[tuple[str, Sequence[object]]]
 
 # Rows added per repaint after the first screenful: each chunk's cells are measured on the next
 # refresh, so a chunk must stay well under the time a key may wait.
-FILL_CHUNK = 500
+FILL_CHUNK = 200
 
 
 class VimTable(DataTable[object]):

@@ -1,0 +1,124 @@
+"""Big lists: Memories and History show a screenful of rows at once, fill the rest in chunks while
+the keys keep working, and History keeps records of one second in the order they were written."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from datetime import UTC, datetime, timedelta
+
+from app_support import MakeApp, settle
+from textual.message import Message
+from textual.widgets import DataTable
+
+from ovtui.app.screens.history import HistoryScreen
+from ovtui.app.widgets.vim_table import VimTable
+from ovtui.sample_env.big import write_experiences, write_history
+from ovtui.service import Workspace
+
+BIG = 1_000  # five chunks after the first screenful: the fill is still going when a key comes
+
+
+class FillLog:
+    """What one table posted while it filled: the chunks, and where the cursor went meanwhile."""
+
+    def __init__(self, table_id: str) -> None:
+        self.table_id = table_id
+        self.chunks: list[tuple[int, int]] = []  # (rows shown, rows in that fill)
+        self.cursor: list[tuple[int, int]] = []  # (cursor row, rows in the table then)
+        self.first_rows = asyncio.Event()
+        self.all_rows = asyncio.Event()
+        self.press_while_filling: str | None = None
+        self.frozen = 0  # objects gc.freeze kept out of full collections once every row was in
+
+    def hook(self, message: Message) -> None:
+        if isinstance(message, VimTable.RowsAdded) and message.table.id == self.table_id:
+            self.chunks.append((message.shown, message.total))
+            self.first_rows.set()
+            if message.shown < message.total and self.press_while_filling:
+                message.table.app.simulate_key(self.press_while_filling)  # rows are still to come
+                self.press_while_filling = None
+            if message.shown == message.total >= BIG:
+                self.all_rows.set()
+        elif isinstance(message, DataTable.RowHighlighted) and message.data_table.id == self.table_id:
+            self.cursor.append((message.cursor_row, message.data_table.row_count))
+
+
+def big_workspace(workspace: Workspace) -> Workspace:
+    write_experiences(workspace.root, BIG)
+    write_history(workspace.root, BIG)
+    return Workspace(workspace.root)
+
+
+async def open_and_fill(make_app: MakeApp, workspace: Workspace, key: str, log: FillLog) -> VimTable:
+    """Press ``key`` on a fresh app; returns the table once its first rows are in (the fill goes on)."""
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40), message_hook=log.hook) as pilot:
+        await pilot.pause()
+        app.simulate_key(key)
+        await asyncio.wait_for(log.first_rows.wait(), 30)
+        table = app.screen.query_one(f"#{log.table_id}", VimTable)
+        await asyncio.wait_for(log.all_rows.wait(), 60)
+        await settle(app, pilot)
+        log.frozen = gc.get_freeze_count()
+    return table
+
+
+async def test_memories_shows_a_screenful_first_and_moves_while_the_rest_arrive(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    workspace = big_workspace(workspace)
+    thresholds = gc.get_threshold()
+    total = len(list((workspace.root / "memories" / "experiences").glob("*.md")))
+    log = FillLog("memories")
+    log.press_while_filling = "j"
+    table = await open_and_fill(make_app, workspace, "4", log)
+    first_shown, first_total = log.chunks[0]
+    # The first rows are one screenful, read before the full load began: that fill had no more rows.
+    assert 0 < first_shown == first_total <= 40 < total
+    # The full fill kept them and added the rest in chunks, the first of them another screenful.
+    full = [shown for shown, fill_total in log.chunks[1:] if fill_total == total]
+    assert full[0] == 2 * first_shown and full[-1] == total and len(full) > 2
+    # j moved the cursor while rows were still arriving, and the cursor stayed there.
+    assert any(row == 1 and rows < total for row, rows in log.cursor)
+    assert table.row_count == total and table.cursor_row == 1
+    # The big list is in: what survived a collection is frozen, and the app's end thaws it again.
+    assert log.frozen > 0 and gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
+
+
+async def test_history_shows_the_newest_screenful_first_and_moves_while_the_rest_arrive(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    workspace = big_workspace(workspace)
+    log = FillLog("records")
+    log.press_while_filling = "j"
+    table = await open_and_fill(make_app, workspace, "3", log)
+    first_shown, first_total = log.chunks[0]
+    assert 0 < first_shown == first_total <= 40 < BIG  # from the index's last lines only
+    full = [shown for shown, fill_total in log.chunks[1:] if fill_total == BIG]
+    assert full[0] == 2 * first_shown  # the full listing kept them: they were its newest rows
+    assert any(row == 1 and rows < BIG for row, rows in log.cursor)
+    keys = [str(row.key.value) for row in table.ordered_rows]
+    assert len(keys) == BIG and keys == sorted(keys, reverse=True)  # newest first, preview included
+
+
+async def test_history_orders_records_of_one_second_by_their_full_time(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    second = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+    step = timedelta(microseconds=1_000)
+    written = write_history(workspace.root, 3, start=second, step=step)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("3")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        table = screen.query_one("#records", VimTable)
+        # Two more in the same second: the reload adds them to the rows it has (and sorts).
+        written += write_history(workspace.root, 2, start=second + 3 * step, step=step)
+        screen.load()
+        await settle(app, pilot)
+        shown = [str(row.key.value) for row in table.ordered_rows]
+        assert [str(table.get_row_at(i)[0]) for i in range(5)] == ["2026-11-30 12:00:00"] * 5
+        assert shown[:5] == written[::-1]  # the last written first, to the microsecond
