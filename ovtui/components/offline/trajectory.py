@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ovtui.components.backends import TrajectoryDraft
+from ovtui.components.offline.conversation import is_conversation, request_example
 from ovtui.components.offline.steps import first_request, rollout_steps
 from ovtui.components.offline.text import intent_name, scrub_specifics
 from ovtui.domain import Case, Rollout, RubricEvaluation, TrajectoryOutcome
@@ -79,9 +80,10 @@ class OfflineTrajectoryExtractor:
 
     def draft(self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str = "") -> TrajectoryDraft:
         name = task_name(rollout.case)
-        request = scrub_specifics(
-            first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
-        )
+        request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
+        if is_conversation(rollout.case):  # a person's own words: their values masked too
+            request = request_example(request, rollout.messages)
+        request = scrub_specifics(request)
         steps = rollout_steps(rollout.messages)
         step_lines = [f"{i}. {s.describe()}" for i, s in enumerate(steps, start=1)] or [
             "1. no tool calls; the agent only replied"
