@@ -112,6 +112,15 @@ def _profile_fact(clause: str) -> str | None:
     return None
 
 
+def _unstated(clause: str) -> str:
+    """A clause without the profile fact or preference it states (what is left asks for something)."""
+    for pattern in _PROFILE:
+        if match := pattern.search(clause):
+            return clause[: match.start()] + clause[match.end() :]
+    match = _PREFERENCE.search(clause)
+    return clause[: match.start()] if match else clause
+
+
 def _user_facts(message: SessionMessage) -> list[ExtractedMemory]:
     found: list[ExtractedMemory] = []
     for clause in _clauses(message.text):
@@ -167,15 +176,13 @@ CONVERSATION_CRITERIA = (
 
 
 def request_signature(request: str, tools: list[ToolPart]) -> str:
-    """What the request asks for, in its own words without the user's: the clauses that state no
-    profile fact or preference, less the values passed to tools, specifics, names and fillers
+    """What the request asks for, in its own words without the user's: what is left of it without the
+    profile facts and preferences it states, the values passed to tools, specifics, names and fillers
     ("Hi, I'm Ana. Please change the email of customer 1001 to ana@x.org" → change_email_customer).
     The tool sequence when no word is left."""
     masked = mask_values(request, [str(v) for p in tools for v in p.tool_input.values()])
     words: list[str] = []
-    for sentence in _clauses(masked):
-        if _profile_fact(sentence) is not None or _PREFERENCE.search(sentence):
-            continue
+    for sentence in map(_unstated, _clauses(masked)):
         tokens = re.findall(r"<?[A-Za-z][A-Za-z']*>?", sentence)
         if tokens:  # sentence case is no name
             tokens[0] = tokens[0].lower()
