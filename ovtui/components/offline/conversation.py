@@ -17,6 +17,7 @@ the user's values (what was passed to tools, ids, e-mails, dates, names) never r
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,19 +49,43 @@ def _values(messages: list[Message]) -> list[str]:
     return [str(v) for m in messages for p in m.tool_parts for v in p.tool_input.values()]
 
 
+def _record_values(messages: list[Message]) -> list[str]:
+    """The text values of the records tools answered with (a holder's name, an address)."""
+    found = []
+    for part in (p for m in messages for p in m.tool_parts):
+        try:
+            record = json.loads(part.tool_output)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            found += [v for v in record.values() if isinstance(v, str)]
+    return found
+
+
 def request_example(request: str, messages: list[Message]) -> str:
-    """The request with the user's values masked: what was passed to tools, specifics, names."""
-    return _INNER_CAPITAL.sub(" <name>", mask_values(request, _values(messages)))
+    """The request with the user's values masked: what was passed to tools or read in their
+    records, specifics, names."""
+    masked = mask_values(request, [*_values(messages), *_record_values(messages)])
+    return _INNER_CAPITAL.sub(" <name>", masked)
+
+
+def _general(facts: Facts, messages: list[Message]) -> Facts:
+    """The facts whose value is no word the user wrote nor a value passed to a tool: a record's
+    ``"status": "pending"`` stays, a lower-case name the user gave does not."""
+    said = " ".join([*(m.text for m in messages if m.role == "user"), *_values(messages)]).lower()
+    words = set(re.findall(r"[a-z0-9_]+", said))
+    return {k: v for k, v in facts.items() if v.lstrip("!") not in words or v in ("true", "false")}
 
 
 def answered_lesson(words: str, messages: list[Message], facts: Facts) -> list[Lesson]:
-    """The calls that answered the request (confirmations asked on the way included)."""
+    """The calls that answered the request (confirmations asked on the way included), under the
+    facts observed that are no value of the user's."""
     steps = [s for s in rollout_steps(messages) if s.ok and (s.kind == "tool" or s.name == ASK_TO_CONFIRM)]
     if not any(s.kind == "tool" for s in steps):
         return []
     tools = tuple(ASK_STEP if s.kind == "ask" else s.name for s in steps)
     args = tuple(_arg_names(s.arg_kinds) for s in steps)
-    return [Lesson("answered", tools, detail=(words, *args)).with_facts(facts)]
+    return [Lesson("answered", tools, detail=(words, *args)).with_facts(_general(facts, messages))]
 
 
 @dataclass(frozen=True)

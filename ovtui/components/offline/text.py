@@ -128,7 +128,7 @@ MAX_ERROR_WORDS = 5
 def mask_values(text: str, values: Iterable[str]) -> str:
     """``text`` without the given values (what the user passed to tools), longest first, then scrubbed."""
     for value in sorted({v.strip() for v in values if len(v.strip()) >= 2}, key=len, reverse=True):
-        text = re.sub(re.escape(value), "<value>", text, flags=re.IGNORECASE)
+        text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "<value>", text, flags=re.IGNORECASE)
     return scrub_specifics(text)
 
 

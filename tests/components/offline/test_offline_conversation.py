@@ -201,3 +201,18 @@ def test_sample_rollouts_are_no_conversations_and_learn_as_before() -> None:
     )
     content = proposal.content if proposal is not None else ""
     assert "answered it" not in content and "the agent then" not in content
+
+
+def test_a_fact_that_is_a_users_value_does_not_condition_the_lesson() -> None:
+    messages = [
+        said("user", "Please cancel order 88 for alice"),
+        call("get_order", {"order_id": "88"}, '{"status": "pending", "holder": "alice", "paid": true}'),
+        call("cancel_order", {"order_id": "88"}, "cancelled"),
+        said("assistant", "Cancelled."),
+    ]
+    proposal = OfflineGradientProposer().proposal(analysis(messages, True), [])
+    assert proposal is not None
+    [line] = parse_sections(proposal.content).approach
+    assert "get_order(order_id) → cancel_order(order_id) answered it when" in line
+    assert "the order's status is pending" in line and "the order is paid" in line
+    assert "alice" not in proposal.content
