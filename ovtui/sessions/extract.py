@@ -4,9 +4,10 @@ The offline extractor is deliberately limited, and real within its limits (READM
 
 - **cases**: a conversation in which the assistant used tools is one case — the user's request,
   the tool sequence with each call's status, and the outcome (the assistant's last words; a tool
-  error makes it a failure). Its task signature is the request's own words without the user's
-  values (``request_signature``), so the same kind of request from many sessions trains one
-  experience; its rubric's criteria carry the kinds the offline learner reads
+  error makes it a failure). Its ``request_pattern`` is the request without the user's own
+  (statements and values; what the offline learner shows as its example) and its task signature
+  a few of that pattern's words (``request_signature``), so the same kind of request from many
+  sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
   (``components/offline/conversation.py``);
 - **profile** facts the user states about themself: "my name is …", "I am a/an …", "I work as/at
   …", "I live in …";
@@ -175,19 +176,31 @@ CONVERSATION_CRITERIA = (
 )
 
 
-def request_signature(request: str, tools: list[ToolPart]) -> str:
-    """What the request asks for, in its own words without the user's: what is left of it without the
-    profile facts and preferences it states, the values passed to tools, specifics, names and fillers
-    ("Hi, I'm Ana. Please change the email of customer 1001 to ana@x.org" → change_email_customer).
-    The tool sequence when no word is left."""
+def _content_words(clause: str) -> list[str]:
+    """The words of a masked clause that say what is asked: no placeholder, name or filler."""
+    tokens = re.findall(r"<?[A-Za-z][A-Za-z']*>?", clause)
+    if tokens:  # sentence case is no name
+        tokens[0] = tokens[0].lower()
+    return [
+        t
+        for t in tokens
+        if t.islower() and not t.startswith("<") and t not in STOPWORDS and t not in _FILLERS and len(t) > 1
+    ]
+
+
+def request_pattern(request: str, tools: list[ToolPart]) -> str:
+    """The request without the user's own: the profile facts and preferences it states left out,
+    the values passed to tools and other specifics masked ("Hi, I'm Ana. Please change the email
+    of customer 1001 to ana@x.org" → "Please change the email of customer <value> to <value>")."""
     masked = mask_values(request, [str(v) for p in tools for v in p.tool_input.values()])
-    words: list[str] = []
-    for sentence in map(_unstated, _clauses(masked)):
-        tokens = re.findall(r"<?[A-Za-z][A-Za-z']*>?", sentence)
-        if tokens:  # sentence case is no name
-            tokens[0] = tokens[0].lower()
-        words += [t for t in tokens if t.islower() and not t.startswith("<")]
-    kept = [w for w in words if w not in STOPWORDS and w not in _FILLERS and len(w) > 1]
+    asked = [_unstated(c).strip(" ,") for c in _clauses(masked)]
+    return ". ".join(c for c in asked if _content_words(c))
+
+
+def request_signature(request: str, tools: list[ToolPart]) -> str:
+    """What the request asks for in a few of its own words: the content words of its pattern
+    (``change_email_customer``); the tool sequence when no word is left."""
+    kept = [w for c in _clauses(request_pattern(request, tools)) for w in _content_words(c)]
     if not kept:
         kept = list(dict.fromkeys(p.tool_name for p in tools))
     return slugify(" ".join(kept[:SIGNATURE_WORDS]), fallback="conversation")
@@ -227,7 +240,12 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
     return Case(
         name=session_case_name(signature, session_id, archive_name),
         task_signature=signature,
-        input={"user_query": request, "tool_sequence": sequence, "outcome": answer},
+        input={
+            "user_query": request,
+            "request_pattern": request_pattern(request, tools),
+            "tool_sequence": sequence,
+            "outcome": answer,
+        },
         rubric=rubric,
         metadata=case_metadata(messages, session_id, archive_name),
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ovtui.domain import TextPart, ToolPart
-from ovtui.sessions.extract import extract_offline, request_signature
+from ovtui.sessions.extract import extract_offline, request_pattern, request_signature
 from ovtui.sessions.models import SessionMessage
 
 
@@ -64,3 +64,15 @@ def test_the_task_signature_leaves_the_users_values_out() -> None:
     assert signatures == {"change_email_customer"}
     # a request with no words of its own is named by its calls
     assert request_signature("Hi! C-1001", [update]) == "update_email"
+
+
+def test_the_request_pattern_is_the_request_without_the_users_own() -> None:
+    update = ToolPart(
+        tool_id="t1",
+        tool_name="update_email",
+        tool_input={"customer_id": "C-1001", "email": "ana@x.org"},
+    )
+    request = (
+        "Hi, my name is Ana Ruiz. I prefer email. Please change the email of customer C-1001 to ana@x.org"
+    )
+    assert request_pattern(request, [update]) == "Please change the email of customer <value> to <value>"

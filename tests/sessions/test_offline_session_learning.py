@@ -48,7 +48,8 @@ def email_change(who: tuple[str, str, str]) -> list[dict[str, Any]]:
     return [
         {
             "role": "user",
-            "content": f"Hi, my name is {name}. Please change the email of customer {customer} to {email}.",
+            "content": f"Hi, my name is {name}. I prefer short answers. Please change the email of"
+            f" customer {customer} to {email}.",
         },
         tool("update_email", {"customer_id": customer, "email": email}, f'{{"email": "{email}"}}'),
         {"role": "assistant", "content": f"Done, {name.split()[0]}: the email is now {email}."},
@@ -102,6 +103,10 @@ def test_a_one_call_conversation_parks_the_call_that_answered_it(
         '- For a request like "change email customer": update_email(customer_id, email) answered it'
     ]
     assert_no_user_values(item.after_content)
+    # the example shows the request alone: the user's statements are their memories, not the task's
+    example = '- Example request: "Please change the email of customer <value> to <value>"'
+    assert example in parse_sections(item.after_content).situation
+    assert "prefer" not in item.after_content
     # the person approves it in Review as usual and it becomes the experience
     ws.pending.decide_all(plan_id, "approved")
     applied = asyncio.run(ws.apply_pending(plan_id))

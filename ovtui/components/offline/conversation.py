@@ -62,10 +62,12 @@ def _record_values(messages: list[Message]) -> list[str]:
     return found
 
 
-def request_example(request: str, messages: list[Message]) -> str:
-    """The request with the user's values masked: what was passed to tools or read in their
-    records, specifics, names."""
-    masked = mask_values(request, [*_values(messages), *_record_values(messages)])
+def request_example(case: Case, request: str, messages: list[Message]) -> str:
+    """The request as an example: the case's ``request_pattern`` when it has one (the extractor's
+    request without the user's statements), with the user's values masked — what was passed to
+    tools or read in their records, specifics, names."""
+    pattern = str(case.input.get("request_pattern") or "") or request
+    masked = mask_values(pattern, [*_values(messages), *_record_values(messages)])
     return _INNER_CAPITAL.sub(" <name>", masked)
 
 

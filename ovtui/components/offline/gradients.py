@@ -138,7 +138,7 @@ class OfflineGradientProposer:
         lessons = learned_lessons(analysis, name)
         request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
         if is_conversation(rollout.case):
-            request = request_example(request, rollout.messages)
+            request = request_example(rollout.case, request, rollout.messages)
         base = target.content if target is not None else ""
         after = combine([base], lessons, distinguish=False)
         for line in situation_lines(name, request):

@@ -82,7 +82,7 @@ class OfflineTrajectoryExtractor:
         name = task_name(rollout.case)
         request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
         if is_conversation(rollout.case):  # a person's own words: their values masked too
-            request = request_example(request, rollout.messages)
+            request = request_example(rollout.case, request, rollout.messages)
         request = scrub_specifics(request)
         steps = rollout_steps(rollout.messages)
         step_lines = [f"{i}. {s.describe()}" for i, s in enumerate(steps, start=1)] or [
