@@ -18,6 +18,7 @@ from workspace_support import build_sample_workspace
 
 from ovtui.components.offline.sections import parse_sections
 from ovtui.domain import PolicyPlanItem
+from ovtui.memory.fileformat import parse_memory
 from ovtui.service import Workspace
 from ovtui.sessions.api import create_session_app
 
@@ -128,6 +129,12 @@ def test_a_tool_error_parks_what_the_agent_did_after_it(served: tuple[httpx.Clie
     ]
     assert sections.approach == []
     assert_no_user_values(item.after_content)
+    # the run's trajectory (the learner's text) tells the failure as the tool answered it, without
+    # the user's values
+    [trajectory_uri] = item.evidence_trajectory_uris
+    trajectory = parse_memory(ws.paths.path_for(trajectory_uri).read_text(encoding="utf-8")).content
+    assert "1. cancel_booking(customer_id, email) failed: Error: booking not found for" in trajectory
+    assert_no_user_values(trajectory)
 
 
 def test_three_sessions_of_one_kind_are_one_experience(served: tuple[httpx.Client, Workspace]) -> None:

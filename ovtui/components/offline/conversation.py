@@ -31,8 +31,8 @@ from ovtui.domain import Case, Message, ToolPart
 TOOL_CALLS_COMPLETE = "tool_calls_complete"
 ANSWERS_AFTER_TOOLS = "answers_after_tools"
 _ARG = re.compile(r"[^\w.\-]+")
-# A capitalised word that does not open a sentence reads as a name ("my friend Alice").
-_INNER_CAPITAL = re.compile(r"(?<=[^.!?\s]) +[A-Z][a-z]+\b")
+# A capitalised word that opens no sentence or phrase reads as a name ("my friend Alice").
+_INNER_CAPITAL = re.compile(r"(?<=[^.!?:\s]) +[A-Z][a-z]+\b")
 
 
 def is_conversation(case: Case) -> bool:
@@ -66,8 +66,13 @@ def request_example(case: Case, request: str, messages: list[Message]) -> str:
     """The request as an example: the case's ``request_pattern`` when it has one (the extractor's
     request without the user's statements), with the user's values masked — what was passed to
     tools or read in their records, specifics, names."""
-    pattern = str(case.input.get("request_pattern") or "") or request
-    masked = mask_values(pattern, [*_values(messages), *_record_values(messages)])
+    return without_user_values(str(case.input.get("request_pattern") or "") or request, messages)
+
+
+def without_user_values(text: str, messages: list[Message]) -> str:
+    """``text`` with what the conversation holds of the user's masked: values passed to tools or
+    read in their records, specifics, names."""
+    masked = mask_values(text, [*_values(messages), *_record_values(messages)])
     return _INNER_CAPITAL.sub(" <name>", masked)
 
 
