@@ -28,6 +28,7 @@ _KIND_ORDER = {
     "never": 5,
     "answered": 6,
     "on_error": 7,
+    "reply": 8,
 }
 
 

@@ -9,7 +9,8 @@ after its last call) — the structured evaluation a committed conversation carr
   order with the *names* of their arguments, under the facts the agent observed;
 - the tool-call criterion failed: one ``on_error`` lesson per failed call — the tool, the kind of
   error its answer names (``text.error_kind``) and what the agent did next in the trajectory (another
-  call and how it went, a question to the user, a reply without another call, nothing).
+  call and how it went, a question to the user, a reply without another call, nothing);
+- the answer criterion failed: ALWAYS reply to the user after the last call (``reply``).
 
 Only the trajectory and the criteria's names and pass/fail are read, never the grader's feedback;
 the user's values (what was passed to tools, ids, e-mails, dates, names) never reach a lesson.
@@ -142,3 +143,9 @@ def error_lessons(messages: list[Message]) -> list[Lesson]:
         then = _what_next(part, events[index + 1 :])
         lessons.append(Lesson("on_error", (part.tool_name,), detail=(kind, then)))
     return lessons
+
+
+def reply_lessons(messages: list[Message]) -> list[Lesson]:
+    """The assistant said nothing after its last call: reply after that call."""
+    calls = [e.part for e in _events(messages) if e.part is not None]
+    return [Lesson("reply", (calls[-1].tool_name,))] if calls else []

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from ovtui.components.backends import ExperienceProposal
 from ovtui.components.offline.conversation import (
+    ANSWERS_AFTER_TOOLS,
     TOOL_CALLS_COMPLETE,
     answered_lesson,
     error_lessons,
     is_conversation,
+    reply_lessons,
     request_example,
 )
 from ovtui.components.offline.facts import Facts, fact_timeline
@@ -69,6 +71,8 @@ def lessons_from_failure(criterion: RubricCriterion, observed: Observed) -> list
         return [Lesson("always", (tool,)).with_facts(observed.facts)]
     if kind == TOOL_CALLS_COMPLETE:
         return error_lessons(observed.messages)
+    if kind == ANSWERS_AFTER_TOOLS:
+        return reply_lessons(observed.messages)
     return []  # state checks and unknown kinds: the outcome, not a behaviour to learn
 
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from ovtui.components.offline.facts import USER_ANSWER, Facts
 
-LessonKind = Literal["steps", "order", "confirm", "after", "always", "never", "answered", "on_error"]
+LessonKind = Literal["steps", "order", "confirm", "after", "always", "never", "answered", "on_error", "reply"]
 ASK_STEP = "ask the user to confirm"
 ARROW = " → "
 STEPS_PREFIX = "Steps that worked:"
@@ -31,7 +31,7 @@ FactItems = tuple[tuple[str, str], ...]
 class Lesson:
     """``tools``: steps — the sequence; order — (first, later); confirm — (action,);
     after — (follow-up, trigger); always/never — (tool,); answered — the calls in order;
-    on_error — (the tool that failed,).
+    on_error — (the tool that failed,); reply — (the last call before the missing reply,).
 
     ``detail``: answered — (the request's words, then each call's argument names as "a, b");
     on_error — (the kind of error, what the agent did next)."""
@@ -86,6 +86,7 @@ class Lesson:
             "after": f"ALWAYS call {self.tools[0]} after {self.tools[-1]}",
             "always": f"ALWAYS call {self.tools[0]}",
             "never": f"NEVER call {self.tools[0]}",
+            "reply": f"ALWAYS reply to the user after {self.tools[0]}",
         }[self.kind]
         return head + suffix
 
@@ -146,6 +147,8 @@ def parse_condition(text: str) -> Facts | None:
 
 
 _TOOL = r"[a-z][a-z0-9_]*"
+# A conversation's tools and arguments are named as its agent names them (``getOrder``, ``order-id``).
+_NAMED = r"[A-Za-z_][\w.\-]*"
 _WHEN = r"(?: when (?P<when>.+))?$"
 _RULES: tuple[tuple[LessonKind, re.Pattern[str]], ...] = (
     ("order", re.compile(rf"^ALWAYS call (?P<a>{_TOOL}) before (?P<b>{_TOOL})" + _WHEN)),
@@ -156,11 +159,10 @@ _RULES: tuple[tuple[LessonKind, re.Pattern[str]], ...] = (
     ("after", re.compile(rf"^ALWAYS call (?P<a>{_TOOL}) after (?P<b>{_TOOL})" + _WHEN)),
     ("always", re.compile(rf"^ALWAYS call (?P<a>{_TOOL})" + _WHEN)),
     ("never", re.compile(rf"^NEVER call (?P<a>{_TOOL})" + _WHEN)),
+    ("reply", re.compile(rf"^ALWAYS reply to the user after (?P<a>{_NAMED})" + _WHEN)),
 )
 _GUARDED_STEPS = re.compile(r"^IF (?P<when>.+?) THEN (?P<steps>.+)$")
 _ANSWERED = re.compile(r'^For a request like "(?P<request>[^"]+)": (?P<calls>.+?) answered it' + _WHEN)
-# A conversation's tools and arguments are named as its agent names them (``getOrder``, ``order-id``).
-_NAMED = r"[A-Za-z_][\w.\-]*"
 _CALL = re.compile(rf"^(?P<tool>{_NAMED})\((?P<args>(?:{_NAMED}(?:, {_NAMED})*)?)\)$")
 _ON_ERROR = re.compile(
     rf'^When (?P<tool>{_NAMED}) failed(?: with "(?P<error>[^"]+)")?, the agent then (?P<then>.+)$'

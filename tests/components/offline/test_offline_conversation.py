@@ -216,3 +216,13 @@ def test_a_fact_that_is_a_users_value_does_not_condition_the_lesson() -> None:
     assert "get_order(order_id) → cancel_order(order_id) answered it when" in line
     assert "the order's status is pending" in line and "the order is paid" in line
     assert "alice" not in proposal.content
+
+
+def test_calls_without_a_reply_after_them_teach_replying_not_an_approach() -> None:
+    messages = success("C-4821", "ana@example.com")[:2]  # the last call, and then nothing
+    proposal = OfflineGradientProposer().proposal(analysis(messages, True, answered=False), [])
+    assert proposal is not None
+    sections = parse_sections(proposal.content)
+    assert sections.reflect == ["- ALWAYS reply to the user after update_email"]
+    assert sections.approach == []  # nothing was answered, so no "answered it"
+    assert parse_lesson(sections.reflect[0]) == Lesson("reply", ("update_email",))
