@@ -60,7 +60,8 @@ class InboxProcessor:
         self.incoming = paths.inbox / self.FOLDER
         self.done = paths.inbox / "done"
         self.rejected = paths.quarantine
-        self._seen: set[Path] = set()
+        self._seen: set[Path] = set()  # files in hand (a path leaves once its file moved on)
+        self.started = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self.processed = 0
         self.rejected_count = 0
@@ -114,13 +115,22 @@ class InboxProcessor:
         if path in self._seen or path.suffix != self.SUFFIX or not path.is_file():
             return
         self._seen.add(path)
+        self.started += 1
         self._progress()
         task = asyncio.create_task(self._handle(path))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda done: self._settled(done, path))
+
+    def _settled(self, task: asyncio.Task[None], path: Path) -> None:
+        self._tasks.discard(task)
+        # The file moved to done/ or rejected/: a file dropped later under the same name is new
+        # input (the next part of a conversation), not one already handled. One that could not
+        # be moved stays in hand, so it is not handled again and again.
+        if not os.path.lexists(path):
+            self._seen.discard(path)
 
     def _progress(self) -> None:
-        self.events.progress(STAGE, self.processed + self.rejected_count, len(self._seen))
+        self.events.progress(STAGE, self.processed + self.rejected_count, self.started)
 
     async def _graded(self, path: Path, rollout: Rollout) -> Rollout | None:
         """The rollout with an evaluation: its own, or one from the evaluator for its case."""

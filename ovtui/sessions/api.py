@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -40,6 +40,7 @@ from ovtui.sessions.store import Archive, SessionError, SessionStore
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
 TASK_TYPE = "session_commit"
 TASK_PREFIX = "task_"
+TaskStatus = Literal["pending", "running", "completed", "failed"]  # TASK_STATUS's values
 HTTP_STATUS = {"NOT_FOUND": 404, "FAILED_PRECONDITION": 409, "RESOURCE_EXHAUSTED": 429, "UNAVAILABLE": 503}
 
 
@@ -68,9 +69,29 @@ def task_body(job: Job) -> dict[str, Any]:
     }
 
 
-def _field_error(exc: RequestValidationError) -> str:
+# OpenViking's memory types that ovtui never extracts: a policy naming them is accepted (they are
+# simply never written); any other name not declared in the workspace is a mistake, named.
+OPENVIKING_ONLY_TYPES = frozenset({"patterns", "tools", "skills"})
+
+
+def check_memory_types(policy: MemoryPolicy | None, declared: list[str]) -> None:
+    known = {*declared, *OPENVIKING_ONLY_TYPES}
+    unknown = [t for t in (policy.memory_types if policy else None) or [] if t not in known]
+    if unknown:
+        raise SessionError(
+            f"memory_policy.memory_types: unknown type(s) {', '.join(map(repr, unknown))} "
+            f"(declared: {', '.join(sorted(declared))})"
+        )
+
+
+def _field_error(exc: RequestValidationError, content_type: str) -> str:
     first = exc.errors()[0]
+    if first.get("type") == "json_invalid":  # its loc is the character offset, not a field
+        where = first.get("loc", ("body", "?"))[-1]
+        return f"body: not valid JSON at character {where} ({first.get('ctx', {}).get('error', 'invalid')})"
     loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+    if not loc and "json" not in content_type:
+        return f"body: expected a JSON object with Content-Type: application/json, got {content_type!r}"
     return f"{'.'.join(loc) or 'body'}: {first.get('msg', 'invalid')}"
 
 
@@ -132,7 +153,8 @@ def create_session_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return fail("INVALID_ARGUMENT", _field_error(exc), 422)
+        content_type = request.headers.get("content-type", "")
+        return fail("INVALID_ARGUMENT", _field_error(exc, content_type), 422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -155,6 +177,7 @@ def create_session_app(
     @app.post("/api/v1/sessions", tags=["sessions"])
     async def create_session(request: CreateSessionRequest | None = NO_BODY) -> JSONResponse:
         request = request or CreateSessionRequest()
+        check_memory_types(request.memory_policy, workspace.store.registry.names())
         meta = await asyncio.to_thread(sessions.create, request.session_id, request.memory_policy)
         return ok(
             {
@@ -230,7 +253,7 @@ def create_session_app(
     @app.get("/api/v1/tasks", tags=["tasks"])
     async def list_tasks(
         task_type: str | None = Query(None),
-        status: str | None = Query(None),
+        status: TaskStatus | None = None,
         resource_id: str | None = Query(None),
         limit: int = Query(50, ge=1, le=1000),
     ) -> JSONResponse:

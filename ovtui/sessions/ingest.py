@@ -10,16 +10,31 @@ A file holds one message per line in the session API's shape (``role``, ``conten
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
+from ovtui.bounds import MAX_ROLLOUT_BYTES, read_bounded
 from ovtui.context import RunContext
 from ovtui.errors import OvtuiError
 from ovtui.events import EventBus
 from ovtui.inbox import InboxProcessor
 from ovtui.service import Workspace
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
-from ovtui.sessions.models import AddMessageRequest, MemoryPolicy, SessionMessage
+from ovtui.sessions.models import AddMessageRequest, MemoryPolicy, SessionMessage, now_iso
 from ovtui.sessions.store import Archive, SessionError, SessionStore, check_session_id, read_jsonl
+from ovtui.workspace import fsio
+from ovtui.workspace.intake import content_key, record_relpath, was_taken
+from ovtui.workspace.paths import WorkspacePaths
+
+
+def record_intake(paths: WorkspacePaths, key: str, source: str, archive_uri: str) -> None:
+    """An inbox file's content was committed as ``archive_uri`` (its memory_diff written): a server
+    that restarts before moving the file (or a second copy of it) finds this and does not commit it
+    again. A crash before it (during the commit) commits the file again at the restart, into the
+    next archive; the interrupted one stays, as an interrupted task's does."""
+    record = {"sha256": key, "file": source, "taken_at": now_iso(), "archive_uri": archive_uri}
+    fsio.atomic_write_text(paths.root / record_relpath(key), json.dumps(record, indent=1), root=paths.root)
+    fsio.crash_point("session_intake_recorded")
 
 
 def read_conversation(path: Path, sessions: SessionStore) -> list[SessionMessage]:
@@ -71,21 +86,25 @@ class SessionInbox(InboxProcessor):
         super().__init__(committer.workspace.paths, committer.submit_rollout, events)
         self.committer = committer
 
-    async def _handle(self, path: Path) -> None:
+    async def _train(self, path: Path) -> None:  # the base's _handle reports progress after it
         try:
             session_id = check_session_id(path.name.removesuffix(self.SUFFIX))
+            data = read_bounded(path, MAX_ROLLOUT_BYTES, what="the file", shown=path.name)
+            key = content_key(path.name.encode() + b"\0" + data)  # this session's conversation
             messages = read_conversation(path, self.committer.sessions)
         except OvtuiError as exc:
             self.reject(path, str(exc))
             return
-        try:
-            outcome = await commit_messages(self.committer, session_id, messages)
-        except Exception as exc:
-            self.reject(path, f"commit failed: {type(exc).__name__}: {exc}")
+        except OSError as exc:
+            self.reject(path, f"cannot read: {exc}")
+            return
+        if was_taken(self.paths, key):  # committed before a crash, not moved yet; or a second copy
+            self._finish(path, [], note="already committed (the same content); not committed again")
             return
         try:
-            self._move(path, self.done)
-        except (OvtuiError, OSError) as exc:
-            self.events.log(f"could not move {self.paths.relative(path)} to done/: {exc}", level="error")
-        self.processed += 1
-        self.events.emit("inbox_processed", file=path.name, errors=outcome.errors)
+            outcome = await commit_messages(self.committer, session_id, messages)
+        except Exception as exc:  # the archive stays, as a failed task's does; drop it again to retry
+            self.reject(path, f"commit failed: {type(exc).__name__}: {exc}")
+            return
+        record_intake(self.paths, key, path.name, outcome.archive.uri)
+        self._finish(path, outcome.errors)

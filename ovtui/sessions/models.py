@@ -149,6 +149,17 @@ class AddMessageRequest(BaseModel):
     def _peer(cls, value: str | None) -> str | None:
         return check_peer_id(value)
 
+    @field_validator("created_at")
+    @classmethod
+    def _time(cls, value: str | None) -> str | None:
+        # Extraction dates events by it: a time it cannot read is refused now, not misread later.
+        if value:
+            try:
+                datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"{value[:40]!r} is not an ISO 8601 time (2026-11-30T10:00:00Z)") from None
+        return value or None
+
     @model_validator(mode="after")
     def _content_or_parts(self) -> AddMessageRequest:
         if self.content is None and self.parts is None:

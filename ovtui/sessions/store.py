@@ -128,11 +128,20 @@ class SessionStore:
 
     # --- sessions ---
     def create(self, session_id: str | None = None, policy: MemoryPolicy | None = None) -> SessionMeta:
-        """A new session (an existing id is returned as it is, its policy unchanged)."""
+        """A new session. An existing id is returned as it is when no policy or the same one is
+        given; another policy is refused rather than silently ignored (commits already made used
+        the first)."""
         session_id = check_session_id(session_id) if session_id else new_session_id()
         with self.locked(session_id):
             if self.exists(session_id):
-                return self.meta(session_id)
+                meta = self.meta(session_id)
+                if policy is not None and policy.dump() != meta.policy().dump():
+                    raise SessionError(
+                        f"memory_policy: session {session_id!r} exists with another memory_policy "
+                        f"({meta.policy().dump()}); a session's policy is set when it is created",
+                        code="FAILED_PRECONDITION",
+                    )
+                return meta
             meta = SessionMeta(session_id=session_id, memory_policy=(policy or MemoryPolicy()).dump())
             self._write_meta(meta)
             return meta
@@ -194,9 +203,19 @@ class SessionStore:
             if count + len(messages) > MAX_SESSION_MESSAGES:
                 raise SessionError(
                     f"session {session_id!r} would hold more than {MAX_SESSION_MESSAGES} messages: "
-                    "commit it first"
+                    "commit it first",
+                    code="FAILED_PRECONDITION",
                 )
             data = "".join(m.model_dump_json() + "\n" for m in messages).encode()
+            # The live file is read back whole (to commit it), so it never grows past what a read
+            # accepts: a session that did would refuse every append and every commit after.
+            size = path.stat().st_size if path.is_file() else 0
+            if size + len(data) > MAX_ROLLOUT_BYTES:
+                raise SessionError(
+                    f"session {session_id!r} would hold more than {MAX_ROLLOUT_BYTES} bytes of "
+                    "messages: commit it first",
+                    code="FAILED_PRECONDITION",
+                )
             fd = fsio.open_in_place(path, os.O_WRONLY | os.O_APPEND, root=self.paths.root)
             try:
                 os.write(fd, data)

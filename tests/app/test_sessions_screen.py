@@ -83,3 +83,21 @@ async def test_sessions_screen_names_the_peer_of_each_memory(
         assert "profile.md · peer alice" in text and "preferences/trains.md · peer alice" in text
         assert "peer alice: 2 memories, 2 file(s) written" in text
         assert "skipped peer bob: 1 memory, not in the session's MemoryPolicy" in text
+
+
+async def test_sessions_screen_reads_at_80_by_24(
+    sample_workspace: Workspace, make_app: MakeApp, tmp_path: Path
+) -> None:
+    """The smallest terminal the app supports: every column of the session list is whole (the task
+    state was cut to "co"), and the selected commit's detail is beside it."""
+    await commit(sample_workspace, tmp_path, "0123456789abcdef")  # as long as a generated id
+    app = make_app(sample_workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("5")
+        await settle(app, pilot)
+        lines = screen_text(app).splitlines()
+        at = next(i for i, line in enumerate(lines) if "session" in line and "live" in line)
+        assert "last task" in lines[at]
+        row = lines[at + 1]
+        assert row.startswith(" 0123456789abcdef") and "completed" in row
+        assert "archive_001" in screen_text(app)

@@ -225,3 +225,29 @@ def test_a_peers_memory_from_the_model_goes_to_the_peers_space(tmp_path: Path) -
     assert schema["properties"]["preferences"]["items"]["properties"]["peer_id"]["enum"] == ["bob"]
     assert memory(root, "peers/bob/memories/preferences/trains.md").content == "- Bob prefers trains."
     assert not (root / "memories/preferences/trains.md").exists()
+
+
+def test_a_task_reads_running_while_its_extraction_runs(tmp_path: Path) -> None:
+    """pending → running → completed, seen by a client: the model holds its answer until released."""
+    asked, release = threading.Event(), threading.Event()
+
+    def held(request: RecordedRequest) -> Reply:
+        asked.set()
+        release.wait(30)
+        return Reply.json(conversation_answer())
+
+    with served(tmp_path, SessionModel({"held": held})) as (client, _root, _fake):
+        try:
+            batch = {"messages": CONVERSATION}
+            client.post("/api/v1/sessions/held/messages/batch", json=batch).raise_for_status()
+            task_id = client.post("/api/v1/sessions/held/commit").json()["result"]["task_id"]
+            first = client.get(f"/api/v1/tasks/{task_id}").json()["result"]["status"]
+            assert first in ("pending", "running")
+            assert asked.wait(30)
+            assert client.get(f"/api/v1/tasks/{task_id}").json()["result"]["status"] == "running"
+            listed = client.get("/api/v1/tasks", params={"status": "running"}).json()["result"]
+            assert [t["task_id"] for t in listed] == [task_id]
+        finally:
+            release.set()
+        done = client.get(f"/api/v1/tasks/{task_id}", params={"wait": 30}).json()["result"]
+        assert done["status"] == "completed", done

@@ -204,3 +204,41 @@ def test_an_add_only_name_taken_twice_keeps_the_first_and_reports_the_other(tmp_
     assert item.after_content == first.fields["content"] and item.target_name == "dentist_visit"
     [clash] = left_out  # the same text twice is no clash; another text under the same name is
     assert clash.memory is other and "not written over" in clash.reason
+
+
+def _preference(topic: str) -> ExtractedMemory:
+    return ExtractedMemory("preferences", topic, {"topic": topic, "content": f"- I always want {topic}"})
+
+
+def test_a_batch_is_written_at_max_operations_after_the_wait_and_on_close(tmp_path: Path) -> None:
+    """StreamingMemoryUpdater's three triggers while another commit is still extracting (so the
+    queue is never idle): the operation count, the wait, and close."""
+    ws = workspace(tmp_path)
+    history = HistoryStore(ws.paths)
+
+    async def run() -> None:
+        by_count = StreamingMemoryUpdater(ws.store, ws.pending, max_operations=3, max_wait_seconds=3600)
+        by_count.begin()  # a commit still extracting: nothing is flushed for being idle
+        first = asyncio.create_task(by_count.submit([_preference("aisle"), _preference("tea")], "a1"))
+        await asyncio.sleep(0)  # let it queue (a yield, not a wait)
+        assert not first.done() and history.list() == []
+        second = await by_count.submit([_preference("quiet")], "a2")  # 3 operations: written now
+        assert second.history_id and (await first).history_id == second.history_id
+
+        by_wait = StreamingMemoryUpdater(ws.store, ws.pending, max_operations=100, max_wait_seconds=0.05)
+        by_wait.begin()
+        waited = await asyncio.wait_for(by_wait.submit([_preference("window")], "a3"), 30)
+        assert waited.history_id and waited.history_id != second.history_id
+
+        by_close = StreamingMemoryUpdater(ws.store, ws.pending, max_operations=100, max_wait_seconds=3600)
+        by_close.begin()
+        parked = asyncio.create_task(by_close.submit([_preference("vegan")], "a4"))
+        await asyncio.sleep(0)
+        assert not parked.done()
+        await by_close.close()
+        assert (await parked).history_id
+
+    asyncio.run(run())
+    topics = sorted(p.stem for p in (ws.root / "memories/preferences").glob("*.md"))
+    assert {"aisle", "tea", "quiet", "window", "vegan"} <= set(topics)
+    assert len(history.list()) == 3
