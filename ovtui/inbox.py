@@ -158,6 +158,8 @@ class InboxProcessor:
             f"{path.name}: not a {self.SUFFIX} file; inbox/{self.FOLDER}/ takes {self.TAKES}. "
             f"If it is one, rename it to end in {self.SUFFIX} and drop it in again",
         )
+        if os.path.lexists(path):  # it could not be moved: in hand, not quarantined again and again
+            self._seen.add(path)
         self._progress()
 
     def _settled(self, task: asyncio.Task[None], path: Path) -> None:
