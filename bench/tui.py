@@ -10,10 +10,11 @@ Figures (targets from issue #4):
              field diff (≤ 200 ms)
   lists      time from the key that opens Experiences (10,000 rows) or History (5,000 records) to the
              first repaint that shows rows (≤ 0.2 s) and to the repaint with the last row, and
-             key-to-repaint of j/k pressed while the rows arrive (the screen stays usable meanwhile)
-The last line printed is one JSON object: figures, baselines and goals.
+             key-to-repaint of j/k pressed while the rows arrive (the screen stays usable meanwhile);
+             medians of --repeats runs, each in a fresh interpreter, with the launch of each as baseline
+The last line printed is one JSON object: figures (with the load average), baselines and goals.
 
-Run: .venv/bin/python bench/tui.py [--experiences N] [--history N] [--rollouts N] [--lists-only]
+Run: .venv/bin/python bench/tui.py [--experiences N] [--history N] [--rollouts N] [--repeats N] [--lists-only]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -247,7 +249,7 @@ def spread(samples: list[float]) -> dict[str, float]:
     return {
         "presses": len(samples),
         "median": statistics.median(ordered) * 1000,
-        "p95": ordered[int(0.95 * (len(ordered) - 1))] * 1000,
+        "p95": ordered[math.ceil(0.95 * len(ordered)) - 1] * 1000,  # nearest rank
         "max": ordered[-1] * 1000,
     }
 
@@ -286,10 +288,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ovtui-bench-") as tmp:
         root = Path(tmp) / "ws"
         t = time.perf_counter()
-        build_workspace(root, args.experiences, args.history, 0 if args.lists_only else args.rollouts)
+        rollouts = 0 if args.lists_only else args.rollouts
+        build_workspace(root, args.experiences, args.history, rollouts)
         print(
             f"workspace: {args.experiences} experiences, {args.history} history records, "
-            f"{args.rollouts} train cases (built in {time.perf_counter() - t:.1f} s)"
+            f"{rollouts} train cases (built in {time.perf_counter() - t:.1f} s)"
         )
         print(f"import of the app (fresh interpreter): {import_seconds():.2f} s")
         figures = lists_in_fresh_interpreters(root, args.repeats)

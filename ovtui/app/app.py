@@ -14,6 +14,7 @@ import gc
 from collections.abc import Callable
 from functools import partial
 from typing import ClassVar
+from weakref import WeakSet
 
 from textual import events, on, work
 from textual.app import App
@@ -51,7 +52,7 @@ from ovtui.keymap_check import DeclaredBinding, keymap_problems
 from ovtui.service import Workspace
 from ovtui.workspace.watching import ChangeKind, WorkspaceChanges, watch_workspace
 
-# A fill of at least this many rows ends with one full collection, then the survivors are frozen.
+# The first fill of a table of at least this many rows ends with a full collection and a freeze.
 BIG_LIST_ROWS = 1_000
 # gc's third threshold: middle-generation collections between two full ones (Python's default: 10).
 FULL_COLLECTION_THRESHOLD = 100
@@ -81,6 +82,7 @@ class OvtuiApp(App[None]):
         self.pump = EventPump(self)
         self.watch_files = watch_files
         self._gc_thresholds = gc.get_threshold()  # restored when the app ends
+        self._settled_lists: WeakSet[VimTable] = WeakSet()  # big tables collected after their first fill
         # The plan a run parked last and waits on: Review opens on it (a screen built later too).
         self.waiting_plan: str | None = None
         self.keymap: dict[str, str] = dict(workspace.config.keys)
@@ -129,10 +131,12 @@ class OvtuiApp(App[None]):
     def _list_filled(self, message: VimTable.RowsAdded) -> None:
         """A full collection walks every object: with 10,000 experiences loaded it stops the app for
         0.1-0.2 s, and one came every half second while a big list loaded, or in the middle of the
-        next screen's first paint. Once a big list is in, collect once (its garbage with it) and
-        freeze what is left, so later full collections skip it. What dies after that in a cycle
-        waits for the next big fill, which unfreezes and collects again (or for the app's end)."""
-        if message.shown == message.total >= BIG_LIST_ROWS:
+        next screen's first paint. Once a big list is first in, collect once (its garbage with it)
+        and freeze what is left, so later full collections skip it. Only the first fill of each table:
+        a run reloads a visible list after every apply. What dies after that in a cycle waits for the
+        next table's first big fill, which unfreezes and collects again, or for the app's end."""
+        if message.shown == message.total >= BIG_LIST_ROWS and message.table not in self._settled_lists:
+            self._settled_lists.add(message.table)
             gc.unfreeze()
             gc.collect()
             gc.freeze()

@@ -201,6 +201,7 @@ class MemoriesScreen(MainScreen):
             rows = [self._experience_row(e, {}) for e in self.workspace.loader.first(table.screenful)]
         except (OvtuiError, OSError):
             return  # the full load reports it
+        self.rows = {row.uri: row for row in rows}  # the row under the cursor shows before the rest
         table.fill([(row.uri, row.cells()) for row in rows])
         self.query_one("#memories-title", Label).update(f"loading {EXPERIENCES}… (first {len(rows)} shown)")
 
@@ -226,14 +227,16 @@ class MemoriesScreen(MainScreen):
         if memory_type != self.memory_type:
             return  # the filter moved on while this type was being read
         table = self.query_one("#memories", VimTable)
-        self.rows = {row.uri: row for row in rows}
+        previous, self.rows = self.rows, {row.uri: row for row in rows}
         table.fill(cells)
         title = f"{len(rows)} {memory_type}"
         if problems:
             title += f" · {len(problems)} unreadable file(s): {problems[0]}"
         self.query_one("#memories-title", Label).update(title)
-        self.shown = ""  # not None: _show(None) must still replace the view of the previous type
-        self._show(table.selected_key or (rows[0].uri if rows else None))
+        selected = table.selected_key or (rows[0].uri if rows else None)
+        if selected is None or previous.get(selected) != self.rows.get(selected):
+            self.shown = ""  # not None: _show(None) must still replace the view of the previous type
+        self._show(selected)  # the view is drawn again only when its row changed (Markdown is slow)
 
     @on(DataTable.RowHighlighted, "#memories")
     def _memory_highlighted(self, event: DataTable.RowHighlighted) -> None:
