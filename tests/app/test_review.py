@@ -257,3 +257,15 @@ async def test_applying_an_all_stale_plan_says_nothing_was_applied(
         assert said == [f"Plan {PLAN_ID}: nothing applied: 1 item(s) stale; re-plan it or discard it"]
     assert HistoryStore(workspace.paths).list() == []
     assert [p.plan_id for p in workspace.pending.list()] == [PLAN_ID]  # still waiting
+
+
+async def test_the_empty_review_hint_is_whole_at_80_columns(workspace: Workspace, make_app: MakeApp) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await press_and_settle(pilot, "2")
+        diff = app.screen.query_one("#diff", FieldDiff)
+        lines = [diff.render_line(y) for y in range(diff.size.height)]
+        assert diff.size.width < 60  # the narrow pane the hint has to fit
+        assert all(line.cell_length <= diff.size.width for line in lines)  # nothing cut at the edge
+        shown = " ".join(line.text.strip() for line in lines)
+        assert " ".join(shown.split()) == diff.placeholder

@@ -7,6 +7,7 @@ only when it scrolls into view. The view is unified when the widget is narrower 
 
 from __future__ import annotations
 
+import textwrap
 from bisect import bisect_right
 from itertools import accumulate
 from typing import ClassVar
@@ -91,10 +92,10 @@ class FieldDiff(ScrollView, can_focus=True):
         index = scroll_y + y
         width = self.size.width
         style = self.rich_style
-        if not self._rows:
-            return Strip([Segment(self.placeholder if index == 0 else "", style)]).extend_cell_length(
-                width, style
-            )
+        if not self._rows:  # wrapped: a narrow pane (80 columns) must not cut the hint short
+            hint = textwrap.wrap(self.placeholder, max(width, 1))
+            text = hint[index] if index < len(hint) else ""
+            return Strip([Segment(text, style)]).extend_cell_length(width, style)
         if index >= self._starts[-1]:
             return Strip.blank(width, style)
         row = bisect_right(self._starts, index) - 1
