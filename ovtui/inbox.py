@@ -48,12 +48,22 @@ def is_partial(name: str) -> bool:
     return name.startswith(".") or name.endswith(PARTIAL_SUFFIXES) or emacs_autosave or name == VIM_PROBE
 
 
-def _unique(folder: Path, name: str) -> Path:
-    target = folder / name
-    if not os.path.lexists(target):
-        return target
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-    return folder / f"{Path(name).stem}.{stamp}{Path(name).suffix}"
+REASON_SUFFIX = ".reason.txt"
+
+
+def _unique(folder: Path, name: str, companion: str = "") -> Path:
+    """A path in ``folder`` for ``name`` that no file holds, nor its companion (``name + companion``,
+    the reason written next to a quarantined file: it must never land on a file someone dropped)."""
+
+    def free(candidate: str) -> bool:
+        taken = os.path.lexists(folder / candidate)
+        return not taken and not (companion and os.path.lexists(folder / (candidate + companion)))
+
+    candidate = name
+    while not free(candidate):
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        candidate = f"{Path(name).stem}.{stamp}{Path(name).suffix}"
+    return folder / candidate
 
 
 class InboxProcessor:
@@ -87,17 +97,17 @@ class InboxProcessor:
         self.events.log(f"rejected {self.paths.relative(path)}: {reason}", level="warning")
         target = path
         try:
-            target = self._move(path, self.rejected)
-            reason_path = target.with_name(target.name + ".reason.txt")
+            target = self._move(path, self.rejected, companion=REASON_SUFFIX)
+            reason_path = target.with_name(target.name + REASON_SUFFIX)
             fsio.atomic_write_text(reason_path, reason + "\n", root=self.paths.root)
         except (OvtuiError, OSError) as exc:
             self.events.log(f"could not quarantine {self.paths.relative(path)}: {exc}", level="error")
         return target
 
-    def _move(self, path: Path, folder: Path) -> Path:
+    def _move(self, path: Path, folder: Path, companion: str = "") -> Path:
         """Move an inbox file into ``folder`` under a name nothing else holds (nothing is overwritten)."""
         while True:
-            target = _unique(folder, path.name)
+            target = _unique(folder, path.name, companion)
             try:
                 fsio.move_file(path, target, root=self.paths.root)
                 return target

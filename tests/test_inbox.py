@@ -8,10 +8,13 @@ from pathlib import Path
 from workspace_support import INBOX_OTHER_FILES, build_sample_workspace, check_other_files, drop_other_files
 
 from ovtui.context import ExecutionContext
-from ovtui.events import Event
+from ovtui.domain import Rollout, RolloutTrainingResult
+from ovtui.events import Event, EventBus
+from ovtui.inbox import InboxProcessor
 from ovtui.sample_env.agent import SampleAgentExecutor
 from ovtui.sample_env.generate import generate_cases
 from ovtui.service import Workspace
+from ovtui.workspace.paths import WorkspacePaths
 
 
 async def test_stream_trains_on_new_files_and_quarantines_bad_ones(tmp_path: Path) -> None:
@@ -105,3 +108,26 @@ async def test_stream_quarantines_files_of_another_kind_and_leaves_partial_ones(
     )
     assert [p.name for p in (root / "inbox" / "done").iterdir()] == ["r.json"]
     assert report.errors == [f"{1 + len(INBOX_OTHER_FILES)} file(s) rejected"]
+
+
+def test_a_quarantined_file_never_writes_over_a_file_named_like_its_reason(tmp_path: Path) -> None:
+    # A user's file called "notes.txt.reason.txt" was quarantined earlier; then "notes.txt" arrives.
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    paths = WorkspacePaths(root)
+
+    async def never(rollout: Rollout) -> RolloutTrainingResult:
+        raise AssertionError("nothing is trained here")
+
+    inbox = InboxProcessor(paths, never, EventBus())
+    paths.quarantine.mkdir(parents=True, exist_ok=True)
+    earlier = paths.quarantine / "notes.txt.reason.txt"
+    earlier.write_text("the user's own file")
+    dropped = root / "inbox" / "rollouts" / "notes.txt"
+    dropped.write_text("hello")
+
+    moved = inbox.reject(dropped, "not a .json file")
+
+    assert earlier.read_text() == "the user's own file"
+    assert moved.parent == paths.quarantine and moved.read_text() == "hello"
+    assert moved.with_name(moved.name + ".reason.txt").read_text() == "not a .json file\n"
