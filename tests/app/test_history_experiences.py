@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 from app_support import (
     PLAN_ID,
     MakeApp,
@@ -16,7 +18,9 @@ from textual.widgets import Input
 
 from ovtui.app.history_view import HistoryFilter
 from ovtui.app.screens.confirm import ConfirmModal
+from ovtui.app.screens.history import FILTER_HELP
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.memory.memory_diff import RecordKind
 from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
@@ -106,3 +110,9 @@ async def test_experiences_table_and_markdown_view(workspace: Workspace, make_ap
         edit_experience(workspace.root, "brand_new", "## Situation\n- new", 1)
         await press_and_settle(pilot, "ctrl+l")
         assert table.row_count == 4
+
+
+def test_the_filter_hint_names_every_record_kind_and_fits_80_columns() -> None:
+    # session commits are records too: a hint without them hid that kind:session_commit filters
+    assert all(f"{kind}" in FILTER_HELP for kind in get_args(RecordKind))
+    assert len(FILTER_HELP) < 78

@@ -24,7 +24,7 @@ from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.revert import arevert
 from ovtui.workspace.history import HistoryEntry, HistoryStore
 
-FILTER_HELP = "filter: kind:apply|dry_run|revert  uri:<name>  and any text in the record"
+FILTER_HELP = "filter: kind:apply|dry_run|revert|session_commit  uri:<name>  or any text"
 
 
 class HistoryScreen(MainScreen):
