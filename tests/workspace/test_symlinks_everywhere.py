@@ -235,9 +235,13 @@ def test_links_below_the_bookkeeping_are_never_followed(
     assert "peers/alice/memories/profile.md" in committed.stdout + committed.stderr, committed
     assert "symbolic link" in committed.stdout + committed.stderr
     watched = results[f"train {ws} --watch"].stderr
-    assert f"{BAD_ROLLOUT}.reason.txt is a symbolic link" in watched
-    # The inbox was handled inside: the rejected file is kept, its reason could not be written.
-    assert (ws / "inbox" / "rejected" / BAD_ROLLOUT).exists()
+    assert "rejected inbox/rollouts/bad.json" in watched
+    # The inbox was handled inside: the link where its reason would go is left as it is (never
+    # written through), and the rejected file is kept under another name, its reason beside it.
+    rejected = ws / "inbox" / "rejected"
+    assert (rejected / f"{BAD_ROLLOUT}.reason.txt").is_symlink()
+    [kept] = [p for p in rejected.glob("bad.*.json")]
+    assert "not a valid Rollout" in (rejected / f"{kept.name}.reason.txt").read_text()
 
 
 def test_a_policy_folder_leading_outside_stops_training_before_anything_is_written(
