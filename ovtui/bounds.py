@@ -89,9 +89,13 @@ def cut_value(value: Any, limit: int) -> Any:
     return value
 
 
-def oversized_memory(rel: str, text: str | None) -> str | None:
-    """Why a memory file's text may not be written: larger than what ovtui reads back (it could
-    never be read, applied to or reverted again); None when it fits."""
+def unreadable_memory(rel: str, text: str | None) -> str | None:
+    """Why a memory file's text may not be written: ovtui could not read it back (it could never be
+    read, applied to or reverted again): larger than the file limit, or holding a NUL character (a
+    read takes that for a binary file; a tool argument a conversation passed may carry one); None
+    when it can be written."""
+    if text is not None and "\x00" in text:
+        return f"{rel} would contain a NUL character, which ovtui reads as a binary file, never a memory"
     size = 0 if text is None else len(text.encode("utf-8"))
     if size <= MAX_MEMORY_FILE_BYTES:
         return None

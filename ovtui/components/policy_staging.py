@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ovtui.bounds import oversized_memory
+from ovtui.bounds import unreadable_memory
 from ovtui.domain import ItemError, PolicyPlanItem, PolicyStatus
 from ovtui.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
@@ -139,9 +139,9 @@ class PlanStager:
             ):
                 memory.fields["version"] = staged.memory.version + 1
             texts.append(None if memory is None else memory.render())
-            oversized = oversized_memory(staged.uri[len(self.paths.uri_prefix) :], texts[-1])
-            if oversized:
-                self.plan.item_errors.append(ItemError(item=index, target=label, message=oversized))
+            unreadable = unreadable_memory(staged.uri[len(self.paths.uri_prefix) :], texts[-1])
+            if unreadable:
+                self.plan.item_errors.append(ItemError(item=index, target=label, message=unreadable))
                 return
         for (staged, memory), text in zip(pending.values(), texts, strict=True):
             staged.memory, staged.touched, staged.rendered = memory, True, text

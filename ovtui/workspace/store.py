@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ovtui.bounds import oversized_memory
+from ovtui.bounds import unreadable_memory
 from ovtui.errors import MemoryFormatError, OvtuiError, UnsafePathError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema, default_registry
@@ -231,9 +231,9 @@ class MemoryStore:
         if path.exists():
             raise OvtuiError(f"{self.paths.relative(path)} already exists (add-only)")
         text = memory.render()
-        oversized = oversized_memory(self.paths.relative(path), text)
-        if oversized:  # the callers cut their fields; this is the last guard
-            raise OvtuiError(oversized)
+        unreadable = unreadable_memory(self.paths.relative(path), text)
+        if unreadable:  # the callers cut their fields; this is the last guard
+            raise OvtuiError(unreadable)
         return path, text
 
     def write_new(self, path: Path, memory: MemoryFile) -> str:

@@ -25,6 +25,7 @@ from ovtui.sessions.models import AddMessageRequest
 from ovtui.sessions.store import SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater
 from ovtui.workspace.history import HistoryStore
+from ovtui.workspace_check import CheckReport, check_memories
 
 
 def workspace(tmp: Path, extra: str = "") -> Workspace:
@@ -243,3 +244,21 @@ def test_a_batch_is_written_at_max_operations_after_the_wait_and_on_close(tmp_pa
     topics = sorted(p.stem for p in (ws.root / "memories/preferences").glob("*.md"))
     assert {"aisle", "tea", "quiet", "window", "vegan"} <= set(topics)
     assert len(history.list()) == 3
+
+
+def test_a_nul_in_a_tool_argument_is_reported_never_written_as_an_unreadable_file(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    call: dict[str, Any] = {"type": "tool", "tool_id": "c1", "tool_name": "lookup"}
+    call |= {"tool_output": '{"status": "ok"}', "tool_status": "completed"}
+    call["tool_input"] = {"number": "\x00x", "order_id": "77"}
+    conversation: list[dict[str, Any]] = [
+        {"role": "user", "content": "Please look up order 77."},
+        {"role": "assistant", "parts": [call]},
+        {"role": "assistant", "content": "Found it."},
+    ]
+    [outcome] = asyncio.run(commit_all(ws, {"s1": conversation}))
+    assert any("NUL" in error for error in outcome.errors)
+    assert (ws.root / "memories/entities/order_id/77.md").is_file()  # the rest of the batch is written
+    report = CheckReport()
+    check_memories(ws.store, report)
+    assert report.ok, report.problems  # no file ovtui cannot read back
