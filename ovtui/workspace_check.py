@@ -2,7 +2,9 @@
 
 Every memory file in every declared type folder, the peers' spaces included (format, name, declared
 field types and enums), every line of ``datasets/*/{train,test}.jsonl`` as a Case, and
-``ovtui.toml``. Each problem names the file and line so an editor can jump to it.
+``ovtui.toml``, and the plan files waiting for review (one that does not read as a plan is skipped
+by Review and ``ovtui review``, so it is named here). Each problem names the file and line so an
+editor can jump to it.
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ovtui.agent_reading import unread_notes
 from ovtui.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
 from ovtui.components.case_lint import records, validation_problems
 from ovtui.config import load_config
 from ovtui.domain import Case
-from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError
+from ovtui.errors import ConfigError, MemoryFormatError, OvtuiError, first_problem
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.fileformat import MemoryFile, parse_memory, quoted_marker_line
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
-from ovtui.workspace.paths import CONFIG_FILE, same_name, validate_name
+from ovtui.review import PendingPlan
+from ovtui.workspace.paths import CONFIG_FILE, PENDING_FOLDER, same_name, validate_name
 from ovtui.workspace.store import MemoryStore
 
 SPLITS = ("train", "validation", "test")
@@ -231,10 +236,23 @@ def check_config(store: MemoryStore, report: CheckReport) -> None:
         report.problems.append(Problem(CONFIG_FILE, line, f"[{loc}] {msg}" if loc else msg))
 
 
+def check_pending(store: MemoryStore, report: CheckReport) -> None:
+    folder = store.paths.root / PENDING_FOLDER
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            PendingPlan.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            problem = f"not a pending plan, skipped by Review: {first_problem(exc, 'file')}"
+            report.problems.append(Problem(store.paths.relative(path), 1, problem))
+        except OSError as exc:
+            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {exc}"))
+
+
 def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     check_config(store, report)
     check_memories(store, report)
+    check_pending(store, report)
     try:
         agent = load_config(store.paths.root).trainer.agent
     except ConfigError:

@@ -12,7 +12,7 @@ from workspace_support import PREFIX
 
 from ovtui.components.memory_store import ExperienceSetLoader
 from ovtui.domain import PolicyPlanItem
-from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES
+from ovtui.workspace.paths import MAX_MEMORY_FILE_BYTES, PENDING_FOLDER
 from ovtui.workspace.store import MemoryStore
 from ovtui.workspace_check import check_workspace
 
@@ -88,3 +88,15 @@ def test_bad_trajectory_as_evidence_is_skipped_and_untouched(store: MemoryStore)
     assert result.written_uris and not result.errors
     assert any("garbled_20260101000000.md" in w for w in result.metadata["warnings"])
     assert path.read_bytes() == before
+
+
+def test_a_pending_plan_file_that_is_not_a_plan_is_named_by_check(store: MemoryStore) -> None:
+    # Review and `ovtui review` skip it (it stays on disk): only check can tell the person about it.
+    pending = store.paths.root / PENDING_FOLDER
+    pending.mkdir(parents=True, exist_ok=True)
+    (pending / "zz.json").write_text("{broken")
+    (pending / "settled").mkdir(exist_ok=True)
+    (pending / "settled" / "old.json").write_text("{}")  # settled plans are history, not checked
+    report = check_workspace(store)
+    assert [str(p).split(": ", 1)[0] for p in report.problems] == [f"{PENDING_FOLDER}/zz.json:1"]
+    assert "not a pending plan" in report.problems[0].message
