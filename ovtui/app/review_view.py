@@ -70,12 +70,17 @@ def item_row(
 
 
 def item_header(
-    pending: PendingPlan, index: int, item: PolicyPlanItem, relative: Callable[[str | None], str]
+    pending: PendingPlan,
+    index: int,
+    item: PolicyPlanItem,
+    relative: Callable[[str | None], str],
+    where: str | None = None,
 ) -> Text:
+    """``where``: the file the item writes, when the item does not name it (a new memory)."""
     decision = pending.decisions[index]
     text = Text()
     text.append(f"{item.target_name}", style="bold")
-    text.append(f"  {relative(item.target_uri)}\n", style="dim")
+    text.append(f"  {where or relative(item.target_uri)}\n", style="dim")
     if item.kind == "delete":
         text.append(f"DELETE: approving removes this {kind_word(item)} file\n", style="bold red")
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "unknown"

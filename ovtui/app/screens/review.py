@@ -25,6 +25,7 @@ from ovtui.domain import PolicyPlanItem
 from ovtui.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.review import Decision, PendingPlan
+from ovtui.workspace.targets import plan_target
 
 NEEDS_ITEM = {"decide", "note", "edit", "evidence"}
 NEEDS_PLAN = {"decide_all", "apply", "discard"}
@@ -136,8 +137,21 @@ class ReviewScreen(MainScreen):
         # Read live, so an edit made in $EDITOR is judged as it is now.
         unread = unread_notes(self.workspace.config.trainer.agent, item.after_content or "")
         item.metadata["unread_lines"] = [note for _, note in unread]
-        header.update(item_header(self.plan, index, item, self.relative), layout=False)  # fixed height
-        diff.show([item_section(item, current, self.relative(item.target_uri))])
+        where = self.relative(self._target_uri(item))
+        header.update(item_header(self.plan, index, item, self.relative, where), layout=False)  # fixed height
+        diff.show([item_section(item, current, where)])
+
+    def _target_uri(self, item: PolicyPlanItem) -> str | None:
+        """The file an item writes: its own URI, or for a new memory planned by name (a session's
+        profile, preference or entity, a peer's included) where the apply will put it."""
+        if item.target_uri:
+            return item.target_uri
+        try:
+            if self.workspace.store.registry.get(item.memory_type).timestamped:
+                return None  # its name carries the time of the apply: not known yet
+            return plan_target(self.workspace.store, item).uri
+        except (OvtuiError, OSError):
+            return None
 
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:
