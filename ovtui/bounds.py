@@ -37,6 +37,18 @@ MAX_MESSAGE_PARTS = 32
 MAX_QUERY_CHARS = 16_000  # a case's user query as it reaches a trajectory
 MAX_FIELD_CHARS = 1_000  # a short field of a memory (a name, an anchor, a case name)
 
+# --- what the servers take (`ovtui serve`, `ovtui env serve`) -----------------------------------
+MAX_BATCH_MESSAGES = 100  # messages in one batch request of the session API
+MAX_TEXT_CHARS = 200_000  # one message's content; bigger is refused, not cut (it is the user's)
+# JSON carries a character in at most 6 bytes (``\uXXXX``: how Python's json and ``requests`` send
+# any non-ASCII text by default).
+JSON_BYTES_PER_CHAR = 6
+# One request body. The largest legitimate one is a full batch of the longest messages: 100 × 200,000
+# characters × 6 bytes = 114.4 MiB; the rest is room for keys and tool parts. An execute request of
+# the benchmark service (a case, ≤ 1 MiB as a dataset line, and the experiences of a policy set,
+# ≤ 4 MiB each as memory files) stays far below it for any set that is trained on.
+MAX_REQUEST_BODY_BYTES = 128 * MIB
+
 CUT_MARKER = "[… cut by ovtui: {n} more {unit} …]"
 
 

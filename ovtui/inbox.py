@@ -1,7 +1,9 @@
 """Streaming from the inbox: rollout files dropped into ``inbox/rollouts/`` are trained on.
 
-A processed file moves to ``inbox/done/``; a file that is not a valid Rollout moves to
-``inbox/rejected/`` next to a ``.reason.txt`` naming the problem. Nothing is ever deleted. A rollout
+A processed file moves to ``inbox/done/``; a file that is not a valid Rollout, or not a ``.json`` file
+at all, moves to ``inbox/rejected/`` next to a ``.reason.txt`` naming the problem. Nothing is ever
+deleted. A file a writer is still writing under a temporary name (``.name``, ``*.tmp``, ``*.part``,
+an editor's swap file) is left alone until it is renamed into place. A rollout
 without an ``evaluation`` is graded by the workspace's evaluator for its case when there is one, and
 quarantined with that reason when there is none: learning from an ungraded rollout teaches nothing
 (the format is in docs/rollouts.md). Progress (files handled of files seen) is sent as ``progress``
@@ -33,6 +35,19 @@ EvaluatorFor = Callable[[Case], RolloutEvaluator | None]
 STAGE = "stream"
 
 
+# Names of a file that is not there yet: a writer's temporary name it renames into place, a
+# download in progress, an editor's swap or backup file (and vim's "4913", the probe it writes to
+# check that a folder is writable). Such files are left alone, never quarantined half-written.
+PARTIAL_SUFFIXES = (".tmp", ".temp", ".part", ".partial", ".crdownload", ".swp", ".swo", ".swx", "~")
+VIM_PROBE = "4913"
+
+
+def is_partial(name: str) -> bool:
+    """Whether ``name`` is one a writer gives a file it has not finished (see PARTIAL_SUFFIXES)."""
+    emacs_autosave = name.startswith("#") and name.endswith("#")
+    return name.startswith(".") or name.endswith(PARTIAL_SUFFIXES) or emacs_autosave or name == VIM_PROBE
+
+
 def _unique(folder: Path, name: str) -> Path:
     target = folder / name
     if not os.path.lexists(target):
@@ -45,6 +60,7 @@ class InboxProcessor:
     # Which inbox folder this processor watches and which files in it are input.
     FOLDER = "rollouts"
     SUFFIX = ".json"
+    TAKES = "one Rollout per .json file (docs/rollouts.md); a conversation (.jsonl) goes to inbox/sessions/"
 
     def __init__(
         self,
@@ -112,7 +128,10 @@ class InboxProcessor:
 
     def start(self, path: Path) -> None:
         """Begin training on one file in the background (batching needs several in flight)."""
-        if path in self._seen or path.suffix != self.SUFFIX or not path.is_file():
+        if path in self._seen or not path.is_file() or not self._directly_in(path):
+            return
+        if path.suffix != self.SUFFIX:
+            self._refuse_other(path)
             return
         self._seen.add(path)
         self.started += 1
@@ -120,6 +139,28 @@ class InboxProcessor:
         task = asyncio.create_task(self._handle(path))
         self._tasks.add(task)
         task.add_done_callback(lambda done: self._settled(done, path))
+
+    def _directly_in(self, path: Path) -> bool:
+        """Files in folders below the inbox folder are not input (and not quarantined either)."""
+        try:
+            return path.parent == self.incoming or path.parent.samefile(self.incoming)
+        except OSError:
+            return False
+
+    def _refuse_other(self, path: Path) -> None:
+        """A file of another kind is quarantined with what the folder takes, unless it is one still
+        being written under a temporary name (it is looked at again once renamed)."""
+        if is_partial(path.name):
+            return
+        self.started += 1
+        self.reject(
+            path,
+            f"{path.name}: not a {self.SUFFIX} file; inbox/{self.FOLDER}/ takes {self.TAKES}. "
+            f"If it is one, rename it to end in {self.SUFFIX} and drop it in again",
+        )
+        if os.path.lexists(path):  # it could not be moved: in hand, not quarantined again and again
+            self._seen.add(path)
+        self._progress()
 
     def _settled(self, task: asyncio.Task[None], path: Path) -> None:
         self._tasks.discard(task)
@@ -196,7 +237,7 @@ class InboxProcessor:
 
     def scan(self) -> None:
         if self.incoming.is_dir():
-            for path in sorted(self.incoming.glob(f"*{self.SUFFIX}")):
+            for path in sorted(self.incoming.iterdir()):
                 self.start(path)
 
     async def drain(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from workspace_support import build_sample_workspace
+from workspace_support import INBOX_OTHER_FILES, build_sample_workspace, check_other_files, drop_other_files
 
 from ovtui.context import ExecutionContext
 from ovtui.events import Event
@@ -59,3 +59,49 @@ async def test_stream_trains_on_new_files_and_quarantines_bad_ones(tmp_path: Pat
     assert list(inbox.glob("*.json")) == []
     assert any(e.kind == "plan_applied" and e.data["written"] for e in seen)
     assert report.errors == ["2 file(s) rejected"]
+
+
+async def test_stream_quarantines_files_of_another_kind_and_leaves_partial_ones(tmp_path: Path) -> None:
+    """Files that are not ``.json`` are not silently ignored: each is quarantined with a reason
+    naming it, those present at the start and those dropped while the watcher runs; a file still
+    written under a temporary name is left alone, and taken once it is renamed into place."""
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    (root / "ovtui.toml").write_text('[review]\npolicy = "all"\n[trainer]\nmax_wait_seconds = 0.2\n')
+    workspace = Workspace(root)
+    [case] = generate_cases("train", 1, seed=7)
+    [rollout] = await SampleAgentExecutor().execute(
+        [case], workspace.experiences(), ExecutionContext("inbox")
+    )
+    inbox = root / "inbox" / "rollouts"
+    (inbox / "before.txt").write_text("there at the start")
+
+    seen: list[Event] = []
+    watching, handled = asyncio.Event(), asyncio.Event()
+
+    def listen(event: Event) -> None:
+        seen.append(event)
+        rejected = [e for e in seen if e.kind == "log" and "rejected" in e.data["message"]]
+        if rejected:
+            watching.set()
+        if len(rejected) == 1 + len(INBOX_OTHER_FILES) and any(e.kind == "inbox_processed" for e in seen):
+            handled.set()
+
+    stop = asyncio.Event()
+    stream = asyncio.create_task(workspace.stream([listen], stop))
+    await asyncio.wait_for(watching.wait(), timeout=30)  # first scan done; the watch finds the rest
+    drop_other_files(inbox)
+    (inbox / "r.json.part").write_text(rollout.model_dump_json())
+    (inbox / "r.json.part").rename(inbox / "r.json")
+    await asyncio.wait_for(handled.wait(), timeout=30)
+    stop.set()
+    report = await asyncio.wait_for(stream, timeout=30)
+
+    rejected = root / "inbox" / "rejected"
+    check_other_files(inbox, rejected, takes="inbox/rollouts/ takes one Rollout per .json file")
+    assert (rejected / "before.txt").read_text() == "there at the start"
+    assert (
+        "a conversation (.jsonl) goes to inbox/sessions/" in (rejected / "before.txt.reason.txt").read_text()
+    )
+    assert [p.name for p in (root / "inbox" / "done").iterdir()] == ["r.json"]
+    assert report.errors == [f"{1 + len(INBOX_OTHER_FILES)} file(s) rejected"]

@@ -126,3 +126,42 @@ def watch_until_inbox_empty(ws: Path, env: dict[str, str] | None = None) -> subp
             proc.kill()
             proc.wait()
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+# Files a person or a writer leaves in an inbox folder that are not its input: quarantined, or left
+# alone while a writer still writes them under a temporary name (name → content).
+INBOX_OTHER_FILES = {"notes.txt": "to do: ask about refunds\n", "README": "what goes here\n"}
+INBOX_PARTIAL_FILES = {
+    ".chat.jsonl.swp": "vim swap",
+    "chat.jsonl~": "emacs backup",
+    "#chat.jsonl#": "emacs autosave",
+    "upload.jsonl.tmp": '{"role": "user"',
+    "upload.json.part": '{"case": ',
+    ".hidden": "dot-file",
+}
+
+
+def drop_other_files(folder: Path) -> None:
+    """Every file of ``INBOX_OTHER_FILES`` and ``INBOX_PARTIAL_FILES`` into ``folder``, and one of
+    each kind in a folder below it (left alone: only the folder's own files are input)."""
+    below = folder / "kept"
+    below.mkdir(parents=True, exist_ok=True)
+    for name, text in {**INBOX_OTHER_FILES, **INBOX_PARTIAL_FILES}.items():
+        (folder / name).write_text(text)
+        (below / name).write_text(text)
+
+
+def check_other_files(folder: Path, rejected: Path, takes: str) -> None:
+    """After ``drop_other_files``: the other files are in ``rejected`` as given, each with a reason
+    naming it and what the folder takes; the partial ones and the folder below are untouched."""
+    for name, text in INBOX_OTHER_FILES.items():
+        assert not (folder / name).exists(), name
+        assert (rejected / name).read_text() == text
+        reason = (rejected / f"{name}.reason.txt").read_text()
+        assert reason.startswith(f"{name}: not a ") and takes in reason, reason
+    for name, text in INBOX_PARTIAL_FILES.items():
+        assert (folder / name).read_text() == text, name
+        assert not (rejected / name).exists()
+    assert sorted(p.name for p in (folder / "kept").iterdir()) == sorted(
+        {**INBOX_OTHER_FILES, **INBOX_PARTIAL_FILES}
+    )

@@ -4,11 +4,23 @@ The offline extractor is deliberately limited, and real within its limits (READM
 
 - **cases**: a conversation in which the assistant used tools is one case — the user's request,
   the tool sequence with each call's status, and the outcome (the assistant's last words; a tool
-  error makes it a failure);
+  error makes it a failure). Its ``request_pattern`` is the request without the user's own
+  (statements and values; what the offline learner shows as its example) and its task signature
+  a few of that pattern's words (``request_signature``), so the same kind of request from many
+  sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
+  (``components/offline/conversation.py``);
 - **profile** facts the user states about themself: "my name is …", "I am a/an …", "I work as/at
   …", "I live in …";
 - **preferences** the user states: "I prefer …", "I like …", "I don't like …", "always …",
-  "never …", "please always/never …", one preference per sentence, its topic from the first words;
+  "never …", "please always/never …", its topic from the first words.
+
+A profile fact or preference keeps only the clause that states it, from its opening words ("my
+name is", "I prefer", "please always") to the end of the clause, first letter capitalised: "Hi, my
+name is Alice, nice to meet you" gives ``- My name is Alice``; "Oh, I prefer window seats, thanks"
+gives ``- I prefer window seats``. Clauses end at ";" and at "and"/"but" before "I"/"my" ("My name
+is Ada and I prefer aisle seats" gives one of each); a profile fact also ends at a comma (a
+preference does not: "I prefer trains, buses and ferries" is one). The user's own words are kept,
+not paraphrased, so the fact stays theirs;
 - **entities**: the identifying values the agent passed to its tools (arguments named ``*_id``,
   ``id``, ``name``, ``email``, ``code``, ``number``), one entity per value, its category from the
   argument name.
@@ -23,6 +35,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ovtui.components.offline.conversation import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
+from ovtui.components.offline.text import STOPWORDS, mask_values
 from ovtui.domain import Case, CriterionResult, Rubric, RubricCriterion, RubricEvaluation, ToolPart
 from ovtui.sessions.models import SessionMessage
 from ovtui.workspace.paths import slugify
@@ -39,6 +53,12 @@ _PREFERENCE = re.compile(
     r"|(?:please )?(?:always|never))\b\s+(.+)",
     re.I,
 )
+# Where one statement ends inside a sentence, and what closes one without adding to it.
+_CLAUSE_BREAK = re.compile(r";|,?\s+\b(?:and|but)\s+(?=(?:i|my)\b)", re.I)
+_TRAILING_FILLER = re.compile(r"(?:[\s,]+(?:thanks|thank you|please|if possible|by the way))+\s*$", re.I)
+# Words that say nothing about what a request asks for (besides the learner's stopwords).
+_FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there"})
+SIGNATURE_WORDS = 6
 _ENTITY_KEYS = re.compile(r"^(?:.*_id|id|name|.*_name|email|code|.*_code|number|.*_number)$", re.I)
 MAX_ENTITY_VALUE = 120
 TOPIC_WORDS = 4
@@ -77,23 +97,43 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
 
 
+def _clauses(text: str) -> list[str]:
+    return [c.strip(" ,") for s in _sentences(text) for c in _CLAUSE_BREAK.split(s) if c.strip(" ,")]
+
+
+def _stated(text: str) -> str:
+    text = _TRAILING_FILLER.sub("", text).strip(" ,")
+    return text[:1].upper() + text[1:]
+
+
+def _profile_fact(clause: str) -> str | None:
+    for pattern in _PROFILE:
+        if match := pattern.search(clause):
+            return _stated(clause[match.start() : match.end()])
+    return None
+
+
+def _unstated(clause: str) -> str:
+    """A clause without the profile fact or preference it states (what is left asks for something)."""
+    for pattern in _PROFILE:
+        if match := pattern.search(clause):
+            return clause[: match.start()] + clause[match.end() :]
+    match = _PREFERENCE.search(clause)
+    return clause[: match.start()] if match else clause
+
+
 def _user_facts(message: SessionMessage) -> list[ExtractedMemory]:
     found: list[ExtractedMemory] = []
-    for sentence in _sentences(message.text):
-        for pattern in _PROFILE:
-            match = pattern.search(sentence)
-            if match:
-                found.append(ExtractedMemory("profile", None, {"content": f"- {sentence}"}, message.peer_id))
-                break
-        else:
-            match = _PREFERENCE.search(sentence)
-            if match:
-                topic = slugify(" ".join(match.group(1).split()[:TOPIC_WORDS]), fallback="preference")
-                found.append(
-                    ExtractedMemory(
-                        "preferences", topic, {"topic": topic, "content": f"- {sentence}"}, message.peer_id
-                    )
-                )
+    for clause in _clauses(message.text):
+        fact = _profile_fact(clause)
+        if fact is not None:
+            found.append(ExtractedMemory("profile", None, {"content": f"- {fact}"}, message.peer_id))
+        elif match := _PREFERENCE.search(clause):
+            topic = slugify(" ".join(match.group(1).split()[:TOPIC_WORDS]), fallback="preference")
+            content = f"- {_stated(clause[match.start() :])}"
+            found.append(
+                ExtractedMemory("preferences", topic, {"topic": topic, "content": content}, message.peer_id)
+            )
     return found
 
 
@@ -119,11 +159,51 @@ def _tool_parts(messages: list[SessionMessage]) -> list[ToolPart]:
     return [p for m in messages if m.role in ("assistant", "tool") for p in m.to_message().tool_parts]
 
 
-# What a plain conversation can show about any case (``evaluate_conversation`` checks them).
+# What a plain conversation can show about any case (``evaluate_conversation`` checks them); the
+# kinds are what the offline learner reads of them (never their wording).
 CONVERSATION_CRITERIA = (
-    RubricCriterion(name="tools_succeed", description="every tool call completes without an error"),
-    RubricCriterion(name="answers_user", description="the assistant answers the request", required=False),
+    RubricCriterion(
+        name="tools_succeed",
+        description="every tool call completes without an error",
+        metadata={"kind": TOOL_CALLS_COMPLETE},
+    ),
+    RubricCriterion(
+        name="answers_user",
+        description="the assistant answers the request",
+        required=False,
+        metadata={"kind": ANSWERS_AFTER_TOOLS},
+    ),
 )
+
+
+def _content_words(clause: str) -> list[str]:
+    """The words of a masked clause that say what is asked: no placeholder, name or filler."""
+    tokens = re.findall(r"<?[A-Za-z][A-Za-z']*>?", clause)
+    if tokens:  # sentence case is no name
+        tokens[0] = tokens[0].lower()
+    return [
+        t
+        for t in tokens
+        if t.islower() and not t.startswith("<") and t not in STOPWORDS and t not in _FILLERS and len(t) > 1
+    ]
+
+
+def request_pattern(request: str, tools: list[ToolPart]) -> str:
+    """The request without the user's own: the profile facts and preferences it states left out,
+    the values passed to tools and other specifics masked ("Hi, I'm Ana. Please change the email
+    of customer 1001 to ana@x.org" → "Please change the email of customer <value> to <value>")."""
+    masked = mask_values(request, [str(v) for p in tools for v in p.tool_input.values()])
+    asked = [_unstated(c).strip(" ,") for c in _clauses(masked)]
+    return ". ".join(c for c in asked if _content_words(c))
+
+
+def request_signature(request: str, tools: list[ToolPart]) -> str:
+    """What the request asks for in a few of its own words: the content words of its pattern
+    (``change_email_customer``); the tool sequence when no word is left."""
+    kept = [w for c in _clauses(request_pattern(request, tools)) for w in _content_words(c)]
+    if not kept:
+        kept = list(dict.fromkeys(p.tool_name for p in tools))
+    return slugify(" ".join(kept[:SIGNATURE_WORDS]), fallback="conversation")
 
 
 def session_case_name(name: str, session_id: str, archive_name: str) -> str:
@@ -150,7 +230,7 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
     if not request:
         return None
     answer = next((m.text for m in reversed(messages) if m.role == "assistant" and m.text.strip()), "")
-    signature = slugify(" ".join(request.split()[:8]), fallback="conversation")
+    signature = request_signature(request, tools)
     sequence = " → ".join(f"{p.tool_name}{' (error)' if p.tool_status == 'error' else ''}" for p in tools)
     rubric = Rubric(
         name=f"{signature}_rubric",
@@ -160,7 +240,12 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
     return Case(
         name=session_case_name(signature, session_id, archive_name),
         task_signature=signature,
-        input={"user_query": request, "tool_sequence": sequence, "outcome": answer},
+        input={
+            "user_query": request,
+            "request_pattern": request_pattern(request, tools),
+            "tool_sequence": sequence,
+            "outcome": answer,
+        },
         rubric=rubric,
         metadata=case_metadata(messages, session_id, archive_name),
     )

@@ -1,6 +1,7 @@
 """Conversations from files: ``ovtui commit WORKSPACE FILE.jsonl`` and the watched
-``inbox/sessions/`` (a committed file moves to ``inbox/done/``; a bad one to ``inbox/rejected/``
-with a ``.reason.txt`` naming the file, line and field; nothing is deleted).
+``inbox/sessions/`` (a committed file moves to ``inbox/done/``; a bad one, or one that is not a
+``.jsonl`` file, to ``inbox/rejected/`` with a ``.reason.txt`` naming the file, line and field;
+nothing is deleted; a file still being written under a temporary name is left alone).
 
 A file holds one message per line in the session API's shape (``role``, ``content`` or ``parts``,
 ``peer_id?``, ``created_at?``); the session is named after the file (``support-42.jsonl`` →
@@ -81,6 +82,7 @@ class SessionInbox(InboxProcessor):
 
     FOLDER = "sessions"
     SUFFIX = ".jsonl"
+    TAKES = "a conversation per .jsonl file, a message per line; a Rollout (.json) goes to inbox/rollouts/"
 
     def __init__(self, committer: SessionCommitter, events: EventBus) -> None:
         super().__init__(committer.workspace.paths, committer.submit_rollout, events)

@@ -14,12 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ovtui.bounds import MAX_BATCH_MESSAGES, MAX_TEXT_CHARS
 from ovtui.domain import Message, Part, TextPart, ToolPart
 from ovtui.errors import UnsafePathError
 from ovtui.workspace.paths import validate_name
-
-MAX_BATCH_MESSAGES = 100
-MAX_TEXT_CHARS = 200_000  # one message's content; bigger is refused, not cut (it is the user's)
 
 
 def now_iso() -> str:

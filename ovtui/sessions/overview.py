@@ -1,9 +1,11 @@
 """What the app's Sessions screen shows, read from the workspace without a server: each session
 with its live message count, its commits (archives) with their memory_diff summary, and the
-task of each commit as the server's task log last recorded it (``.ovtui/tasks/jobs.jsonl``)."""
+task of each commit as the server's task log last recorded it (``.ovtui/tasks/jobs.jsonl``);
+the most recently active session first, so a new message or commit is seen at the top."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,9 @@ class SessionView:
     live_messages: int
     commits: list[CommitView] = field(default_factory=list)
     error: str | None = None
+    # When the session last changed (seconds since the epoch): its last message, commit, memory_diff
+    # or task state.
+    last_activity: float = 0.0
 
     @property
     def last_status(self) -> str:
@@ -97,6 +102,13 @@ def task_log(paths: WorkspacePaths) -> dict[str, Job]:
     return by_label
 
 
+def _mtime(path: Path) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
 def _line_count(path: Path) -> int:
     try:
         with path.open("rb") as handle:
@@ -106,17 +118,23 @@ def _line_count(path: Path) -> int:
 
 
 def session_views(paths: WorkspacePaths) -> list[SessionView]:
+    """Every session, the most recently active first (then by id)."""
     store = SessionStore(paths)
     tasks = task_log(paths)
     views = []
     for session_id in store.list_ids():
-        view = SessionView(session_id, _line_count(store.folder(session_id) / "messages.jsonl"))
+        folder = store.folder(session_id)
+        view = SessionView(session_id, _line_count(folder / "messages.jsonl"))
+        # meta.json is rewritten by every append and every archive; the live file by every append.
+        view.last_activity = max(_mtime(folder / "meta.json"), _mtime(folder / "messages.jsonl"))
         for archive in store.archives(session_id):
             commit = CommitView(archive.name, _line_count(archive.messages_path))
+            view.last_activity = max(view.last_activity, _mtime(archive.diff_path))
             job = tasks.get(f"{session_id}:{archive.name}")
             if job is not None:
                 commit.task_id, commit.task_error = job.id, job.error
                 commit.task_status = TASK_STATUS[job.status]
+                view.last_activity = max(view.last_activity, job.updated_at)
             try:
                 commit.diff = store.read_diff(archive)
             except (ValidationError, SessionError, OSError) as exc:
@@ -125,4 +143,5 @@ def session_views(paths: WorkspacePaths) -> list[SessionView]:
                 commit.task_status = "completed"
             view.commits.append(commit)
         views.append(view)
+    views.sort(key=lambda v: v.last_activity, reverse=True)  # stable: ties stay in id order
     return views

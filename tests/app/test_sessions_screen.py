@@ -3,17 +3,21 @@ new commit shown when the workspace says sessions changed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import time
 from pathlib import Path
 
 from app_support import MakeApp, screen_text, settle
 from session_support import CONVERSATION
+from textual.message import Message
 
 from ovtui.app.messages import SessionsChanged
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.service import Workspace
 from ovtui.sessions.ingest import commit_file
-from ovtui.sessions.models import MemoryPolicy
+from ovtui.sessions.models import AddMessageRequest, MemoryPolicy
 from ovtui.sessions.store import SessionStore
 from ovtui.workspace.watching import ChangeKind, classify
 
@@ -101,3 +105,52 @@ async def test_sessions_screen_reads_at_80_by_24(
         row = lines[at + 1]
         assert row.startswith(" 0123456789abcdef") and "completed" in row
         assert "archive_001" in screen_text(app)
+
+
+async def test_the_most_recent_session_comes_first_and_the_selection_stays(
+    sample_workspace: Workspace, make_app: MakeApp, tmp_path: Path
+) -> None:
+    """More sessions than rows at 80×24: the newest is on top; a commit to an old one (off-screen,
+    and not first by id) brings it to the top when the list refreshes, and the session the person
+    selected stays selected, its detail shown."""
+    store = SessionStore(sample_workspace.paths)
+    ids = [f"s{i:02d}" for i in range(30)]
+    past = time.time() - 3600
+    for age, session_id in enumerate(ids):  # s00 the oldest, s29 the newest
+        store.create(session_id)
+        store.append(session_id, [AddMessageRequest(role="user", content="hi").to_stored(f"m{age}")])
+        for name in ("meta.json", "messages.jsonl"):
+            os.utime(store.folder(session_id) / name, (past + age, past + age))
+    filled = asyncio.Event()
+
+    def hook(message: Message) -> None:
+        if (
+            isinstance(message, VimTable.RowsAdded)
+            and message.table.id == "sessions"
+            and message.shown == message.total  # every row is in
+        ):
+            filled.set()
+
+    app = make_app(sample_workspace)
+    async with app.run_test(size=(80, 24), message_hook=hook) as pilot:
+        await pilot.press("5")
+        await asyncio.wait_for(filled.wait(), 30)
+        await settle(app, pilot)
+        table = app.screen.query_one("#sessions", VimTable)
+        assert [row.key.value for row in table.ordered_rows] == ids[::-1]
+        assert "s29" in screen_text(app) and "s05" not in screen_text(app)  # more sessions than rows
+        await pilot.press("j", "j")
+        await settle(app, pilot)
+        assert table.selected_key == "s27"
+
+        filled.clear()
+        await commit(sample_workspace, tmp_path, "s05")
+        app.screen.post_message(SessionsChanged())  # what the workspace watcher posts
+        await asyncio.wait_for(filled.wait(), 30)
+        await settle(app, pilot)
+        assert [row.key.value for row in table.ordered_rows][:4] == ["s05", "s29", "s28", "s27"]
+        lines = screen_text(app).splitlines()
+        at = next(i for i, line in enumerate(lines) if "session" in line and "live" in line)
+        assert lines[at + 1].startswith(" s05") and "completed" in lines[at + 1]
+        assert table.selected_key == "s27" and table.cursor_row == 3
+        assert "session s27" in screen_text(app)

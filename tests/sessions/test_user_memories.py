@@ -62,9 +62,10 @@ def test_commit_writes_user_memories_recorded_and_revertible(tmp_path: Path) -> 
     [outcome] = asyncio.run(commit_all(ws, {"s1": CONVERSATION}))
     root = ws.root
     profile = (root / "memories/profile.md").read_text()
-    assert "my name is Ana Ruiz" in profile
+    # only the clause that states the fact: the greeting and the request around it are left out
+    assert profile.startswith("- My name is Ana Ruiz\n") and "Hi" not in profile
     [preference] = (root / "memories/preferences").glob("*.md")
-    assert "I prefer window seats" in preference.read_text()
+    assert preference.read_text().startswith("- I prefer window seats\n")
     assert "order_id" in (root / "memories/entities/order_id/1234.md").read_text()
     assert len(list((root / "memories/cases").glob("*.md"))) == 1
     history = HistoryStore(ws.paths)
@@ -97,7 +98,7 @@ def test_repeated_facts_are_no_ops_and_new_lines_merge(tmp_path: Path) -> None:
     [update] = record.operations.updates
     assert update.uri.endswith("/memories/profile.md")
     profile = (ws.root / "memories/profile.md").read_text()
-    assert profile.count("my name is Ana Ruiz") == 1 and "I live in Porto" in profile
+    assert profile.count("My name is Ana Ruiz") == 1 and "I live in Porto" in profile
 
 
 def test_concurrent_commits_account_for_every_memory(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@
    instance that observed anything had in common (the facts on which they differ cannot matter).
    An instance learned without observing anything does not widen a condition that was observed.
 2. **Keep what distinguishes.** A fact is shown only when some lesson of the file holds another
-   value for it: a fact every lesson shares (the reservation is active) tells no branch from another.
+   value for it: a fact every lesson shares (the reservation is active) tells no branch from another
+   (branches: sequences that act differently, or other calls that answered the same kind of request).
 3. **No contradictions.** NEVER call X conflicts with a lesson that calls X unless a fact tells
    their situations apart. A NEVER learned without observing anything yields to any lesson that
    shows how X is done; otherwise the less specific of the two goes.
@@ -18,7 +19,17 @@ from __future__ import annotations
 from ovtui.components.offline.facts import USER_ANSWER, Facts, is_lookup
 from ovtui.components.offline.lessons import ASK_STEP, Lesson, parse_lesson
 
-_KIND_ORDER = {"steps": 0, "order": 1, "confirm": 2, "after": 3, "always": 4, "never": 5}
+_KIND_ORDER = {
+    "steps": 0,
+    "order": 1,
+    "confirm": 2,
+    "after": 3,
+    "always": 4,
+    "never": 5,
+    "answered": 6,
+    "on_error": 7,
+    "reply": 8,
+}
 
 
 def _common(facts: list[Facts]) -> Facts:
@@ -142,6 +153,8 @@ def _rivals(a: Lesson, b: Lesson) -> bool:
     and a lesson that does what it forbids."""
     if a.kind == b.kind == "steps":
         return acting_steps(a) != acting_steps(b)
+    if a.kind == b.kind == "answered":  # the same kind of request answered by other calls
+        return (a.tools, a.detail[1:]) != (b.tools, b.detail[1:])
     return any(x.kind == "never" and y.does(x.tools[0]) for x, y in ((a, b), (b, a)))
 
 

@@ -6,6 +6,8 @@ One proposal per user intent, learned from what happened — never from the rubr
   that was broken, a confirmation that was missing, a call that was required or forbidden) under
   the facts observed before the step it is about (``facts``);
 - the request becomes a scrubbed example in ``## Situation``, worded by us.
+A conversation case (a session commit) is learned from as ``conversation`` says: the calls that
+answered it, or what followed a failed call.
 The file's lessons and the new ones are consolidated (``consolidate``): generalised, free of
 contradictions and repeats, sorted.
 """
@@ -13,6 +15,15 @@ contradictions and repeats, sorted.
 from __future__ import annotations
 
 from ovtui.components.backends import ExperienceProposal
+from ovtui.components.offline.conversation import (
+    ANSWERS_AFTER_TOOLS,
+    TOOL_CALLS_COMPLETE,
+    answered_lesson,
+    error_lessons,
+    is_conversation,
+    reply_lessons,
+    request_example,
+)
 from ovtui.components.offline.facts import Facts, fact_timeline
 from ovtui.components.offline.learned import combine
 from ovtui.components.offline.lessons import ASK_STEP, Lesson
@@ -29,6 +40,7 @@ class Observed:
     """The calls of a rollout and the facts known before each of them."""
 
     def __init__(self, messages: list[Message]) -> None:
+        self.messages = messages
         self.calls = [p.tool_name for m in messages for p in m.tool_parts]
         self.before, self.facts = fact_timeline(messages)
 
@@ -57,6 +69,10 @@ def lessons_from_failure(criterion: RubricCriterion, observed: Observed) -> list
         if trigger:
             return [Lesson("after", (tool, trigger)).with_facts(observed.before_call(trigger))]
         return [Lesson("always", (tool,)).with_facts(observed.facts)]
+    if kind == TOOL_CALLS_COMPLETE:
+        return error_lessons(observed.messages)
+    if kind == ANSWERS_AFTER_TOOLS:
+        return reply_lessons(observed.messages)
     return []  # state checks and unknown kinds: the outcome, not a behaviour to learn
 
 
@@ -67,6 +83,24 @@ def lessons_from_success(messages: list[Message], observed: Observed) -> list[Le
         if s.ok and (s.kind == "tool" or s.name == ASK_TO_CONFIRM)
     )
     return [Lesson("steps", steps).with_facts(observed.facts)] if len(steps) >= 2 else []
+
+
+def learned_lessons(analysis: RolloutAnalysis, name: str) -> list[Lesson]:
+    """Every lesson one rollout teaches: from its success, and from each criterion it failed."""
+    rollout, evaluation = analysis.rollout, analysis.evaluation
+    observed = Observed(rollout.messages)
+    lessons: list[Lesson] = []
+    if is_conversation(rollout.case):
+        if evaluation.passed and all(r.passed for r in evaluation.criterion_results):
+            lessons = answered_lesson(task_words(name), rollout.messages, observed.facts)
+    elif evaluation.passed:
+        lessons = lessons_from_success(rollout.messages, observed)
+    criteria = {c.name: c for c in rollout.case.rubric.criteria}
+    for result in evaluation.criterion_results:
+        criterion = criteria.get(result.criterion_name)
+        if not result.passed and criterion is not None:
+            lessons.extend(lessons_from_failure(criterion, observed))
+    return lessons
 
 
 def situation_lines(name: str, request: str) -> list[str]:
@@ -105,14 +139,10 @@ class OfflineGradientProposer:
         name = task_name(rollout.case)
         target = find_target(name, candidates)
         before = parse_sections(target.content) if target is not None else ExperienceSections()
-        observed = Observed(rollout.messages)
-        lessons = lessons_from_success(rollout.messages, observed) if evaluation.passed else []
-        criteria = {c.name: c for c in rollout.case.rubric.criteria}
-        for result in evaluation.criterion_results:
-            criterion = criteria.get(result.criterion_name)
-            if not result.passed and criterion is not None:
-                lessons.extend(lessons_from_failure(criterion, observed))
+        lessons = learned_lessons(analysis, name)
         request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
+        if is_conversation(rollout.case):
+            request = request_example(rollout.case, request, rollout.messages)
         base = target.content if target is not None else ""
         after = combine([base], lessons, distinguish=False)
         for line in situation_lines(name, request):

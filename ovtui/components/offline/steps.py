@@ -33,7 +33,7 @@ class Step:
         return call if self.ok else f"{call} failed: {self.detail}"
 
 
-def _failed(part: ToolPart) -> bool:
+def tool_failed(part: ToolPart) -> bool:
     return part.tool_status == "error" or part.tool_output.lstrip().lower().startswith("error")
 
 
@@ -55,7 +55,7 @@ def rollout_steps(messages: list[Message]) -> list[Step]:
         if message.role == "assistant" and message.text.strip():
             last_assistant_text = message.text
         for part in message.tool_parts:
-            failed = _failed(part)
+            failed = tool_failed(part)
             detail = scrub_specifics(part.tool_output.strip())[:120] if failed else ""
             steps.append(Step("tool", part.tool_name, tuple(sorted(part.tool_input)), not failed, detail))
     return steps

@@ -6,6 +6,7 @@ the next customer too: ids, emails, dates and personal names are replaced by pla
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -116,3 +117,50 @@ def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
     if not left and not right:
         return 1.0
     return len(left & right) / len(left | right)
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+_ERROR_HEAD = re.compile(r"^\s*(?:error|exception|failed)\b\s*[:\-–]?\s*", re.IGNORECASE)
+_PLAIN_WORD = re.compile(r"^[a-z][a-z'-]*$")
+MAX_ERROR_WORDS = 5
+
+
+def mask_values(text: str, values: Iterable[str]) -> str:
+    """``text`` without the given values (what the user passed to tools), longest first, then scrubbed."""
+    for value in sorted({v.strip() for v in values if len(v.strip()) >= 2}, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "<value>", text, flags=re.IGNORECASE)
+    return scrub_specifics(text)
+
+
+_ERROR_FIELDS = ("code", "error_code", "type", "kind", "reason", "error", "message", "detail")
+
+
+def _error_text(text: str) -> str:
+    """The part of a JSON answer that names its error ({"error": {"code": "not_found"}} → not_found)."""
+    try:
+        value: object = json.loads(text)
+    except ValueError:
+        return text
+    for _ in range(3):  # an error object nested in an error object
+        if not isinstance(value, dict):
+            break
+        value = next((value[k] for k in _ERROR_FIELDS if value.get(k)), "")
+    return value.replace("_", " ") if isinstance(value, str) else ""
+
+
+def error_kind(text: str, values: Iterable[str] = ()) -> str:
+    """What kind of error a tool's answer names, as a few plain lower-case words ("order not found").
+
+    Only words that describe the error survive: quoted text, the values the call was given, ids,
+    numbers, e-mails, dates and capitalised words (names; the first word is taken as sentence case)
+    are dropped, so the kind fits the next call too. Empty when the answer names nothing else."""
+    text = _error_text(text.strip())
+    text = mask_values(_QUOTED.sub(" ", _ERROR_HEAD.sub("", text.strip())), values)
+    words = text.split()
+    if words:
+        words[0] = words[0].lower()
+    plain = [w.strip(".,;:!?()[]{}") for w in words]
+    kept = [w for w in plain if _PLAIN_WORD.match(w)][:MAX_ERROR_WORDS]
+    while kept and kept[-1] in STOPWORDS:  # "order not found for <value>": the "for" says nothing
+        kept.pop()
+    return " ".join(kept)

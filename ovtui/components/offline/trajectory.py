@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ovtui.components.backends import TrajectoryDraft
+from ovtui.components.offline.conversation import is_conversation, request_example, without_user_values
 from ovtui.components.offline.steps import first_request, rollout_steps
 from ovtui.components.offline.text import intent_name, scrub_specifics
 from ovtui.domain import Case, Rollout, RubricEvaluation, TrajectoryOutcome
@@ -79,11 +80,13 @@ class OfflineTrajectoryExtractor:
 
     def draft(self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str = "") -> TrajectoryDraft:
         name = task_name(rollout.case)
-        request = scrub_specifics(
-            first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
-        )
+        request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
+        if is_conversation(rollout.case):  # a person's own words: their values masked too
+            request = request_example(rollout.case, request, rollout.messages)
+        request = scrub_specifics(request)
         steps = rollout_steps(rollout.messages)
-        step_lines = [f"{i}. {s.describe()}" for i, s in enumerate(steps, start=1)] or [
+        described = [s.describe() if s.ok else self._failure(rollout, s.describe()) for s in steps]
+        step_lines = [f"{i}. {d}" for i, d in enumerate(described, start=1)] or [
             "1. no tool calls; the agent only replied"
         ]
         task = f'- {task_words(name)}: "{request}"' if request else f"- {task_words(name)}"
@@ -100,4 +103,11 @@ class OfflineTrajectoryExtractor:
         anchor = f"{task_words(name)}: {request}" if request else task_words(name)
         return TrajectoryDraft(
             name=name, content=content, outcome=outcome_of(evaluation), retrieval_anchor=anchor[:200]
+        )
+
+    @staticmethod
+    def _failure(rollout: Rollout, described: str) -> str:
+        """A failed step as the tool answered it; in a person's conversation, without their values."""
+        return (
+            without_user_values(described, rollout.messages) if is_conversation(rollout.case) else described
         )
