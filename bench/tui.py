@@ -135,7 +135,7 @@ async def measure_lists(root: Path) -> dict[str, Any]:
             figures[f"{name}_first_rows_s"], figures[f"{name}_fill_s"], figures[f"{name}_rows"] = fill[:3]
             figures[f"{name}_fill_latency_ms"] = fill[3]
             # Let the screen settle before the next one opens: the row under the cursor draws its
-            # detail 80 ms after the last key, and a Markdown view holds every repaint while it mounts.
+            # detail 80 ms after the last key.
             await pilot.pause(0.5)
             await app.workers.wait_for_complete()
             await pilot.pause()

@@ -13,6 +13,7 @@ from typing import Any
 from textual.app import App
 from textual.notifications import Notify
 from textual.pilot import Pilot
+from textual.widget import Widget
 from workspace_support import EXPERIENCES, build_workspace, experience_uri, trajectory_uri
 
 from ovtui.app.app import OvtuiApp
@@ -111,6 +112,13 @@ def screen_text(app: App[Any]) -> str:
     """
     strips = app.screen._compositor.render_strips()
     return "\n".join(strip.text.rstrip() for strip in strips)
+
+
+def widget_text(app: App[Any], widget: Widget) -> str:
+    """The words ``widget`` shows on screen, its wrapped lines joined (what a person reads there)."""
+    region = widget.region
+    strips = app.screen._compositor.render_strips()[region.y : region.bottom]
+    return " ".join(" ".join(strip.crop(region.x, region.right).text.split()) for strip in strips)
 
 
 def notifications(messages: list[object]) -> list[str]:

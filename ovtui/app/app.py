@@ -82,7 +82,7 @@ class OvtuiApp(App[None]):
         self.pump = EventPump(self)
         self.watch_files = watch_files
         self._gc_thresholds = gc.get_threshold()  # restored when the app ends
-        self._settled_lists: WeakSet[VimTable] = WeakSet()  # big tables collected after their first fill
+        self._settled_lists: WeakSet[VimTable] = WeakSet()  # big tables frozen on their first big fill
         # The plan a run parked last and waits on: Review opens on it (a screen built later too).
         self.waiting_plan: str | None = None
         self.keymap: dict[str, str] = dict(workspace.config.keys)
@@ -128,17 +128,16 @@ class OvtuiApp(App[None]):
         self._check_size()
 
     @on(VimTable.RowsAdded)
-    def _list_filled(self, message: VimTable.RowsAdded) -> None:
+    def _list_filling(self, message: VimTable.RowsAdded) -> None:
         """A full collection walks every object: with 10,000 experiences loaded it stops the app for
-        0.1-0.2 s, and one came every half second while a big list loaded, or in the middle of the
-        next screen's first paint. Once a big list is first in, collect once (its garbage with it)
-        and freeze what is left, so later full collections skip it. Only the first fill of each table:
-        a run reloads a visible list after every apply. What dies after that in a cycle waits for the
-        next table's first big fill, which unfreezes and collects again, or for the app's end."""
-        if message.shown == message.total >= BIG_LIST_ROWS and message.table not in self._settled_lists:
+        0.15-0.3 s, and one came in the middle of a big list's fill (or a forced one at its end) while
+        the keys moved the cursor. When a big list starts to fill, its rows are all read: freeze what
+        is alive then, so later full collections skip it (a few ms instead). Only on the first fill of
+        each table: a run reloads a visible list after every apply, and the rows a reload replaces
+        are freed by their reference counts all the same. Garbage in a cycle at that moment waits
+        for the app's end (measured: 8,000 objects for Memories, 37,000 for History, once each)."""
+        if message.total >= BIG_LIST_ROWS and message.table not in self._settled_lists:
             self._settled_lists.add(message.table)
-            gc.unfreeze()
-            gc.collect()
             gc.freeze()
 
     def on_resize(self, event: events.Resize) -> None:

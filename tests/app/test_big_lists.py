@@ -7,10 +7,11 @@ import asyncio
 import gc
 from datetime import UTC, datetime, timedelta
 
-from app_support import MakeApp, settle
+from app_support import MakeApp, settle, widget_text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.sample_env.big import write_experiences, write_history
@@ -29,7 +30,9 @@ class FillLog:
         self.first_rows = asyncio.Event()
         self.all_rows = asyncio.Event()
         self.press_while_filling: str | None = None
-        self.frozen = 0  # objects gc.freeze kept out of full collections once every row was in
+        self.frozen = 0  # objects gc.freeze kept out of full collections once the big fill began
+        self.detail = ""  # what the detail pane showed once every row was in
+        self.detail_id = "memory-markdown" if table_id == "memories" else "record-header"
 
     def hook(self, message: Message) -> None:
         if isinstance(message, VimTable.RowsAdded) and message.table.id == self.table_id:
@@ -61,6 +64,12 @@ async def open_and_fill(make_app: MakeApp, workspace: Workspace, key: str, log: 
         await asyncio.wait_for(log.all_rows.wait(), 60)
         await settle(app, pilot)
         log.frozen = gc.get_freeze_count()
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        while screen._follow_timer is not None:  # the detail waits for the cursor to rest
+            await pilot.pause()
+        await settle(app, pilot)
+        log.detail = widget_text(app, screen.query_one(f"#{log.detail_id}"))
     return table
 
 
@@ -82,7 +91,10 @@ async def test_memories_shows_a_screenful_first_and_moves_while_the_rest_arrive(
     # j moved the cursor while rows were still arriving, and the cursor stayed there.
     assert any(row == 1 and rows < total for row, rows in log.cursor)
     assert table.row_count == total and table.cursor_row == 1
-    # The big list is in: what survived a collection is frozen, and the app's end thaws it again.
+    # The detail pane followed the key: it shows the file of the row under the cursor.
+    name = str(table.selected_key).rsplit("/", 1)[-1].removesuffix(".md")
+    assert f"{name} · production · version 1" in log.detail
+    # The big fill froze what was alive when it began, and the app's end thaws it again.
     assert log.frozen > 0 and gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
 
 
@@ -98,6 +110,7 @@ async def test_history_shows_the_newest_screenful_first_and_moves_while_the_rest
     full = [shown for shown, fill_total in log.chunks[1:] if fill_total == BIG]
     assert full[0] == 2 * first_shown  # the full listing kept them: they were its newest rows
     assert any(row == 1 and rows < BIG for row, rows in log.cursor)
+    assert table.cursor_row == 1 and f"history/{table.selected_key}" in log.detail
     keys = [str(row.key.value) for row in table.ordered_rows]
     assert len(keys) == BIG and keys == sorted(keys, reverse=True)  # newest first, preview included
 

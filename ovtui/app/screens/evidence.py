@@ -61,15 +61,15 @@ class EvidenceScreen(Screen[None]):
         try:
             memory = self.workspace.store.read_uri(uri)
         except (OvtuiError, OSError) as exc:
-            view.update(f"**Cannot read this trajectory:** {exc}")
+            view.show(f"**Cannot read this trajectory:** {exc}")
             return
         if memory is None:
-            view.update("*This trajectory file no longer exists.*")
+            view.show("*This trajectory file no longer exists.*")
             return
         facts = " · ".join(
             f"{k}: {v}" for k, v in memory.fields.items() if k in ("outcome", "case_name", "reward")
         )
-        view.update(f"{facts}\n\n{memory.content}" if facts else memory.content)
+        view.show(f"{facts}\n\n{memory.content}" if facts else memory.content)
 
     def action_next(self) -> None:
         self.query_one(OptionList).action_cursor_down()

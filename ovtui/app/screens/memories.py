@@ -93,7 +93,6 @@ class MemoriesScreen(MainScreen):
         # The last full load of the experiences: a reload re-reads only the files that changed since.
         self._loaded: ExperienceSet | None = None
         self._usage: dict[str, Usage] = {}  # uses by URI, read once per load
-        self._show_on_resume: tuple[str | None] | None = None  # a row to show once visible again
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -141,11 +140,6 @@ class MemoriesScreen(MainScreen):
 
     def on_stale_view(self) -> None:
         self.action_reload()
-
-    def on_screen_resume(self) -> None:
-        if self._show_on_resume is not None:
-            (uri,), self._show_on_resume = self._show_on_resume, None
-            self._show(uri)
 
     @work(thread=True, exclusive=True, group="memories")
     def _load(self, memory_type: str) -> None:
@@ -236,7 +230,7 @@ class MemoriesScreen(MainScreen):
         selected = table.selected_key or (rows[0].uri if rows else None)
         if selected is None or previous.get(selected) != self.rows.get(selected):
             self.shown = ""  # not None: _show(None) must still replace the view of the previous type
-        self._show(selected)  # the view is drawn again only when its row changed (Markdown is slow)
+        self._show(selected)  # the view is drawn again only when its row changed
 
     @on(DataTable.RowHighlighted, "#memories")
     def _memory_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -245,18 +239,13 @@ class MemoriesScreen(MainScreen):
             self.follow_cursor(lambda: self._show(uri))
 
     def _show(self, uri: str | None) -> None:
-        if not self.is_current:
-            # Textual's Markdown mounts its blocks inside a batch update: on a hidden screen that
-            # can hold back every repaint of the app for seconds. Show it when the screen is back.
-            self._show_on_resume = (uri,)
-            return
         if uri == self.shown:
             return
         self.shown = uri
         row = self.rows.get(uri or "")
         view = self.query_one("#memory-markdown", TextMarkdown)
         if row is None:
-            view.update(f"*no {self.memory_type} file selected*")
+            view.show(f"*no {self.memory_type} file selected*")
             return
         facts = (
             f"**{row.name}** · {row.status} · version {row.version} · {row.links} link(s) · "
@@ -266,7 +255,7 @@ class MemoriesScreen(MainScreen):
         if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
             unread = unread_notes(self.workspace.config.trainer.agent, row.content)
             flags = "".join(f"\n\n> ⚠ {note}" for _, note in unread)
-        view.update(f"{facts}{flags}\n\n---\n\n{row.content}")
+        view.show(f"{facts}{flags}\n\n---\n\n{row.content}")
 
     def action_focus_view(self) -> None:
         self.query_one("#memory-view").focus()
