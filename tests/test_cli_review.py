@@ -11,6 +11,10 @@ import pytest
 from cli_support import run_ovtui
 from workspace_support import build_sample_workspace
 
+from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.review import ItemDecision
+from ovtui.service import Workspace
+
 
 @pytest.fixture
 def parked(tmp_path: Path) -> Path:
@@ -126,3 +130,22 @@ def test_discard_and_bad_references(parked: Path) -> None:
     assert code == 2 and "no pending plan matches 'nope'" in err
     code, _, err = review(parked, "approve", listed(parked)[0]["plan_id"], "99")
     assert code == 2 and "has no item 99" in err
+
+
+def test_show_names_the_file_a_new_session_memory_will_write(tmp_path: Path) -> None:
+    # A session's new preference for a peer names no file: the plan finds it by name at apply time.
+    root = build_sample_workspace(tmp_path / "ws")
+    item = PolicyPlanItem(
+        kind="upsert",
+        memory_type="preferences",
+        target_name="aisle_seats",
+        after_content="- I prefer aisle seats",
+        peer_id="alice",
+    )
+    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "plansession1"})
+    Workspace(root).pending.park(plan, [ItemDecision(item=0)])
+    code, out, err = review(root, "show", "plansession1", "0")
+    assert code == 0, err
+    assert (
+        "target    preferences: viking://user/default/peers/alice/memories/preferences/aisle_seats.md" in out
+    )

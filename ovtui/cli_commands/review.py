@@ -181,12 +181,16 @@ def run_show(args: argparse.Namespace) -> int:
     item = plan.plan.items[args.item]
     decision = plan.decisions[args.item]
     try:
-        current = workspace.store.read_uri(plan_target(workspace.store, item).uri)
+        target = plan_target(workspace.store, item)
+        current = workspace.store.read_uri(target.uri)
     except OvtuiError:  # a target that cannot be a file: applying reports it for the item
-        current = None
+        target, current = None, None
     print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
-    print(f"target    {item.memory_type}: {item.target_uri or item.target_name}{peer}")
+    # A new memory planned by name (a session's) names its file only here; an event's name carries
+    # the time of the apply, so it has none yet.
+    planned = target.uri if target is not None and not target.schema.timestamped else None
+    print(f"target    {item.memory_type}: {item.target_uri or planned or item.target_name}{peer}")
     if item.confidence is not None:
         print(f"confidence {item.confidence:.2f}")
     if args.item in plan.stale:
