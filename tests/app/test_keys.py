@@ -67,6 +67,10 @@ async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(
         assert isinstance(app.screen, HelpScreen)
         table = app.screen.query_one("#help-table", DataTable)
         assert table.row_count == len(catalog(app, sources, app.keymap)) == len(ids)
+        await pilot.press("j", "j", "j")  # the help is a list like the others: vim keys move in it
+        assert table.cursor_row == 3
+        await pilot.press("G")
+        assert table.cursor_row == table.row_count - 1
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)

@@ -9,9 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label
+from textual.widgets import Label
 
 from ovtui.app.keys import BindingInfo
+from ovtui.app.widgets.vim_table import VimTable
 
 TITLE = (
     "Keys  (tab moves the focus, l focuses a diff and h goes back; remap any id under \\[keys] in "
@@ -32,10 +33,10 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
             yield Label(TITLE, id="help-title")
-            yield DataTable[str](id="help-table", cursor_type="row", zebra_stripes=True)
+            yield VimTable(id="help-table")  # j/k/g/G as in every list (the README's "Lists")
 
     def on_mount(self) -> None:
-        table: DataTable[str] = self.query_one("#help-table", DataTable)
+        table = self.query_one("#help-table", VimTable)
         table.add_columns("screen", "key", "action", "id")
         for info in self.bindings:
             table.add_row(info.context, info.keys, info.description, info.id)
