@@ -227,8 +227,9 @@ class SessionCommitter:
             runs = zip(rollouts, analyses, strict=True)
             results = await asyncio.gather(*(trainer.submit_rollout(r, a) for r, a in runs))
             self._collect(outcome, results)
-        outcome.diff = self._diff(outcome)
-        self.sessions.write_diff(archive, outcome.diff)
+        # Reading records and writing the diff are file work: off the loop the server's routes share.
+        outcome.diff = await asyncio.to_thread(self._diff, outcome)
+        await asyncio.to_thread(self.sessions.write_diff, archive, outcome.diff)
         return outcome
 
     def _case_rollout(

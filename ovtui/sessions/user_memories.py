@@ -176,7 +176,8 @@ class StreamingMemoryUpdater:
             archives=[s.archive_uri for s in batch],
         )
         if self.review:
-            self.pending.park(plan, [ItemDecision(item=i) for i in range(len(plan.items))])
+            decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+            await asyncio.to_thread(self.pending.park, plan, decisions)  # a file lock and a write
             result.pending_plan = str(plan.metadata["plan_id"])
             return result, left_out
         options = ApplyOptions(
