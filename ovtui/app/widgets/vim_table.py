@@ -36,9 +36,10 @@ class VimTable(DataTable[object]):
             self.shown = shown
             self.total = total
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, fill_chunk: int = FILL_CHUNK) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._filling = 0
+        self.fill_chunk = fill_chunk
 
     @property
     def screenful(self) -> int:
@@ -81,7 +82,7 @@ class VimTable(DataTable[object]):
             keep = None
         self.post_message(self.RowsAdded(self, end, len(rows)))
         if end < len(rows):
-            self.call_after_refresh(self._add_chunk, rows, end, FILL_CHUNK, keep, fill)
+            self.call_after_refresh(self._add_chunk, rows, end, self.fill_chunk, keep, fill)
 
     @property
     def selected_key(self) -> str | None:
