@@ -7,6 +7,15 @@ by ``sigmoid(log1p(count))``, times an exponential decay with the age of the las
 configurable half-life — and is zero for a memory never used. Retrieval mixes it in with a
 weight: ``(1 - w) · relevance + w · hotness`` over relevances scaled to [0, 1]; ``w = 0`` leaves
 retrieval as it was.
+
+The log stays small: once an append takes it past ``HOTNESS_COMPACT_BYTES`` it is folded into
+``.ovtui/hotness.json`` (``{uri: [count, last_used]}``) and replaced by an empty one, so the uses
+are the summary's plus the log's lines. Appends and compactions share ``.ovtui/hotness.lock``, so
+no use lands between reading the log and replacing it. Each log begins with a line naming it (a
+random token); the summary records which log it folded and up to which byte. Compaction writes
+the summary first and replaces the log second, so a crash between the two leaves a summary whose
+folded bytes the reader skips in the log it names — no use lost or counted twice. Uses of a
+memory file that no longer exists are dropped when the log is folded.
 """
 
 from __future__ import annotations
@@ -14,15 +23,28 @@ from __future__ import annotations
 import json
 import math
 import os
+import secrets
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from filelock import FileLock, Timeout
+
+from ovtui.bounds import HOTNESS_COMPACT_BYTES, MAX_HOTNESS_LOG_BYTES, MAX_HOTNESS_SUMMARY_BYTES
+from ovtui.errors import LockTimeoutError, OvtuiError, UnsafePathError
 from ovtui.workspace import fsio
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.workspace.paths import (
+    HOTNESS_LOCK_FILE,
+    HOTNESS_LOG_FILE,
+    HOTNESS_SUMMARY_FILE,
+    WorkspacePaths,
+)
 
-LOG_NAME = "hotness.jsonl"
 DAY_S = 86_400.0
+_LOCK_POLL_S = 0.001  # appends hold the lock for one write: wait in small steps
+_LOCK_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,39 +69,150 @@ def blend(relevance: Sequence[float], hotness: Sequence[float], weight: float) -
     return [(1 - weight) * r / top + weight * h for r, h in zip(relevance, hotness, strict=True)]
 
 
+@dataclass(slots=True)
+class _Summary:
+    """What compactions folded: the uses, and which log (by its token) up to which byte."""
+
+    uses: dict[str, list[float]] = field(default_factory=dict)  # uri -> [count, last_used]
+    log: str | None = None  # None: nothing folded yet
+    offset: int = 0
+
+
+def _header(token: str) -> bytes:
+    return (json.dumps({"log": token}) + "\n").encode()
+
+
+def _token_of(data: bytes) -> str:
+    """The token in a log's first line ("" for a log from before logs were named)."""
+    first = data.split(b"\n", 1)[0]
+    try:
+        entry = json.loads(first)
+    except ValueError:
+        return ""
+    return str(entry["log"]) if isinstance(entry, dict) and "log" in entry else ""
+
+
+def _fold(uses: dict[str, list[float]], data: bytes) -> None:
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+            uri, at = str(entry["uri"]), float(entry["at"])
+        except (ValueError, KeyError, TypeError):
+            continue  # the header, or a line cut by a crash: that one use is lost, nothing else
+        before = uses.get(uri)
+        if before is None:
+            uses[uri] = [1, at]
+        else:
+            before[0] += 1
+            before[1] = max(before[1], at)
+
+
 class HotnessLog:
-    def __init__(self, paths: WorkspacePaths) -> None:
+    def __init__(self, paths: WorkspacePaths, *, compact_at: int = HOTNESS_COMPACT_BYTES) -> None:
         self.paths = paths
-        self.path = paths.state / LOG_NAME
+        self.path = paths.root / HOTNESS_LOG_FILE
+        self.summary_path = paths.root / HOTNESS_SUMMARY_FILE
+        self.lock_path = paths.root / HOTNESS_LOCK_FILE
+        self.compact_at = compact_at
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        # A lock object per use: flock excludes other descriptors, threads of this process included.
+        fsio.make_dirs(self.paths.state, root=self.paths.root)
+        lock = FileLock(fsio.contained(self.lock_path, root=self.paths.root), thread_local=False)
+        try:
+            lock.acquire(timeout=_LOCK_TIMEOUT_S, poll_interval=_LOCK_POLL_S)
+        except Timeout:
+            shown = self.paths.relative(self.lock_path)
+            raise LockTimeoutError(f"{shown}: still held after {_LOCK_TIMEOUT_S:.0f} s") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def record(self, uris: Iterable[str], *, at: float | None = None) -> None:
         stamp = time.time() if at is None else at
-        lines = "".join(json.dumps({"uri": uri, "at": stamp}) + "\n" for uri in uris)
+        lines = "".join(json.dumps({"uri": uri, "at": stamp}) + "\n" for uri in uris).encode()
         if not lines:
             return
-        fd = fsio.open_in_place(self.path, os.O_WRONLY | os.O_APPEND, root=self.paths.root)
+        with self._locked():
+            fd = fsio.open_in_place(self.path, os.O_WRONLY | os.O_APPEND, root=self.paths.root)
+            try:
+                if os.fstat(fd).st_size == 0:
+                    lines = _header(secrets.token_hex(8)) + lines  # a new log is named
+                os.write(fd, lines)  # one write per call: a crash cuts at most this call's last line
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            if size >= self.compact_at:
+                self._compact()
+
+    def compact(self) -> None:
+        """Fold the log into the summary and start an empty log (``record`` does it past the size)."""
+        with self._locked():
+            self._compact()
+
+    def _compact(self) -> None:
+        log = self._read_log()
+        summary = self._read_summary()
+        uses = summary.uses
+        _fold(uses, log[self._skipped(summary, log) :])
+        kept = {uri: use for uri, use in uses.items() if self._memory_exists(uri)}
+        folded = {"log": _token_of(log), "offset": len(log), "uses": kept}
+        fsio.atomic_write_text(self.summary_path, json.dumps(folded), root=self.paths.root)
+        # Only now the log goes: a crash before this leaves the summary naming the folded bytes.
+        fsio.atomic_write_bytes(self.path, _header(secrets.token_hex(8)), root=self.paths.root)
+
+    def _memory_exists(self, uri: str) -> bool:
         try:
-            os.write(fd, lines.encode())  # one write per call: concurrent appenders do not interleave
-        finally:
-            os.close(fd)
+            return self.paths.path_for(uri).is_file()
+        except UnsafePathError:
+            return True  # not a memory of this workspace's files: kept as it was recorded
+
+    @staticmethod
+    def _skipped(summary: _Summary, log: bytes) -> int:
+        """Bytes of ``log`` the summary already holds (all of them: a crash before it was replaced)."""
+        return summary.offset if summary.log is not None and summary.log == _token_of(log) else 0
+
+    def _read_bounded(self, path: Path, limit: int) -> bytes:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return b""
+        except OSError as exc:
+            raise OvtuiError(f"{self.paths.relative(path)}: cannot be read ({exc.strerror})") from None
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                raise OvtuiError(
+                    f"{self.paths.relative(path)} is {size} bytes, over the {limit} ovtui reads; "
+                    "hotness is not read (move the file aside to start counting again)"
+                )
+            return handle.read(limit)
+
+    def _read_log(self) -> bytes:
+        return self._read_bounded(self.path, MAX_HOTNESS_LOG_BYTES)
+
+    def _read_summary(self) -> _Summary:
+        data = self._read_bounded(self.summary_path, MAX_HOTNESS_SUMMARY_BYTES)
+        if not data:
+            return _Summary()
+        try:
+            raw = json.loads(data)
+            uses = {str(uri): [int(use[0]), float(use[1])] for uri, use in raw["uses"].items()}
+            return _Summary(uses, str(raw["log"]), int(raw["offset"]))
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+            raise OvtuiError(
+                f"{self.paths.relative(self.summary_path)} is not a hotness summary: {exc}"
+            ) from None
 
     def usage(self) -> dict[str, Usage]:
-        found: dict[str, Usage] = {}
-        try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return found
-        for line in text.splitlines():
-            try:
-                entry = json.loads(line)
-                uri, at = str(entry["uri"]), float(entry["at"])
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut by a crash: that one use is lost, nothing else
-            before = found.get(uri)
-            found[uri] = Usage(
-                (before.count if before else 0) + 1, max(at, before.last_used if before else at)
-            )
-        return found
+        # The log first: a compaction between the two reads leaves a summary that holds the log read.
+        log = self._read_log()
+        summary = self._read_summary()
+        uses = summary.uses
+        _fold(uses, log[self._skipped(summary, log) :])
+        return {uri: Usage(int(count), last) for uri, (count, last) in uses.items()}
 
     def scores(self, uris: Sequence[str], *, half_life_days: float, now: float | None = None) -> list[float]:
         usage = self.usage()
