@@ -11,8 +11,8 @@ retrieval as it was.
 The log stays small: once an append takes it past ``HOTNESS_COMPACT_BYTES`` it is folded into
 ``.ovtui/hotness.json`` (``{uri: [count, last_used]}``) and replaced by an empty one, so the uses
 are the summary's plus the log's lines. Appends and compactions share ``.ovtui/hotness.lock``, so
-no use lands between reading the log and replacing it. Each log begins with a line naming it (a
-random token); the summary records which log it folded and up to which byte. Compaction writes
+no use lands between reading the log and replacing it. Each log begins with a line giving its
+generation; the summary records which generation it folded and up to which byte. Compaction writes
 the summary first and replaces the log second, so a crash between the two leaves a summary whose
 folded bytes the reader skips in the log it names — no use lost or counted twice. Uses of a
 memory file that no longer exists are dropped when the log is folded.
@@ -23,12 +23,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import secrets
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from filelock import FileLock, Timeout
 
@@ -45,6 +45,8 @@ from ovtui.workspace.paths import (
 DAY_S = 86_400.0
 _LOCK_POLL_S = 0.001  # appends hold the lock for one write: wait in small steps
 _LOCK_TIMEOUT_S = 30.0
+_MOVE_ASIDE = "move it aside to count uses afresh"
+_MAX_LINE_BYTES = 64 * 1024  # a use line is ~100 bytes; a longer one is garbage, read in pieces
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,40 +73,38 @@ def blend(relevance: Sequence[float], hotness: Sequence[float], weight: float) -
 
 @dataclass(slots=True)
 class _Summary:
-    """What compactions folded: the uses, and which log (by its token) up to which byte."""
+    """What compactions folded: the uses, and which log (by its generation) up to which byte."""
 
     uses: dict[str, list[float]] = field(default_factory=dict)  # uri -> [count, last_used]
-    log: str | None = None  # None: nothing folded yet
+    log: int = -1  # the generation of the log folded last (-1: none yet)
     offset: int = 0
 
 
-def _header(token: str) -> bytes:
-    return (json.dumps({"log": token}) + "\n").encode()
+def _header(generation: int) -> bytes:
+    return (json.dumps({"log": generation}) + "\n").encode()
 
 
-def _token_of(data: bytes) -> str:
-    """The token in a log's first line ("" for a log from before logs were named)."""
-    first = data.split(b"\n", 1)[0]
+def _generation_of(first_line: bytes) -> int:
+    """The generation a log's first line names (0 for a log from before logs were numbered)."""
     try:
-        entry = json.loads(first)
-    except ValueError:
-        return ""
-    return str(entry["log"]) if isinstance(entry, dict) and "log" in entry else ""
+        entry = json.loads(first_line)
+        return int(entry["log"]) if isinstance(entry, dict) and "log" in entry else 0
+    except (ValueError, TypeError):
+        return 0
 
 
-def _fold(uses: dict[str, list[float]], data: bytes) -> None:
-    for line in data.decode("utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-            uri, at = str(entry["uri"]), float(entry["at"])
-        except (ValueError, KeyError, TypeError):
-            continue  # the header, or a line cut by a crash: that one use is lost, nothing else
-        before = uses.get(uri)
-        if before is None:
-            uses[uri] = [1, at]
-        else:
-            before[0] += 1
-            before[1] = max(before[1], at)
+def _fold(uses: dict[str, list[float]], line: bytes) -> None:
+    try:
+        entry = json.loads(line)
+        uri, at = str(entry["uri"]), float(entry["at"])
+    except (ValueError, KeyError, TypeError):
+        return  # the header, or a line cut by a crash: that one use is lost, nothing else
+    before = uses.get(uri)
+    if before is None:
+        uses[uri] = [1, at]
+    else:
+        before[0] += 1
+        before[1] = max(before[1], at)
 
 
 class HotnessLog:
@@ -138,8 +138,8 @@ class HotnessLog:
         with self._locked():
             fd = fsio.open_in_place(self.path, os.O_WRONLY | os.O_APPEND, root=self.paths.root)
             try:
-                if os.fstat(fd).st_size == 0:
-                    lines = _header(secrets.token_hex(8)) + lines  # a new log is named
+                if os.fstat(fd).st_size == 0:  # a new log: numbered after the last one folded
+                    lines = _header(self._read_summary().log + 1) + lines
                 os.write(fd, lines)  # one write per call: a crash cuts at most this call's last line
                 size = os.fstat(fd).st_size
             finally:
@@ -153,15 +153,17 @@ class HotnessLog:
             self._compact()
 
     def _compact(self) -> None:
-        log = self._read_log()
         summary = self._read_summary()
-        uses = summary.uses
-        _fold(uses, log[self._skipped(summary, log) :])
-        kept = {uri: use for uri, use in uses.items() if self._memory_exists(uri)}
-        folded = {"log": _token_of(log), "offset": len(log), "uses": kept}
+        # Streamed at any size: folding is what brings an oversized log (an old workspace's) back.
+        handle, generation = self._open_log(limit=None)
+        end = self._fold_log(summary, handle, generation)
+        if generation < summary.log:  # an older log put back by hand: generations only go up
+            generation, end = summary.log, summary.offset
+        kept = {uri: use for uri, use in summary.uses.items() if self._memory_exists(uri)}
+        folded = {"log": generation, "offset": end, "uses": kept}
         fsio.atomic_write_text(self.summary_path, json.dumps(folded), root=self.paths.root)
         # Only now the log goes: a crash before this leaves the summary naming the folded bytes.
-        fsio.atomic_write_bytes(self.path, _header(secrets.token_hex(8)), root=self.paths.root)
+        fsio.atomic_write_bytes(self.path, _header(generation + 1), root=self.paths.root)
 
     def _memory_exists(self, uri: str) -> bool:
         try:
@@ -169,50 +171,77 @@ class HotnessLog:
         except UnsafePathError:
             return True  # not a memory of this workspace's files: kept as it was recorded
 
-    @staticmethod
-    def _skipped(summary: _Summary, log: bytes) -> int:
-        """Bytes of ``log`` the summary already holds (all of them: a crash before it was replaced)."""
-        return summary.offset if summary.log is not None and summary.log == _token_of(log) else 0
-
-    def _read_bounded(self, path: Path, limit: int) -> bytes:
+    def _open(self, path: Path, limit: int | None, remedy: str) -> BinaryIO | None:
+        """``path`` opened for reading (None: no such file); one over ``limit`` is named, not read."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
-            return b""
+            return None
         except OSError as exc:
             raise OvtuiError(f"{self.paths.relative(path)}: cannot be read ({exc.strerror})") from None
-        with os.fdopen(fd, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limit:
-                raise OvtuiError(
-                    f"{self.paths.relative(path)} is {size} bytes, over the {limit} ovtui reads; "
-                    "hotness is not read (move the file aside to start counting again)"
-                )
-            return handle.read(limit)
+        handle = os.fdopen(fd, "rb")
+        size = os.fstat(fd).st_size
+        if limit is not None and size > limit:
+            handle.close()
+            raise OvtuiError(
+                f"{self.paths.relative(path)} is {size} bytes, over the {limit} ovtui reads; {remedy}"
+            )
+        return handle
 
-    def _read_log(self) -> bytes:
-        return self._read_bounded(self.path, MAX_HOTNESS_LOG_BYTES)
+    def _open_log(self, limit: int | None) -> tuple[BinaryIO | None, int]:
+        """The log opened (None: none yet) and its generation."""
+        handle = self._open(self.path, limit, "it is folded into the summary at the next recorded use")
+        if handle is None:
+            return None, 0
+        generation = _generation_of(handle.readline(_MAX_LINE_BYTES))
+        handle.seek(0)
+        return handle, generation
+
+    @staticmethod
+    def _fold_log(summary: _Summary, handle: BinaryIO | None, generation: int) -> int:
+        """Fold the uses of the log the summary does not hold into it, a line at a time; returns the
+        byte the log was read to."""
+        if handle is None:
+            return 0
+        with handle:
+            if generation < summary.log:
+                return 0  # folded by a compaction since it was opened: the summary holds it all
+            # The bytes the summary already holds (all of them: a crash before the log was replaced).
+            start = summary.offset if generation == summary.log else 0
+            handle.seek(start)
+            end = start
+            while line := handle.readline(_MAX_LINE_BYTES):
+                end += len(line)
+                _fold(summary.uses, line)
+        return end
 
     def _read_summary(self) -> _Summary:
-        data = self._read_bounded(self.summary_path, MAX_HOTNESS_SUMMARY_BYTES)
-        if not data:
+        handle = self._open(self.summary_path, MAX_HOTNESS_SUMMARY_BYTES, _MOVE_ASIDE)
+        if handle is None:
             return _Summary()
+        with handle:
+            data = handle.read()
         try:
             raw = json.loads(data)
             uses = {str(uri): [int(use[0]), float(use[1])] for uri, use in raw["uses"].items()}
-            return _Summary(uses, str(raw["log"]), int(raw["offset"]))
+            return _Summary(uses, int(raw["log"]), int(raw["offset"]))
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
             raise OvtuiError(
-                f"{self.paths.relative(self.summary_path)} is not a hotness summary: {exc}"
+                f"{self.paths.relative(self.summary_path)} is not a hotness summary ({exc}); {_MOVE_ASIDE}"
             ) from None
 
     def usage(self) -> dict[str, Usage]:
-        # The log first: a compaction between the two reads leaves a summary that holds the log read.
-        log = self._read_log()
-        summary = self._read_summary()
-        uses = summary.uses
-        _fold(uses, log[self._skipped(summary, log) :])
-        return {uri: Usage(int(count), last) for uri, (count, last) in uses.items()}
+        # No lock: the log is opened first, so a compaction after that leaves a summary of the same
+        # or a later generation, and the generations say which of the log's bytes it holds.
+        handle, generation = self._open_log(limit=MAX_HOTNESS_LOG_BYTES)
+        try:
+            summary = self._read_summary()
+        except BaseException:
+            if handle is not None:
+                handle.close()
+            raise
+        self._fold_log(summary, handle, generation)
+        return {uri: Usage(int(count), last) for uri, (count, last) in summary.uses.items()}
 
     def scores(self, uris: Sequence[str], *, half_life_days: float, now: float | None = None) -> list[float]:
         usage = self.usage()

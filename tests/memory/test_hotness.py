@@ -177,3 +177,31 @@ def test_sigkill_at_every_step_of_a_compaction_loses_and_doubles_no_use(tmp_path
         after.compact()
         assert after.usage() == {"u1": Usage(2, NOW + 5), "u2": Usage(2, NOW + 9)}, crash_after
         shutil.rmtree(root)
+
+
+def test_a_reader_that_opened_the_log_before_two_compactions_counts_each_use_once(tmp_path: Path) -> None:
+    log = HotnessLog(WorkspacePaths(tmp_path))
+    log.record(["u1"], at=NOW)
+    handle, generation = log._open_log(limit=None)  # usage() has opened the log, then is slow
+    log.record(["u1"], at=NOW + 1)
+    log.compact()
+    log.record(["u1"], at=NOW + 2)
+    log.compact()
+    summary = log._read_summary()
+    log._fold_log(summary, handle, generation)
+    assert summary.uses == {"u1": [3, NOW + 2]}
+
+
+def test_an_old_unnumbered_log_over_the_read_limit_is_folded_at_the_next_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = HotnessLog(WorkspacePaths(tmp_path))
+    log.path.parent.mkdir()
+    log.path.write_text("".join(json.dumps({"uri": "old", "at": NOW + n}) + "\n" for n in range(50)))
+    assert log.usage() == {"old": Usage(50, NOW + 49)}
+    monkeypatch.setattr(hotness, "MAX_HOTNESS_LOG_BYTES", 1_000)
+    with pytest.raises(OvtuiError, match="folded into the summary at the next recorded use"):
+        log.usage()
+    # Past the compaction size (below the read limit, as in bounds.py): folded whatever its size.
+    HotnessLog(log.paths, compact_at=1_000).record(["new"], at=NOW + 60)
+    assert log.usage() == {"old": Usage(50, NOW + 49), "new": Usage(1, NOW + 60)}
