@@ -108,12 +108,19 @@ def _fold(uses: dict[str, list[float]], line: bytes) -> None:
 
 
 class HotnessLog:
-    def __init__(self, paths: WorkspacePaths, *, compact_at: int = HOTNESS_COMPACT_BYTES) -> None:
+    def __init__(
+        self,
+        paths: WorkspacePaths,
+        *,
+        compact_at: int = HOTNESS_COMPACT_BYTES,
+        read_limit: int = MAX_HOTNESS_LOG_BYTES,
+    ) -> None:
         self.paths = paths
         self.path = paths.root / HOTNESS_LOG_FILE
         self.summary_path = paths.root / HOTNESS_SUMMARY_FILE
         self.lock_path = paths.root / HOTNESS_LOCK_FILE
         self.compact_at = compact_at
+        self.read_limit = read_limit  # the largest log usage() reads (compaction streams any size)
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -233,7 +240,7 @@ class HotnessLog:
     def usage(self) -> dict[str, Usage]:
         # No lock: the log is opened first, so a compaction after that leaves a summary of the same
         # or a later generation, and the generations say which of the log's bytes it holds.
-        handle, generation = self._open_log(limit=MAX_HOTNESS_LOG_BYTES)
+        handle, generation = self._open_log(limit=self.read_limit)
         try:
             summary = self._read_summary()
         except BaseException:

@@ -99,10 +99,8 @@ def test_an_oversized_log_or_summary_is_named_not_read(
 ) -> None:
     log = HotnessLog(WorkspacePaths(tmp_path))
     log.record(["u1"] * 20, at=NOW)
-    monkeypatch.setattr(hotness, "MAX_HOTNESS_LOG_BYTES", 100)
     with pytest.raises(OvtuiError, match=r"\.ovtui/hotness\.jsonl is \d+ bytes"):
-        log.usage()
-    monkeypatch.undo()
+        HotnessLog(log.paths, read_limit=100).usage()
     log.compact()
     log.summary_path.write_text(json.dumps({"log": "x", "offset": 0, "uses": {"u": [1, NOW]}}) + " " * 200)
     monkeypatch.setattr(hotness, "MAX_HOTNESS_SUMMARY_BYTES", 100)
@@ -192,16 +190,13 @@ def test_a_reader_that_opened_the_log_before_two_compactions_counts_each_use_onc
     assert summary.uses == {"u1": [3, NOW + 2]}
 
 
-def test_an_old_unnumbered_log_over_the_read_limit_is_folded_at_the_next_use(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_old_unnumbered_log_over_the_read_limit_is_folded_at_the_next_use(tmp_path: Path) -> None:
     log = HotnessLog(WorkspacePaths(tmp_path))
     log.path.parent.mkdir()
     log.path.write_text("".join(json.dumps({"uri": "old", "at": NOW + n}) + "\n" for n in range(50)))
     assert log.usage() == {"old": Usage(50, NOW + 49)}
-    monkeypatch.setattr(hotness, "MAX_HOTNESS_LOG_BYTES", 1_000)
+    small = HotnessLog(log.paths, compact_at=500, read_limit=1_000)  # as in bounds.py, scaled down
     with pytest.raises(OvtuiError, match="folded into the summary at the next recorded use"):
-        log.usage()
-    # Past the compaction size (below the read limit, as in bounds.py): folded whatever its size.
-    HotnessLog(log.paths, compact_at=1_000).record(["new"], at=NOW + 60)
-    assert log.usage() == {"old": Usage(50, NOW + 49), "new": Usage(1, NOW + 60)}
+        small.usage()
+    small.record(["new"], at=NOW + 60)  # past the compaction size: folded whatever its size
+    assert small.usage() == {"old": Usage(50, NOW + 49), "new": Usage(1, NOW + 60)}
