@@ -27,6 +27,11 @@ MAX_MEMORY_FILE_BYTES = 4 * MIB  # a memory file (prose, not a data dump)
 MAX_ROLLOUT_BYTES = 16 * MIB  # one inbox rollout file
 MAX_DATASET_LINE_BYTES = 1 * MIB  # one case (a JSONL line)
 MAX_CONFIG_BYTES = 256 * KIB  # ovtui.toml
+# The hotness use log is folded into its summary once it passes this size; neither is read whole
+# above its read limit (a log that big means compaction keeps failing: it is reported, not read).
+HOTNESS_COMPACT_BYTES = 1 * MIB
+MAX_HOTNESS_LOG_BYTES = 16 * MIB
+MAX_HOTNESS_SUMMARY_BYTES = 16 * MIB
 
 # --- what flows into a memory file --------------------------------------------------------------
 MAX_MEMORY_TEXT_BYTES = 1 * MIB  # one text field of a memory (its body included), UTF-8

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import signal
 from collections.abc import Callable, Iterable
@@ -14,6 +15,7 @@ from ovtui.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.context import ApplyOptions
 from ovtui.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.workspace import fsio
 from ovtui.workspace.store import MemoryStore
 
 FIXED_NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
@@ -101,6 +103,16 @@ def cas_append_worker(root: str, worker: int, count: int, name: str) -> tuple[in
             assert [e.stale for e in result.item_errors] == [True], result.errors
             stale += 1
     return written, stale
+
+
+def until_killed(root: str, crash_after: int, action: Callable[[str], object]) -> None:
+    """A ``killed_copy`` child's body: ``action(root)`` with a SIGKILL after ``crash_after`` write
+    steps; exit code 3 when it ended before that crash point."""
+    fsio.set_crash_after(crash_after)
+    try:
+        action(root)
+    finally:
+        os._exit(3)
 
 
 def killed_copy(template: Path, root: Path, child: Callable[[str, int], None], crash_after: int) -> None:

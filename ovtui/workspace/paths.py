@@ -55,7 +55,18 @@ LOCK_FILE = f"{STATE_DIR}/lock"
 LOCK_HOLDER_FILE = f"{STATE_DIR}/lock.holder"
 HISTORY_INDEX_FILE = "history/index.jsonl"
 CONFIG_FILE = "ovtui.toml"
-BOOKKEEPING_FILES = (LOCK_FILE, LOCK_HOLDER_FILE, HISTORY_INDEX_FILE, CONFIG_FILE)
+HOTNESS_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"  # one line per use of a memory
+HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"  # the uses folded out of the log
+HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"  # taken for one append or one compaction
+BOOKKEEPING_FILES = (
+    LOCK_FILE,
+    LOCK_HOLDER_FILE,
+    HISTORY_INDEX_FILE,
+    CONFIG_FILE,
+    HOTNESS_LOG_FILE,
+    HOTNESS_SUMMARY_FILE,
+    HOTNESS_LOCK_FILE,
+)
 
 # The common case (ASCII words), checked in one pass; anything else gets the full rules below.
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*$")
