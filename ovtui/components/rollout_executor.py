@@ -62,7 +62,7 @@ def relevant_experiences(
         matches = [matches[k] for k in order]
     chosen = [active[i] for i, _ in matches[:limit]]
     if hotness is not None:
-        hotness.log.record(e.uri for e in chosen)
+        hotness.log.record_use(e.uri for e in chosen)
     return chosen
 
 

@@ -21,6 +21,7 @@ memory file that no longer exists are dropped when the log is folded.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -47,6 +48,9 @@ _LOCK_POLL_S = 0.001  # appends hold the lock for one write: wait in small steps
 _LOCK_TIMEOUT_S = 30.0
 _MOVE_ASIDE = "move it aside to count uses afresh"
 _MAX_LINE_BYTES = 64 * 1024  # a use line is ~100 bytes; a longer one is garbage, read in pieces
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +140,14 @@ class HotnessLog:
             yield
         finally:
             lock.release()
+
+    def record_use(self, uris: Iterable[str]) -> None:
+        """``record`` for an agent or an extraction: a use that cannot be written (a bad summary, a
+        lock held too long) is logged, naming the file, and the work that used the memory goes on."""
+        try:
+            self.record(uris)
+        except OvtuiError as exc:
+            log.warning("hotness use not recorded: %s", exc)
 
     def record(self, uris: Iterable[str], *, at: float | None = None) -> None:
         stamp = time.time() if at is None else at
@@ -251,6 +263,12 @@ class HotnessLog:
         return {uri: Usage(int(count), last) for uri, (count, last) in summary.uses.items()}
 
     def scores(self, uris: Sequence[str], *, half_life_days: float, now: float | None = None) -> list[float]:
-        usage = self.usage()
+        """Hotness of each URI. A log or summary ovtui cannot read scores nothing hot: hotness only
+        orders what is relevant and must not stop retrieval; the problem is logged, naming the file."""
+        try:
+            usage = self.usage()
+        except OvtuiError as exc:
+            log.warning("hotness left out of retrieval: %s", exc)
+            usage = {}
         moment = time.time() if now is None else now
         return [hotness_score(usage.get(u), now=moment, half_life_days=half_life_days) for u in uris]

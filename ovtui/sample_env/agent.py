@@ -333,7 +333,7 @@ class SampleAgentExecutor:
         used: list[str] = []
         rollouts = [self.run_case(case, library, context.policy_snapshot_id, used) for case in cases]
         if self.hotness is not None:
-            self.hotness.log.record(used)  # one append for the batch: a use per experience per case
+            self.hotness.log.record_use(used)  # one append for the batch: a use per experience per case
         return rollouts
 
     def run_case(

@@ -259,5 +259,6 @@ class LLMSessionExtractor:
                     )
                 )
         if self.hotness is not None:
-            self.hotness.record(result.files_read)  # shown to the model: a use (only when it succeeded)
+            # shown to the model: a use (only when it succeeded); a file lock and a write, off the loop
+            await asyncio.to_thread(self.hotness.record_use, result.files_read)
         return extraction

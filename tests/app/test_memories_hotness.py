@@ -66,3 +66,19 @@ async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
         table = app.screen.query_one("#memories", VimTable)
         hot = {str(key.value): str(table.get_row(key)[-1]) for key in table.rows}
         assert all(float(hot[uri]) > 0 for uri in used), hot
+
+
+async def test_a_hotness_file_ovtui_cannot_read_leaves_the_memories_listed(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    log = HotnessLog(workspace.paths)
+    log.record([next(iter(workspace.experiences().policies)).uri])
+    log.compact()
+    log.summary_path.write_text("{not json", encoding="utf-8")  # a broken bookkeeping file
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "4")
+        table = app.screen.query_one("#memories", VimTable)
+        assert table.row_count == len(workspace.experiences().policies)  # listed, none of them hot
+        assert {str(table.get_row(key)[-1]) for key in table.rows} == {"–"}
+        assert "hotness not shown: " in screen_text(app) and "hotness.json" in screen_text(app)

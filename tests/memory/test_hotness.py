@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import multiprocessing
 import shutil
@@ -200,3 +201,18 @@ def test_an_old_unnumbered_log_over_the_read_limit_is_folded_at_the_next_use(tmp
         small.usage()
     small.record(["new"], at=NOW + 60)  # past the compaction size: folded whatever its size
     assert small.usage() == {"old": Usage(50, NOW + 49), "new": Usage(1, NOW + 60)}
+
+
+def test_a_broken_summary_leaves_retrieval_and_the_agent_s_work_going(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = HotnessLog(WorkspacePaths(tmp_path))
+    log.record(["u1"], at=NOW)
+    log.compact()
+    log.summary_path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(OvtuiError, match=r"hotness\.json"):
+        log.usage()  # what `usage` reads is named exactly
+    with caplog.at_level(logging.WARNING, logger="ovtui.memory.hotness"):
+        assert log.scores(["u1", "u2"], half_life_days=7, now=NOW) == [0.0, 0.0]
+        log.record_use(["u1"])  # a use that cannot be folded in is logged, not raised
+    assert "hotness left out of retrieval" in caplog.text and "hotness.json" in caplog.text

@@ -153,18 +153,18 @@ class MemoriesScreen(MainScreen):
         self.app.call_from_thread(self._fill, memory_type, rows, cells, problems)
 
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
-        self._usage = HotnessLog(self.workspace.paths).usage()
+        hotness_problems = self._read_usage()
         if memory_type == EXPERIENCES:
             # Later loads re-read only the files that changed (an apply touches a few of 10,000).
             policy_set = self._loaded = self.workspace.loader.load_sync(self._loaded)
             store = self.workspace.store
             changed = changed_in(store.type_dir(EXPERIENCES), store.type_uri(EXPERIENCES) + "/")
             rows = [self._experience_row(e, changed) for e in policy_set.policies]
-            return rows, [str(p) for p in policy_set.metadata.get("problems", [])]
+            return rows, hotness_problems + [str(p) for p in policy_set.metadata.get("problems", [])]
         store = self.workspace.store
         schema = store.registry.get(memory_type)
         relative = self.workspace.paths.relative_of
-        rows, problems = [], []
+        rows, problems = [], hotness_problems
         # The user's own files, then each peer's (seed 004 §3.4), named with the peer.
         for peer in [None, *store.peers()] if schema.peer_enabled else [None]:
             try:
@@ -181,6 +181,16 @@ class MemoriesScreen(MainScreen):
             problems += [str(p) for p in report.problems]
         return rows, problems
 
+    def _read_usage(self) -> list[str]:
+        """Uses for the hot column; a hotness file ovtui cannot read is a problem listed with the
+        others (naming the file), and the memories still show, none of them hot."""
+        try:
+            self._usage = HotnessLog(self.workspace.paths).usage()
+        except OvtuiError as exc:
+            self._usage = {}
+            return [f"hotness not shown: {exc}"]
+        return []
+
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
         when = changed.get(e.uri) or changed_at(str(self.workspace.paths.path_for(e.uri)))
         links = len(e.metadata.get("links") or [])
@@ -191,7 +201,7 @@ class MemoriesScreen(MainScreen):
         (a few files: well under the 0.2 s a screen may take; the thread reads the rest after)."""
         table = self.query_one("#memories", VimTable)
         try:
-            self._usage = HotnessLog(self.workspace.paths).usage()
+            self._read_usage()  # a problem with it is listed by the full load
             rows = [self._experience_row(e, {}) for e in self.workspace.loader.first(table.screenful)]
         except (OvtuiError, OSError):
             return  # the full load reports it
