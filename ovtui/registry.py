@@ -36,11 +36,11 @@ from ovtui.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor
 
 if TYPE_CHECKING:
     from ovtui.components.backends import GradientProposer, PlanMerger, TrajectoryExtractor
-    from ovtui.components.rollout_executor import HotnessMix
     from ovtui.config import OvtuiConfig
     from ovtui.domain import ExperienceSet
     from ovtui.engine import TrainingEngine
     from ovtui.llm.client import LLMClient
+    from ovtui.memory.hotness import HotnessMix
     from ovtui.workspace.paths import WorkspacePaths
     from ovtui.workspace.store import MemoryStore
 
@@ -128,10 +128,10 @@ BACKENDS: Registry[BackendFactory] = Registry("backend", "[llm] backend")
 
 
 # --- executors: who runs a case -------------------------------------------------------------------
-def _hotness(resources: Resources) -> HotnessMix:
-    """Where an agent records the memories it retrieves, and how much their hotness weighs."""
-    from ovtui.components.rollout_executor import HotnessMix
-    from ovtui.memory.hotness import HotnessLog
+def hotness_mix(resources: Resources) -> HotnessMix:
+    """Where an agent (or a session's extraction) records the memories it retrieves, and how much
+    their hotness weighs in its ranking."""
+    from ovtui.memory.hotness import HotnessLog, HotnessMix
 
     cfg = resources.config.retrieval
     return HotnessMix(HotnessLog(resources.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
@@ -141,7 +141,7 @@ def _hotness(resources: Resources) -> HotnessMix:
 def _sample_agent(resources: Resources) -> RolloutExecutor:
     from ovtui.sample_env.agent import SampleAgentExecutor
 
-    return SampleAgentExecutor(hotness=_hotness(resources))
+    return SampleAgentExecutor(hotness=hotness_mix(resources))
 
 
 @EXECUTORS.register("llm")
@@ -150,7 +150,7 @@ def _single_turn_llm(resources: Resources) -> RolloutExecutor:
     from ovtui.sample_env.evaluator import SampleEvaluator
 
     return SingleTurnLLMRolloutExecutor(
-        resources.llm(), evaluator=SampleEvaluator(), hotness=_hotness(resources)
+        resources.llm(), evaluator=SampleEvaluator(), hotness=hotness_mix(resources)
     )
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart
 from ovtui.interfaces import RolloutEvaluator
-from ovtui.memory.hotness import HotnessLog, blend
+from ovtui.memory.hotness import HotnessMix
 from ovtui.memory.search import LexicalIndex, tokenize
 
 if TYPE_CHECKING:  # the openai client loads only when an LLM executor is built
@@ -37,15 +36,6 @@ def user_query(case: Case) -> str:
     return json.dumps(case.input, ensure_ascii=False) if case.input else case.task_signature
 
 
-@dataclass(frozen=True, slots=True)
-class HotnessMix:
-    """Hotness mixed into the ranking (``weight`` 0 leaves it lexical) and where uses are recorded."""
-
-    log: HotnessLog
-    weight: float = 0.0
-    half_life_days: float = 7.0
-
-
 def relevant_experiences(
     policy_set: ExperienceSet, query: str, limit: int, hotness: HotnessMix | None = None
 ) -> list[Experience]:
@@ -56,8 +46,7 @@ def relevant_experiences(
     wanted = limit if hotness is None or hotness.weight <= 0 else limit * 4
     matches = index.top(tokenize(query), wanted)
     if hotness is not None and hotness.weight > 0 and matches:
-        hot = hotness.log.scores([active[i].uri for i, _ in matches], half_life_days=hotness.half_life_days)
-        mixed = blend([score for _, score in matches], hot, hotness.weight)
+        mixed = hotness.mixed([active[i].uri for i, _ in matches], [score for _, score in matches])
         order = sorted(range(len(matches)), key=lambda k: (-mixed[k], matches[k][0]))
         matches = [matches[k] for k in order]
     chosen = [active[i] for i, _ in matches[:limit]]

@@ -111,6 +111,24 @@ def _fold(uses: dict[str, list[float]], line: bytes) -> None:
         before[1] = max(before[1], at)
 
 
+@dataclass(frozen=True, slots=True)
+class HotnessMix:
+    """Hotness mixed into a ranking (``weight`` 0 leaves it lexical) and where uses are recorded."""
+
+    log: HotnessLog
+    weight: float = 0.0
+    half_life_days: float = 7.0
+
+    def mixed(self, uris: Sequence[str], relevance: Sequence[float]) -> list[float]:
+        """``relevance`` of the memories at ``uris`` mixed with their hotness. Heat orders related
+        memories; it never makes an unrelated one (relevance 0) related."""
+        if self.weight <= 0:
+            return list(relevance)
+        heat = self.log.scores(uris, half_life_days=self.half_life_days)
+        mixed = blend(relevance, heat, self.weight)
+        return [m if r > 0 else 0.0 for r, m in zip(relevance, mixed, strict=True)]
+
+
 class HotnessLog:
     def __init__(
         self,

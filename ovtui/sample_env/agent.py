@@ -16,10 +16,9 @@ from typing import Any
 
 from ovtui.components.offline.sections import parse_sections
 from ovtui.components.offline.text import scrub_specifics, tokenize
-from ovtui.components.rollout_executor import HotnessMix
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart, ToolPart
-from ovtui.memory.hotness import blend
+from ovtui.memory.hotness import HotnessMix, blend
 from ovtui.memory.search import LexicalIndex
 from ovtui.sample_env.criteria import is_affirmative
 from ovtui.sample_env.evaluator import grade, seed_database

@@ -153,18 +153,11 @@ class SessionCommitter:
 
     def llm_extractor(self) -> LLMSessionExtractor:
         if self._llm is None:
-            from ovtui.memory.hotness import HotnessLog
+            from ovtui.registry import hotness_mix
             from ovtui.sessions.llm_extract import LLMSessionExtractor
 
             ws = self.workspace
-            retrieval = ws.config.retrieval
-            self._llm = LLMSessionExtractor(
-                ws.llm_client(),
-                ws.store,
-                HotnessLog(ws.paths),
-                hotness_weight=retrieval.hotness_weight,
-                hotness_half_life_days=retrieval.hotness_half_life_days,
-            )
+            self._llm = LLMSessionExtractor(ws.llm_client(), ws.store, hotness_mix(ws.resources))
         return self._llm
 
     async def extract(

@@ -43,7 +43,7 @@ from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.llm.loop_tools import HIDDEN_FIELDS
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.fileformat import CASES, MemoryFile
-from ovtui.memory.hotness import HotnessLog, blend
+from ovtui.memory.hotness import HotnessMix
 from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.sessions.extract import (
     CONVERSATION_CRITERIA,
@@ -144,17 +144,13 @@ class LLMSessionExtractor:
         self,
         client: LLMClient,
         store: MemoryStore,
-        hotness: HotnessLog | None = None,
+        hotness: HotnessMix | None = None,
         *,
-        hotness_weight: float = 0.0,
-        hotness_half_life_days: float = 7.0,
         max_iterations: int = 2,
     ) -> None:
         self.client = client
         self.store = store
         self.hotness = hotness
-        self.hotness_weight = hotness_weight
-        self.hotness_half_life_days = hotness_half_life_days
         self.max_iterations = max_iterations
         self._loops: dict[tuple[tuple[str, ...], tuple[str, ...]], ExtractLoop] = {}
 
@@ -178,13 +174,8 @@ class LLMSessionExtractor:
         # Bookkeeping fields are left out: "version": 1 made every file match a message numbered #1.
         index = LexicalIndex([cached_tokens(f"{json.dumps(_described(f))} {f.content}") for f in files])
         relevance = index.scores(query)
-        if self.hotness is not None and self.hotness_weight > 0:
-            heat = self.hotness.scores(
-                [str(f.uri) for f in files], half_life_days=self.hotness_half_life_days
-            )
-            mixed = blend(relevance, heat, self.hotness_weight)
-            # Heat orders the related memories; it does not make an unrelated one related.
-            relevance = [m if r > 0 else 0.0 for r, m in zip(relevance, mixed, strict=True)]
+        if self.hotness is not None:
+            relevance = self.hotness.mixed([str(f.uri) for f in files], relevance)
         ranked = sorted((i for i, r in enumerate(relevance) if r > 0), key=lambda i: (-relevance[i], i))
         return [files[i] for i in ranked[:SIMILAR_PER_TYPE]]
 
@@ -260,5 +251,5 @@ class LLMSessionExtractor:
                 )
         if self.hotness is not None:
             # shown to the model: a use (only when it succeeded); a file lock and a write, off the loop
-            await asyncio.to_thread(self.hotness.record_use, result.files_read)
+            await asyncio.to_thread(self.hotness.log.record_use, result.files_read)
         return extraction

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from plan_support import killed_copy, until_killed
 
-from ovtui.components.rollout_executor import HotnessMix, relevant_experiences
+from ovtui.components.rollout_executor import relevant_experiences
 from ovtui.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.errors import OvtuiError
 from ovtui.memory import hotness
-from ovtui.memory.hotness import DAY_S, HotnessLog, Usage, blend, hotness_score
+from ovtui.memory.hotness import DAY_S, HotnessLog, HotnessMix, Usage, blend, hotness_score
 from ovtui.workspace import fsio
 from ovtui.workspace.paths import WorkspacePaths
 

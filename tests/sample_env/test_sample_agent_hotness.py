@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from ovtui.components.rollout_executor import HotnessMix
 from ovtui.context import ExecutionContext
 from ovtui.domain import Case, Experience, ExperienceSet, PolicyStatus
-from ovtui.memory.hotness import HotnessLog
+from ovtui.memory.hotness import HotnessLog, HotnessMix
 from ovtui.sample_env import SampleAgentExecutor
 from ovtui.sample_env.generate import generate_cases
 from ovtui.workspace.paths import WorkspacePaths
