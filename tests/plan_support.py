@@ -15,6 +15,8 @@ from ovtui.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.context import ApplyOptions
 from ovtui.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.pending_store import PendingPlans
+from ovtui.review import ItemDecision
 from ovtui.workspace import fsio
 from ovtui.workspace.store import MemoryStore
 
@@ -123,3 +125,17 @@ def killed_copy(template: Path, root: Path, child: Callable[[str, int], None], c
     process.start()
     process.join(60)
     assert process.exitcode == -signal.SIGKILL, f"step {crash_after}: exit code {process.exitcode}"
+
+
+def park_peer_preference(pending: PendingPlans) -> None:
+    """Park plan ``plansession1``: a session's new preference for peer alice. It names no file: the
+    plan finds it by name at apply time."""
+    item = PolicyPlanItem(
+        kind="upsert",
+        memory_type="preferences",
+        target_name="aisle_seats",
+        after_content="- I prefer aisle seats",
+        peer_id="alice",
+    )
+    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "plansession1"})
+    pending.park(plan, [ItemDecision(item=0)])

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 from cli_support import run_ovtui
+from plan_support import park_peer_preference
 from workspace_support import build_sample_workspace
 
-from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.review import ItemDecision
 from ovtui.service import Workspace
 
 
@@ -133,17 +132,8 @@ def test_discard_and_bad_references(parked: Path) -> None:
 
 
 def test_show_names_the_file_a_new_session_memory_will_write(tmp_path: Path) -> None:
-    # A session's new preference for a peer names no file: the plan finds it by name at apply time.
     root = build_sample_workspace(tmp_path / "ws")
-    item = PolicyPlanItem(
-        kind="upsert",
-        memory_type="preferences",
-        target_name="aisle_seats",
-        after_content="- I prefer aisle seats",
-        peer_id="alice",
-    )
-    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "plansession1"})
-    Workspace(root).pending.park(plan, [ItemDecision(item=0)])
+    park_peer_preference(Workspace(root).pending)
     code, out, err = review(root, "show", "plansession1", "0")
     assert code == 0, err
     assert (

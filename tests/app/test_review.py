@@ -12,6 +12,7 @@ from app_support import (
     screen_text,
     settle,
 )
+from plan_support import park_peer_preference
 from textual.widgets import Static
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
@@ -20,8 +21,6 @@ from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.review import ItemDecision
 from ovtui.service import Workspace
 from ovtui.workspace.history import HistoryStore
 
@@ -277,16 +276,7 @@ async def test_the_empty_review_hint_is_whole_at_80_columns(workspace: Workspace
 async def test_a_new_memory_of_a_session_shows_the_file_it_will_write(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    # A session's new preference for a peer names no file: the plan finds it by name at apply time.
-    item = PolicyPlanItem(
-        kind="upsert",
-        memory_type="preferences",
-        target_name="aisle_seats",
-        after_content="- I prefer aisle seats",
-        peer_id="alice",
-    )
-    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "plansession1"})
-    workspace.pending.park(plan, [ItemDecision(item=0)])
+    park_peer_preference(workspace.pending)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "2")
