@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ovtui.memory.hotness import HotnessLog
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.storage.paths import WorkspacePaths
 
 PER_CASE = 5
 START = 1_800_000_000.0

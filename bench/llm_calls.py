@@ -37,10 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai
 
-from ovtui.components.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
-from ovtui.components.memory_store import ExperienceSetLoader
-from ovtui.config import LLMConfig
-from ovtui.domain import (
+from ovtui.core.config import LLMConfig
+from ovtui.core.domain import (
     Case,
     CriterionResult,
     ExperienceSet,
@@ -57,8 +55,10 @@ from ovtui.domain import (
 )
 from ovtui.llm.client import LLMClient
 from ovtui.memory.fileformat import MemoryFile, render_memory
-from ovtui.workspace.store import MemoryStore
-from tests.fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from ovtui.memory.store import MemoryStore
+from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
+from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 
 INTENTS = 10
 EXISTING = 5  # intents that already have an experience

@@ -25,20 +25,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ovtui.context import ExecutionContext, RunContext  # noqa: E402
-from ovtui.domain import Rollout  # noqa: E402
-from ovtui.memory.fileformat import render_memory  # noqa: E402
-from ovtui.memory.types import EXPERIENCES  # noqa: E402
-from ovtui.sample_env.agent import SampleAgentExecutor  # noqa: E402
-from ovtui.sample_env.generate import (  # noqa: E402
+from ovtui.core.context import ExecutionContext, RunContext  # noqa: E402
+from ovtui.core.domain import Rollout  # noqa: E402
+from ovtui.environments.sample.agent import SampleAgentExecutor  # noqa: E402
+from ovtui.environments.sample.generate import (  # noqa: E402
     DEFAULT_SEED,
     DEFAULT_TEST_COUNT,
     DEFAULT_TRAIN_COUNT,
     generate_cases,
     write_dataset,
 )
-from ovtui.sample_env.workspace import DATASET  # noqa: E402
-from ovtui.service import Workspace  # noqa: E402
+from ovtui.environments.sample.workspace import DATASET  # noqa: E402
+from ovtui.memory.fileformat import render_memory  # noqa: E402
+from ovtui.memory.types import EXPERIENCES  # noqa: E402
+from ovtui.wiring.workspace import Workspace  # noqa: E402
 
 TOPICS = ["billing", "seating", "meals", "loyalty", "baggage", "pets", "visas", "wifi", "lounges", "upgrades"]
 

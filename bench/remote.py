@@ -22,17 +22,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ovtui.components.remote import RemoteRolloutExecutor
-from ovtui.context import ExecutionContext
-from ovtui.domain import Case, ExperienceSet
-from ovtui.environments.sample import SampleEnvironment
-from ovtui.sample_env.workspace import starter_memories
+from ovtui.core.context import ExecutionContext
+from ovtui.core.domain import Case, ExperienceSet
+from ovtui.environments.sample.environment import SampleEnvironment
+from ovtui.environments.sample.workspace import starter_memories
+from ovtui.train.components.remote import RemoteRolloutExecutor
 
 GOAL_MS = 2.0
 
 
 def policy_set() -> ExperienceSet:
-    from ovtui.domain import Experience, PolicyStatus
+    from ovtui.core.domain import Experience, PolicyStatus
 
     policies = [
         Experience(

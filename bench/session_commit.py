@@ -29,17 +29,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import httpx2 as httpx
-from fakes.openai_server import FakeOpenAIServer
-from fakes.session_model import SessionModel
 from server_support import start_cli_server, stop
 from session_support import CONVERSATION
 
-from ovtui.cli_commands.init import init_workspace
-from ovtui.context import RunContext
-from ovtui.service import Workspace
+from ovtui.cli.init import init_workspace
+from ovtui.core.context import RunContext
+from ovtui.protocols.sessions import AddMessageRequest
 from ovtui.sessions.commit import SessionCommitter
-from ovtui.sessions.models import AddMessageRequest
 from ovtui.sessions.store import SessionStore
+from ovtui.testing.openai_server import FakeOpenAIServer
+from ovtui.testing.session_model import SessionModel
+from ovtui.wiring.workspace import Workspace
 
 GOAL_S = 1.0
 

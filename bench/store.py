@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ovtui.components.memory_store import ExperienceSetLoader
-from ovtui.components.policy_updater import MemoryFilePolicyUpdater
-from ovtui.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import FIELDS_OPEN, render_memory
+from ovtui.memory.history import HistoryEntry, HistoryStore, new_history_id
 from ovtui.memory.memory_diff import FileChange, build_memory_diff
-from ovtui.workspace.history import HistoryEntry, HistoryStore, new_history_id
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
+from ovtui.train.components.experience_set_loader import ExperienceSetLoader
+from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 
 BODY = (
     "## Situation\n- Customer asks about topic {i}: the intent and the signals that identify it\n"

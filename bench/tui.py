@@ -36,12 +36,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan  # noqa: E402
+from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan  # noqa: E402
+from ovtui.environments.sample.generate import generate_dataset, write_cases  # noqa: E402
+from ovtui.environments.sample.workspace import write_sample_workspace  # noqa: E402
 from ovtui.memory.fileformat import render_memory  # noqa: E402
-from ovtui.review import ItemDecision  # noqa: E402
-from ovtui.sample_env.big import EXPERIENCES_DIR, experience_fields, write_experiences, write_history  # noqa: E402
-from ovtui.sample_env.generate import generate_dataset, write_cases  # noqa: E402
-from ovtui.sample_env.workspace import write_sample_workspace  # noqa: E402
+from ovtui.testing.big_workspace import EXPERIENCES_DIR, experience_fields, write_experiences, write_history  # noqa: E402
+from ovtui.train.review.policy import ItemDecision  # noqa: E402
 
 PREFIX = "viking://user/default/memories/experiences/"
 BIG_NAME = "long_procedure"
@@ -116,7 +116,7 @@ def import_seconds() -> float:
 async def measure_lists(root: Path) -> dict[str, Any]:
     """Launch, then open Experiences and History: the lists' figures (one fresh app)."""
     from ovtui.app.app import OvtuiApp
-    from ovtui.service import Workspace
+    from ovtui.wiring.workspace import Workspace
 
     figures: dict[str, Any] = {}
     started = time.perf_counter()
@@ -163,7 +163,7 @@ def lists_in_fresh_interpreters(root: Path, repeats: int) -> dict[str, Any]:
 async def measure(root: Path, rollouts: int) -> dict[str, Any]:
     """Key-to-repaint idle and during a run, and the field diff (launch and lists: measure_lists)."""
     from ovtui.app.app import OvtuiApp
-    from ovtui.service import TrainOptions, Workspace
+    from ovtui.wiring.workspace import TrainOptions, Workspace
 
     figures: dict[str, Any] = {}
     workspace = Workspace(root)

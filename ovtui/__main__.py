@@ -2,6 +2,6 @@
 
 import sys
 
-from ovtui.cli import main
+from ovtui.cli.main import main
 
 sys.exit(main())

@@ -17,10 +17,10 @@ from textual.widget import Widget
 from workspace_support import EXPERIENCES, build_workspace, experience_uri, trajectory_uri
 
 from ovtui.app.app import OvtuiApp
-from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import render_memory
-from ovtui.review import ItemDecision, PendingPlan
-from ovtui.service import Workspace
+from ovtui.train.review.policy import ItemDecision, PendingPlan
+from ovtui.wiring.workspace import Workspace
 
 FIXED_MTIME = 1_790_000_000  # 2026-09-21, so "changed" columns never show today's date
 PLAN_ID = "plan0000demo"

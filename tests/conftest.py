@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from workspace_support import build_workspace
 
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
 
 
 @pytest.fixture

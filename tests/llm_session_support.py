@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
-from fakes.openai_server import FakeOpenAIServer
-from fakes.session_model import SessionModel
 from server_support import threaded_server
 from session_support import ok
 from workspace_support import build_sample_workspace
 
 from ovtui.memory.fileformat import MemoryFile, parse_memory
-from ovtui.service import Workspace
-from ovtui.sessions.api import create_session_app
+from ovtui.servers.session_api import create_session_app
+from ovtui.testing.openai_server import FakeOpenAIServer
+from ovtui.testing.session_model import SessionModel
+from ovtui.wiring.workspace import Workspace
 
 PREFIX = "viking://user/default/"
 

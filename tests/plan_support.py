@@ -11,14 +11,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ovtui.components.policy_updater import MemoryFilePolicyUpdater
-from ovtui.context import ApplyOptions
-from ovtui.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.core.context import ApplyOptions
+from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.fileformat import MemoryFile
-from ovtui.pending_store import PendingPlans
-from ovtui.review import ItemDecision
-from ovtui.workspace import fsio
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
+from ovtui.storage import fsio
+from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
+from ovtui.train.review.pending import PendingPlans
+from ovtui.train.review.policy import ItemDecision
 
 FIXED_NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 

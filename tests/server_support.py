@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ovtui.server.run import bind_socket, make_server, url_of
+from ovtui.servers.base.run import bind_socket, make_server, url_of
 
 
 @contextmanager

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from workspace_support import build_sample_workspace
 
-from ovtui.domain import Rollout
-from ovtui.service import Workspace
+from ovtui.core.domain import Rollout
+from ovtui.wiring.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 

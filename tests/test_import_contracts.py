@@ -34,11 +34,19 @@ def test_the_contracts_are_kept() -> None:
     ("module", "line", "contract"),
     [
         # Through another module: the kernel may not reach Textual by any path.
-        ("ovtui/events.py", "import ovtui.textual_helper", "The kernel imports neither Textual"),
-        ("ovtui/engine.py", "import ovtui.app", "The kernel imports neither Textual"),
-        ("ovtui/domain.py", "from ovtui import review", "The domain imports nothing of ours"),
-        ("ovtui/components/snapshotter.py", "from ovtui import service", "Components import neither"),
-        ("ovtui/workspace/store.py", "from ovtui.components import case_lint", "The workspace layer"),
+        ("ovtui/core/events.py", "import ovtui.textual_helper", "The kernel imports neither Textual"),
+        ("ovtui/train/engine.py", "import ovtui.app", "The kernel imports neither Textual"),
+        (
+            "ovtui/core/domain.py",
+            "from ovtui.train.review import policy",
+            "The domain imports nothing of ours",
+        ),
+        (
+            "ovtui/train/components/snapshotter.py",
+            "from ovtui.wiring import workspace",
+            "Components import neither",
+        ),
+        ("ovtui/storage/locks.py", "from ovtui.train.components import case_loader", "The workspace layer"),
     ],
 )
 def test_a_breach_is_reported(tmp_path: Path, module: str, line: str, contract: str) -> None:
@@ -73,8 +81,8 @@ def test_the_command_line_starts_without_what_it_does_not_use() -> None:
     `ovtui history` does not load the domain models; the app loads no server (start-up time is most
     of a short command)."""
     heavy = ("openai", "textual", "fastapi", "uvicorn")
-    everything = "from ovtui.cli import build_parser; build_parser(); import ovtui.service"
+    everything = "from ovtui.cli.main import build_parser; build_parser(); import ovtui.wiring.workspace"
     assert loaded_after(everything, heavy) == []
-    history = "from ovtui.cli import build_parser; build_parser('history'); import ovtui.workspace.opening"
-    assert loaded_after(history, ("ovtui.domain", *heavy)) == []
+    history = "from ovtui.cli.main import build_parser; build_parser('history'); import ovtui.storage.opening"
+    assert loaded_after(history, ("ovtui.core.domain", *heavy)) == []
     assert loaded_after("import ovtui.app.app", ("openai", "fastapi", "uvicorn")) == []

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from workspace_support import build_sample_workspace, pristine_sample
 
-from ovtui.components.memory_store import file_from_experience
-from ovtui.context import ExecutionContext
-from ovtui.domain import Case, ExperienceSet, Rollout
+from ovtui.core.context import ExecutionContext
+from ovtui.core.domain import Case, ExperienceSet, Rollout
+from ovtui.environments.sample.agent import SampleAgentExecutor
+from ovtui.environments.sample.generate import write_cases
 from ovtui.memory.types import EXPERIENCES
-from ovtui.reports import RunReport
-from ovtui.sample_env.agent import SampleAgentExecutor
-from ovtui.sample_env.generate import write_cases
-from ovtui.service import TrainOptions, Workspace
+from ovtui.train.components.experience_set_loader import file_from_experience
+from ovtui.train.reports import RunReport
+from ovtui.wiring.workspace import TrainOptions, Workspace
 
 DATASET = "under_test"
 

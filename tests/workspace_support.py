@@ -83,7 +83,7 @@ def build_sample_workspace(root: Path) -> Path:
     """A fresh sample workspace written from the package's sample data, exactly as
     ``ovtui init DIR --sample`` writes it. Tests never copy the repository's folder: its state is
     whatever a user last did to it."""
-    from ovtui.cli_commands.init import init_workspace
+    from ovtui.cli.init import init_workspace
 
     init_workspace(root, sample=True)
     return root
@@ -103,7 +103,7 @@ def watch_until_inbox_empty(ws: Path, env: dict[str, str] | None = None) -> subp
     with a crash hook in ``env`` it may end by itself first (SIGKILL)."""
     inbox = ws / "inbox" / "rollouts"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ovtui.cli", "train", str(ws), "--watch"],
+        [sys.executable, "-m", "ovtui", "train", str(ws), "--watch"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 def run_app(root: Path) -> None:
     from ovtui.app.app import OvtuiApp
-    from ovtui.service import Workspace
+    from ovtui.wiring.workspace import Workspace
 
     OvtuiApp(Workspace(root)).run()
 

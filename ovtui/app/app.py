@@ -47,10 +47,10 @@ from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
 from ovtui.app.textual_private import styles_are_current
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.config import save_config
-from ovtui.keymap_check import DeclaredBinding, keymap_problems
-from ovtui.service import Workspace
-from ovtui.workspace.watching import ChangeKind, WorkspaceChanges, watch_workspace
+from ovtui.checks.keymap import DeclaredBinding, keymap_problems
+from ovtui.core.config import save_config
+from ovtui.storage.watching import ChangeKind, WorkspaceChanges, watch_workspace
+from ovtui.wiring.workspace import Workspace
 
 # The first fill of a table of at least this many rows ends with a full collection and a freeze.
 BIG_LIST_ROWS = 1_000

@@ -20,7 +20,7 @@ from typing import Any
 
 from textual.app import App
 
-from ovtui.errors import OvtuiError
+from ovtui.core.errors import OvtuiError
 
 Editor = Callable[[str], "str | None"]
 

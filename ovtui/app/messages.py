@@ -18,8 +18,8 @@ import threading
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from ovtui.events import Event
-from ovtui.reports import RunReport
+from ovtui.core.events import Event
+from ovtui.train.reports import RunReport
 
 
 class KernelEventsReady(Message):

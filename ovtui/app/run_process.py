@@ -1,4 +1,4 @@
-"""The app's side of a run in a worker process (``ovtui.run_worker``): start, stream, cancel, stop.
+"""The app's side of a run in a worker process (``ovtui.wiring.run_worker``): start, stream, cancel, stop.
 
 Events arrive as JSON lines on the worker's stdout and go to the same listener the kernel would
 call in-process. A worker that dies without a report (a crash, a kill, an import error) ends
@@ -14,11 +14,11 @@ import sys
 from collections import deque
 from contextlib import suppress
 
-from ovtui.errors import OvtuiError
-from ovtui.events import Event, Listener
-from ovtui.reports import RunReport
-from ovtui.run_worker import CANCEL_LINE, request_line
-from ovtui.service import TrainOptions, Workspace
+from ovtui.core.errors import OvtuiError
+from ovtui.core.events import Event, Listener
+from ovtui.train.reports import RunReport
+from ovtui.wiring.run_worker import CANCEL_LINE, request_line
+from ovtui.wiring.workspace import TrainOptions, Workspace
 
 # A report or an event may be long (every error of a run): lines up to this size are read whole.
 LINE_LIMIT_BYTES = 64 * 1024 * 1024
@@ -47,7 +47,7 @@ class RunProcess:
         process = self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "ovtui.run_worker",
+            "ovtui.wiring.run_worker",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

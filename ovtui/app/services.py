@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from ovtui.app.editor import Editor
 from ovtui.app.kernel_thread import KernelThread
-from ovtui.events import Listener
-from ovtui.service import Workspace
+from ovtui.core.events import Listener
+from ovtui.wiring.workspace import Workspace
 
 
 @dataclass(frozen=True)

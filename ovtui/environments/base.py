@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from ovtui.context import ExecutionContext
-from ovtui.domain import Case, ExperienceSet, Rollout, RubricEvaluation
-from ovtui.errors import OvtuiError
+from ovtui.core.context import ExecutionContext
+from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
+from ovtui.core.errors import OvtuiError
 
 
 class EnvironmentError_(OvtuiError):

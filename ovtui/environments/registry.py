@@ -6,12 +6,12 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ovtui.config import OvtuiConfig
+from ovtui.core.config import OvtuiConfig
 from ovtui.environments.base import Environment, EnvironmentError_
 
 
 def _sample(config: OvtuiConfig | None) -> Environment:
-    from ovtui.environments.sample import SampleEnvironment
+    from ovtui.environments.sample.environment import SampleEnvironment
 
     return SampleEnvironment()
 

@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ovtui.workspace.fsio import atomic_write_text
+from ovtui.storage.fsio import atomic_write_text
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
-from ovtui.config import LLMConfig
+from ovtui.core.config import LLMConfig
 from ovtui.llm.cache import ResponseCache, request_key
 from ovtui.llm.errors import (
     LLMFormatError,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ovtui.errors import LLMError
+from ovtui.core.errors import LLMError
 
 
 class LLMTransportError(LLMError):

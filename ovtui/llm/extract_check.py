@@ -19,13 +19,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ovtui.errors import ConfigError, OvtuiError, PatchError, UnsafePathError
+from ovtui.core.errors import ConfigError, OvtuiError, PatchError, UnsafePathError
 from ovtui.llm.loop_tools import check_space
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_value
+from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.workspace.paths import validate_name
-from ovtui.workspace.store import MemoryStore
+from ovtui.storage.paths import validate_name
 
 DELETES = "deletes"
 PEER_FIELD = "peer_id"

@@ -42,8 +42,8 @@ from ovtui.llm.loop_tools import (
 )
 from ovtui.llm.results import LLMResult, Messages, ToolCall
 from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeRegistry
-from ovtui.workspace.store import MemoryStore
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ovtui.errors import OvtuiError, UnsafePathError
+from ovtui.core.errors import OvtuiError, UnsafePathError
 from ovtui.llm.results import ToolCall
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.search import rank
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
 
 MAX_LS = 100
 MAX_SEARCH = 5

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ovtui.domain import Case, Rubric
-from ovtui.errors import MemoryFormatError
+from ovtui.core.domain import Case, Rubric
+from ovtui.core.errors import MemoryFormatError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.types import CASES
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ovtui.errors import MemoryFormatError
+from ovtui.core.errors import MemoryFormatError
 
 # The memory_type values the training loop itself names (defined here, the leaf every layer may
 # import, and re-exported by memory/types.py: code outside the domain imports them from there).

@@ -33,10 +33,10 @@ from typing import BinaryIO
 
 from filelock import FileLock, Timeout
 
-from ovtui.bounds import HOTNESS_COMPACT_BYTES, MAX_HOTNESS_LOG_BYTES, MAX_HOTNESS_SUMMARY_BYTES
-from ovtui.errors import LockTimeoutError, OvtuiError, UnsafePathError
-from ovtui.workspace import fsio
-from ovtui.workspace.paths import (
+from ovtui.core.bounds import HOTNESS_COMPACT_BYTES, MAX_HOTNESS_LOG_BYTES, MAX_HOTNESS_SUMMARY_BYTES
+from ovtui.core.errors import LockTimeoutError, OvtuiError, UnsafePathError
+from ovtui.storage import fsio
+from ovtui.storage.paths import (
     HOTNESS_LOCK_FILE,
     HOTNESS_LOG_FILE,
     HOTNESS_SUMMARY_FILE,

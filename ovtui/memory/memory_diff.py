@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ovtui.errors import MemoryFormatError
+from ovtui.core.errors import MemoryFormatError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
 
 RecordKind = Literal["apply", "dry_run", "revert", "session_commit"]

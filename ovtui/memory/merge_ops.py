@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ovtui.errors import PatchError
+from ovtui.core.errors import PatchError
 from ovtui.memory.types import MemoryTypeSchema
 
 SEARCH_MARK = "<<<<<<< SEARCH"

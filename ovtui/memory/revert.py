@@ -21,8 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ovtui.errors import MemoryFormatError, OvtuiError, RevertConflictError
+from ovtui.core.errors import MemoryFormatError, OvtuiError, RevertConflictError
 from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.memory.history import HistoryStore, new_history_id
 from ovtui.memory.links import RELATION_FIELDS, link_key, merge_links
 from ovtui.memory.memory_diff import (
     FileChange,
@@ -32,9 +33,8 @@ from ovtui.memory.memory_diff import (
     same_memory,
     same_memory_file,
 )
-from ovtui.workspace.history import HistoryStore, new_history_id
-from ovtui.workspace.store import MemoryStore
-from ovtui.workspace.transaction import commit_record, prepare
+from ovtui.memory.store import MemoryStore
+from ovtui.memory.transaction import commit_record, prepare
 
 
 @dataclass

@@ -25,8 +25,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ovtui.domain import Case, Message, Rollout, RolloutAnalysis, RolloutTrainingResult
-from ovtui.errors import UnsafePathError
+from ovtui.core.domain import Case, Message, Rollout, RolloutAnalysis, RolloutTrainingResult
+from ovtui.core.errors import UnsafePathError
+from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import (
     AddOperation,
     MemoryDiff,
@@ -35,21 +36,25 @@ from ovtui.memory.memory_diff import (
     UpdateOperation,
     utc_stamp,
 )
-from ovtui.sessions.extract import ExtractedMemory, Extraction, evaluate_conversation, extract_offline
-from ovtui.sessions.models import MemoryPolicy, SessionMessage
+from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
+from ovtui.protocols.training_session import is_training_session, rollout_from_messages
 from ovtui.sessions.peers import PeerReport, apply_policy
-from ovtui.sessions.protocol import is_training_session, rollout_from_messages
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
-from ovtui.workspace.history import HistoryStore
-from ovtui.workspace.paths import WorkspacePaths, split_peer
+from ovtui.storage.paths import WorkspacePaths, split_peer
+from ovtui.train.backends.offline.session_extractor import (
+    ExtractedMemory,
+    Extraction,
+    evaluate_conversation,
+    extract_offline,
+)
 
 if TYPE_CHECKING:
-    from ovtui.components.policy_trainer import StreamingPolicyTrainer
-    from ovtui.context import RunContext
-    from ovtui.interfaces import RolloutAnalyzer
-    from ovtui.service import Workspace
-    from ovtui.sessions.llm_extract import LLMSessionExtractor
+    from ovtui.core.context import RunContext
+    from ovtui.core.interfaces import RolloutAnalyzer
+    from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
+    from ovtui.train.components.policy_trainer import StreamingPolicyTrainer
+    from ovtui.wiring.workspace import Workspace
 
 SNAPSHOT_PREFIX = "session-commit"
 
@@ -127,7 +132,7 @@ class SessionCommitter:
     async def trainer(self) -> StreamingPolicyTrainer:
         async with self._trainer_lock:
             if self._trainer is None:
-                from ovtui.components.policy_trainer import (
+                from ovtui.train.components.policy_trainer import (
                     StreamingPolicyTrainer,
                     StreamingPolicyTrainerConfig,
                 )
@@ -153,8 +158,8 @@ class SessionCommitter:
 
     def llm_extractor(self) -> LLMSessionExtractor:
         if self._llm is None:
-            from ovtui.registry import hotness_mix
-            from ovtui.sessions.llm_extract import LLMSessionExtractor
+            from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
+            from ovtui.wiring.registry import hotness_mix
 
             ws = self.workspace
             self._llm = LLMSessionExtractor(ws.llm_client(), ws.store, hotness_mix(ws.resources))

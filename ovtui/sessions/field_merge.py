@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ovtui.errors import PatchError
+from ovtui.core.errors import PatchError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import has_patch_blocks, merge_value
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.sessions.extract import ExtractedMemory
+from ovtui.train.backends.offline.session_extractor import ExtractedMemory
 
 CONTENT = "content"
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ovtui.errors import UnsafePathError
+from ovtui.core.errors import UnsafePathError
 from ovtui.memory.memory_diff import MemoryDiff
-from ovtui.server.jobs import LOG_NAME, Job, JobStatus
 from ovtui.sessions.store import SessionError, SessionStore
-from ovtui.workspace.paths import URI_SCHEME, WorkspacePaths, split_peer
+from ovtui.storage.jobs import LOG_NAME, Job, JobStatus
+from ovtui.storage.paths import URI_SCHEME, WorkspacePaths, split_peer
 
 TASKS_DIR = "tasks"  # under .ovtui: the session server's task log
 # Our job states in OpenViking's words.

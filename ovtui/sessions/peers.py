@@ -19,11 +19,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ovtui.errors import UnsafePathError
+from ovtui.core.errors import UnsafePathError
 from ovtui.memory.types import MemoryTypeRegistry
-from ovtui.sessions.extract import ExtractedMemory, Extraction
-from ovtui.sessions.models import MemoryPolicy
-from ovtui.workspace.paths import validate_name
+from ovtui.protocols.sessions import MemoryPolicy
+from ovtui.storage.paths import validate_name
+from ovtui.train.backends.offline.session_extractor import ExtractedMemory, Extraction
 
 PEERS_OFF = "peer memories are off in the session's MemoryPolicy (peer.enabled)"
 PEER_NOT_ALLOWED = "not in the session's MemoryPolicy peer.allowed_peer_ids"

@@ -3,7 +3,7 @@
 
 A session id becomes a folder name, so it is checked by the workspace's one name rule (no
 separators, no ``..``, no control characters, not a reserved device name, bounded length) before
-anything touches the disk. Every write goes through ``ovtui.workspace.fsio`` (inside the root,
+anything touches the disk. Every write goes through ``ovtui.storage.fsio`` (inside the root,
 links refused, atomic where a reader may look).
 
 Phase 1 of a commit (``archive``) moves the live ``messages.jsonl`` into the next archive folder
@@ -30,12 +30,12 @@ from typing import TypeVar
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ValidationError
 
-from ovtui.bounds import MAX_ROLLOUT_BYTES, jsonl_lines
-from ovtui.errors import OvtuiError, UnsafePathError, first_problem
+from ovtui.core.bounds import MAX_ROLLOUT_BYTES, jsonl_lines
+from ovtui.core.errors import OvtuiError, UnsafePathError, first_problem
 from ovtui.memory.memory_diff import MemoryDiff
-from ovtui.sessions.models import MemoryPolicy, SessionMessage, SessionMeta, now_iso
-from ovtui.workspace import fsio
-from ovtui.workspace.paths import WorkspacePaths, validate_name
+from ovtui.protocols.sessions import MemoryPolicy, SessionMessage, SessionMeta, now_iso
+from ovtui.storage import fsio
+from ovtui.storage.paths import WorkspacePaths, validate_name
 
 Line = TypeVar("Line", bound=BaseModel)
 

@@ -24,19 +24,19 @@ import time
 import uuid
 from dataclasses import dataclass, field, replace
 
-from ovtui.components.policy_updater import MemoryFilePolicyUpdater
-from ovtui.context import ApplyOptions
-from ovtui.domain import Case, PolicyPlanItem, PolicyUpdatePlan
-from ovtui.errors import OvtuiError
+from ovtui.core.context import ApplyOptions
+from ovtui.core.domain import Case, PolicyPlanItem, PolicyUpdatePlan
+from ovtui.core.errors import OvtuiError
 from ovtui.memory.cases import memory_from_case
 from ovtui.memory.links import PRODUCED
+from ovtui.memory.store import MemoryStore
+from ovtui.memory.targets import plan_target
 from ovtui.memory.types import CASES
-from ovtui.pending_store import PendingPlans
-from ovtui.review import ItemDecision
-from ovtui.sessions.extract import ExtractedMemory
 from ovtui.sessions.field_merge import LeftOut, merge_group
-from ovtui.workspace.store import MemoryStore
-from ovtui.workspace.targets import plan_target
+from ovtui.train.backends.offline.session_extractor import ExtractedMemory
+from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
+from ovtui.train.review.pending import PendingPlans
+from ovtui.train.review.policy import ItemDecision
 
 RESERVED = frozenset({"content", "memory_type", "version", "links", "backlinks"})
 

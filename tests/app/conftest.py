@@ -11,7 +11,7 @@ from app_support import make_workspace
 from workspace_support import build_sample_workspace
 
 from ovtui.app.app import OvtuiApp
-from ovtui.service import Workspace
+from ovtui.wiring.workspace import Workspace
 
 
 @pytest.fixture(autouse=True)

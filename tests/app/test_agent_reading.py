@@ -6,11 +6,11 @@ from __future__ import annotations
 from app_support import MakeApp, edit_experience, screen_text, settle
 from workspace_support import experience_uri
 
-from ovtui.app.review_view import item_header
+from ovtui.app.views.review import item_header
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.review import ItemDecision, PendingPlan
-from ovtui.service import Workspace
+from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.train.review.policy import ItemDecision, PendingPlan
+from ovtui.wiring.workspace import Workspace
 
 
 def test_review_shows_validation_leaks_evidence_and_unread_lines() -> None:

@@ -14,8 +14,8 @@ from textual.widgets import DataTable
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.sample_env.big import write_experiences, write_history
-from ovtui.service import Workspace
+from ovtui.testing.big_workspace import write_experiences, write_history
+from ovtui.wiring.workspace import Workspace
 
 BIG = 1_000  # five chunks after the first screenful: the fill is still going when a key comes
 

@@ -23,8 +23,8 @@ from ovtui.app.editor import edit_in_editor
 from ovtui.app.messages import DryRunToggled, RunFinished
 from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.widgets.top_bar import DRY_RUN_ON, TopBar
-from ovtui.service import Workspace
-from ovtui.workspace.history import HistoryStore
+from ovtui.memory.history import HistoryStore
+from ovtui.wiring.workspace import Workspace
 
 
 def toggles(messages: list[object]) -> list[bool]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from ovtui.app.diff_model import DiffSection, FieldChange, file_changes, item_section
-from ovtui.app.diff_render import (
+from ovtui.app.views.diff_model import DiffSection, FieldChange, file_changes, item_section
+from ovtui.app.views.diff_render import (
     ADDED_WORD,
     REMOVED_WORD,
     build_rows,
@@ -14,7 +14,7 @@ from ovtui.app.diff_render import (
     row_lines,
     word_diff,
 )
-from ovtui.domain import PolicyPlanItem
+from ovtui.core.domain import PolicyPlanItem
 from ovtui.memory.fileformat import render_memory
 
 BEFORE = (
@@ -89,7 +89,7 @@ def test_a_2000_line_diff_builds_quickly() -> None:
 def test_row_heights_count_lines_exactly_as_rich_wraps_them() -> None:
     from rich.text import Text
 
-    from ovtui.app.diff_render import _WRAP_CONSOLE, _wrapped_count
+    from ovtui.app.views.diff_render import _WRAP_CONSOLE, _wrapped_count
 
     texts = [
         "word " * 30,

@@ -16,13 +16,13 @@ from app_support import (
 )
 from textual.widgets import Input
 
-from ovtui.app.history_view import HistoryFilter
 from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.screens.history import FILTER_HELP
+from ovtui.app.views.history import HistoryFilter
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import RecordKind
-from ovtui.service import Workspace
-from ovtui.workspace.history import HistoryStore
+from ovtui.wiring.workspace import Workspace
 
 
 async def apply_demo_plan(workspace: Workspace, *, dry_run: bool = False) -> None:

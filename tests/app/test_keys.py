@@ -11,8 +11,8 @@ from ovtui.app.keys import catalog, own_bindings
 from ovtui.app.registry import SCREENS, binding_sources
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.review import ReviewScreen
-from ovtui.config import load_config
-from ovtui.service import Workspace
+from ovtui.core.config import load_config
+from ovtui.wiring.workspace import Workspace
 
 
 async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(

@@ -10,10 +10,10 @@ from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.components.policy_updater import MemoryFilePolicyUpdater
-from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.review import ItemDecision
-from ovtui.service import Workspace
+from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
+from ovtui.train.review.policy import ItemDecision
+from ovtui.wiring.workspace import Workspace
 
 PLAN_ID = "plan0000pref"
 

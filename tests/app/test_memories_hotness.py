@@ -9,11 +9,11 @@ import sys
 from app_support import MakeApp, press_and_settle, screen_text
 
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.components.case_loader import ListCaseLoader
-from ovtui.context import ExecutionContext
+from ovtui.core.context import ExecutionContext
+from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.memory.hotness import HotnessLog
-from ovtui.sample_env import SampleAgentExecutor
-from ovtui.service import Workspace
+from ovtui.train.components.case_loader import ListCaseLoader
+from ovtui.wiring.workspace import Workspace
 
 
 async def test_hot_column(workspace: Workspace, make_app: MakeApp) -> None:

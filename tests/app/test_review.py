@@ -21,8 +21,8 @@ from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.service import Workspace
-from ovtui.workspace.history import HistoryStore
+from ovtui.memory.history import HistoryStore
+from ovtui.wiring.workspace import Workspace
 
 
 def decisions(workspace: object) -> list[tuple[str, str]]:
@@ -212,7 +212,7 @@ async def test_approve_all_keeps_a_rejection_and_its_note(workspace: Workspace, 
 async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_the_footer(
     sample_workspace: Workspace, make_app: MakeApp
 ) -> None:
-    from ovtui.service import TrainOptions
+    from ovtui.wiring.workspace import TrainOptions
 
     workspace = sample_workspace
     await workspace.train(TrainOptions(epochs=1, eval_split=None, approve="ask"))

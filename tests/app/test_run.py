@@ -20,12 +20,12 @@ from ovtui.app.messages import RunEvents, RunFinished
 from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.screens.run import RunScreen
-from ovtui.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.events import Event
-from ovtui.reports import RunReport
-from ovtui.review import ItemDecision
-from ovtui.service import Workspace
-from ovtui.workspace.history import HistoryStore
+from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.core.events import Event
+from ovtui.memory.history import HistoryStore
+from ovtui.train.reports import RunReport
+from ovtui.train.review.policy import ItemDecision
+from ovtui.wiring.workspace import Workspace
 
 
 def set_policy(workspace: object, policy: str) -> None:
@@ -201,9 +201,9 @@ async def test_review_opens_on_the_plan_the_run_waits_on_not_the_oldest(
 async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
     sample_workspace: Workspace, make_app: MakeApp
 ) -> None:
-    from ovtui.components.case_loader import read_cases
-    from ovtui.context import ExecutionContext
-    from ovtui.sample_env.agent import SampleAgentExecutor
+    from ovtui.core.context import ExecutionContext
+    from ovtui.environments.sample.agent import SampleAgentExecutor
+    from ovtui.train.components.case_loader import read_cases
 
     set_policy(sample_workspace, "all")
     # Stopping waits for the oldest queued gradient's age flush (InboxProcessor.watch drains before the

@@ -11,8 +11,8 @@ from textual.widgets import Input, Log
 
 from ovtui.app.run_process import RunProcess, RunWorkerError
 from ovtui.app.screens.run import RunScreen
-from ovtui.events import Event
-from ovtui.service import TrainOptions, Workspace
+from ovtui.core.events import Event
+from ovtui.wiring.workspace import TrainOptions, Workspace
 
 
 async def test_a_run_streams_its_events_and_ends_with_its_report(sample_workspace: Workspace) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from ovtui.app.run_view import RunProgress, describe_event, log_line
-from ovtui.events import Event
+from ovtui.app.views.run import RunProgress, describe_event, log_line
+from ovtui.core.events import Event
 
 
 def fold(*events: Event) -> RunProgress:

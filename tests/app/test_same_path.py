@@ -9,9 +9,9 @@ from typing import Any
 
 from app_support import MakeApp, demo_plan, make_workspace, park_demo_plan, press_and_settle
 
-from ovtui.review import ReviewPolicy, apply_reviewed
-from ovtui.service import Workspace
-from ovtui.workspace.history import HistoryStore
+from ovtui.memory.history import HistoryStore
+from ovtui.train.review.policy import ReviewPolicy, apply_reviewed
+from ovtui.wiring.workspace import Workspace
 
 STAMP = re.compile(r'(\\?"(?:created_at|updated_at|extracted_at)\\?": \\?")[^"\\]*')
 

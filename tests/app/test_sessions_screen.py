@@ -15,11 +15,11 @@ from textual.message import Message
 
 from ovtui.app.messages import SessionsChanged
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.service import Workspace
-from ovtui.sessions.ingest import commit_file
-from ovtui.sessions.models import AddMessageRequest, MemoryPolicy
+from ovtui.protocols.sessions import AddMessageRequest, MemoryPolicy
+from ovtui.servers.session_inbox import commit_file
 from ovtui.sessions.store import SessionStore
-from ovtui.workspace.watching import ChangeKind, classify
+from ovtui.storage.watching import ChangeKind, classify
+from ovtui.wiring.workspace import Workspace
 
 
 async def commit(workspace: Workspace, tmp: Path, name: str) -> None:

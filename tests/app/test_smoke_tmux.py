@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from repo_paths import REPO
 from workspace_support import build_sample_workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -81,7 +82,7 @@ def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
         .replace("batch_size = 8", "batch_size = 15")
     )
     (root / "ovtui.toml").write_text(config)
-    pane = Pane([sys.executable, "-m", "ovtui", str(root)], Path(__file__).resolve().parents[2])
+    pane = Pane([sys.executable, "-m", "ovtui", str(root)], REPO)
     try:
         pane.wait_for("1 Run", timeout=30)
         pane.keys("t")
@@ -124,7 +125,7 @@ def test_a_burst_of_keys_with_dd_leaves_the_app_quick_to_quit(tmp_path: Path) ->
     root = build_sample_workspace(tmp_path / "ws")
     pane = Pane(
         [sys.executable, "-m", "ovtui", str(root)],
-        Path(__file__).resolve().parents[2],
+        REPO,
         then="echo OVTUI-EXITED-$?; sleep 30",
     )
     try:

@@ -18,7 +18,7 @@ from ovtui.app.registry import binding_sources
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.too_small import TooSmallScreen
 from ovtui.app.widgets.field_diff import FieldDiff
-from ovtui.service import Workspace
+from ovtui.wiring.workspace import Workspace
 
 
 async def test_at_80x24_the_essential_controls_of_every_screen_are_on_screen(

@@ -11,7 +11,7 @@ from textual.scroll_view import ScrollView
 from textual.widgets import Label
 
 from ovtui.app.textual_private import set_scroll_range, styles_are_current
-from ovtui.service import Workspace
+from ovtui.wiring.workspace import Workspace
 
 
 class OneView(App[None]):

@@ -22,8 +22,8 @@ from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.memory.fileformat import render_memory
-from ovtui.service import Workspace
-from ovtui.workspace.watching import ChangeKind, classify, summarise, watch_workspace
+from ovtui.storage.watching import ChangeKind, classify, summarise, watch_workspace
+from ovtui.wiring.workspace import Workspace
 
 
 def test_classify_keeps_only_what_the_app_shows() -> None:
@@ -107,7 +107,7 @@ async def test_a_plan_settled_by_another_process_leaves_the_review_queue(
         await settle(app, pilot)
         assert app.pending_count == 1
         script = (
-            "import sys; from ovtui.service import Workspace; "
+            "import sys; from ovtui.wiring.workspace import Workspace; "
             "Workspace(sys.argv[1]).discard_pending(sys.argv[2])"
         )
         other = await asyncio.create_subprocess_exec(

@@ -7,15 +7,15 @@ import logging
 from pathlib import Path
 
 import pytest
-from fakes.helpers import SECRET_KEY, make_client
-from fakes.openai_server import FakeOpenAIServer, Reply
 
-from ovtui.errors import LLMError
+from ovtui.core.errors import LLMError
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.llm.usage import CallUsage
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
+from ovtui.testing.helpers import SECRET_KEY, make_client
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 
-pytest_plugins = ["fakes.fixtures"]  # the `fake` server and `client` fixtures
+pytest_plugins = ["ovtui.testing.fixtures"]  # the `fake` server and `client` fixtures
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 

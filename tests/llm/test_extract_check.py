@@ -7,7 +7,7 @@ from __future__ import annotations
 from ovtui.llm.extract_check import PEER_FIELD, AnswerChecker
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
 
 PREFS = "preferences"
 

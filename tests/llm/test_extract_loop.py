@@ -6,15 +6,15 @@ import json
 from typing import Any
 
 import pytest
-from fakes.helpers import last_user_text
-from fakes.openai_server import FakeOpenAIServer, Reply
 
 from ovtui.llm.client import LLMClient
 from ovtui.llm.errors import ExtractError
 from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
+from ovtui.testing.helpers import last_user_text
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 
-pytest_plugins = ["fakes.fixtures"]  # the `fake` server and `client` fixtures
+pytest_plugins = ["ovtui.testing.fixtures"]  # the `fake` server and `client` fixtures
 
 EXP = "experiences"
 CANCEL = "reservation_cancellation"

@@ -8,8 +8,6 @@ from typing import Any
 
 import openai
 import pytest
-from fakes.helpers import FAST_RETRY, last_user_text, llm_config, make_client
-from fakes.openai_server import FakeOpenAIServer, Reply
 
 from ovtui.llm.client import LLMClient
 from ovtui.llm.errors import (
@@ -21,8 +19,10 @@ from ovtui.llm.errors import (
 )
 from ovtui.llm.results import RetryPolicy
 from ovtui.llm.usage import CallUsage
+from ovtui.testing.helpers import FAST_RETRY, last_user_text, llm_config, make_client
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 
-pytest_plugins = ["fakes.fixtures"]  # the `fake` server and `client` fixtures
+pytest_plugins = ["ovtui.testing.fixtures"]  # the `fake` server and `client` fixtures
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

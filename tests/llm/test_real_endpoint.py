@@ -10,10 +10,10 @@ import os
 
 import pytest
 
-from ovtui.config import LLMConfig
+from ovtui.core.config import LLMConfig
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
 
 BASE_URL = os.environ.get("OVTUI_TEST_BASE_URL")
 pytestmark = pytest.mark.skipif(not BASE_URL, reason="set OVTUI_TEST_BASE_URL to test a real endpoint")

@@ -8,16 +8,17 @@ from typing import Any, Literal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_paths import FIXTURES
 
-from ovtui.components.memory_store import ExperienceSetLoader
-from ovtui.domain import PolicyStatus
+from ovtui.core.domain import PolicyStatus
 from ovtui.memory.fileformat import FIELDS_OPEN, normalise_content, parse_memory, render_memory
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
+from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 
 # Surrogate code points cannot be encoded: never generate them.
 SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openviking"
+FIXTURES = FIXTURES / "openviking"
 
 json_scalars = (
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from plan_support import killed_copy, until_killed
 
-from ovtui.components.rollout_executor import relevant_experiences
-from ovtui.domain import Experience, ExperienceSet, PolicyStatus
-from ovtui.errors import OvtuiError
+from ovtui.core.domain import Experience, ExperienceSet, PolicyStatus
+from ovtui.core.errors import OvtuiError
 from ovtui.memory import hotness
 from ovtui.memory.hotness import DAY_S, HotnessLog, HotnessMix, Usage, blend, hotness_score
-from ovtui.workspace import fsio
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.storage import fsio
+from ovtui.storage.paths import WorkspacePaths
+from ovtui.train.components.rollout_executor import relevant_experiences
 
 NOW = 1_800_000_000.0
 

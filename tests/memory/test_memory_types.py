@@ -14,15 +14,16 @@ from typing import Any, Literal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from repo_paths import FIXTURES
 
-from ovtui.domain import PolicyPlanItem
+from ovtui.checks.workspace import CheckReport, check_memories
+from ovtui.core.domain import PolicyPlanItem
 from ovtui.memory.cases import case_from_memory, memory_from_case
 from ovtui.memory.fileformat import FIELDS_OPEN, parse_memory, render_memory
+from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeSchema, default_registry
-from ovtui.workspace.store import MemoryStore
-from ovtui.workspace_check import CheckReport, check_memories
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openviking" / "memories"
+FIXTURES = FIXTURES / "openviking" / "memories"
 REGISTRY = default_registry()
 WHEN = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 # How OpenViking finds the fields: the FIRST marker, up to the FIRST "-->" after it.

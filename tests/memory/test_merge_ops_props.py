@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ovtui.errors import PatchError
+from ovtui.core.errors import PatchError
 from ovtui.memory.merge_ops import SearchReplace, apply_patch, merge_fields, merge_value, render_blocks
 from ovtui.memory.types import MemoryTypeSchema
 

@@ -6,11 +6,11 @@ import pytest
 from plan_support import append_line, apply, delete, experience, snapshot, upsert
 from workspace_support import experience_uri, trajectory_uri
 
-from ovtui.errors import OvtuiError, RevertConflictError
+from ovtui.core.errors import OvtuiError, RevertConflictError
 from ovtui.memory.fileformat import parse_memory, render_memory
+from ovtui.memory.history import HistoryStore
 from ovtui.memory.revert import arevert, revert
-from ovtui.workspace.history import HistoryStore
-from ovtui.workspace.store import MemoryStore
+from ovtui.memory.store import MemoryStore
 
 TRAJ = trajectory_uri("refund_lookup_20261129120500")
 
@@ -77,8 +77,8 @@ def test_forced_revert_is_audited(store: MemoryStore) -> None:
 
 
 def test_dry_run_records_cannot_be_reverted(store: MemoryStore) -> None:
-    from ovtui.components.policy_updater import DryRunPolicyUpdater
-    from ovtui.domain import PolicyUpdatePlan
+    from ovtui.core.domain import PolicyUpdatePlan
+    from ovtui.train.components.policy_updater import DryRunPolicyUpdater
 
     dry = DryRunPolicyUpdater(store).apply_sync(
         PolicyUpdatePlan(items=[append_line(store, "refund_status", "- x")])

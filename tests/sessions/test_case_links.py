@@ -20,12 +20,12 @@ from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
 from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.memory.history import HistoryStore
 from ovtui.memory.links import DERIVED_FROM, PRODUCED
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.revert import revert
-from ovtui.service import Workspace
-from ovtui.sessions.api import create_session_app
-from ovtui.workspace.history import HistoryStore
+from ovtui.servers.session_api import create_session_app
+from ovtui.wiring.workspace import Workspace
 
 
 @pytest.fixture(params=["all"])

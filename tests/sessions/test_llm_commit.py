@@ -13,8 +13,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from fakes.openai_server import RecordedRequest, Reply
-from fakes.session_model import PREFERENCE_LINE, PROFILE_LINE, SessionModel, conversation_answer
 from llm_session_support import PREFIX, commit, memory, said, served
 from session_support import CONVERSATION
 
@@ -22,7 +20,9 @@ from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.hotness import HotnessLog
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.storage.paths import WorkspacePaths
+from ovtui.testing.openai_server import RecordedRequest, Reply
+from ovtui.testing.session_model import PREFERENCE_LINE, PROFILE_LINE, SessionModel, conversation_answer
 
 
 def snapshot(root: Path) -> dict[str, str]:

@@ -11,14 +11,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from fakes.openai_server import FakeOpenAIServer, RecordedRequest, Reply
-from fakes.session_model import SessionModel
 from llm_session_support import PREFIX, commit, memory, said, served
 
 from ovtui.memory.hotness import HotnessLog
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.storage.paths import WorkspacePaths
+from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from ovtui.testing.session_model import SessionModel
 
 BOB_TRAINS = "peers/bob/memories/preferences/trains.md"
 BOB_LINE = "- Bob prefers trains."

@@ -16,11 +16,11 @@ from server_support import threaded_server
 from session_support import commit_and_wait, ok
 from workspace_support import build_sample_workspace
 
-from ovtui.components.offline.sections import parse_sections
-from ovtui.domain import PolicyPlanItem
+from ovtui.core.domain import PolicyPlanItem
 from ovtui.memory.fileformat import parse_memory
-from ovtui.service import Workspace
-from ovtui.sessions.api import create_session_app
+from ovtui.servers.session_api import create_session_app
+from ovtui.train.backends.offline.sections import parse_sections
+from ovtui.wiring.workspace import Workspace
 
 ANA = ("Ana Ruiz", "C-4821", "ana.ruiz@example.com")
 USER_VALUES = ("Ana", "Ruiz", "C-4821", "4821", "ana.ruiz@example.com", "example.com")

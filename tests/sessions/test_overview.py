@@ -9,11 +9,11 @@ from pathlib import Path
 
 from workspace_support import build_sample_workspace
 
-from ovtui.server.jobs import JobStore
-from ovtui.sessions.models import AddMessageRequest, SessionMessage
+from ovtui.protocols.sessions import AddMessageRequest, SessionMessage
 from ovtui.sessions.overview import TASKS_DIR, session_views
 from ovtui.sessions.store import SessionStore
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.storage.jobs import JobStore
+from ovtui.storage.paths import WorkspacePaths
 
 
 def message(text: str) -> SessionMessage:

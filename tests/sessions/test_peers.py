@@ -16,15 +16,15 @@ import httpx2 as httpx
 import pytest
 from session_support import CONVERSATION, commit_and_wait, ok, served_sample_workspace
 
-from ovtui.app.diff_model import record_sections
-from ovtui.cli import main as cli_main
+from ovtui.app.views.diff_model import record_sections
+from ovtui.cli.main import main as cli_main
+from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.types import default_registry
-from ovtui.sessions.extract import ExtractedMemory, Extraction
-from ovtui.sessions.models import MemoryPolicy
+from ovtui.protocols.sessions import MemoryPolicy
 from ovtui.sessions.peers import PEER_INVALID, PEER_NOT_ALLOWED, PEERS_OFF, apply_policy
-from ovtui.workspace.history import HistoryStore
-from ovtui.workspace.paths import WorkspacePaths
+from ovtui.storage.paths import WorkspacePaths
+from ovtui.train.backends.offline.session_extractor import ExtractedMemory, Extraction
 
 PREFIX = "viking://user/default/"
 ALICE = {"role": "user", "content": "My name is Alice Moreau. I prefer trains.", "peer_id": "alice"}

@@ -12,20 +12,20 @@ import pytest
 from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
-from ovtui.cli import main as cli_main
-from ovtui.context import RunContext
+from ovtui.checks.workspace import CheckReport, check_memories
+from ovtui.cli.main import main as cli_main
+from ovtui.core.context import RunContext
 from ovtui.memory.fileformat import parse_memory
+from ovtui.memory.history import HistoryStore
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert
-from ovtui.service import Workspace
+from ovtui.protocols.sessions import AddMessageRequest
+from ovtui.servers.session_inbox import commit_messages
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
-from ovtui.sessions.extract import ExtractedMemory
-from ovtui.sessions.ingest import commit_messages
-from ovtui.sessions.models import AddMessageRequest
 from ovtui.sessions.store import SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater
-from ovtui.workspace.history import HistoryStore
-from ovtui.workspace_check import CheckReport, check_memories
+from ovtui.train.backends.offline.session_extractor import ExtractedMemory
+from ovtui.wiring.workspace import Workspace
 
 
 def workspace(tmp: Path, extra: str = "") -> Workspace:

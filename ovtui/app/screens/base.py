@@ -14,7 +14,7 @@ from textual.widget import Widget
 
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.top_bar import TopBar
-from ovtui.service import Workspace
+from ovtui.wiring.workspace import Workspace
 
 # A visible screen reloads at most this often while a run keeps changing the workspace.
 RELOAD_DELAY_S = 0.5

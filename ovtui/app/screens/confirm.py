@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ovtui.review import Decision
+from ovtui.train.review.policy import Decision
 
 
 def when_confirmed(then: Callable[[], object]) -> Callable[[bool | None], None]:

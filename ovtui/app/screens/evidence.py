@@ -11,8 +11,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList
 
 from ovtui.app.widgets.text_markdown import TextMarkdown
-from ovtui.errors import OvtuiError
-from ovtui.service import Workspace
+from ovtui.core.errors import OvtuiError
+from ovtui.wiring.workspace import Workspace
 
 
 class EvidenceScreen(Screen[None]):

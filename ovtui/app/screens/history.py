@@ -11,18 +11,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Input, Static
 
-from ovtui.app.diff_model import DiffSection, record_sections
-from ovtui.app.history_view import HistoryFilter, entry_row, record_header
 from ovtui.app.messages import HistoryChanged, WorkspaceEdited
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.services import ScreenServices
+from ovtui.app.views.diff_model import DiffSection, record_sections
+from ovtui.app.views.history import HistoryFilter, entry_row, record_header
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.errors import RevertConflictError
+from ovtui.core.errors import RevertConflictError
+from ovtui.memory.history import HistoryEntry, HistoryStore
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.revert import arevert
-from ovtui.workspace.history import HistoryEntry, HistoryStore
 
 # History's rows arrive in chunks half the default: each chunk makes the table redraw every visible
 # cell, and with 150 a j/k pressed meanwhile waited p95 ~59 ms; with 75 it waits p95 ~47 ms (goal

@@ -22,17 +22,17 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Label, Select
 
-from ovtui.agent_reading import unread_notes
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import Rows, VimTable
-from ovtui.domain import Experience, ExperienceSet
-from ovtui.errors import OvtuiError
+from ovtui.core.domain import Experience, ExperienceSet
+from ovtui.core.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.hotness import HotnessLog, Usage, hotness_score
 from ovtui.memory.types import EXPERIENCES
+from ovtui.train.review.readability import unread_notes
 
 
 @dataclass(frozen=True)

@@ -11,21 +11,21 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Label, Static
 
-from ovtui.agent_reading import unread_notes
-from ovtui.app.diff_model import item_section
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
-from ovtui.app.review_view import apply_label, apply_message, item_header, item_row, plan_row
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
 from ovtui.app.services import ScreenServices
+from ovtui.app.views.diff_model import item_section
+from ovtui.app.views.review import apply_label, apply_message, item_header, item_row, plan_row
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.domain import PolicyPlanItem
-from ovtui.errors import OvtuiError
+from ovtui.core.domain import PolicyPlanItem
+from ovtui.core.errors import OvtuiError
 from ovtui.memory.fileformat import MemoryFile
-from ovtui.review import Decision, PendingPlan
-from ovtui.workspace.targets import plan_target
+from ovtui.memory.targets import plan_target
+from ovtui.train.review.policy import Decision, PendingPlan
+from ovtui.train.review.readability import unread_notes
 
 NEEDS_ITEM = {"decide", "note", "edit", "evidence"}
 NEEDS_PLAN = {"decide_all", "apply", "discard"}

@@ -16,13 +16,13 @@ from textual.widgets import Button, Footer, Input, Label, Log, Static
 
 from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished
 from ovtui.app.run_process import RunProcess
-from ovtui.app.run_view import RunProgress, accuracy_line, clock, log_line, usage_line
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
+from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line
 from ovtui.app.widgets.stage_progress import StageProgress
-from ovtui.events import Event
-from ovtui.reports import RunReport
-from ovtui.service import TrainOptions
+from ovtui.core.events import Event
+from ovtui.train.reports import RunReport
+from ovtui.wiring.workspace import TrainOptions
 
 # How long a cancelled run may take to finish its batch before its process is stopped.
 CANCEL_GRACE_S = 10.0

@@ -20,9 +20,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ovtui.app.diff_model import DiffSection
-from ovtui.app.diff_render import DiffRow, build_rows, row_height, row_lines
 from ovtui.app.textual_private import set_scroll_range
+from ovtui.app.views.diff_model import DiffSection
+from ovtui.app.views.diff_render import DiffRow, build_rows, row_height, row_lines
 
 UNIFIED_BELOW = 100
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ovtui.config import OvtuiConfig
-from ovtui.context import ExecutionContext
-from ovtui.domain import (
+from ovtui.core.config import OvtuiConfig
+from ovtui.core.context import ExecutionContext
+from ovtui.core.domain import (
     Case,
     CriterionResult,
     ExperienceSet,

@@ -1,0 +1,1 @@
+"""What the screens show, as plain view models and Rich renderables (no Textual)."""

@@ -1,0 +1,229 @@
+"""What the Run screen shows, folded from kernel events (no Textual: unit-testable on its own).
+
+No clocks, run ids or ETAs appear here, so a screen built from the same events looks the same; the
+log's timestamps come from the events themselves (``Event.at``).
+
+Each bar keeps one denominator for the whole run and says which: the first row counts the rollouts
+of the current stage, the other three count against the training rollouts of the whole run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ovtui.core.events import Event
+from ovtui.train.reports import describe_plan_applied
+
+STAGE_NAMES = {
+    "baseline_eval": "baseline eval",
+    "train_rollouts": "training",
+    "final_eval": "final eval",
+    "eval": "eval",
+}
+
+
+@dataclass
+class Accuracy:
+    stage: str
+    passed: int
+    cases: int
+
+    @property
+    def value(self) -> float:
+        return self.passed / self.cases if self.cases else 0.0
+
+
+@dataclass
+class RunProgress:
+    command: str = ""
+    batch_size: int = 8
+    run_id: str | None = None
+    epochs: int = 1
+    stage: str = ""
+    epoch: int = 0
+    done: int = 0
+    total: int = 0
+    train_total: int = 0
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("rollouts", "trajectories", "gradients", "plans"), 0)
+    )
+    usage: dict[str, float] = field(default_factory=dict)
+    baseline: Accuracy | None = None
+    latest: Accuracy | None = None
+    finished: bool = False
+    cancelled: bool = False
+    failed: str | None = None
+    waiting_plans: int = 0
+    inbox_files: int = 0  # a stream's files handed to the trainer
+
+    def apply(self, event: Event) -> None:
+        data = event.data
+        if event.kind == "run_started":
+            self.run_id = str(data.get("run_id") or "")
+            self.command = str(data.get("command") or self.command)
+            self.epochs = int(data.get("epochs") or 1)
+        elif event.kind == "progress":
+            self.stage, self.epoch = str(data.get("stage", "")), int(data.get("epoch") or 0)
+            self.done, self.total = int(data.get("done", 0)), int(data.get("total", 0))
+            if self.stage == "train_rollouts":
+                self.train_total = self.total
+        elif event.kind == "counts":
+            self.counts.update({k: int(v) for k, v in data.items() if k in self.counts})
+        elif event.kind == "usage":
+            self._add_usage(data)
+        elif event.kind == "eval":
+            self._eval(data)
+        elif event.kind == "plan_pending":
+            self.waiting_plans += 1
+        elif event.kind == "inbox_processed":
+            self.inbox_files += 1
+        elif event.kind == "run_finished":
+            self.finished = True
+            self.cancelled = bool(data.get("cancelled"))
+            report_usage = (data.get("report") or {}).get("usage") or {}
+            if report_usage:
+                self.usage = totals(report_usage)
+
+    def fail(self, error: str) -> None:
+        """The run raised: the status says so, even if a ``run_finished`` event arrives later."""
+        self.failed = error
+
+    def cancel(self) -> None:
+        self.finished = self.cancelled = True
+
+    def _add_usage(self, data: dict[str, Any]) -> None:
+        if data.get("cached"):
+            return
+        for key in ("prompt_tokens", "completion_tokens", "cost"):
+            self.usage[key] = self.usage.get(key, 0) + float(data.get(key) or 0)
+
+    def _eval(self, data: dict[str, Any]) -> None:
+        stage = str(data.get("stage", ""))
+        found = Accuracy(stage, int(data.get("passed", 0)), int(data.get("cases", 0)))
+        if stage == "baseline_eval":
+            self.baseline = found
+        elif stage in ("final_eval", "eval") or self.latest is None or self.latest.stage == "train_epoch":
+            self.latest = found
+
+    def stage_rows(self) -> list[tuple[str, int, int | None, str]]:
+        """(stage, done, total, text) for the four progress rows."""
+        c = self.counts
+        run_rollouts = self.train_total * self.epochs or None
+        run_batches = math.ceil(self.train_total / max(1, self.batch_size)) * self.epochs or None
+        if self.command == "stream":  # no known end: counts, not fractions
+            return [
+                ("rollouts", 0, None, f"{self.inbox_files} inbox file(s) trained on"),
+                ("trajectories", 0, None, f"{c['trajectories']} trajectories from {c['rollouts']} rollouts"),
+                ("gradients", 0, None, f"{c['gradients']} edits"),
+                ("plans", 0, None, f"{c['plans']} plans"),
+            ]
+        of_run = f"{c['rollouts']}/{run_rollouts or '?'} of run"
+        return [
+            (
+                "rollouts",
+                self.done,
+                self.total or None,
+                f"{self.done}/{self.total} {self.stage_name()}".strip(),
+            ),
+            ("trajectories", c["rollouts"], run_rollouts, f"{c['trajectories']} trajectories · {of_run}"),
+            ("gradients", c["rollouts"], run_rollouts, f"{c['gradients']} edits · {of_run}"),
+            ("plans", c["plans"], run_batches, f"{c['plans']}/{run_batches or '?'} batch plans of run"),
+        ]
+
+    def stage_name(self) -> str:
+        """The current stage, with the epoch while training (the first row's denominator is per stage)."""
+        stage = STAGE_NAMES.get(self.stage, self.stage)
+        if self.stage == "train_rollouts":
+            return f"{stage}, epoch {self.epoch + 1}/{self.epochs}"
+        return stage
+
+    def status_line(self) -> str:
+        if not self.command:
+            return "idle"
+        if self.failed is not None:
+            return f"{self.command}: FAILED — {self.failed}"
+        if self.finished:
+            return f"{self.command}: {'cancelled' if self.cancelled else 'finished'}"
+        if self.command == "stream" and self.run_id:
+            waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
+            return f"stream: watching inbox/rollouts/ · {self.inbox_files} file(s) trained on{waiting}"
+        where = STAGE_NAMES.get(self.stage, self.stage or "starting")
+        epoch = f", epoch {self.epoch + 1}/{self.epochs}" if self.stage == "train_rollouts" else ""
+        waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
+        return f"{self.command}: running — {where}{epoch}{waiting}"
+
+
+def totals(usage: dict[str, dict[str, float]]) -> dict[str, float]:
+    keys = ("prompt_tokens", "completion_tokens", "cost")
+    return {k: sum(float(stage.get(k, 0)) for stage in usage.values()) for k in keys}
+
+
+def usage_line(backend: str, usage: dict[str, float]) -> str:
+    if backend == "offline":
+        return "LLM: offline backend (no tokens, no cost)"
+    prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    cost = usage.get("cost", 0)
+    return f"LLM: {backend} · tokens {prompt:,} prompt + {completion:,} completion · cost ${cost:.4f}"
+
+
+def accuracy_line(progress: RunProgress) -> str:
+    base, now = progress.baseline, progress.latest
+    if base is None and now is None:
+        return "accuracy: no evaluation yet"
+    parts = []
+    if base is not None:
+        parts.append(f"baseline {base.value:.2%} ({base.passed}/{base.cases})")
+    if now is not None:
+        label = "train" if now.stage == "train_epoch" else "now"
+        parts.append(f"{label} {now.value:.2%} ({now.passed}/{now.cases})")
+    line = "accuracy: " + " → ".join(parts)
+    if base is not None and now is not None and now.stage != "train_epoch":
+        line += f"  ({(now.value - base.value) * 100:+.2f}pp)"
+    return line
+
+
+def clock(at: float) -> str:
+    """A log timestamp: local wall-clock time of day."""
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def log_line(event: Event) -> str | None:
+    """The run log's line for an event, stamped with when the kernel sent it."""
+    line = describe_event(event)
+    return None if line is None else f"{clock(event.at)} {line}"
+
+
+def describe_event(event: Event) -> str | None:
+    """One log line for an event, or None for the ones shown as progress bars."""
+    data = event.data
+    if event.kind == "run_started":
+        if data.get("command") == "stream":
+            return f"stream started: watching inbox/rollouts/ ({data.get('backend')})"
+        return f"{data.get('command')} started: dataset {data.get('dataset')} ({data.get('backend')})"
+    if event.kind == "log":
+        level = str(data.get("level", "info"))
+        return f"{'' if level == 'info' else level.upper() + ': '}{data.get('message')}"
+    if event.kind == "eval":
+        accuracy = float(data.get("accuracy", 0.0))
+        return (
+            f"[{data.get('stage')}] epoch={data.get('epoch')} cases={data.get('cases')} "
+            f"accuracy={accuracy:.2%} passed={data.get('passed')}/{data.get('cases')}"
+        )
+    if event.kind == "plan_pending":
+        stale = ", stale" if data.get("stale") else ""
+        return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}"
+    if event.kind == "plan_applied":
+        return describe_plan_applied(data)
+    if event.kind == "run_finished":
+        return (
+            "run cancelled: everything applied so far is recorded"
+            if data.get("cancelled")
+            else "run finished"
+        )
+    if event.kind == "inbox_processed":
+        errors = data.get("errors") or []
+        return f"inbox: trained on {data.get('file')}" + (f" ({len(errors)} error(s))" if errors else "")
+    return None

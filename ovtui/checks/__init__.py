@@ -1,0 +1,1 @@
+"""``ovtui check``: the workspace, its cases and its key bindings, validated without changing anything."""

@@ -1,0 +1,279 @@
+"""``ovtui check``: validate a workspace without changing it.
+
+Every memory file in every declared type folder, the peers' spaces included (format, name, declared
+field types and enums), every line of ``datasets/*/{train,test}.jsonl`` as a Case, and
+``ovtui.toml``, and the plan files waiting for review (one that does not read as a plan is skipped
+by Review and ``ovtui review``, so it is named here). Each problem names the file and line so an
+editor can jump to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ovtui.checks.cases import records, validation_problems
+from ovtui.core.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
+from ovtui.core.config import load_config
+from ovtui.core.domain import Case
+from ovtui.core.errors import ConfigError, MemoryFormatError, OvtuiError, first_problem
+from ovtui.memory.cases import case_from_memory
+from ovtui.memory.fileformat import MemoryFile, parse_memory, quoted_marker_line
+from ovtui.memory.store import MemoryStore
+from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
+from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER, same_name, validate_name
+from ovtui.train.review.policy import PendingPlan
+from ovtui.train.review.readability import unread_notes
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass
+class CheckReport:
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
+    memory_files: dict[str, int] = field(default_factory=dict)
+    dataset_lines: int = 0
+    config: str = "defaults"
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.memory_files.items()) if n) or "none"
+        total = sum(self.memory_files.values())
+        return f"{total} memory files ({kinds}), {self.dataset_lines} dataset cases, config: {self.config}"
+
+
+def _line_of_key(text: str, key: str) -> int:
+    """The line of ``"key":`` in the MEMORY_FIELDS block (1 if not found)."""
+    at = text.rfind(f'"{key}":')
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1
+
+
+def _type_ok(decl: FieldDecl, value: Any) -> bool:
+    if decl.type in ("integer", "number") and isinstance(value, bool):
+        return False
+    return isinstance(value, JSON_TYPES[decl.type])
+
+
+def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> list[tuple[str, str]]:
+    """(field, message) for each field that contradicts the type's declaration."""
+    out: list[tuple[str, str]] = []
+    fields = memory.fields
+    for decl in schema.fields:
+        if decl.name == "content" or decl.name not in fields:
+            continue
+        value = fields[decl.name]
+        if not _type_ok(decl, value):
+            out.append(
+                (decl.name, f"field {decl.name!r} should be {decl.type}, found {type(value).__name__}")
+            )
+        elif decl.enum and value not in decl.enum:
+            out.append(
+                (decl.name, f"field {decl.name!r} is {value!r}, expected one of {', '.join(decl.enum)}")
+            )
+    version = fields.get("version")
+    if version is not None and (not isinstance(version, int) or isinstance(version, bool) or version < 0):
+        out.append(("version", f"field 'version' should be a non-negative integer, found {version!r}"))
+    if fields.get("memory_type") not in (None, schema.memory_type):
+        out.append(
+            ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
+        )
+    key = schema.name_field
+    name = fields.get(key) if key else None
+    if (
+        key
+        and schema.filename_template == f"{{{key}}}.md"
+        and isinstance(name, str)
+        and not same_name(name, stem)
+    ):
+        out.append((key, f"{key} {name!r} does not match the file name {stem!r}"))
+    for key in ("links", "backlinks"):
+        links = fields.get(key)
+        if links is not None and not (
+            isinstance(links, list)
+            and all(isinstance(x, dict) and "from_uri" in x and "to_uri" in x for x in links)
+        ):
+            out.append((key, f"{key} should be a list of objects with from_uri and to_uri"))
+    return out
+
+
+def check_memories(store: MemoryStore, report: CheckReport) -> None:
+    """Every memory file of every type, in the user's own space and in each peer's space (the types
+    with ``peer_enabled``); a peer folder with an invalid name is a problem of its own."""
+    bad_peers: list[MemoryFormatError] = []
+    spaces: list[str | None] = [None, *store.peers(bad_peers)]
+    report.problems += [Problem(p.source, 1, p.reason) for p in bad_peers]
+    for memory_type in store.registry.names():
+        schema = store.registry.get(memory_type)
+        report.memory_files[memory_type] = 0
+        for peer in spaces:
+            if peer is not None and not schema.peer_enabled:
+                continue
+            files = store.list_paths(memory_type, peer)
+            report.memory_files[memory_type] += len(files)
+            for path in files:
+                _check_file(store, schema, path, report)
+
+
+def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report: CheckReport) -> None:
+    rel = store.paths.relative(path)
+    try:
+        validate_name(path.stem, what="file name")
+        text = store.read_text(path)
+        memory = parse_memory(text, source=rel)
+    except MemoryFormatError as exc:
+        report.problems.append(Problem(exc.source, exc.line or 1, exc.reason))
+        return
+    except (OvtuiError, OSError) as exc:
+        report.problems.append(Problem(rel, 1, str(exc)))
+        return
+    for key, message in _field_problems(schema, memory, path.stem):
+        report.problems.append(Problem(rel, _line_of_key(text, key), message))
+    if schema.memory_type == CASES:
+        _check_case(memory, rel, text, report)
+    quoted = quoted_marker_line(memory, text)
+    if quoted is not None:
+        report.problems.append(
+            Problem(
+                rel,
+                quoted,
+                "the body quotes a '<!-- MEMORY_FIELDS' marker: OpenViking would take it as the "
+                "fields comment and lose the real fields (quote it without the '<!--')",
+            )
+        )
+
+
+def _check_case(memory: MemoryFile, rel: str, text: str, report: CheckReport) -> None:
+    """A case memory (of either tool) must be convertible to a training Case."""
+    try:
+        case_from_memory(memory, source=rel)
+    except MemoryFormatError as exc:
+        key = next((k for k in ("case_name", "input", "rubric") if f"'{k}'" in exc.reason), "case_name")
+        report.problems.append(Problem(rel, _line_of_key(text, key), f"not a training case: {exc.reason}"))
+
+
+CaseChecker = Callable[[Case], list[str]]
+
+
+def check_datasets(store: MemoryStore, report: CheckReport, environment: CaseChecker | None = None) -> None:
+    folder = store.paths.datasets
+    if not folder.is_dir():
+        return
+    for dataset in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for split in SPLITS:
+            path = dataset / f"{split}.jsonl"
+            if not path.is_file():
+                continue
+            rel = store.paths.relative(path)
+            try:
+                _check_cases(jsonl_lines(path), rel, report, environment)
+            except OSError as exc:
+                report.problems.append(Problem(rel, 1, f"cannot be read: {exc}"))
+
+
+def _check_cases(
+    lines: Iterable[tuple[int, bytes | None]], rel: str, report: CheckReport, environment: CaseChecker | None
+) -> None:
+    for record in records(lines, MAX_DATASET_LINE_BYTES):
+        if record.value is None:
+            report.problems.append(Problem(rel, record.first_line, record.error))
+            continue
+        case, problems = validation_problems(record.value)
+        if record.error:
+            problems.insert(0, record.error)
+        if case is not None and environment is not None:
+            problems += environment(case)
+        if case is not None and not problems:
+            report.dataset_lines += 1
+        # One case, one problem: everything wrong with it on one line.
+        if problems:
+            report.problems.append(Problem(rel, record.first_line, "; ".join(problems)))
+
+
+def check_config(store: MemoryStore, report: CheckReport) -> None:
+    path = store.paths.config_file
+    if not path.exists():
+        return
+    try:
+        load_config(store.paths.root)
+        report.config = CONFIG_FILE
+        return
+    except ConfigError as exc:
+        lines = str(exc).splitlines()
+    try:
+        text = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration").decode("utf-8")
+    except (OvtuiError, OSError, UnicodeDecodeError):
+        text = ""
+    head = lines[0].split(": ", 1)[-1]
+    located = re.search(r"line (\d+)", head)
+    details = [ln.strip() for ln in lines[1:] if ln.strip()]
+    if not details:
+        report.problems.append(Problem(CONFIG_FILE, int(located.group(1)) if located else 1, head))
+    for detail in details:
+        match = re.match(r"\[(?P<loc>[^\]]*)\] (?P<msg>.*)", detail)
+        loc, msg = (match.group("loc"), match.group("msg")) if match else ("", detail)
+        key = loc.split(".")[-1] if loc else ""
+        at = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
+        line = text.count("\n", 0, at.start()) + 1 if at else 1
+        report.problems.append(Problem(CONFIG_FILE, line, f"[{loc}] {msg}" if loc else msg))
+
+
+def check_pending(store: MemoryStore, report: CheckReport) -> None:
+    folder = store.paths.root / PENDING_FOLDER
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            PendingPlan.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            problem = f"not a pending plan, skipped by Review: {first_problem(exc, 'file')}"
+            report.problems.append(Problem(store.paths.relative(path), 1, problem))
+        except OSError as exc:
+            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {exc}"))
+
+
+def check_workspace(store: MemoryStore) -> CheckReport:
+    report = CheckReport()
+    check_config(store, report)
+    check_memories(store, report)
+    check_pending(store, report)
+    try:
+        agent = load_config(store.paths.root).trainer.agent
+    except ConfigError:
+        agent = ""  # reported by check_config
+    if agent == "sample":  # the environment the cases are for
+        from ovtui.environments.sample.validate import case_problems
+
+        check_datasets(store, report, case_problems)
+    else:
+        check_datasets(store, report)
+    note_unread_lines(store, report, agent)
+    return report
+
+
+def note_unread_lines(store: MemoryStore, report: CheckReport, agent: str) -> None:
+    """Experience lines the agent cannot act on: notes (a person may write for people too), not errors."""
+    for path in store.list_paths("experiences"):
+        rel = store.paths.relative(path)
+        try:
+            content = parse_memory(store.read_text(path), source=rel).content
+        except (OvtuiError, OSError):
+            continue  # reported by check_memories
+        for number, note in unread_notes(agent, content):
+            report.notes.append(Problem(rel, number, note))

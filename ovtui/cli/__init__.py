@@ -1,0 +1,1 @@
+"""The ``ovtui`` command: main and one module per subcommand."""

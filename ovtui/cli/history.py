@@ -1,0 +1,106 @@
+"""``ovtui history [WORKSPACE]`` lists memory_diff records; ``ovtui history show ID`` shows one."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+from collections.abc import Iterator
+
+from ovtui.cli.common import open_store, whole_number
+from ovtui.core.errors import OvtuiError
+from ovtui.memory.history import HistoryEntry, HistoryStore
+from ovtui.memory.memory_diff import RECORD_KINDS, MemoryDiff
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    history = sub.add_parser(
+        "history",
+        help="list memory_diff records, newest first (`history show ID` shows one)",
+        usage="ovtui history [WORKSPACE] [--kind K] [--grep TEXT] [--uri URI] [--limit N] [--json]\n"
+        "       ovtui history show ID [--workspace W] [--json]",
+    )
+    history.add_argument(
+        "args", nargs="*", metavar="WORKSPACE | show ID", help="a workspace, or `show` and a record id"
+    )
+    history.add_argument("--workspace", "-w", default=None, help="the workspace (default: current folder)")
+    history.add_argument("--kind", choices=RECORD_KINDS, help="only records of this kind")
+    history.add_argument("--grep", metavar="TEXT", help="only records whose files or texts contain TEXT")
+    history.add_argument("--uri", help="only records touching this URI (or path suffix)")
+    history.add_argument("--limit", type=whole_number(0), default=None, help="at most N records")
+    history.add_argument("--json", action="store_true", help="machine-readable output")
+    history.set_defaults(handler=run_history)
+
+
+def run_history(args: argparse.Namespace) -> int:
+    rest = list(args.args)
+    if rest[:1] == ["show"]:
+        if len(rest) != 2:
+            raise OvtuiError("usage: ovtui history show ID [--workspace W]")
+        return show(args.workspace or ".", rest[1], as_json=args.json)
+    if len(rest) > 1 or (rest and args.workspace):
+        raise OvtuiError("usage: ovtui history [WORKSPACE] [--kind K] [--grep TEXT] [--limit N] [--json]")
+    workspace = rest[0] if rest else args.workspace or "."
+    history = HistoryStore(open_store(workspace).paths)
+    entries = history.list(kind=args.kind, uri=args.uri, text=args.grep, limit=args.limit)
+    if args.json:
+        print(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
+        return 0
+    if not entries:
+        print("no history records")
+        return 0
+    print(f"{'ID':<29} {'WHEN (UTC)':<20} {'KIND':<17} {'CHANGES':<12} FILES")
+    for entry in entries:
+        print(_row(entry))
+    return 0
+
+
+def _row(entry: HistoryEntry) -> str:
+    names = [u.rsplit("/", 1)[-1] for u in entry.uris]
+    files = ", ".join(names[:3]) + (f", … (+{len(names) - 3})" if len(names) > 3 else "")
+    kind = entry.kind + (f" of {entry.reverts[-6:]}" if entry.reverts else "")
+    changes = f"+{entry.adds} ~{entry.updates} -{entry.deletes}"
+    return f"{entry.id:<29} {entry.extracted_at:<20} {kind:<17} {changes:<12} {files or '(no changes)'}"
+
+
+def show(workspace: str, ref: str, *, as_json: bool) -> int:
+    history = HistoryStore(open_store(workspace).paths)
+    record_id = history.resolve(ref)
+    record = history.get(record_id)
+    if as_json:
+        print(record.render(), end="")
+        return 0
+    for line in describe(record_id, record):
+        print(line)
+    return 0
+
+
+def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
+    yield f"record    {record_id}"
+    yield f"kind      {record.kind}" + (f" (reverts {record.reverts})" if record.reverts else "")
+    yield f"when      {record.extracted_at}"
+    yield f"trace     {record.trace_id}"
+    if record.review.plan_id:
+        yield f"plan      {record.review.plan_id}"
+    s = record.summary
+    yield f"changes   {s.total_adds} added, {s.total_updates} updated, {s.total_deletes} deleted"
+    for d in record.review.decisions:
+        yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "")
+    for key, value in record.metadata.items():
+        yield f"{key:<9} {json.dumps(value, ensure_ascii=False)}"
+    ops = record.operations
+    for uri, before, after in (
+        *((o.uri, "", o.after) for o in ops.adds),
+        *((o.uri, o.before, o.after) for o in ops.updates),
+        *((o.uri, o.deleted_content, "") for o in ops.deletes),
+    ):
+        yield ""
+        rel = uri.split("/", 4)[-1] if uri.startswith("viking://") else uri
+        diff = difflib.unified_diff(
+            before.splitlines(),
+            after.splitlines(),
+            fromfile=f"a/{rel}" if before else "/dev/null",
+            tofile=f"b/{rel}" if after else "/dev/null",
+            lineterm="",
+        )
+        yield from diff

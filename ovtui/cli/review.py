@@ -1,0 +1,266 @@
+"""``ovtui review``: decide the plans ``train --approve ask`` parked, without the app.
+
+``list`` / ``show`` / ``approve`` / ``reject`` / ``apply`` / ``discard`` / ``replan``, in the
+workspace folder or with ``--workspace W``. Every action goes through the same kernel calls as the
+app's Review screen (``PendingPlans`` for decisions, ``Workspace.apply_pending`` / ``replan``), so
+files and history records are the same whichever one a person uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import difflib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from ovtui.cli.common import where, whole_number
+from ovtui.core.domain import PolicyPlanItem
+from ovtui.core.errors import OvtuiError
+from ovtui.memory.targets import plan_target
+from ovtui.train.review.policy import Decision, PendingPlan, describe_apply
+from ovtui.wiring.workspace import Workspace
+
+COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "F": "\x1b[1m"}
+RESET = "\x1b[0m"
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    review = sub.add_parser(
+        "review",
+        help="decide pending plans without the app (list, show, approve, reject, apply, discard, replan)",
+    )
+    review.add_argument("--workspace", "-w", default=".", help="the workspace (default: current folder)")
+    review.set_defaults(handler=run_list, json=False)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", "-w", default=argparse.SUPPRESS, help="the workspace")
+    actions = review.add_subparsers(dest="action", metavar="ACTION")
+
+    listing = actions.add_parser("list", parents=[common], help="plans waiting for review (the default)")
+    listing.add_argument("--json", action="store_true", help="a JSON array, one object per plan")
+    listing.set_defaults(handler=run_list)
+
+    show = actions.add_parser("show", parents=[common], help="a plan's items, or one item's field diff")
+    show.add_argument("plan", help="a plan id (or a unique part of one)")
+    show.add_argument("item", nargs="?", type=whole_number(0), help="an item number")
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    show.set_defaults(handler=run_show)
+
+    for name, verb in (("approve", "approved"), ("reject", "rejected")):
+        decide = actions.add_parser(
+            name, parents=[common], help=f"{name} items (no item numbers: every undecided item)"
+        )
+        decide.add_argument("plan")
+        decide.add_argument("items", nargs="*", type=whole_number(0), metavar="ITEM")
+        decide.add_argument("--note", default="", help="a note kept with the decision in the record")
+        decide.set_defaults(handler=run_decide, decision=verb)
+
+    apply = actions.add_parser("apply", parents=[common], help="apply the approved items of a plan")
+    apply.add_argument("plan")
+    apply.add_argument("--dry-run", action="store_true", help="check and record only, write no memory")
+    apply.set_defaults(handler=run_apply)
+
+    discard = actions.add_parser("discard", parents=[common], help="drop a plan without writing anything")
+    discard.add_argument("plan")
+    discard.set_defaults(handler=run_discard)
+
+    replan = actions.add_parser(
+        "replan",
+        parents=[common],
+        help="re-estimate and re-plan a plan's evidence against the current policy",
+    )
+    replan.add_argument("plan", nargs="?")
+    replan.add_argument(
+        "--all-stale", action="store_true", help="every plan with a stale item, as one fresh plan"
+    )
+    replan.set_defaults(handler=run_replan)
+
+
+def _open(args: argparse.Namespace) -> Workspace:
+    workspace = Workspace(Path(args.workspace))
+    if workspace.recovered:
+        print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
+    return workspace
+
+
+def _waiting(workspace: Workspace) -> list[PendingPlan]:
+    """Waiting plans with their stale marks brought up to date against the files as they are."""
+    workspace.pending.refresh_stale(workspace.experiences())
+    return workspace.pending.list()
+
+
+def run_list(args: argparse.Namespace) -> int:
+    plans = _waiting(_open(args))
+    if args.json:
+        print(json.dumps([p.summary() for p in plans], indent=2))
+        return 0
+    if not plans:
+        print("no plans waiting for review")
+        return 0
+    print(f"{'PLAN':<20} {'ITEMS':>5} {'UNDECIDED':>9} {'APPROVED':>8} {'REJECTED':>8} {'STALE':>5}  CREATED")
+    for plan in plans:
+        row = plan.summary()
+        print(
+            f"{row['plan_id']:<20} {row['items']:>5} {row['undecided']:>9} {row['approved']:>8} "
+            f"{row['rejected']:>8} {row['stale']:>5}  {row['created_at']}"
+        )
+    stale = sum(1 for p in plans if p.stale)
+    if stale:
+        print(f"{stale} plan(s) have stale items: `ovtui review replan --all-stale` re-plans them as one")
+    return 0
+
+
+def _item_line(plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
+    decision = plan.decisions[index].decision
+    confidence = f"{item.confidence:.2f}" if item.confidence is not None else "-"
+    kind = "delete" if item.kind == "delete" else ("new" if item.before_content is None else "update")
+    stale = "  STALE" if index in plan.stale else ""
+    peer = f" (peer {item.peer_id})" if item.peer_id else ""
+    target = f"{item.memory_type}/{item.target_name}{peer}"
+    return f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {target}{stale}"
+
+
+def field_diff(item: PolicyPlanItem, current_status: str | None) -> Iterator[str]:
+    """The item as a unified diff per changed field (name, content, status)."""
+    deleted = item.kind == "delete"
+    name = item.target_name
+    before = {} if item.before_content is None else {"name": name, "content": item.before_content}
+    after = {} if deleted else {"name": name, "content": item.after_content or ""}
+    if current_status is not None and item.before_content is not None:
+        before["status"] = current_status
+    new_status = item.metadata.get("status") or (current_status if not deleted else None)
+    if new_status is not None and not deleted:
+        after["status"] = str(new_status)
+    for key in ("name", "content", "status"):
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        yield f"Field Diff: {key}"
+        yield from difflib.unified_diff(
+            (old or "").splitlines(),
+            (new or "").splitlines(),
+            fromfile=f"before/{key}" if old is not None else "/dev/null",
+            tofile=f"after/{key}" if new is not None else "/dev/null",
+            lineterm="",
+        )
+
+
+def _colour(lines: Iterator[str], enabled: bool) -> Iterator[str]:
+    for line in lines:
+        code = COLOURS.get(line[:1]) if enabled and not line.startswith(("+++", "---")) else None
+        yield f"{code}{line}{RESET}" if code else line
+
+
+def _colour_wanted(choice: str) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def run_show(args: argparse.Namespace) -> int:
+    workspace = _open(args)
+    _waiting(workspace)
+    plan = workspace.pending.get(workspace.pending.resolve(args.plan))
+    print(f"plan      {plan.plan_id}")
+    print(f"created   {plan.created_at}" + (f" (run {plan.run_id})" if plan.run_id else ""))
+    print(f"items     {len(plan.plan.items)}, {plan.undecided} undecided, {len(plan.stale)} stale")
+    if args.item is None:
+        print()
+        print("  #  decision  kind     conf  memory")
+        for index, item in enumerate(plan.plan.items):
+            print(_item_line(plan, index, item))
+        print(f"\n`ovtui review show {plan.plan_id} N` shows item N's diff")
+        return 0
+    if args.item >= len(plan.plan.items):
+        raise OvtuiError(
+            f"plan {plan.plan_id} has no item {args.item} (its items are 0–{len(plan.plan.items) - 1})"
+        )
+    item = plan.plan.items[args.item]
+    decision = plan.decisions[args.item]
+    try:
+        target = plan_target(workspace.store, item)
+        current = workspace.store.read_uri(target.uri)
+    except OvtuiError:  # a target that cannot be a file: applying reports it for the item
+        target, current = None, None
+    print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
+    peer = f" (peer {item.peer_id})" if item.peer_id else ""
+    # A new memory planned by name (a session's) names its file only here; an event's name carries
+    # the time of the apply, so it has none yet.
+    planned = target.uri if target is not None and not target.schema.timestamped else None
+    print(f"target    {item.memory_type}: {item.target_uri or planned or item.target_name}{peer}")
+    if item.confidence is not None:
+        print(f"confidence {item.confidence:.2f}")
+    if args.item in plan.stale:
+        print("STALE     the file changed after this plan was made; applying refuses this item")
+    rationale = item.metadata.get("rationale")
+    if rationale:
+        print(f"why       {rationale}")
+    for uri in item.evidence_trajectory_uris:
+        print(f"evidence  {uri}")
+    print()
+    status = current.fields.get("status") if current is not None else None
+    for line in _colour(field_diff(item, status), _colour_wanted(args.color)):
+        print(line)
+    return 0
+
+
+def run_decide(args: argparse.Namespace) -> int:
+    workspace = _open(args)
+    plan_id = workspace.pending.resolve(args.plan)
+    decision: Decision = args.decision
+    undecided = [d.item for d in workspace.pending.get(plan_id).decisions if d.decision == "pending"]
+    chosen = list(dict.fromkeys(args.items)) or undecided
+    plan = workspace.pending.decide_items(plan_id, chosen, decision, args.note)
+    listed = ", ".join(map(str, chosen)) or "(none: every item was decided already)"
+    print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided")
+    if not plan.undecided:
+        print(f"next: `ovtui review apply {plan_id}`")
+    return 0
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    workspace = _open(args)
+    plan_id = workspace.pending.resolve(args.plan)
+    approved = sum(d.decision == "approved" for d in workspace.pending.get(plan_id).decisions)
+    result = asyncio.run(workspace.apply_pending(plan_id, dry_run=args.dry_run))
+    print(describe_apply(plan_id, result, approved=approved))
+    for uri in [*result.written_uris, *result.deleted_uris]:
+        print(f"  {where(workspace.paths.path_for(uri))}")
+    stale_plan = result.metadata.get("stale_plan")
+    if stale_plan:
+        print(f"the stale item(s) wait as plan {stale_plan}: `ovtui review replan {stale_plan}`")
+    changed = result.dry_run or bool(result.written_uris or result.deleted_uris) or approved == 0
+    if not changed and workspace.pending.is_waiting(plan_id):
+        print(
+            f"plan {plan_id} still waits: `ovtui review replan {plan_id}` or `ovtui review discard {plan_id}`"
+        )
+        return 1
+    return 0
+
+
+def run_discard(args: argparse.Namespace) -> int:
+    workspace = _open(args)
+    plan_id = workspace.pending.resolve(args.plan)
+    workspace.discard_pending(plan_id)
+    print(f"discarded plan {plan_id}: nothing was written")
+    return 0
+
+
+def run_replan(args: argparse.Namespace) -> int:
+    if bool(args.plan) == bool(args.all_stale):
+        raise OvtuiError("usage: ovtui review replan PLAN | ovtui review replan --all-stale")
+    workspace = _open(args)
+    if args.all_stale:
+        result = asyncio.run(workspace.replan_stale())
+        if result is None:
+            print("no waiting plan has a stale item: nothing to re-plan")
+            return 0
+    else:
+        result = asyncio.run(workspace.replan([workspace.pending.resolve(args.plan)]))
+    print(result.describe())
+    for error in result.errors:
+        print(f"warning: {error}", file=sys.stderr)
+    return 0

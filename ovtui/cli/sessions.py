@@ -1,0 +1,50 @@
+"""``ovtui serve [WORKSPACE]`` (the OpenViking-compatible session API) and ``ovtui commit WORKSPACE
+FILE.jsonl`` (commit one conversation headless)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+DEFAULT_PORT = 1933  # OpenViking's default port: an agent configured for it finds ovtui there
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = sub.add_parser("serve", help="serve the session API (OpenViking-compatible) of a workspace")
+    serve.add_argument("workspace", nargs="?", default=".", type=Path)
+    serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 = a free port")
+    serve.add_argument("--workers", type=int, default=4, help="commits extracted at once")
+    serve.add_argument("--api-key-env", help="environment variable holding the bearer key")
+    serve.set_defaults(handler=run_serve)
+
+    commit = sub.add_parser("commit", help="commit a conversation (JSONL of messages) as a session")
+    commit.add_argument("workspace", type=Path)
+    commit.add_argument("file", type=Path, help="one message per line: {role, content | parts, peer_id?}")
+    commit.add_argument("--session", help="session id (default: the file name without .jsonl)")
+    commit.set_defaults(handler=run_commit)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from ovtui.servers.base.binding import resolve_api_key
+    from ovtui.servers.base.run import run_server
+    from ovtui.servers.session_api import create_session_app
+    from ovtui.wiring.workspace import Workspace
+
+    api_key = resolve_api_key(args.host, args.api_key_env)
+    workspace = Workspace(args.workspace)
+    app = create_session_app(workspace, api_key=api_key, workers=max(1, args.workers))
+    run_server(app, args.host, args.port)
+    return 0
+
+
+def run_commit(args: argparse.Namespace) -> int:
+    from ovtui.servers.session_inbox import commit_file
+    from ovtui.wiring.workspace import Workspace
+
+    workspace = Workspace(args.workspace)
+    outcome = asyncio.run(commit_file(workspace, args.file, args.session))
+    print(json.dumps(outcome.task_result(), ensure_ascii=False))
+    return 1 if outcome.errors else 0

@@ -1,0 +1,206 @@
+"""``ovtui train`` and ``ovtui eval``: the kernel headless, with a progress line on a TTY."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TextIO, TypeVar
+
+from ovtui.cli.common import where, whole_number
+from ovtui.core.events import Event, Listener
+from ovtui.train.reports import RunReport, describe_plan_applied
+from ovtui.wiring.workspace import TrainOptions, Workspace
+
+T = TypeVar("T")
+TRIALS_HELP = "runs of each eval case; above 1 the report gives pass^k (default: [trainer] eval_trials)"
+
+
+class ProgressLine:
+    """One self-overwriting status line on stderr; silent when stderr is not a terminal."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self.counts: dict[str, int] = {}
+        self.stage = ""
+
+    def __call__(self, event: Event) -> None:
+        if event.kind == "log" and event.data.get("level") in {"error", "warning"}:
+            self.clear()
+            print(f"{event.data['level']}: {event.data['message']}", file=self.stream)
+        if not self.enabled:
+            return
+        if event.kind == "progress":
+            done, total = int(event.data["done"]), max(1, int(event.data["total"]))
+            filled = int(24 * done / total)
+            self.stage = f"{event.data['stage']:<15} [{'#' * filled}{'.' * (24 - filled)}] {done}/{total}"
+        elif event.kind == "counts":
+            self.counts = {k: int(v) for k, v in event.data.items()}
+        elif event.kind == "eval":
+            self.clear()
+            return
+        counts = " ".join(f"{k}={v}" for k, v in self.counts.items())
+        self.stream.write(f"\r\x1b[2K{self.stage}  {counts}")
+        self.stream.flush()
+
+    def clear(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
+
+class WatchLog:
+    """``train --watch`` says what it does: each file trained on, each plan applied or parked."""
+
+    def __init__(self, progress: ProgressLine, stream: TextIO = sys.stdout) -> None:
+        self.progress = progress
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        line = self.describe(event)
+        if line is not None:
+            self.progress.clear()
+            print(line, file=self.stream, flush=True)
+
+    @staticmethod
+    def describe(event: Event) -> str | None:
+        data = event.data
+        if event.kind == "inbox_processed":
+            graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
+            errors = data.get("errors") or []
+            problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
+            return f"trained on {data.get('file')}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
+        if event.kind == "plan_applied":
+            return describe_plan_applied(data)
+        if event.kind == "plan_pending":
+            plan_id = data.get("plan_id")
+            return (
+                f"plan {plan_id}: {data.get('items')} item(s) wait for review (`ovtui review show {plan_id}`)"
+            )
+        return None
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    train = sub.add_parser(
+        "train", help="train the policy on a dataset (or stream from the inbox with --watch)"
+    )
+    train.add_argument("workspace", nargs="?", default=".", type=Path)
+    train.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
+    train.add_argument(
+        "--epochs",
+        type=whole_number(0),
+        help="epochs over the train split; 0 only evaluates (default: [trainer] epochs)",
+    )
+    train.add_argument(
+        "--batch-size", type=whole_number(1), help="cases per batch (default: [trainer] batch_size)"
+    )
+    train.add_argument("--limit", type=whole_number(0), help="use only the first N train cases")
+    train.add_argument(
+        "--approve",
+        metavar="POLICY",
+        help="all | none | ask | gate | confidence>=X (default: [review] policy)",
+    )
+    train.add_argument(
+        "--dry-run", action="store_true", default=None, help="write no memory file, only the records"
+    )
+    train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
+    train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
+    train.add_argument(
+        "--watch", action="store_true", help="stream rollouts from inbox/rollouts/ until interrupted"
+    )
+    train.set_defaults(handler=run_train)
+
+    evaluate = sub.add_parser(
+        "eval", help="accuracy of the current policy on a split (writes only the report)"
+    )
+    evaluate.add_argument("workspace", nargs="?", default=".", type=Path)
+    evaluate.add_argument("--dataset")
+    evaluate.add_argument("--split", default="test")
+    evaluate.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
+    evaluate.set_defaults(handler=run_eval)
+
+
+def _finish(report: RunReport, workspace: Workspace) -> int:
+    print(report.summary())
+    print(f"report: {where(workspace.paths.runs / report.run_id / 'report.json')}")
+    if report.cancelled:
+        print("run cancelled; everything applied so far is consistent and recorded", file=sys.stderr)
+        return 130
+    return 1 if report.errors and not report.stages else 0
+
+
+def workspace_label(root: Path) -> str:
+    """The workspace by name: as reachable from here, or its full path when it is the current folder."""
+    shown = where(root)
+    return str(root.resolve()) if shown == "." else shown
+
+
+def _open(root: Path) -> Workspace:
+    workspace = Workspace(root)
+    if workspace.recovered:
+        print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
+    return workspace
+
+
+def run_train(args: argparse.Namespace) -> int:
+    workspace = _open(args.workspace)
+    progress = ProgressLine()
+    print(f"ovtui train · {workspace_label(workspace.root)} · backend {workspace.backend_label}")
+    if args.watch:
+        return asyncio.run(_watch(workspace, args, progress))
+    options = TrainOptions(
+        dataset=args.dataset,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        approve=args.approve,
+        dry_run=args.dry_run,
+        eval_split=None if args.no_eval else "test",
+        limit=args.limit,
+        trials=args.trials,
+    )
+    report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
+    progress.clear()
+    return _finish(report, workspace)
+
+
+async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: str = "") -> T:
+    """Ctrl-C asks the run to stop between batches instead of killing it mid-apply."""
+    cancel = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, cancel.set)
+    if announce:
+        print(announce, flush=True)
+    try:
+        return await start(cancel)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
+    listeners: list[Listener] = [progress, WatchLog(progress)]
+    report = await _cancellable(
+        lambda stop: workspace.stream(listeners, stop, approve=args.approve, dry_run=args.dry_run),
+        announce=f"watching inbox/rollouts/ of {workspace_label(workspace.root)} — Ctrl-C to stop",
+    )
+    progress.clear()
+    print(report.summary())
+    print(f"report: {where(workspace.paths.runs / report.run_id / 'report.json')}")
+    return 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    workspace = _open(args.workspace)
+    progress = ProgressLine()
+    report = asyncio.run(
+        _cancellable(
+            lambda cancel: workspace.evaluate(
+                args.dataset, args.split, [progress], cancel, trials=args.trials
+            )
+        )
+    )
+    progress.clear()
+    return _finish(report, workspace)

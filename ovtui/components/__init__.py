@@ -1,1 +1,0 @@
-"""Concrete components behind the Protocols of ``ovtui.interfaces``: one file per kind."""

@@ -1,0 +1,224 @@
+"""``ovtui.toml``: read with tomllib, validated by pydantic, written with tomli-w.
+
+An API key never lives here: ``[llm] api_key_env`` names the environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import tomli_w
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ovtui.core.bounds import MAX_CONFIG_BYTES, read_bounded
+from ovtui.core.errors import ConfigError, OvtuiError
+from ovtui.storage.paths import CONFIG_FILE
+
+CONFIDENCE_PREFIX = "confidence>="
+
+
+class Section(BaseModel):
+    # strict: `max_concurrency = true` is not 1, and `epochs = "3"` is not 3.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _registered(kind: str) -> Callable[[str], str]:
+    """A validator: the value must name a component registered in ``ovtui.wiring.registry``."""
+
+    def check(value: str) -> str:
+        from ovtui.wiring import registry
+
+        known = getattr(registry, kind)
+        if value not in known:
+            raise ValueError(f"unknown {known.kind} {value!r} (registered: {', '.join(known.names())})")
+        return value
+
+    return check
+
+
+class LLMConfig(Section):
+    # Who does the thinking (a name in ovtui.wiring.registry.BACKENDS).
+    backend: Annotated[str, AfterValidator(_registered("BACKENDS"))] = "offline"
+    base_url: str = Field("http://127.0.0.1:8000/v1", max_length=2048)
+    model: str = Field("gpt-4o-mini", min_length=1, max_length=256)
+    api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    max_concurrency: int = Field(8, ge=1, le=256)
+    timeout: float = Field(60.0, gt=0, le=3600)
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_retries: int = Field(4, ge=0, le=20)
+    cache: bool = False
+    # Price per million tokens, for the cost shown in the app and reports (0 = unknown).
+    prompt_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
+    completion_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
+
+
+MAX_TRIALS = 32  # runs of one eval case ([trainer] eval_trials, --trials)
+
+
+class TrainerConfig(Section):
+    batch_size: int = Field(8, ge=1, le=10_000)
+    epochs: int = Field(1, ge=1, le=1_000)
+    max_gradients_per_update: int = Field(8, ge=1, le=10_000)
+    max_wait_seconds: float = Field(10.0, gt=0, le=86_400)
+    rollout_concurrency: int = Field(8, ge=1, le=1_024)
+    dataset: str = Field("support", min_length=1, max_length=128)
+    # Who runs the cases (a name in ovtui.wiring.registry.EXECUTORS): the built-in scripted sample agent,
+    # or one chat call per case to the LLM.
+    agent: Annotated[str, AfterValidator(_registered("EXECUTORS"))] = "sample"
+    # How rollouts reach the engine (names in ovtui.wiring.registry.TRAINERS): in `train`, and in streaming.
+    train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
+    stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
+    # Share of the train split held out to validate plans before they are applied (the `gate`
+    # review policy); datasets/<name>/validation.jsonl, when present, is used instead.
+    validation: float = Field(0.0, ge=0.0, lt=1.0)
+    # Runs of every eval case (baseline, final, eval); above 1 the report gives pass^k.
+    eval_trials: int = Field(1, ge=1, le=MAX_TRIALS)
+
+
+class ReviewConfig(Section):
+    policy: str = "ask"
+    dry_run: bool = False
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, value: str) -> str:
+        if value in {"ask", "all", "none", "gate"}:
+            return value
+        if value.startswith(CONFIDENCE_PREFIX):
+            try:
+                threshold = float(value[len(CONFIDENCE_PREFIX) :])
+            except ValueError:
+                threshold = math.nan
+            if 0.0 <= threshold <= 1.0:  # NaN fails both
+                return value
+            raise ValueError("confidence>=X needs a number X from 0 to 1")
+        raise ValueError("must be ask, all, none, gate or confidence>=X")
+
+
+class WorkspaceConfig(Section):
+    user: str = Field("default", max_length=64)
+
+
+class UIConfig(Section):
+    theme: str = Field("textual-dark", max_length=128)
+
+
+class Tau2Config(Section):
+    """``[tau2]``: how tau2 episodes run (the agent is ``[llm]``, the simulator ``[user_simulator]``)."""
+
+    max_turns: int = Field(30, ge=1, le=200)
+    # Recorded conversations (JSONL, workspace-relative) for `[trainer] agent = "tau2-replay"`.
+    replay: str | None = None
+
+
+class RetrievalConfig(Section):
+    """``[retrieval]``: how much a memory's hotness (uses, recency) counts next to its relevance."""
+
+    hotness_weight: float = Field(0.0, ge=0, le=1)
+    hotness_half_life_days: float = Field(7.0, gt=0, le=3650)
+
+
+class SessionsConfig(Section):
+    """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
+    OpenViking server) and how long it waits for a commit's task; how this workspace's own commits
+    write user memories (batching, review)."""
+
+    api_url: str = Field("http://127.0.0.1:1933", max_length=2048, pattern=r"^https?://")
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    commit_timeout: float = Field(600.0, gt=0, le=86_400)
+    max_in_flight: int = Field(8, ge=1, le=256)
+    # The user memories a commit extracts: applied at once (OpenViking's way) or parked for Review.
+    review_user_memories: bool = False
+    max_memory_operations: int = Field(8, ge=1, le=10_000)
+    memory_max_wait_seconds: float = Field(10.0, gt=0, le=86_400)
+
+
+class RemoteDatasetConfig(Section):
+    """``[datasets.NAME]``: a dataset served by a benchmark service (``ovtui env serve``).
+
+    ``url`` is one URL or a list: executions spread over them. ``split``, when set, is the one
+    split the service is asked for (train and eval alike); otherwise train uses "train" and eval
+    the split asked for. The key lives in the environment variable ``api_key_env`` names.
+    """
+
+    url: str | list[str]
+    split: str | None = None
+    dataset: str | None = None
+    domain: str | None = None
+    filters: dict[str, Any] = Field(default_factory=dict)
+    api_key_env: str | None = None
+    max_in_flight: int = Field(32, ge=1, le=1024)
+    timeout: float = Field(600.0, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _http_urls(cls, value: str | list[str]) -> str | list[str]:
+        urls = [value] if isinstance(value, str) else value
+        if not urls:
+            raise ValueError("give at least one URL")
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http:// or https:// URL")
+        return value
+
+    @property
+    def urls(self) -> list[str]:
+        return [self.url] if isinstance(self.url, str) else list(self.url)
+
+
+class OvtuiConfig(Section):
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    trainer: TrainerConfig = Field(default_factory=TrainerConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
+    ui: UIConfig = Field(default_factory=UIConfig)
+    keys: dict[str, str] = Field(default_factory=dict, max_length=256)
+    datasets: dict[str, RemoteDatasetConfig] = Field(default_factory=dict)
+    # The tau2 user simulator: its own model settings, so agent and simulator may differ.
+    user_simulator: LLMConfig | None = None
+    tau2: Tau2Config = Field(default_factory=Tau2Config)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+
+
+def _describe(exc: ValidationError, source: Path) -> str:
+    lines = [f"{source}: invalid configuration"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        lines.append(f"  [{where}] {err['msg']}")
+    return "\n".join(lines)
+
+
+def load_config(root: Path) -> OvtuiConfig:
+    path = root / CONFIG_FILE
+    if not path.exists():
+        return OvtuiConfig()
+    return load_config_file(path)
+
+
+def load_config_file(path: Path) -> OvtuiConfig:
+    try:
+        data = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration")
+        raw = tomllib.loads(data.decode("utf-8"))
+    except OvtuiError as exc:
+        raise ConfigError(str(exc)) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return OvtuiConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from exc
+
+
+def save_config(root: Path, config: OvtuiConfig) -> None:
+    from ovtui.storage.fsio import atomic_write_text
+
+    # TOML has no null: an unset optional key (e.g. [user_simulator], [tau2] replay) is left out.
+    data = config.model_dump(mode="json", exclude_defaults=False, exclude_none=True)
+    atomic_write_text(root / CONFIG_FILE, tomli_w.dumps(data), root=root)

@@ -1,0 +1,106 @@
+"""The Protocols of seed 000 §6: the kernel's extension points.
+
+Components implement them; the engine and the pipeline use only these. Which class stands behind
+each Protocol in a run is chosen by name in ``ovtui.wiring.registry`` (from ``ovtui.toml``). A stage gets
+a context object only when it uses one (``ovtui.core.context``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
+
+from ovtui.core.context import ApplyOptions, ExecutionContext
+from ovtui.core.domain import (
+    Case,
+    ExperienceSet,
+    PatchSemanticGradient,
+    PolicyApplyResult,
+    PolicyUpdatePlan,
+    Rollout,
+    RolloutAnalysis,
+    RolloutTrainingResult,
+    RubricEvaluation,
+)
+
+
+@runtime_checkable
+class CaseLoader(Protocol):
+    """A source of cases (a JSONL split, a remote service): batches in order, and how many in all."""
+
+    def batches(self) -> AsyncIterator[list[Case]]: ...
+
+    async def count(self) -> int: ...
+
+
+@runtime_checkable
+class PolicySetLoader(Protocol):
+    """Reads the policy set; with ``previous``, may re-read only what changed since it was read."""
+
+    async def load(self, previous: ExperienceSet | None = None) -> ExperienceSet: ...
+
+
+@runtime_checkable
+class RolloutExecutor(Protocol):
+    async def execute(
+        self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
+    ) -> list[Rollout]: ...
+
+
+@runtime_checkable
+class RolloutEvaluator(Protocol):
+    async def evaluate(self, rollout: Rollout) -> RubricEvaluation: ...
+
+
+@runtime_checkable
+class RolloutAnalyzer(Protocol):
+    async def analyze(self, rollout: Rollout) -> RolloutAnalysis: ...
+
+
+@runtime_checkable
+class GradientEstimator(Protocol):
+    async def estimate(
+        self, analysis: RolloutAnalysis, experience_set: ExperienceSet
+    ) -> list[PatchSemanticGradient]: ...
+
+
+@runtime_checkable
+class PolicyOptimizer(Protocol):
+    async def plan(
+        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet
+    ) -> PolicyUpdatePlan: ...
+
+
+@runtime_checkable
+class PolicyUpdater(Protocol):
+    async def apply(
+        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet | None, options: ApplyOptions | None = None
+    ) -> PolicyApplyResult: ...
+
+
+@runtime_checkable
+class PolicyTrainer(Protocol):
+    """Feeds rollouts to the engine it was built with (for one run)."""
+
+    async def train_rollouts(
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
+    ) -> RolloutTrainingResult: ...
+
+
+@runtime_checkable
+class StreamingTrainer(PolicyTrainer, Protocol):
+    """A trainer that also takes rollouts one at a time as they arrive (the inbox) until closed."""
+
+    async def submit_rollout(
+        self, rollout: Rollout, analysis: RolloutAnalysis | None = None
+    ) -> RolloutTrainingResult: ...
+
+    async def close(self) -> None: ...
+
+
+@runtime_checkable
+class PolicySnapshotter(Protocol):
+    async def snapshot(self, policy_set: ExperienceSet) -> str: ...

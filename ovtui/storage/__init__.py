@@ -1,0 +1,2 @@
+"""Bytes on disk: workspace paths and name rules, durable writes, locks, the journal, watching and
+job records."""

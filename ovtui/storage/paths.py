@@ -1,0 +1,305 @@
+"""Where things live in a workspace, and the rules that keep every path inside it.
+
+URIs are OpenViking's: ``viking://user/<user>/memories/experiences/x.md`` maps to
+``<root>/memories/experiences/x.md``. Memories about a peer (someone else in the user's
+conversations, seed 004 §3.4) live in that peer's own space, ``peers/<peer_id>/``, which holds the
+same type folders (``peers/alice/memories/profile.md``). Names that come from outside (an LLM, a
+rollout file, a memory file, a peer id) are validated before they become paths: no separators, no
+``..``, no control characters, not a reserved device name, bounded length.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from ovtui.core.bounds import MAX_MEMORY_FILE_BYTES
+from ovtui.core.errors import UnsafePathError
+
+__all__ = ["MAX_MEMORY_FILE_BYTES"]  # the read limit, re-exported where paths are named
+
+URI_SCHEME = "viking://"
+MAX_NAME_LENGTH = 128
+# File names are limited to 255 bytes on common file systems; a stem leaves room for ".md" and more.
+MAX_NAME_BYTES = 200
+# Names ovtui derives leave room for what is appended to them (``_<YYYYMMDDHHMMSS>_<16 hex>``), so a
+# derived file name still passes the reader's validation.
+DERIVED_NAME_ROOM = 32
+
+# Everything ovtui itself writes outside the memory folders, relative to the root (one list: the
+# opening check and the symlink tests use it). Folders first; a file's folder is listed before it.
+STATE_DIR = ".ovtui"
+PENDING_FOLDER = f"{STATE_DIR}/pending"  # plans waiting for review
+SETTLED_FOLDER = f"{PENDING_FOLDER}/settled"  # applied, discarded and re-planned ones, as decided
+BOOKKEEPING_FOLDERS = (
+    STATE_DIR,
+    f"{STATE_DIR}/journal",
+    PENDING_FOLDER,
+    SETTLED_FOLDER,
+    f"{STATE_DIR}/intake",
+    f"{STATE_DIR}/llm_cache",
+    "history",
+    "runs",
+    "inbox",
+    "inbox/rollouts",
+    "inbox/done",
+    "inbox/rejected",
+    "inbox/sessions",
+    "sessions",
+)
+LOCK_FILE = f"{STATE_DIR}/lock"
+LOCK_HOLDER_FILE = f"{STATE_DIR}/lock.holder"
+HISTORY_INDEX_FILE = "history/index.jsonl"
+CONFIG_FILE = "ovtui.toml"
+HOTNESS_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"  # one line per use of a memory
+HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"  # the uses folded out of the log
+HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"  # taken for one append or one compaction
+BOOKKEEPING_FILES = (
+    LOCK_FILE,
+    LOCK_HOLDER_FILE,
+    HISTORY_INDEX_FILE,
+    CONFIG_FILE,
+    HOTNESS_LOG_FILE,
+    HOTNESS_SUMMARY_FILE,
+    HOTNESS_LOCK_FILE,
+)
+
+# The common case (ASCII words), checked in one pass; anything else gets the full rules below.
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-]+)*$")
+_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
+# Characters no portable file name may hold (Windows forbids them; ':' is a stream separator there).
+_FORBIDDEN = set('/\\<>:"|?*')
+# Characters that make a name display as something else (bidirectional overrides, zero widths).
+_DECEPTIVE = {
+    chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200B, 0x200E, 0x200F, 0xFEFF)
+}
+_WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+}
+HIDDEN_MEMORY_NAMES = {".overview.md", ".abstract.md"}
+# The folder of the peers' spaces: ``peers/<peer_id>/`` mirrors the type folders of the root.
+PEERS_DIR = "peers"
+
+
+def _is_reserved(name: str) -> bool:
+    return name.split(".")[0].strip().lower() in _WINDOWS_RESERVED
+
+
+def validate_name(name: str, *, what: str = "name") -> str:
+    """Return ``name`` if it is safe as one path component (without extension), else raise.
+
+    Safe as a path, in any script (OpenViking writes ``取消预订.md`` and ``meal request change.md``):
+    no separators or characters Windows forbids, no ``..``, no control or direction-changing
+    characters, no leading dot or surrounding spaces, not a reserved device name, bounded length.
+    """
+    if (
+        isinstance(name, str)
+        and len(name) <= MAX_NAME_LENGTH
+        and _PLAIN_NAME.match(name)
+        and not _is_reserved(name)
+    ):
+        return name
+    if not isinstance(name, str) or not name:
+        raise UnsafePathError(f"{what} is empty")
+    if len(name) > MAX_NAME_LENGTH:
+        raise UnsafePathError(f"{what} {name[:40]!r}… is longer than {MAX_NAME_LENGTH} characters")
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise UnsafePathError(f"{what} {name[:40]!r}… is longer than {MAX_NAME_BYTES} bytes (UTF-8)")
+    if any(unicodedata.category(c) in ("Cc", "Cs") or c in _DECEPTIVE for c in name):
+        raise UnsafePathError(f"{what} {name!r} contains a control character")
+    if any(c in _FORBIDDEN for c in name) or name.startswith("."):
+        raise UnsafePathError(f"{what} {name!r} contains a path separator or starts with a dot")
+    if ".." in name:
+        raise UnsafePathError(f"{what} {name!r} contains '..'")
+    if name != name.strip() or name.endswith("."):
+        raise UnsafePathError(f"{what} {name!r} starts or ends with a space or ends with a dot")
+    if _is_reserved(name):
+        raise UnsafePathError(f"{what} {name!r} is a reserved device name")
+    return name
+
+
+def peer_space(peer_id: str | None) -> str:
+    """The relative prefix of a peer's space (``peers/alice/``), "" for the user's own; the peer id
+    is validated (it becomes a folder)."""
+    if peer_id is None:
+        return ""
+    return f"{PEERS_DIR}/{validate_name(peer_id, what='peer_id')}/"
+
+
+def split_peer(rel: str) -> tuple[str | None, str]:
+    """The peer whose space holds the workspace-relative path ``rel`` and the path inside that space:
+    ``peers/alice/memories/profile.md`` → ``("alice", "memories/profile.md")``; a path outside
+    ``peers/`` is the user's own (``None``). Raises UnsafePathError for a peer folder whose name
+    breaks the name rule."""
+    if not rel.startswith(PEERS_DIR + "/"):
+        return None, rel
+    peer, _, inner = rel[len(PEERS_DIR) + 1 :].partition("/")
+    return validate_name(peer, what="peer_id"), inner
+
+
+def file_stem(name: str, *, what: str = "name") -> str:
+    """The file name stem of a memory called ``name``, derived as OpenViking does: lower-cased
+    (``Seat_Change_Request`` lives in ``seat_change_request.md``). Validated: it becomes a path."""
+    return validate_name(validate_name(name, what=what).lower(), what=what)
+
+
+def same_name(field_value: str, stem: str) -> bool:
+    """Whether a memory's name field names the file ``stem`` (OpenViking lower-cases file names)."""
+    return field_value.lower() == stem.lower()
+
+
+def slugify(
+    text: str, *, fallback: str = "item", max_length: int = MAX_NAME_LENGTH - DERIVED_NAME_ROOM
+) -> str:
+    """A safe name derived from free text (for names an LLM or a case proposes): lower-case words
+    of any script joined by ``_``, short enough that a suffix still fits the reader's limits."""
+    words = re.sub(r"[\W_]+", "_", unicodedata.normalize("NFC", text).strip().lower()).strip("_")
+    slug = words[:max_length].rstrip("_")
+    byte_limit = max_length * MAX_NAME_BYTES // MAX_NAME_LENGTH
+    while len(slug.encode("utf-8")) > byte_limit:
+        slug = slug[:-1].rstrip("_")
+    slug = slug or fallback
+    if _is_reserved(slug):
+        slug = f"{slug}_"
+    return validate_name(slug, what="derived name")
+
+
+# Folders whose real path was checked, by (device, inode, mode): a folder swapped for a link gets
+# a new identity and is checked again. Saves a full path resolution per write on the apply path.
+_checked_folders: dict[str, tuple[int, int, int]] = {}
+
+
+def _link_error(root: str, rel: str, lexical: str) -> UnsafePathError:
+    real = os.path.realpath(lexical)
+    if real.startswith(root + os.sep):
+        return UnsafePathError(f"{rel} is or passes through a symbolic link")
+    return UnsafePathError(f"{rel} leads outside the workspace (symbolic link)")
+
+
+def _check_folder(root: str, folder: str, rel: str) -> None:
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        if folder.startswith(root + os.sep):  # to be created below a checked folder
+            _check_folder(root, os.path.dirname(folder), rel)
+        return
+    identity = (info.st_dev, info.st_ino, info.st_mode)
+    if _checked_folders.get(folder) == identity:
+        return
+    if os.path.realpath(folder) != folder:
+        raise _link_error(root, rel, folder)
+    _checked_folders[folder] = identity
+
+
+def linkless_path(root: str, rel: str) -> str:
+    """``root/rel`` (``rel``: a checked relative POSIX path) when neither it nor a folder on the way
+    is a symbolic link, so a write there cannot leave the workspace or land on another file."""
+    lexical = os.path.join(root, *rel.split("/"))
+    _check_folder(root, os.path.dirname(lexical), rel)
+    try:
+        if stat.S_ISLNK(os.lstat(lexical).st_mode):
+            raise _link_error(root, rel, lexical)
+    except FileNotFoundError:
+        pass
+    return lexical
+
+
+@dataclass(frozen=True)
+class WorkspacePaths:
+    """The layout of one workspace folder (DESIGN §3)."""
+
+    root: Path
+    user: str = "default"
+
+    def __post_init__(self) -> None:
+        if not _USER.match(self.user):
+            raise UnsafePathError(f"workspace user {self.user!r} is not a valid user name")
+        object.__setattr__(self, "root", Path(os.path.realpath(self.root)))
+
+    # --- folders ---
+    @property
+    def memories(self) -> Path:
+        return self.root / "memories"
+
+    @property
+    def peers(self) -> Path:
+        return self.root / PEERS_DIR
+
+    @property
+    def state(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def history(self) -> Path:
+        return self.root / "history"
+
+    @property
+    def datasets(self) -> Path:
+        return self.root / "datasets"
+
+    @property
+    def runs(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def inbox(self) -> Path:
+        return self.root / "inbox"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.inbox / "rejected"
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / CONFIG_FILE
+
+    # --- URIs ---
+    @property
+    def uri_prefix(self) -> str:
+        return f"{URI_SCHEME}user/{self.user}/"
+
+    def uri_for(self, path: Path) -> str:
+        rel = self.inside(path).relative_to(self.root)
+        return self.uri_prefix + rel.as_posix()
+
+    def relative_of(self, uri: str) -> str:
+        """The workspace-relative path a URI names, checked lexically (no file system access)."""
+        if not uri.startswith(self.uri_prefix):
+            raise UnsafePathError(f"URI {uri!r} is not under {self.uri_prefix!r}")
+        rel = uri[len(self.uri_prefix) :]
+        parts = rel.split("/")
+        if (
+            not rel
+            or any(p in ("", ".", "..") for p in parts)
+            or any("\x00" in p or "\\" in p for p in parts)
+        ):
+            raise UnsafePathError(f"URI {uri!r} has an empty, '.', '..' or invalid segment")
+        return rel
+
+    def path_for(self, uri: str) -> Path:
+        """The file a URI names; raises UnsafePathError for a foreign user or an escaping path."""
+        return self.inside(self.root.joinpath(*self.relative_of(uri).split("/")))
+
+    def inside(self, path: Path) -> Path:
+        """Resolve ``path`` (following links) and require it to lie within the workspace root."""
+        path = Path(path)
+        resolved = Path(os.path.realpath(path if path.is_absolute() else self.root / path))
+        if resolved != self.root and self.root not in resolved.parents:
+            raise UnsafePathError(f"path {str(path)!r} lies outside the workspace {str(self.root)!r}")
+        return resolved
+
+    def relative(self, path: Path) -> str:
+        """A workspace-relative display form (never show tmp or home paths in the UI)."""
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)

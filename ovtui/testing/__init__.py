@@ -1,0 +1,1 @@
+"""Fakes of every Protocol and big generated workspaces, for tests and benchmarks."""

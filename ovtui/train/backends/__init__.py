@@ -1,0 +1,1 @@
+"""Who does the thinking inside the components: the seams, the offline learner and the model."""

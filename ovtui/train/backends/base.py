@@ -1,0 +1,80 @@
+"""The seams between the component shells and their backends (offline or LLM).
+
+The shells (TrajectoryRolloutAnalyzer, ExperienceGradientEstimator, PatchMergePolicyOptimizer) own
+everything that must not depend on who does the thinking: evaluation precedence, writing
+trajectories, finding candidate experiences, computing confidence from the real reward, compare-
+and-swap bases and provenance. A backend only turns evidence into drafts.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import Field
+
+from ovtui.core.domain import (
+    Experience,
+    ExperienceSet,
+    Model,
+    PatchSemanticGradient,
+    Rollout,
+    RolloutAnalysis,
+    RubricEvaluation,
+    Trajectory,
+    TrajectoryOutcome,
+)
+
+
+class TrajectoryDraft(Model):
+    """One trajectory a backend extracted from a rollout (the shell names and writes the file)."""
+
+    name: str
+    content: str
+    outcome: TrajectoryOutcome = TrajectoryOutcome.UNKNOWN
+    retrieval_anchor: str = ""
+
+
+class ExperienceProposal(Model):
+    """One proposed experience edit. For an existing experience, ``content`` may be full text or
+    SEARCH/REPLACE blocks against its current content; for a new one it is the full text."""
+
+    experience_name: str
+    content: str
+    status: str | None = None
+    rationale: str = ""
+
+
+class MergeDecision(Model):
+    """One item of a merged plan. ``source_gradients`` are indices into the batch's gradients;
+    their evidence trajectories become this item's provenance."""
+
+    kind: Literal["upsert", "delete"] = "upsert"
+    experience_name: str
+    content: str | None = None
+    status: str | None = None
+    rationale: str = ""
+    source_gradients: list[int] = Field(default_factory=list)
+
+
+class TrajectoryExtractor(Protocol):
+    label: str
+
+    async def extract(
+        self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str
+    ) -> list[TrajectoryDraft]: ...
+
+
+class GradientProposer(Protocol):
+    label: str
+
+    async def propose(
+        self, trajectory: Trajectory, analysis: RolloutAnalysis, candidates: list[Experience]
+    ) -> list[ExperienceProposal]: ...
+
+
+class PlanMerger(Protocol):
+    label: str
+
+    async def merge(
+        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet, similar: list[Experience]
+    ) -> list[MergeDecision]: ...

@@ -1,0 +1,169 @@
+"""LLMPlanMerger: one model call per batch merges the proposals into one plan (seed 000 §10).
+
+The model sees the original files the proposals were based on, every proposal as a field-level
+unified diff, and similar existing experiences. It may merge, split, dedupe and delete; every
+output item names the proposals it comes from, which become ``MergeDecision.source_gradients``
+(and so the item's evidence). Indices are bounded in the schema, so an out-of-range index is a
+format error the client asks the model to fix, not a silent loss of provenance.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
+from ovtui.llm.client import LLMClient
+from ovtui.llm.extract_loop import ExtractLoop
+from ovtui.memory.diffs import field_unified_diff
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.store import MemoryStore
+from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
+from ovtui.train.backends.base import MergeDecision
+from ovtui.train.components.experience_set_loader import file_from_experience
+
+INSTRUCTION = """\
+You merge a batch of proposed edits to an AI agent's experience memory into one consistent plan. \
+The proposals are numbered [0] to [{last}]; each is a field diff against the file it was based on \
+(or a new file). The existing files involved and similar existing experiences are shown in full.
+
+Produce the final operations:
+- combine proposals that change the same experience or describe the same user intent into one item;
+- split an experience that mixes several user intents; merge duplicate new experiences;
+- delete an existing experience only when this plan wholly supersedes it or it is wrong;
+- leave out proposals that add nothing.
+Every experience keeps the three sections Situation / Approach / Reflect, covers one user intent, \
+and holds no case-specific values (ids, names, amounts, dates). For an existing experience give \
+SEARCH/REPLACE blocks against its current content shown here, or its complete new text. Every item \
+(deletes too) lists in source_gradients the numbers of the proposals it comes from, and gives a \
+short rationale.
+"""
+
+
+def _describe(index: int, gradient: PatchSemanticGradient, same_as: int | None) -> str:
+    name = gradient.target_experience_name
+    before = gradient.before_file
+    target = f"edit of {before.uri} (version {before.version})" if before is not None else "new experience"
+    evidence = len(gradient.evidence_trajectory_uris)
+    head = (
+        f"### Proposal [{index}]: `{name}` — {target}\n"
+        f"confidence {gradient.confidence:.2f}; evidence: {evidence} trajectory(ies)"
+    )
+    rationale = f"\nrationale: {gradient.rationale}" if gradient.rationale else ""
+    if same_as is not None:
+        return f"{head}{rationale}\nthe same change as proposal [{same_as}]"
+    return f"{head}{rationale}\n{_diff(gradient)}"
+
+
+def _diff(gradient: PatchSemanticGradient) -> str:
+    """Field diffs; a new file shows only its content (its name is in the heading, its type is known)."""
+    after = gradient.after_file
+    if gradient.before_file is None:
+        after = MemoryFile(uri=after.uri, content=after.content, fields={})
+    return field_unified_diff(gradient.before_file, after) or "(no change)"
+
+
+def describe_proposals(gradients: list[PatchSemanticGradient]) -> str:
+    """Every proposal; one that repeats an earlier one's change exactly is named, not shown again."""
+    first_with: dict[tuple[str, str | None, str], int] = {}
+    described: list[str] = []
+    for index, gradient in enumerate(gradients):
+        before = gradient.before_file
+        key = (
+            gradient.target_experience_name,
+            before.uri if before is not None else None,
+            gradient.after_file.content,
+        )
+        described.append(_describe(index, gradient, first_with.get(key)))
+        first_with.setdefault(key, index)
+    return "\n\n".join(described)
+
+
+class LLMPlanMerger:
+    label = "llm"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        store: MemoryStore,
+        *,
+        registry: MemoryTypeRegistry | None = None,
+        max_iterations: int = 2,
+        stage: str = "merge",
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.registry = registry or store.registry
+        self.max_iterations = max_iterations
+        self.stage = stage
+
+    def _loop(self, count: int) -> ExtractLoop:
+        extras: dict[str, dict[str, Any]] = {
+            "source_gradients": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0, "maximum": max(count - 1, 0)},
+                "description": "numbers of the proposals this item comes from",
+            },
+            "rationale": {"type": "string", "description": "one sentence: why"},
+        }
+        return ExtractLoop(
+            self.client,
+            self.store,
+            self.registry,
+            [EXPERIENCES],
+            self.max_iterations,
+            allow_deletes=True,
+            item_extras=extras,
+        )
+
+    async def merge(
+        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet, similar: list[Experience]
+    ) -> list[MergeDecision]:
+        if not gradients:
+            return []
+        files: dict[str, MemoryFile] = {}
+        for gradient in gradients:
+            before = gradient.before_file
+            if before is not None and before.uri and before.uri not in files:
+                files[before.uri] = before  # the base the proposal was computed against
+        for experience in similar:
+            if experience.uri and experience.uri not in files:
+                files[experience.uri] = file_from_experience(experience)
+        proposals = describe_proposals(gradients)
+        known = ", ".join(sorted(p.name for p in policy_set.policies)) or "(none)"
+        inputs = f"## Existing experience names\n{known}\n\n## Proposals\n{proposals}"
+        instruction = INSTRUCTION.format(last=len(gradients) - 1)
+        result = await self._loop(len(gradients)).run(
+            self.stage, instruction, inputs, [], prefetch_files=list(files.values())
+        )
+        decisions = [
+            MergeDecision(
+                kind="upsert",
+                experience_name=op.name,
+                content=op.content,
+                status=str(op.fields["status"]) if op.fields.get("status") else None,
+                rationale=str(op.extras.get("rationale") or ""),
+                source_gradients=_indices(op.extras.get("source_gradients")),
+            )
+            for op in result.of(EXPERIENCES)
+        ]
+        for delete in result.deletes:
+            name = delete.before.fields.get("experience_name") or PurePosixPath(delete.uri).stem
+            decisions.append(
+                MergeDecision(
+                    kind="delete",
+                    experience_name=str(name),
+                    rationale=str(delete.extras.get("rationale") or ""),
+                    source_gradients=_indices(delete.extras.get("source_gradients")),
+                )
+            )
+        return decisions
+
+
+def _indices(value: object) -> list[int]:
+    """Unique, in order (the schema already bounded them)."""
+    out: list[int] = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, int) and not isinstance(item, bool) and item not in out:
+            out.append(item)
+    return out

@@ -1,0 +1,126 @@
+"""Compact text renderings of rollouts, evaluations and trajectories for prompts.
+
+Prompt tokens are the main cost of the LLM path, so tool calls are one line each and long tool
+outputs and system prompts are clipped; what the evaluator said is always kept in full.
+
+A structured tool output (a JSON object, a list of them) is cut by key, not by position: every
+top-level scalar is kept (the ``status``, ``membership``, ``insurance``, ``created_at`` a policy
+rule turns on), nested collections are summarised, and only then is the text clipped. Cutting the
+first N characters kept addresses and dates of birth and dropped exactly those fields.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ovtui.core.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
+from ovtui.train.components.trajectory_analyzer import feedback_text
+
+MAX_TOOL_INPUT = 300
+MAX_TOOL_OUTPUT = 400
+MAX_STRUCTURED_OUTPUT = 700
+MAX_SCALAR = 60
+MAX_LIST_ITEMS = 3
+MAX_SYSTEM = 300
+MAX_TEXT = 2000
+
+
+def clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit} more chars]"
+
+
+def _scalar(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return clip(text, MAX_SCALAR) if isinstance(value, str) else text
+
+
+def _summary(value: Any, depth: int) -> str:
+    """Scalars in full (long strings clipped), collections shrunk the deeper they sit."""
+    if isinstance(value, dict):
+        if depth >= 3:
+            return f"{{{len(value)} keys}}"
+        scalars = [(k, v) for k, v in value.items() if not isinstance(v, dict | list)]
+        nested = [(k, v) for k, v in value.items() if isinstance(v, dict | list)]
+        parts = [f"{k}={_scalar(v)}" for k, v in scalars]  # scalars first: a clip cuts collections
+        if depth >= 2:
+            parts += [f"{k}={_size(v)}" for k, v in nested]
+        else:
+            parts += [f"{k}={_summary(v, depth + 1)}" for k, v in nested]
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(value, list):
+        if depth >= 3 or not value:
+            return _size(value)
+        shown = [_summary(v, depth + 1) for v in value[:MAX_LIST_ITEMS]]
+        more = f", … {len(value) - MAX_LIST_ITEMS} more" if len(value) > MAX_LIST_ITEMS else ""
+        return "[" + ", ".join(shown) + more + "]"
+    return _scalar(value)
+
+
+def _size(value: dict[str, Any] | list[Any]) -> str:
+    return f"{{{len(value)} keys}}" if isinstance(value, dict) else f"[{len(value)} items]"
+
+
+def render_tool_output(output: str) -> str:
+    """A tool output for a prompt: JSON cut by key (see the module note), other text by length."""
+    text = output.strip()
+    if text[:1] in "{[":
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict | list):
+            return clip(_summary(data, 0), MAX_STRUCTURED_OUTPUT)
+    return clip(text.replace("\n", " "), MAX_TOOL_OUTPUT)
+
+
+def render_tool(part: ToolPart) -> str:
+    args = clip(json.dumps(part.tool_input, ensure_ascii=False, separators=(",", ":")), MAX_TOOL_INPUT)
+    return f"  → tool {part.tool_name}({args}) [{part.tool_status}]: {render_tool_output(part.tool_output)}"
+
+
+def render_message(message: Message) -> str:
+    limit = MAX_SYSTEM if message.role == "system" else MAX_TEXT
+    lines: list[str] = []
+    for part in message.parts:
+        if isinstance(part, TextPart) and part.text.strip():
+            lines.append(f"[{message.role}] {clip(part.text, limit)}")
+        elif isinstance(part, ToolPart):
+            lines.append(render_tool(part))
+    return "\n".join(lines)
+
+
+def render_rollout(rollout: Rollout) -> str:
+    case = rollout.case
+    head = f"## Rollout of case `{case.name}` (task: {case.task_signature})"
+    criteria = "\n".join(
+        f"- {c.name}{' (required)' if c.required else ''}: {c.description}" for c in case.rubric.criteria
+    )
+    body = "\n".join(text for text in (render_message(m) for m in rollout.messages) if text)
+    rubric = f"\n### Rubric\n{criteria}" if criteria else ""
+    return f"{head}{rubric}\n### Conversation\n{body or '(no messages)'}"
+
+
+def render_evaluation(evaluation: RubricEvaluation, feedback: str = "") -> str:
+    lines = [
+        "## Evaluation",
+        f"passed: {'yes' if evaluation.passed else 'no'}; score: {evaluation.score:.2f}",
+    ]
+    for result in evaluation.criterion_results:
+        verdict = "passed" if result.passed else "FAILED"
+        notes = "; ".join([*result.feedback, *result.evidence])
+        lines.append(
+            f"- {result.criterion_name}: {verdict} (score {result.score:.2f}){' — ' + notes if notes else ''}"
+        )
+    lines.extend(f"- {line}" for line in evaluation.feedback)
+    # The analyzer's feedback is usually its own rendering of this same evaluation: sent once.
+    if feedback.strip() and feedback.strip() != feedback_text(evaluation).strip():
+        lines += ["## Evaluator feedback", feedback.strip()]
+    return "\n".join(lines)
+
+
+def render_trajectory(trajectory: Trajectory) -> str:
+    outcome = getattr(trajectory.outcome, "value", trajectory.outcome)
+    anchor = f"\nretrieval anchor: {trajectory.retrieval_anchor}" if trajectory.retrieval_anchor else ""
+    return f"## Trajectory `{trajectory.name}` — outcome: {outcome}{anchor}\n{trajectory.content.strip()}"

@@ -1,0 +1,307 @@
+"""What a committed conversation holds worth remembering, found without a model.
+
+The offline extractor is deliberately limited, and real within its limits (README: Sessions):
+
+- **cases**: a conversation in which the assistant used tools is one case — the user's request,
+  the tool sequence with each call's status, and the outcome (the assistant's last words; a tool
+  error makes it a failure). Its ``request_pattern`` is the request without the user's own
+  (statements and values; what the offline learner shows as its example) and its task signature
+  a few of that pattern's words (``request_signature``), so the same kind of request from many
+  sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
+  (``components/offline/conversation.py``);
+- **profile** facts the user states about themself: "my name is …", "I am a/an …", "I work as/at
+  …", "I live in …";
+- **preferences** the user states: "I prefer …", "I like …", "I don't like …", "always …",
+  "never …", "please always/never …", its topic from the first words.
+
+A profile fact or preference keeps only the clause that states it, from its opening words ("my
+name is", "I prefer", "please always") to the end of the clause, first letter capitalised: "Hi, my
+name is Alice, nice to meet you" gives ``- My name is Alice``; "Oh, I prefer window seats, thanks"
+gives ``- I prefer window seats``. Clauses end at ";" and at "and"/"but" before "I"/"my" ("My name
+is Ada and I prefer aisle seats" gives one of each); a profile fact also ends at a comma (a
+preference does not: "I prefer trains, buses and ferries" is one). The user's own words are kept,
+not paraphrased, so the fact stays theirs;
+- **entities**: the identifying values the agent passed to its tools (arguments named ``*_id``,
+  ``id``, ``name``, ``email``, ``code``, ``number``), one entity per value, its category from the
+  argument name.
+
+Events, paraphrase, facts spread over several turns and anything implied are the LLM backend's
+job. Messages with a ``peer_id`` are attributed to that peer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ovtui.core.domain import Case, CriterionResult, Rubric, RubricCriterion, RubricEvaluation, ToolPart
+from ovtui.protocols.sessions import SessionMessage
+from ovtui.storage.paths import slugify
+from ovtui.train.backends.offline.conversation import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
+from ovtui.train.backends.offline.text import STOPWORDS, mask_values
+
+_SENTENCE = re.compile(r"[^.!?\n。！？]+")
+_PROFILE = [
+    re.compile(r"\bmy name is ([^,;]+)", re.I),
+    re.compile(r"\bi am (?:an?|the) ([^,;]+)", re.I),
+    re.compile(r"\bi work (?:as|at|for) ([^,;]+)", re.I),
+    re.compile(r"\bi live in ([^,;]+)", re.I),
+]
+_PREFERENCE = re.compile(
+    r"\b(?:i (?:really )?(?:prefer|like|love|hate|don't like|do not like|want)"
+    r"|(?:please )?(?:always|never))\b\s+(.+)",
+    re.I,
+)
+# Where one statement ends inside a sentence, and what closes one without adding to it.
+_CLAUSE_BREAK = re.compile(r";|,?\s+\b(?:and|but)\s+(?=(?:i|my)\b)", re.I)
+_TRAILING_FILLER = re.compile(r"(?:[\s,]+(?:thanks|thank you|please|if possible|by the way))+\s*$", re.I)
+# Words that say nothing about what a request asks for (besides the learner's stopwords).
+_FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there"})
+SIGNATURE_WORDS = 6
+_ENTITY_KEYS = re.compile(r"^(?:.*_id|id|name|.*_name|email|code|.*_code|number|.*_number)$", re.I)
+MAX_ENTITY_VALUE = 120
+TOPIC_WORDS = 4
+
+
+@dataclass
+class ExtractedMemory:
+    """One memory a conversation gives: its type, its name (None for a one-file type), the fields
+    to merge, and whose it is (a peer's id, or None for the user).
+
+    ``merge`` says how it meets its file: ``lines`` (the offline extractor: the content's lines the
+    file lacks are appended) or ``ops`` (a model's operation: every field by its merge op, SEARCH/
+    REPLACE blocks included). ``seen`` is, for ``ops``, the file (content and fields) as the model
+    saw it, or None when it saw no file."""
+
+    memory_type: str
+    name: str | None
+    fields: dict[str, Any]
+    peer_id: str | None = None
+    merge: Literal["lines", "ops"] = "lines"
+    seen: dict[str, Any] | None = None
+    # Trajectories this memory produced (a case's runs): linked from it in the same write.
+    produced: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Extraction:
+    memories: list[ExtractedMemory] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip(" ,") for s in _sentences(text) for c in _CLAUSE_BREAK.split(s) if c.strip(" ,")]
+
+
+def _stated(text: str) -> str:
+    text = _TRAILING_FILLER.sub("", text).strip(" ,")
+    return text[:1].upper() + text[1:]
+
+
+def _profile_fact(clause: str) -> str | None:
+    for pattern in _PROFILE:
+        if match := pattern.search(clause):
+            return _stated(clause[match.start() : match.end()])
+    return None
+
+
+def _unstated(clause: str) -> str:
+    """A clause without the profile fact or preference it states (what is left asks for something)."""
+    for pattern in _PROFILE:
+        if match := pattern.search(clause):
+            return clause[: match.start()] + clause[match.end() :]
+    match = _PREFERENCE.search(clause)
+    return clause[: match.start()] if match else clause
+
+
+def _user_facts(message: SessionMessage) -> list[ExtractedMemory]:
+    found: list[ExtractedMemory] = []
+    for clause in _clauses(message.text):
+        fact = _profile_fact(clause)
+        if fact is not None:
+            found.append(ExtractedMemory("profile", None, {"content": f"- {fact}"}, message.peer_id))
+        elif match := _PREFERENCE.search(clause):
+            topic = slugify(" ".join(match.group(1).split()[:TOPIC_WORDS]), fallback="preference")
+            content = f"- {_stated(clause[match.start() :])}"
+            found.append(
+                ExtractedMemory("preferences", topic, {"topic": topic, "content": content}, message.peer_id)
+            )
+    return found
+
+
+def _entities(message: SessionMessage) -> list[ExtractedMemory]:
+    found = []
+    for part in message.to_message().tool_parts:
+        for key, value in part.tool_input.items():
+            if not (isinstance(value, str | int) and not isinstance(value, bool) and _ENTITY_KEYS.match(key)):
+                continue
+            text = str(value).strip()
+            if not text or len(text) > MAX_ENTITY_VALUE:
+                continue
+            category = slugify(key, fallback="thing")
+            name = slugify(text, fallback="entity")
+            content = f"- `{key}` = `{text}` (passed to `{part.tool_name}`)"
+            found.append(
+                ExtractedMemory("entities", name, {"category": category, "name": name, "content": content})
+            )
+    return found
+
+
+def _tool_parts(messages: list[SessionMessage]) -> list[ToolPart]:
+    return [p for m in messages if m.role in ("assistant", "tool") for p in m.to_message().tool_parts]
+
+
+# What a plain conversation can show about any case (``evaluate_conversation`` checks them); the
+# kinds are what the offline learner reads of them (never their wording).
+CONVERSATION_CRITERIA = (
+    RubricCriterion(
+        name="tools_succeed",
+        description="every tool call completes without an error",
+        metadata={"kind": TOOL_CALLS_COMPLETE},
+    ),
+    RubricCriterion(
+        name="answers_user",
+        description="the assistant answers the request",
+        required=False,
+        metadata={"kind": ANSWERS_AFTER_TOOLS},
+    ),
+)
+
+
+def _content_words(clause: str) -> list[str]:
+    """The words of a masked clause that say what is asked: no placeholder, name or filler."""
+    tokens = re.findall(r"<?[A-Za-z][A-Za-z']*>?", clause)
+    if tokens:  # sentence case is no name
+        tokens[0] = tokens[0].lower()
+    return [
+        t
+        for t in tokens
+        if t.islower() and not t.startswith("<") and t not in STOPWORDS and t not in _FILLERS and len(t) > 1
+    ]
+
+
+def request_pattern(request: str, tools: list[ToolPart]) -> str:
+    """The request without the user's own: the profile facts and preferences it states left out,
+    the values passed to tools and other specifics masked ("Hi, I'm Ana. Please change the email
+    of customer 1001 to ana@x.org" → "Please change the email of customer <value> to <value>")."""
+    masked = mask_values(request, [str(v) for p in tools for v in p.tool_input.values()])
+    asked = [_unstated(c).strip(" ,") for c in _clauses(masked)]
+    return ". ".join(c for c in asked if _content_words(c))
+
+
+def request_signature(request: str, tools: list[ToolPart]) -> str:
+    """What the request asks for in a few of its own words: the content words of its pattern
+    (``change_email_customer``); the tool sequence when no word is left."""
+    kept = [w for c in _clauses(request_pattern(request, tools)) for w in _content_words(c)]
+    if not kept:
+        kept = list(dict.fromkeys(p.tool_name for p in tools))
+    return slugify(" ".join(kept[:SIGNATURE_WORDS]), fallback="conversation")
+
+
+def session_case_name(name: str, session_id: str, archive_name: str) -> str:
+    """A case's name made unique to its commit: the same task in two sessions is two cases."""
+    return f"{name}_{session_id}_{archive_name}"[:120]
+
+
+def case_metadata(messages: list[SessionMessage], session_id: str, archive_name: str) -> dict[str, Any]:
+    failed = [p.tool_name for p in _tool_parts(messages) if p.tool_status == "error"]
+    return {
+        "source": "session_commit",
+        "session_id": session_id,
+        "archive": archive_name,
+        "failed_tools": failed,
+    }
+
+
+def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) -> Case | None:
+    """The conversation as a training case, when the assistant used tools in it."""
+    tools = _tool_parts(messages)
+    if not tools:
+        return None
+    request = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
+    if not request:
+        return None
+    answer = next((m.text for m in reversed(messages) if m.role == "assistant" and m.text.strip()), "")
+    signature = request_signature(request, tools)
+    sequence = " → ".join(f"{p.tool_name}{' (error)' if p.tool_status == 'error' else ''}" for p in tools)
+    rubric = Rubric(
+        name=f"{signature}_rubric",
+        description="from a committed session",
+        criteria=list(CONVERSATION_CRITERIA),
+    )
+    return Case(
+        name=session_case_name(signature, session_id, archive_name),
+        task_signature=signature,
+        input={
+            "user_query": request,
+            "request_pattern": request_pattern(request, tools),
+            "tool_sequence": sequence,
+            "outcome": answer,
+        },
+        rubric=rubric,
+        metadata=case_metadata(messages, session_id, archive_name),
+    )
+
+
+def _unique(memories: list[ExtractedMemory]) -> list[ExtractedMemory]:
+    seen: set[tuple[str, str | None, str | None, str]] = set()
+    out = []
+    for memory in memories:
+        key = (memory.memory_type, memory.name, memory.peer_id, str(memory.fields.get("content")))
+        if key not in seen:
+            seen.add(key)
+            out.append(memory)
+    return out
+
+
+def extract_offline(messages: list[SessionMessage], session_id: str, archive_name: str) -> Extraction:
+    extraction = Extraction()
+    for message in messages:
+        if message.role == "user":
+            extraction.memories += _user_facts(message)
+        if message.role in ("assistant", "tool"):
+            extraction.memories += _entities(message)
+    extraction.memories = _unique(extraction.memories)
+    case = case_of(messages, session_id, archive_name)
+    if case is not None:
+        extraction.cases.append(case)
+    return extraction
+
+
+def evaluate_conversation(case: Case, messages: list[SessionMessage]) -> RubricEvaluation:
+    """The case's rubric checked on what the conversation shows: did every tool call complete, and
+    did the assistant answer after its last tool call. No grader took part, so this is the only
+    signal a plain conversation gives; a training session brings its own OutcomeEvaluation."""
+    failed = case.metadata.get("failed_tools") or []
+    last_tool = max((i for i, m in enumerate(messages) if m.to_message().tool_parts), default=-1)
+    answered = any(m.role == "assistant" and m.text.strip() for m in messages[last_tool + 1 :])
+    results = [
+        CriterionResult(
+            criterion_name="tools_succeed",
+            passed=not failed,
+            score=0.0 if failed else 1.0,
+            feedback=[f"tool call failed: {name}" for name in failed],
+        ),
+        CriterionResult(
+            criterion_name="answers_user",
+            passed=answered,
+            score=1.0 if answered else 0.0,
+            feedback=[] if answered else ["the assistant did not answer after its last tool call"],
+        ),
+    ]
+    passed = not failed
+    return RubricEvaluation(
+        passed=passed,
+        score=sum(r.score for r in results) / len(results),
+        criterion_results=results,
+        feedback=[f for r in results for f in r.feedback],
+        metadata={"source": "session_conversation"},
+    )

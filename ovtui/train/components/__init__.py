@@ -1,0 +1,1 @@
+"""Concrete components behind the Protocols of ovtui.core.interfaces: one module per kind."""

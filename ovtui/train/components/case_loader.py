@@ -1,0 +1,71 @@
+"""Case loaders: a list in memory, or a JSONL dataset (one Case JSON per line)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ovtui.core.bounds import jsonl_lines, line_too_long
+from ovtui.core.domain import Case
+from ovtui.core.errors import OvtuiError, first_problem
+from ovtui.storage.paths import WorkspacePaths, validate_name
+
+
+class ListCaseLoader:
+    def __init__(self, cases: list[Case], batch_size: int = 8) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.cases = cases
+        self.batch_size = batch_size
+
+    async def batches(self) -> AsyncIterator[list[Case]]:
+        for start in range(0, len(self.cases), self.batch_size):
+            yield self.cases[start : start + self.batch_size]
+
+    async def count(self) -> int:
+        return len(self.cases)
+
+
+class DatasetError(OvtuiError):
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], list[str]]:
+    """Parse a JSONL case file; returns the valid cases and one problem per bad line (path:line)."""
+    shown = display or str(path)
+    cases: list[Case] = []
+    problems: list[str] = []
+    try:
+        for number, line in jsonl_lines(path):
+            if line is None:
+                problems.append(f"{shown}:{number}: {line_too_long()}")
+                continue
+            try:
+                cases.append(Case.model_validate_json(line))
+            except ValidationError as exc:
+                problems.append(f"{shown}:{number}: {first_problem(exc)}")
+    except OSError as exc:
+        return [], [f"{shown}: cannot read: {exc}"]
+    return cases, problems
+
+
+class JsonlCaseLoader(ListCaseLoader):
+    """``datasets/<name>/<split>.jsonl``; a bad line is an error naming the file and line."""
+
+    def __init__(
+        self, paths: WorkspacePaths, dataset: str, split: str, batch_size: int = 8, limit: int | None = None
+    ):
+        validate_name(dataset, what="dataset name")
+        validate_name(split, what="split name")
+        path = paths.inside(paths.datasets / dataset / f"{split}.jsonl")
+        if not path.exists():
+            raise OvtuiError(f"{paths.relative(path)}: dataset split not found")
+        cases, problems = read_cases(path, display=paths.relative(path))
+        if problems:
+            raise DatasetError(problems)
+        super().__init__(cases if limit is None else cases[:limit], batch_size)
+        self.path = path

@@ -1,0 +1,115 @@
+"""PatchMergePolicyOptimizer: one batch of gradients → one PolicyUpdatePlan (seed 000 §6.6, §10).
+
+It only plans. Each item records the content and version it was planned against, so the updater
+can refuse to overwrite a change it did not see. The backend may merge, split, dedupe and delete;
+provenance (evidence trajectories) is routed from the gradients each item came from.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from ovtui.core.domain import (
+    Experience,
+    ExperienceSet,
+    PatchSemanticGradient,
+    PolicyPlanItem,
+    PolicyUpdatePlan,
+)
+from ovtui.core.errors import OvtuiError
+from ovtui.memory.merge_ops import apply_patch
+from ovtui.memory.search import tokenize
+from ovtui.memory.store import MemoryStore
+from ovtui.memory.types import EXPERIENCES
+from ovtui.storage.paths import validate_name
+from ovtui.train.backends.base import MergeDecision, PlanMerger
+from ovtui.train.components.experience_set_loader import experience_index
+
+
+def similar_experiences(
+    gradients: list[PatchSemanticGradient], policy_set: ExperienceSet
+) -> list[Experience]:
+    """Existing files that look like the proposals, beyond the ones they target (duplicates to merge)."""
+    targets = {g.target_experience_name for g in gradients}
+    policies, index = experience_index(policy_set)
+    limit = max(5, len(targets))
+    found: dict[str, Experience] = {}
+    for gradient in gradients:
+        query = tokenize(gradient.after_file.content)
+        for position, _ in index.top(query, 2 + len(targets)):
+            policy = policies[position]
+            if policy.name not in targets:
+                found.setdefault(policy.name, policy)
+    return list(found.values())[:limit]
+
+
+class PatchMergePolicyOptimizer:
+    def __init__(self, store: MemoryStore, merger: PlanMerger) -> None:
+        self.store = store
+        self.merger = merger
+
+    async def plan(
+        self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet
+    ) -> PolicyUpdatePlan:
+        meta: dict[str, Any] = {
+            "plan_id": uuid.uuid4().hex[:12],
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "backend": self.merger.label,
+            "gradients": len(gradients),
+        }
+        if not gradients:
+            return PolicyUpdatePlan(items=[], metadata=meta)
+        decisions = await self.merger.merge(gradients, policy_set, similar_experiences(gradients, policy_set))
+        current = policy_set.by_name()
+        items = [self._item(d, gradients, current) for d in decisions]
+        return PolicyUpdatePlan(items=[i for i in items if i is not None], metadata=meta)
+
+    def _item(
+        self, decision: MergeDecision, gradients: list[PatchSemanticGradient], current: dict[str, Experience]
+    ) -> PolicyPlanItem | None:
+        name = validate_name(decision.experience_name, what="experience name")
+        existing = current.get(name)
+        sources = [gradients[i] for i in decision.source_gradients if 0 <= i < len(gradients)]
+        evidence = list(dict.fromkeys(uri for g in sources for uri in g.evidence_trajectory_uris))
+        confidence = round(sum(g.confidence for g in sources) / len(sources), 3) if sources else None
+        metadata: dict[str, Any] = {
+            "rationale": decision.rationale,
+            "source_gradients": decision.source_gradients,
+        }
+        if decision.status:
+            metadata["status"] = decision.status
+        if decision.kind == "delete":
+            if existing is None:
+                return None  # nothing to delete: a no-op, not an error
+            return PolicyPlanItem(
+                kind="delete",
+                target_name=name,
+                target_uri=existing.uri,
+                before_content=existing.content,
+                after_content=None,
+                base_version=existing.version,
+                confidence=confidence,
+                evidence_trajectory_uris=evidence,
+                metadata=metadata,
+            )
+        after = decision.content or ""
+        if existing is not None:
+            try:
+                after = apply_patch(existing.content, after)
+            except OvtuiError as exc:
+                raise OvtuiError(f"merged edit of experience {name!r}: {exc}") from exc
+            if after.strip() == existing.content.strip() and not decision.status:
+                return None  # the merge changed nothing
+        return PolicyPlanItem(
+            kind="upsert",
+            target_name=name,
+            target_uri=existing.uri if existing else self.store.uri_for_name(EXPERIENCES, name),
+            before_content=existing.content if existing else None,
+            after_content=after.strip(),
+            base_version=existing.version if existing else None,
+            confidence=confidence,
+            evidence_trajectory_uris=evidence,
+            metadata=metadata,
+        )

@@ -1,0 +1,117 @@
+"""SingleTurnLLMRolloutExecutor: one chat call per case, with the relevant experiences in the prompt.
+
+The agent is the model itself: a system prompt carrying the experiences most relevant to the
+case's request (lexical ranking over the policy set, deprecated and archived ones left out), then
+the user's query. The evaluator, when given, grades the rollout right away so ``eval`` works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING
+
+from ovtui.core.context import ExecutionContext
+from ovtui.core.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart
+from ovtui.core.interfaces import RolloutEvaluator
+from ovtui.memory.hotness import HotnessMix
+from ovtui.memory.search import LexicalIndex, tokenize
+
+if TYPE_CHECKING:  # the openai client loads only when an LLM executor is built
+    from ovtui.llm.client import LLMClient
+
+SYSTEM_PROMPT = """\
+You are a helpful customer-support agent. Answer the user's request in one reply.
+{experiences}"""
+EXPERIENCES_HEADER = "Follow these experiences learned from earlier conversations when they apply:\n\n"
+INACTIVE = {PolicyStatus.DEPRECATED, PolicyStatus.ARCHIVED}
+QUERY_KEYS = ("user_query", "query", "question", "prompt", "message")
+
+
+def user_query(case: Case) -> str:
+    for key in QUERY_KEYS:
+        value = case.input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return json.dumps(case.input, ensure_ascii=False) if case.input else case.task_signature
+
+
+def relevant_experiences(
+    policy_set: ExperienceSet, query: str, limit: int, hotness: HotnessMix | None = None
+) -> list[Experience]:
+    """The experiences most relevant to ``query``; with hotness, relevance and hotness mixed over
+    the lexical matches (a memory that matches nothing is never brought in by being hot)."""
+    active = [p for p in policy_set.policies if p.status not in INACTIVE]
+    index = LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
+    wanted = limit if hotness is None or hotness.weight <= 0 else limit * 4
+    matches = index.top(tokenize(query), wanted)
+    if hotness is not None and hotness.weight > 0 and matches:
+        mixed = hotness.mixed([active[i].uri for i, _ in matches], [score for _, score in matches])
+        order = sorted(range(len(matches)), key=lambda k: (-mixed[k], matches[k][0]))
+        matches = [matches[k] for k in order]
+    chosen = [active[i] for i, _ in matches[:limit]]
+    if hotness is not None:
+        hotness.log.record_use(e.uri for e in chosen)
+    return chosen
+
+
+class SingleTurnLLMRolloutExecutor:
+    label = "llm"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        evaluator: RolloutEvaluator | None = None,
+        *,
+        max_experiences: int = 5,
+        system_prompt: str = SYSTEM_PROMPT,
+        stage: str = "rollout",
+        hotness: HotnessMix | None = None,
+    ) -> None:
+        self.hotness = hotness
+        self.client = client
+        self.evaluator = evaluator
+        self.max_experiences = max_experiences
+        self.system_prompt = system_prompt
+        self.stage = stage
+
+    def system_message(self, experiences: list[Experience]) -> str:
+        block = "\n\n".join(f"### {e.name}\n{e.content.strip()}" for e in experiences)
+        return self.system_prompt.format(experiences=EXPERIENCES_HEADER + block if block else "").strip()
+
+    async def execute(
+        self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
+    ) -> list[Rollout]:
+        # The client's semaphore bounds the calls; a failed case fails the batch with its own error.
+        results = await asyncio.gather(
+            *(self._run(c, policy_set, context) for c in cases), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return [r for r in results if isinstance(r, Rollout)]
+
+    async def _run(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
+        query = user_query(case)
+        experiences = relevant_experiences(policy_set, query, self.max_experiences, self.hotness)
+        messages = [
+            {"role": "system", "content": self.system_message(experiences)},
+            {"role": "user", "content": query},
+        ]
+        text, reply = await self.client.complete_text(self.stage, messages)
+        rollout = Rollout(
+            case=case,
+            messages=[
+                Message(role="user", parts=[TextPart(text=query)]),
+                Message(role="assistant", parts=[TextPart(text=text)]),
+            ],
+            policy_snapshot_id=context.policy_snapshot_id,
+            metadata={
+                "executor": "single_turn_llm",
+                "experiences": [e.name for e in experiences],
+                "finish_reason": reply.finish_reason,
+            },
+        )
+        if self.evaluator is not None:
+            rollout.evaluation = await self.evaluator.evaluate(rollout)
+        return rollout

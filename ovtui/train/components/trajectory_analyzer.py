@@ -1,0 +1,175 @@
+"""TrajectoryRolloutAnalyzer: rollout → persisted trajectories (seed 000 §6.4).
+
+Evaluation precedence: the rollout's own evaluation, else the injected evaluator, else a fallback
+that only says whether a trajectory was extracted (and carries no reward bonus). The evaluation's
+feedback is appended to what the backend reads. Trajectory files are add-only and named as
+OpenViking names them, ``<name>_<YYYYMMDDHHMMSS>.md``, with ``_<16 hex>`` added when that name is
+taken; they record the task query (OpenViking requires it), the case and the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ovtui.core.bounded_rollout import bound_rollout
+from ovtui.core.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, cut_text, cut_utf8
+from ovtui.core.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
+from ovtui.core.interfaces import RolloutEvaluator
+from ovtui.memory.fileformat import MemoryFile
+from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
+from ovtui.memory.store import MemoryStore
+from ovtui.memory.types import TRAJECTORIES
+from ovtui.storage.paths import slugify
+from ovtui.train.backends.base import TrajectoryDraft, TrajectoryExtractor
+from ovtui.train.components.rollout_executor import user_query
+
+
+def feedback_text(evaluation: RubricEvaluation) -> str:
+    lines = [f"Evaluation: {'PASSED' if evaluation.passed else 'FAILED'} (score {evaluation.score:.2f})"]
+    lines += [f"- {line}" for line in evaluation.feedback]
+    for result in evaluation.criterion_results:
+        mark = "ok" if result.passed else "FAILED"
+        lines.append(f"- [{mark}] {result.criterion_name}: {'; '.join(result.feedback)}".rstrip(": "))
+    return "\n".join(lines)
+
+
+def task_query(rollout: Rollout) -> str:
+    """What the user asked: the first user message, else the case's query."""
+    first = next((m.text for m in rollout.messages if m.role == "user" and m.text.strip()), None)
+    return first if first is not None else user_query(rollout.case)
+
+
+def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
+    if evaluation.passed:
+        return TrajectoryOutcome.SUCCESS
+    return TrajectoryOutcome.PARTIAL if evaluation.score > 0 else TrajectoryOutcome.FAILURE
+
+
+class TrajectoryRolloutAnalyzer:
+    # Choosing a free add-only name and creating the file must not interleave between threads.
+    _naming = threading.Lock()
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        extractor: TrajectoryExtractor,
+        evaluator: RolloutEvaluator | None = None,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.store = store
+        self.extractor = extractor
+        self.evaluator = evaluator
+        self.clock = clock  # the file name's timestamp
+
+    async def analyze(self, rollout: Rollout) -> RolloutAnalysis:
+        rollout = bound_rollout(rollout)  # what reaches a trajectory (and a prompt) is bounded by field
+        evaluation, source = await self._evaluation(rollout)
+        drafts = await self.extractor.extract(rollout, evaluation, feedback_text(evaluation))
+        if source == "fallback":
+            # Without a grader the only signal is whether anything could be extracted: no reward bonus.
+            evaluation = RubricEvaluation(
+                passed=False,
+                score=0.0,
+                feedback=[
+                    "no evaluation available; trajectory extracted"
+                    if drafts
+                    else "no evaluation available; nothing extracted"
+                ],
+                metadata={"source": "fallback"},
+            )
+        trajectories = await asyncio.to_thread(self._write_all, rollout, evaluation, drafts)
+        return RolloutAnalysis(
+            rollout=rollout,
+            evaluation=evaluation,
+            trajectories=trajectories,
+            metadata={"evaluation_source": source, "backend": self.extractor.label},
+        )
+
+    async def _evaluation(self, rollout: Rollout) -> tuple[RubricEvaluation, str]:
+        if rollout.evaluation is not None:
+            return rollout.evaluation, "rollout"
+        if self.evaluator is not None:
+            return await self.evaluator.evaluate(rollout), "evaluator"
+        return RubricEvaluation(passed=False, score=0.0, metadata={"source": "fallback"}), "fallback"
+
+    def _write_all(
+        self, rollout: Rollout, evaluation: RubricEvaluation, drafts: list[TrajectoryDraft]
+    ) -> list[Trajectory]:
+        key = rollout.metadata.get(INTAKE_KEY)
+        with self._naming:
+            files: list[tuple[Path, MemoryFile]] = []
+            trajectories = []
+            for draft in drafts:
+                path, memory, trajectory = self._prepare(rollout, evaluation, draft, {p for p, _ in files})
+                files.append((path, memory))
+                trajectories.append(trajectory)
+            if key is None:
+                for path, memory in files:
+                    self.store.write_new(path, memory)
+            else:  # from an inbox file: its trajectories and the record that it was taken, at once
+                source = str(rollout.metadata.get(INTAKE_FILE, ""))
+                commit_intake(self.store, files, key=str(key), source=source)
+        return trajectories
+
+    def _prepare(
+        self, rollout: Rollout, evaluation: RubricEvaluation, draft: TrajectoryDraft, planned: set[Path]
+    ) -> tuple[Path, MemoryFile, Trajectory]:
+        """The file a draft becomes, under a free add-only name (not on disk, not ``planned``)."""
+        name = slugify(draft.name, fallback="trajectory")
+        folder = self.store.type_dir(TRAJECTORIES)
+        schema = self.store.registry.get(TRAJECTORIES)
+        now = self.clock()
+        outcome = draft.outcome if draft.outcome != TrajectoryOutcome.UNKNOWN else outcome_of(evaluation)
+        fields = {
+            "trajectory_name": name,
+            "memory_type": TRAJECTORIES,
+            "outcome": TrajectoryOutcome(outcome).value,
+            "case_name": rollout.case.name,
+            "retrieval_anchor": cut_text(draft.retrieval_anchor, MAX_FIELD_CHARS) or None,
+            "reward": evaluation.score,
+            "task_query": task_query(rollout),
+            "case_uris": _str_list(rollout.metadata.get("case_uris")),
+            "source_archive_uri": _str_or_none(rollout.metadata.get("source_archive_uri")),
+            "version": 1,
+        }
+        content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
+        memory = MemoryFile(content=content, fields=fields)
+        stem = schema.filename(name, when=now).removesuffix(".md")
+        path = folder / f"{stem}.md"
+        attempt = 0
+        while path.exists() or path in planned:  # add-only: rollouts in the same second get distinct files
+            # 16 hex digits as OpenViking adds them; from the file's own text, so identical runs name
+            # their files identically.
+            digest = hashlib.sha256(f"{attempt}\n{memory.render()}".encode()).hexdigest()[:16]
+            path = folder / f"{stem}_{digest}.md"
+            attempt += 1
+        trajectory = Trajectory(
+            name=name,
+            uri=self.store.paths.uri_for(path),
+            content=content,
+            outcome=TrajectoryOutcome(outcome),
+            retrieval_anchor=draft.retrieval_anchor,
+            metadata={
+                "case_name": rollout.case.name,
+                "reward": evaluation.score,
+                "passed": evaluation.passed,
+            },
+        )
+        return path, memory, trajectory
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

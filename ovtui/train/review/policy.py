@@ -1,0 +1,210 @@
+"""The review gate between plan and apply, and the pending plans it parks for a person.
+
+A policy decides per item: ``all`` approves everything, ``none`` rejects everything,
+``confidence>=X`` approves items at or above X, ``ask`` parks the plan in ``.ovtui/pending/`` for
+the app (the store is ``ovtui/pending_store.py``). Whether approved by a policy or by a person, a
+plan is applied by the same ``apply_reviewed`` path, so files and records are identical. A parked
+plan keeps its evidence (the analysed rollouts) so it can be re-planned later against the policy
+set as it is then (``ovtui/replan.py``). The app and ``ovtui review`` share all of this.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ovtui.core.context import ApplyOptions
+from ovtui.core.domain import (
+    ExperienceSet,
+    Model,
+    PolicyApplyResult,
+    PolicyPlanItem,
+    PolicyUpdatePlan,
+    RolloutAnalysis,
+)
+from ovtui.core.errors import OvtuiError
+from ovtui.core.interfaces import PolicyUpdater
+from ovtui.memory.memory_diff import ReviewDecision
+from ovtui.train.review.assessment import validation_line
+
+Decision = Literal["pending", "approved", "rejected"]
+SettledStatus = Literal["applied", "discarded", "replanned"]
+
+
+class ItemDecision(Model):
+    item: int
+    decision: Decision = "pending"
+    note: str = ""
+
+
+class ReviewPolicy:
+    def __init__(self, spec: str) -> None:
+        self.spec = spec.strip()
+        self.threshold: float | None = None
+        if self.spec.startswith("confidence>="):
+            try:
+                self.threshold = float(self.spec.split(">=", 1)[1])
+            except ValueError:
+                raise OvtuiError(f"review policy {spec!r}: the threshold is not a number") from None
+        elif self.spec not in {"all", "none", "ask", "gate"}:
+            raise OvtuiError(f"unknown review policy {spec!r}: use all, none, ask, gate or confidence>=X")
+
+    @property
+    def asks(self) -> bool:
+        return self.spec == "ask"
+
+    def decide(self, item: PolicyPlanItem) -> Decision:
+        if self.spec == "all":
+            return "approved"
+        if self.spec == "none":
+            return "rejected"
+        if self.threshold is not None:
+            return "approved" if (item.confidence or 0.0) >= self.threshold else "rejected"
+        return "pending"
+
+    def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
+        """Per item; an item carrying case-specific values is never approved automatically, and the
+        gate approves only when validation accuracy does not drop (else the person decides)."""
+        result: list[ItemDecision] = []
+        for index, item in enumerate(plan.items):
+            if self.spec == "gate":
+                decision, note = self._gate(plan)
+            else:
+                decision = self.decide(item)
+                note = "" if decision == "pending" else f"auto: {self.spec}"
+            if decision == "approved" and item.metadata.get("leaks"):
+                decision, note = (
+                    "pending",
+                    "held: carries case-specific values " + ", ".join(item.metadata["leaks"]),
+                )
+            result.append(ItemDecision(item=index, decision=decision, note=note))
+        return result
+
+    @staticmethod
+    def _gate(plan: PolicyUpdatePlan) -> tuple[Decision, str]:
+        measured = plan.metadata.get("validation")
+        if not measured:
+            return "pending", "held: no validation cases to check the plan against"
+        line = validation_line(measured)
+        if measured["after"] < measured["before"]:
+            return "pending", f"held: {line}"
+        return "approved", f"auto: gate ({line})"
+
+
+class PendingPlan(Model):
+    plan_id: str
+    plan: PolicyUpdatePlan
+    decisions: list[ItemDecision]
+    stale: list[int] = Field(default_factory=list)
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    run_id: str | None = None
+    status: Literal["pending"] | SettledStatus = "pending"
+    history_id: str | None = None
+    # The analysed rollouts the plan was made from: what a re-plan estimates again.
+    evidence: list[RolloutAnalysis] = Field(default_factory=list)
+    replaced_by: str | None = None  # the plan a re-plan made in its place
+    settled_at: str | None = None
+    settled_by: str | None = None  # "pid N on HOST": who applied, discarded or re-planned it
+
+    def settled_line(self) -> str:
+        """Why a settled plan cannot be applied, decided or re-planned any more, and by whom."""
+        verb = {"applied": "applied", "discarded": "discarded", "replanned": "re-planned"}[self.status]
+        text = f"plan {self.plan_id} was already {verb}"
+        if self.settled_by:
+            text += f" by {self.settled_by}"
+        if self.settled_at:
+            text += f" at {self.settled_at}"
+        if self.status == "applied":
+            text += f" (record: history/{self.history_id})" if self.history_id else " (nothing was written)"
+        elif self.status == "replanned" and self.replaced_by:
+            text += f" as plan {self.replaced_by}"
+        return text + ": nothing done"
+
+    @property
+    def undecided(self) -> int:
+        return sum(d.decision == "pending" for d in self.decisions)
+
+    def summary(self) -> dict[str, Any]:
+        """One row of ``ovtui review list --json`` (and what the app's queue shows)."""
+        counts = {k: sum(d.decision == k for d in self.decisions) for k in ("approved", "rejected")}
+        return {
+            "plan_id": self.plan_id,
+            "items": len(self.plan.items),
+            "undecided": self.undecided,
+            **counts,
+            "stale": len(self.stale),
+            "created_at": self.created_at,
+            "run_id": self.run_id,
+            "replannable": bool(self.evidence),
+        }
+
+
+def evidence_for(plan: PolicyUpdatePlan, analyses: list[RolloutAnalysis] | None) -> list[RolloutAnalysis]:
+    """The analyses whose trajectories a plan's items cite (what a re-plan needs)."""
+    cited = {uri for item in plan.items for uri in item.evidence_trajectory_uris}
+    return [a for a in analyses or [] if any(t.uri in cited for t in a.trajectories)]
+
+
+def stale_subplan(plan: PolicyUpdatePlan, stale: list[int]) -> PolicyUpdatePlan:
+    """The stale items of ``plan`` as a plan of their own (``<plan_id>-stale``)."""
+    plan_id = plan.metadata.get("plan_id")
+    metadata = {**plan.metadata, "plan_id": f"{plan_id}-stale", "stale_of": plan_id}
+    return PolicyUpdatePlan(items=[plan.items[i] for i in stale], metadata=metadata)
+
+
+def describe_apply(plan_id: str, result: PolicyApplyResult, *, approved: int | None = None) -> str:
+    """What applying a plan did, in words, for the CLI and the app alike: how much was written, how
+    many items were refused and why, and, when nothing changed, that nothing was applied."""
+    written, deleted = len(result.written_uris), len(result.deleted_uris)
+    stale = len(result.stale_items)
+    invalid = [e for e in result.item_errors if not e.stale]
+    refused = []
+    if stale:
+        refused.append(f"{stale} stale (the experience changed after planning)")
+    refused += [f"{e.target}: {e.message}" for e in invalid]
+    why = "; ".join(refused)
+    if result.dry_run:
+        head = f"Dry run of plan {plan_id}: would write {written} and delete {deleted} file(s)"
+        head += "; nothing changed"
+    elif written or deleted:
+        head = f"Applied plan {plan_id}: wrote {written} and deleted {deleted} file(s)"
+        linked = len(result.metadata.get("linked_uris") or [])
+        if linked:
+            # Backlinks mirrored onto the files an item cites are in the same record: say so.
+            head += f", and updated the links of {linked} other file(s)"
+    elif stale and not invalid:
+        return f"Plan {plan_id}: nothing applied: {stale} item(s) stale; re-plan it or discard it"
+    elif approved == 0:
+        return f"Plan {plan_id}: nothing applied: no item was approved"
+    else:
+        head = f"Plan {plan_id}: nothing applied"
+    record = f"history/{result.history_id}" if result.history_id else "none"
+    text = f"{head}. Record: {record}."
+    if refused:
+        text += f" {stale + len(invalid)} item(s) refused: {why}."
+    return text
+
+
+def approved_subplan(
+    plan: PolicyUpdatePlan, decisions: list[ItemDecision]
+) -> tuple[PolicyUpdatePlan, list[int]]:
+    """The approved items (in order) and their indices in the original plan."""
+    chosen = [d.item for d in decisions if d.decision == "approved"]
+    return PolicyUpdatePlan(items=[plan.items[i] for i in chosen], metadata=dict(plan.metadata)), chosen
+
+
+async def apply_reviewed(
+    updater: PolicyUpdater, plan: PolicyUpdatePlan, decisions: list[ItemDecision], policy_set: ExperienceSet
+) -> tuple[PolicyApplyResult, list[int]]:
+    """Apply the approved part of a plan; the record carries every decision, rejected ones too."""
+    subplan, chosen = approved_subplan(plan, decisions)
+    plan_id = plan.metadata.get("plan_id")
+    options = ApplyOptions(
+        decisions=[ReviewDecision(item=d.item, decision=d.decision, note=d.note) for d in decisions],
+        plan_id=None if plan_id is None else str(plan_id),
+        item_indices=chosen,
+    )
+    result = await updater.apply(subplan, policy_set, options)
+    return result, chosen

@@ -1,0 +1,93 @@
+"""Re-planning parked plans against the policy set as it is now.
+
+A plan parked for review was made against the policy set of its moment; once another plan is
+applied (three epochs park a dozen plans on one base), its items go stale and could only be thrown
+away. A re-plan estimates the plan's evidence (the analysed rollouts it keeps) again against the
+current set, merges the gradients into one fresh plan, parks that for review and settles the old
+plans as ``replanned``. Several plans re-planned together become ONE plan, so a pile of stale plans
+on the same base does not turn into a pile again. ``ovtui review replan`` and the app call this.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ovtui.core.domain import ExperienceSet, RolloutAnalysis
+from ovtui.core.errors import OvtuiError
+from ovtui.train.engine import PolicyTrainingEngine
+from ovtui.train.review.pending import PendingPlans
+from ovtui.train.review.policy import ItemDecision, PendingPlan
+
+
+@dataclass
+class ReplanResult:
+    replaced: list[str]  # the plans settled as re-planned
+    plan_id: str | None = None  # the fresh plan waiting for review; None when nothing is left to change
+    items: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        old = ", ".join(self.replaced)
+        if self.plan_id is None:
+            return f"re-planned {old}: against the current experiences nothing is left to change"
+        return f"re-planned {old} as plan {self.plan_id} ({self.items} item(s) waiting for review)"
+
+
+def stale_plan_ids(pending: PendingPlans, policy_set: ExperienceSet) -> list[str]:
+    """Waiting plans with at least one stale item, after marking against ``policy_set``."""
+    pending.refresh_stale(policy_set)
+    return [p.plan_id for p in pending.list() if p.stale]
+
+
+def _merged_evidence(plans: list[PendingPlan]) -> list[RolloutAnalysis]:
+    seen: set[tuple[str, ...]] = set()
+    merged: list[RolloutAnalysis] = []
+    for plan in plans:
+        for analysis in plan.evidence:
+            key = tuple(sorted(t.uri for t in analysis.trajectories))
+            if key not in seen:
+                seen.add(key)
+                merged.append(analysis)
+    return merged
+
+
+async def replan(
+    engine: PolicyTrainingEngine, pending: PendingPlans, plan_ids: list[str], policy_set: ExperienceSet
+) -> ReplanResult:
+    """Re-estimate and re-plan the evidence of ``plan_ids`` against ``policy_set`` as one plan."""
+    if not plan_ids:
+        raise OvtuiError("no plan to re-plan")
+    plans = [pending.get(plan_id) for plan_id in dict.fromkeys(plan_ids)]
+    for waiting in plans:
+        if waiting.status != "pending":
+            raise OvtuiError(f"plan {waiting.plan_id} is {waiting.status}, not waiting for review")
+    without = [p.plan_id for p in plans if not p.evidence]
+    if without:
+        raise OvtuiError(
+            f"plan(s) {', '.join(without)} keep no evidence to re-plan from "
+            "(parked by an older ovtui): discard them instead"
+        )
+    evidence = _merged_evidence(plans)
+    estimated = await engine.analyze_and_estimate(
+        [a.rollout for a in evidence], policy_set, analyses=evidence
+    )
+    if estimated.errors and not estimated.gradients:
+        raise OvtuiError(f"re-planning failed: {estimated.errors[0]}")
+    plan = await engine.optimizer.plan(estimated.gradients, policy_set)
+    result = ReplanResult(replaced=[p.plan_id for p in plans], errors=list(estimated.errors))
+    # Claimed only now (estimating may take long, and a person may still be deciding meanwhile): the
+    # old plans are re-read under their locks, so a plan applied or re-planned elsewhere in the
+    # meantime is refused before a second fresh plan is parked for it.
+    async with pending.claimed(result.replaced) as claim:
+        if plan.items:
+            plan.metadata["replan_of"] = result.replaced
+            decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+            fresh = pending.park(plan, decisions, run_id=None, evidence=evidence)
+            result.plan_id, result.items = fresh.plan_id, len(plan.items)
+        for old in claim.plans:
+            claim.settle(old, "replanned", None, replaced_by=result.plan_id)
+    if result.plan_id is not None:
+        engine.events.emit(
+            "plan_pending", plan_id=result.plan_id, items=result.items, replan_of=result.replaced
+        )
+    return result

@@ -1,0 +1,141 @@
+"""``ovtui review`` end to end in real processes: park → show → approve some → apply → history, an
+all-stale plan that applies nothing, and re-planning one stale plan and then all of them at once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import run_ovtui
+from plan_support import park_peer_preference
+from workspace_support import build_sample_workspace
+
+from ovtui.wiring.workspace import Workspace
+
+
+@pytest.fixture
+def parked(tmp_path: Path) -> Path:
+    """A sample workspace where one epoch parked four plans on the same base."""
+    root = build_sample_workspace(tmp_path / "ws")
+    proc = run_ovtui("train", "ws", "--epochs", "1", "--no-eval", "--approve", "ask", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "plan(s) waiting for review: `ovtui review`" in proc.stdout
+    return root
+
+
+def review(root: Path, *args: str) -> tuple[int, str, str]:
+    proc = run_ovtui("review", *args, cwd=root)  # in the workspace folder, as `ovtui history` runs
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def listed(root: Path) -> list[dict[str, Any]]:
+    code, out, err = review(root, "list", "--json")
+    assert code == 0, err
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
+
+
+def history(root: Path) -> list[dict[str, Any]]:
+    proc = run_ovtui("history", "--json", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    records: list[dict[str, Any]] = json.loads(proc.stdout)
+    return records
+
+
+def test_park_show_approve_some_apply_and_the_record_keeps_the_decisions(parked: Path) -> None:
+    plans = listed(parked)
+    assert len(plans) == 4
+    first = plans[0]
+    assert {"plan_id", "items", "undecided", "stale"} <= set(first)
+    assert first["undecided"] == first["items"] == 5 and first["stale"] == 0
+    plan_id = first["plan_id"]
+
+    code, out, _ = review(parked, "show", plan_id[:6])  # a unique part of the id is enough
+    assert code == 0 and f"plan      {plan_id}" in out
+    assert out.count("pending   new") == 5
+
+    code, out, _ = review(parked, "show", plan_id, "1")
+    assert code == 0 and "Field Diff: content" in out and "+++ after/content" in out
+    assert "\x1b[" not in out  # not a terminal: no colour codes
+    _, coloured, _ = review(parked, "show", plan_id, "1", "--color", "always")
+    assert "\x1b[32m+" in coloured
+
+    code, out, _ = review(parked, "apply", plan_id)
+    assert code == 2 and not history(parked)  # undecided items: refused, nothing written
+    code, out, _ = review(parked, "approve", plan_id, "0", "1", "--note", "reads right")
+    assert code == 0 and "approved item(s) 0, 1; 3 undecided" in out
+    code, out, _ = review(parked, "reject", plan_id)
+    assert code == 0 and "rejected item(s) 2, 3, 4; 0 undecided" in out
+
+    code, out, err = review(parked, "apply", plan_id)
+    assert code == 0, err
+    assert f"Applied plan {plan_id}: wrote 2 and deleted 0 file(s)" in out
+    [record] = history(parked)
+    assert record["plan_id"] == plan_id
+    shown = run_ovtui("history", "show", record["id"], cwd=parked).stdout
+    assert "decision  item 0: approved — reads right" in shown
+    assert "decision  item 1: approved — reads right" in shown
+    assert "decision  item 4: rejected" in shown
+    assert plan_id not in [p["plan_id"] for p in listed(parked)]
+
+
+def test_an_all_stale_plan_applies_nothing_then_is_replanned(parked: Path) -> None:
+    plans = listed(parked)
+    assert review(parked, "approve", plans[0]["plan_id"])[0] == 0
+    assert review(parked, "apply", plans[0]["plan_id"])[0] == 0
+    records = history(parked)
+    now = {p["plan_id"]: p for p in listed(parked)}
+    stale_plan = next(p for p in plans[1:] if now[p["plan_id"]]["stale"])
+    plan_id = stale_plan["plan_id"]
+
+    # Approve only the stale items: applying must say nothing happened, and write no record.
+    _, shown, _ = review(parked, "show", plan_id)
+    stale_items = [line.split()[0] for line in shown.splitlines() if line.endswith("STALE")]
+    assert len(stale_items) == now[plan_id]["stale"]
+    review(parked, "approve", plan_id, *stale_items)
+    review(parked, "reject", plan_id)
+    code, out, _ = review(parked, "apply", plan_id)
+    assert code == 1
+    assert f"Plan {plan_id}: nothing applied: {len(stale_items)} item(s) stale" in out
+    assert history(parked) == records
+    assert plan_id in [p["plan_id"] for p in listed(parked)]  # still waiting, to be re-planned
+
+    code, out, err = review(parked, "replan", plan_id)
+    assert code == 0, err
+    assert out.startswith(f"re-planned {plan_id} as plan ")
+    fresh = out.split(" as plan ")[1].split()[0]
+    waiting = {p["plan_id"]: p for p in listed(parked)}
+    assert plan_id not in waiting and waiting[fresh]["stale"] == 0 and waiting[fresh]["undecided"] > 0
+
+    # Every remaining stale plan becomes ONE fresh plan.
+    stale_ids = [p for p, row in waiting.items() if row["stale"]]
+    assert stale_ids
+    code, out, err = review(parked, "replan", "--all-stale")
+    assert code == 0, err
+    assert all(p in out for p in stale_ids)
+    after = listed(parked)
+    assert all(row["stale"] == 0 for row in after) and len(after) == len(waiting) - len(stale_ids) + 1
+    assert review(parked, "replan", "--all-stale")[1].startswith("no waiting plan has a stale item")
+
+
+def test_discard_and_bad_references(parked: Path) -> None:
+    plan_id = listed(parked)[0]["plan_id"]
+    code, out, _ = review(parked, "discard", plan_id)
+    assert code == 0 and "nothing was written" in out
+    assert plan_id not in [p["plan_id"] for p in listed(parked)] and not history(parked)
+    code, _, err = review(parked, "show", "nope")
+    assert code == 2 and "no pending plan matches 'nope'" in err
+    code, _, err = review(parked, "approve", listed(parked)[0]["plan_id"], "99")
+    assert code == 2 and "has no item 99" in err
+
+
+def test_show_names_the_file_a_new_session_memory_will_write(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    park_peer_preference(Workspace(root).pending)
+    code, out, err = review(root, "show", "plansession1", "0")
+    assert code == 0, err
+    assert (
+        "target    preferences: viking://user/default/peers/alice/memories/preferences/aisle_seats.md" in out
+    )

@@ -1,0 +1,78 @@
+"""The offline extractor's wording: a profile fact or preference is the clause that states it (no
+greeting, no request around it), and a case's task signature is the request's words without the
+user's values."""
+
+from __future__ import annotations
+
+import pytest
+
+from ovtui.core.domain import TextPart, ToolPart
+from ovtui.protocols.sessions import SessionMessage
+from ovtui.train.backends.offline.session_extractor import extract_offline, request_pattern, request_signature
+
+
+def user(text: str) -> SessionMessage:
+    return SessionMessage(id="m1", role="user", parts=[TextPart(text=text)])
+
+
+def stated(text: str) -> list[tuple[str, str]]:
+    found = extract_offline([user(text)], "s1", "archive_001").memories
+    return [(m.memory_type, str(m.fields["content"])) for m in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "memories"),
+    [
+        ("Hi, my name is Alice", [("profile", "- My name is Alice")]),
+        ("Hello there, my name is Alice, nice to meet you!", [("profile", "- My name is Alice")]),
+        (
+            "Well, I work as a nurse; I live in Porto.",
+            [("profile", "- I work as a nurse"), ("profile", "- I live in Porto")],
+        ),
+        (
+            "My name is Ada and I prefer aisle seats.",
+            [("profile", "- My name is Ada"), ("preferences", "- I prefer aisle seats")],
+        ),
+        ("Oh, I prefer window seats, thanks", [("preferences", "- I prefer window seats")]),
+        (
+            "Hey! OK so please always send receipts by email.",
+            [("preferences", "- Please always send receipts by email")],
+        ),
+        ("I prefer trains, buses and ferries.", [("preferences", "- I prefer trains, buses and ferries")]),
+        ("Thanks, but never call me before 9", [("preferences", "- Never call me before 9")]),
+    ],
+)
+def test_only_the_stated_clause_is_kept(text: str, memories: list[tuple[str, str]]) -> None:
+    assert stated(text) == memories
+
+
+def test_the_task_signature_leaves_the_users_values_out() -> None:
+    update = ToolPart(
+        tool_id="t1",
+        tool_name="update_email",
+        tool_input={"customer_id": "C-1001", "email": "ana@example.com", "holder": "Ana"},
+        tool_output="ok",
+    )
+    signatures = {
+        request_signature(text, [update])
+        for text in [
+            "Hi, my name is Ana Ruiz. Please change the email of customer C-1001 to ana@example.com.",
+            "Please change the email of customer 4411 to bo@example.org, I prefer email.",
+            "Could you change the email of Ana's customer 17 to x@y.net? Thanks",
+        ]
+    }
+    assert signatures == {"change_email_customer"}
+    # a request with no words of its own is named by its calls
+    assert request_signature("Hi! C-1001", [update]) == "update_email"
+
+
+def test_the_request_pattern_is_the_request_without_the_users_own() -> None:
+    update = ToolPart(
+        tool_id="t1",
+        tool_name="update_email",
+        tool_input={"customer_id": "C-1001", "email": "ana@x.org"},
+    )
+    request = (
+        "Hi, my name is Ana Ruiz. I prefer email. Please change the email of customer C-1001 to ana@x.org"
+    )
+    assert request_pattern(request, [update]) == "Please change the email of customer <value> to <value>"

@@ -1,0 +1,75 @@
+"""Components by name: a new executor is one registration plus one line of ovtui.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from workspace_support import build_sample_workspace
+
+from ovtui.core.config import load_config
+from ovtui.core.context import ExecutionContext
+from ovtui.core.domain import Case, ExperienceSet, Rollout
+from ovtui.core.errors import ConfigError
+from ovtui.environments.sample.agent import SampleAgentExecutor
+from ovtui.wiring.registry import EXECUTORS, Registry, Resources
+from ovtui.wiring.workspace import TrainOptions, Workspace
+
+SEEN: list[ExecutionContext] = []
+
+
+class RecordingExecutor:
+    """The sample agent, noting the context of every batch it runs."""
+
+    async def execute(
+        self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
+    ) -> list[Rollout]:
+        SEEN.append(context)
+        return await SampleAgentExecutor().execute(cases, policy_set, context)
+
+
+@EXECUTORS.register("recording-sample")
+def _recording(resources: Resources) -> RecordingExecutor:
+    return RecordingExecutor()
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    return build_sample_workspace(tmp_path / "ws")
+
+
+def _set_agent(root: Path, name: str) -> None:
+    config = root / "ovtui.toml"
+    text = config.read_text(encoding="utf-8")
+    assert 'agent = "sample"' in text
+    config.write_text(text.replace('agent = "sample"', f'agent = "{name}"'), encoding="utf-8")
+
+
+async def test_a_registered_executor_is_used_when_the_config_names_it(sample: Path) -> None:
+    _set_agent(sample, "recording-sample")
+    SEEN.clear()
+    report = await Workspace(sample).train(TrainOptions(epochs=1, approve="all", limit=4, eval_split=None))
+    contexts = list(SEEN)
+    assert contexts, "the registered executor was never called"
+    assert {c.run_id for c in contexts} == {report.run_id}
+    assert {(c.stage, c.epoch) for c in contexts} == {("train_rollouts", 0)}
+    assert all(c.policy_snapshot_id.startswith("policy-snapshot:") and not c.cancelled for c in contexts)
+
+
+def test_an_unregistered_name_is_a_config_error_listing_the_registered_ones(sample: Path) -> None:
+    _set_agent(sample, "nobody")
+    with pytest.raises(ConfigError) as caught:
+        load_config(sample)
+    message = str(caught.value)
+    assert "trainer.agent" in message and "'nobody'" in message
+    assert all(name in message for name in ("llm", "sample"))
+
+
+def test_a_name_registers_once_and_lookups_name_the_config_key() -> None:
+    registry: Registry[int] = Registry("widget", "[ui] widget")
+    registry.register("one")(1)
+    with pytest.raises(ValueError, match="registered twice"):
+        registry.register("one")(2)
+    assert registry.get("one") == 1 and list(registry) == ["one"]
+    with pytest.raises(ConfigError, match=r"\[ui\] widget: unknown widget 'two' \(registered: one\)"):
+        registry.get("two")
