@@ -53,8 +53,8 @@ from ovtui.core.domain import (
     ToolPart,
     Trajectory,
 )
+from ovtui.core.fileformat import MemoryFile, render_memory
 from ovtui.llm.client import LLMClient
-from ovtui.memory.fileformat import MemoryFile, render_memory
 from ovtui.memory.store import MemoryStore
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from ovtui.core.context import ExecutionContext, RunContext  # noqa: E402
 from ovtui.core.domain import Rollout  # noqa: E402
+from ovtui.core.fileformat import render_memory  # noqa: E402
 from ovtui.environments.sample.agent import SampleAgentExecutor  # noqa: E402
 from ovtui.environments.sample.generate import (  # noqa: E402
     DEFAULT_SEED,
@@ -36,7 +37,6 @@ from ovtui.environments.sample.generate import (  # noqa: E402
     write_dataset,
 )
 from ovtui.environments.sample.workspace import DATASET  # noqa: E402
-from ovtui.memory.fileformat import render_memory  # noqa: E402
 from ovtui.memory.types import EXPERIENCES  # noqa: E402
 from ovtui.wiring.workspace import Workspace  # noqa: E402
 

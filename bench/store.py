@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
-from ovtui.memory.fileformat import FIELDS_OPEN, render_memory
+from ovtui.core.fileformat import FIELDS_OPEN, render_memory
 from ovtui.memory.history import HistoryEntry, HistoryStore, new_history_id
 from ovtui.memory.memory_diff import FileChange, build_memory_diff
 from ovtui.memory.store import MemoryStore

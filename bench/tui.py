@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan  # noqa: E402
+from ovtui.core.fileformat import render_memory  # noqa: E402
 from ovtui.environments.sample.generate import generate_dataset, write_cases  # noqa: E402
 from ovtui.environments.sample.workspace import write_sample_workspace  # noqa: E402
-from ovtui.memory.fileformat import render_memory  # noqa: E402
 from ovtui.testing.big_workspace import EXPERIENCES_DIR, experience_fields, write_experiences, write_history  # noqa: E402
 from ovtui.train.review.policy import ItemDecision  # noqa: E402
 

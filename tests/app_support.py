@@ -18,7 +18,7 @@ from workspace_support import EXPERIENCES, build_workspace, experience_uri, traj
 
 from ovtui.app.app import OvtuiApp
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.memory.fileformat import render_memory
+from ovtui.core.fileformat import render_memory
 from ovtui.train.review.policy import ItemDecision, PendingPlan
 from ovtui.wiring.workspace import Workspace
 

@@ -14,7 +14,7 @@ from server_support import threaded_server
 from session_support import ok
 from workspace_support import build_sample_workspace
 
-from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.core.fileformat import MemoryFile, parse_memory
 from ovtui.servers.session_api import create_session_app
 from ovtui.testing.openai_server import FakeOpenAIServer
 from ovtui.testing.session_model import SessionModel

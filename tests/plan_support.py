@@ -13,7 +13,7 @@ from typing import Any
 
 from ovtui.core.context import ApplyOptions
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
 from ovtui.storage import fsio
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater

@@ -17,7 +17,7 @@ from typing import Any
 
 from watchfiles import watch
 
-from ovtui.memory.fileformat import render_memory
+from ovtui.core.fileformat import render_memory
 
 USER = "default"
 PREFIX = f"viking://user/{USER}/"

@@ -48,7 +48,7 @@ from ovtui.app.services import ScreenServices
 from ovtui.app.textual_private import styles_are_current
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.checks.keymap import DeclaredBinding, keymap_problems
-from ovtui.core.config import save_config
+from ovtui.storage.config_file import save_config
 from ovtui.storage.watching import ChangeKind, WorkspaceChanges, watch_workspace
 from ovtui.wiring.workspace import Workspace
 

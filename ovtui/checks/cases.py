@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
-from rapidfuzz import process
 
 from ovtui.core.bounds import line_too_long
 from ovtui.core.domain import Case, Rubric, RubricCriterion
+from ovtui.core.suggest import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -78,12 +78,6 @@ def records(lines: Iterable[tuple[int, bytes | None]], limit: int) -> Iterator[R
 
 def _spread(first: int, last: int) -> str:
     return f"a case spans lines {first}–{last}; a .jsonl file holds one case per line"
-
-
-def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    """`` — did you mean 'x'?`` for the closest of ``choices``, or "" when none is close."""
-    match = process.extractOne(word, list(choices), score_cutoff=70)
-    return f" — did you mean {match[0]!r}?" if match else ""
 
 
 def _unknown(raw: Any, model: type[BaseModel], where: str) -> list[str]:

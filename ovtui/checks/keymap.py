@@ -9,9 +9,10 @@ lists inside it.
 
 from __future__ import annotations
 
-import difflib
 from collections import defaultdict
 from dataclasses import dataclass
+
+from ovtui.core.suggest import closest
 
 APP_CONTEXT = "App"
 SHARED_CONTEXTS = (APP_CONTEXT, "Lists")  # active on every main screen
@@ -35,8 +36,8 @@ def keymap_problems(keymap: dict[str, str], declared: list[DeclaredBinding]) -> 
     known = [b.id for b in declared]
     for binding_id in keymap:
         if binding_id not in known:
-            close = difflib.get_close_matches(binding_id, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else " (`?` in the app lists the ids)"
+            close = closest(binding_id, known)
+            hint = f" (did you mean {close!r}?)" if close else " (`?` in the app lists the ids)"
             problems.append((binding_id, f"[keys] {binding_id!r} is not a binding id{hint}"))
     effective = [
         DeclaredBinding(b.context, b.id, _keys(keymap[b.id]) if b.id in keymap else b.keys, b.main_screen)

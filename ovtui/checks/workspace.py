@@ -18,15 +18,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from ovtui.checks.cases import records, validation_problems
-from ovtui.core.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES, jsonl_lines, read_bounded
-from ovtui.core.config import load_config
+from ovtui.core.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES
 from ovtui.core.domain import Case
 from ovtui.core.errors import ConfigError, MemoryFormatError, OvtuiError, first_problem
+from ovtui.core.fileformat import MemoryFile, parse_memory, quoted_marker_line
+from ovtui.core.names import same_name, validate_name
 from ovtui.memory.cases import case_from_memory
-from ovtui.memory.fileformat import MemoryFile, parse_memory, quoted_marker_line
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
-from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER, same_name, validate_name
+from ovtui.storage.config_file import load_config
+from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER
+from ovtui.storage.reading import jsonl_lines, read_bounded
 from ovtui.train.review.policy import PendingPlan
 from ovtui.train.review.readability import unread_notes
 

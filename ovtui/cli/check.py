@@ -13,9 +13,9 @@ import importlib
 from ovtui.checks.keymap import DeclaredBinding, keymap_problems
 from ovtui.checks.workspace import Problem, check_workspace
 from ovtui.cli.common import open_store
-from ovtui.core.config import load_config
 from ovtui.core.errors import ConfigError
 from ovtui.memory.store import MemoryStore
+from ovtui.storage.config_file import load_config
 from ovtui.storage.paths import CONFIG_FILE
 
 

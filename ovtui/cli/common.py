@@ -11,9 +11,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ovtui.core.config import load_config
 from ovtui.core.errors import ConfigError
 from ovtui.memory.store import MemoryStore
+from ovtui.storage.config_file import load_config
 from ovtui.storage.opening import recover_on_start, require_workspace
 from ovtui.storage.paths import WorkspacePaths
 
@@ -55,7 +55,7 @@ def open_store(workspace: Path | str, *, strict_config: bool = True, recover_now
         user = "default"  # `ovtui check` reports the config problem itself
     store = MemoryStore(WorkspacePaths(root, user))
     if recover_now:
-        done = recover_on_start(store)
+        done = recover_on_start(store.paths, store.lock)
         if done:
             print(f"ovtui: recovery: {done}", file=sys.stderr)
     return store

@@ -83,7 +83,7 @@ def run_serve(args: argparse.Namespace) -> int:
     api_key = resolve_api_key(args.host, args.api_key_env)
     config = None
     if args.config is not None:
-        from ovtui.core.config import load_config, load_config_file
+        from ovtui.storage.config_file import load_config, load_config_file
 
         config = load_config(args.config) if args.config.is_dir() else load_config_file(args.config)
     environment = get_environment(args.environment, config)

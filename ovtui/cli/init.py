@@ -7,8 +7,9 @@ import shlex
 from pathlib import Path
 
 from ovtui.cli.common import where
-from ovtui.core.config import OvtuiConfig, save_config
+from ovtui.core.config import OvtuiConfig
 from ovtui.core.errors import OvtuiError
+from ovtui.storage.config_file import save_config
 from ovtui.storage.fsio import make_dirs
 from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
 

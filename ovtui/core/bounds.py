@@ -12,12 +12,7 @@ the file limit leaves room for the MEMORY_FIELDS block around a text cut to ``MA
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-from ovtui.core.errors import OvtuiError
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -105,36 +100,6 @@ def unreadable_memory(rel: str, text: str | None) -> str | None:
     if size <= MAX_MEMORY_FILE_BYTES:
         return None
     return f"{rel} would be {size} bytes, larger than the {MAX_MEMORY_FILE_BYTES} byte limit of a memory file"
-
-
-def read_bounded(path: Path, limit: int, *, what: str, shown: str | None = None) -> bytes:
-    """The bytes of ``path``, refusing (by name) a file larger than ``limit`` without reading it whole."""
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        data = handle.read(limit + 1) if size <= limit else b""
-    if size > limit or len(data) > limit:
-        raise OvtuiError(
-            f"{shown or path}: {what} is {max(size, len(data))} bytes, larger than the {limit} byte limit"
-        )
-    return data
-
-
-def jsonl_lines(path: Path, limit: int = MAX_DATASET_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, bytes) for each non-blank line of a JSONL file, read one line at a time;
-    ``None`` for a line longer than ``limit`` bytes (the caller reports it, by line)."""
-    with open(path, "rb") as handle:
-        number = 0
-        while True:
-            line = handle.readline(limit + 1)
-            if not line:
-                return
-            number += 1
-            if len(line) > limit and not line.endswith(b"\n"):
-                while line and not line.endswith(b"\n"):  # skip the rest of the long line
-                    line = handle.readline(limit + 1)
-                yield number, None
-            elif line.strip():
-                yield number, line
 
 
 def line_too_long(limit: int = MAX_DATASET_LINE_BYTES) -> str:

@@ -1,4 +1,4 @@
-"""``ovtui.toml``: read with tomllib, validated by pydantic, written with tomli-w.
+"""The schema of ``ovtui.toml``, validated by pydantic (``ovtui.storage.config_file`` reads and writes it).
 
 An API key never lives here: ``[llm] api_key_env`` names the environment variable that holds it.
 """
@@ -6,17 +6,10 @@ An API key never lives here: ``[llm] api_key_env`` names the environment variabl
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any
 
-import tomli_w
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from ovtui.core.bounds import MAX_CONFIG_BYTES, read_bounded
-from ovtui.core.errors import ConfigError, OvtuiError
-from ovtui.storage.paths import CONFIG_FILE
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 CONFIDENCE_PREFIX = "confidence>="
 
@@ -183,42 +176,3 @@ class OvtuiConfig(Section):
     tau2: Tau2Config = Field(default_factory=Tau2Config)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
-
-
-def _describe(exc: ValidationError, source: Path) -> str:
-    lines = [f"{source}: invalid configuration"]
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        lines.append(f"  [{where}] {err['msg']}")
-    return "\n".join(lines)
-
-
-def load_config(root: Path) -> OvtuiConfig:
-    path = root / CONFIG_FILE
-    if not path.exists():
-        return OvtuiConfig()
-    return load_config_file(path)
-
-
-def load_config_file(path: Path) -> OvtuiConfig:
-    try:
-        data = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration")
-        raw = tomllib.loads(data.decode("utf-8"))
-    except OvtuiError as exc:
-        raise ConfigError(str(exc)) from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    try:
-        return OvtuiConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(_describe(exc, path)) from exc
-
-
-def save_config(root: Path, config: OvtuiConfig) -> None:
-    from ovtui.storage.fsio import atomic_write_text
-
-    # TOML has no null: an unset optional key (e.g. [user_simulator], [tau2] replay) is left out.
-    data = config.model_dump(mode="json", exclude_defaults=False, exclude_none=True)
-    atomic_write_text(root / CONFIG_FILE, tomli_w.dumps(data), root=root)

@@ -12,10 +12,10 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 
+from ovtui.core.decisions import ReviewDecision
 from ovtui.core.domain import PolicyUpdatePlan
 from ovtui.core.errors import RunCancelled
 from ovtui.core.events import EventBus
-from ovtui.memory.memory_diff import ReviewDecision
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from ovtui.memory.fileformat import EXPERIENCES, MemoryFile, normalise_content
+from ovtui.core.fileformat import EXPERIENCES, MemoryFile, normalise_content
 
 T = TypeVar("T")
 

@@ -1,21 +1,17 @@
 """Run events: what the kernel tells the app, the CLI progress bar and ``events.jsonl``.
 
 The kernel never imports Textual; it calls plain callbacks with Event objects, and the app turns
-them into messages.
+them into messages. Writing them to a run's ``events.jsonl`` is one such listener
+(``ovtui.storage.event_log``): this module does no I/O.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Literal, TextIO
-
-from ovtui.storage import fsio
+from typing import Any, Literal
 
 # Every kind the kernel emits; mypy rejects an emit or a comparison with any other.
 EventKind = Literal[
@@ -48,32 +44,16 @@ Listener = Callable[[Event], None]
 
 
 class EventBus:
-    """Fans events out to listeners and, when given a file, appends them as JSON lines."""
+    """Fans events out to listeners (the app, the CLI's progress line, a run's event log).
 
-    def __init__(
-        self,
-        listeners: list[Listener] | None = None,
-        log_path: Path | None = None,
-        *,
-        root: Path | None = None,
-    ) -> None:
-        """``log_path`` must lie inside the workspace ``root`` (required with it)."""
+    Listeners may be called from several threads (a run's worker threads): each must be safe for
+    that; the bus itself keeps no state but the list."""
+
+    def __init__(self, listeners: list[Listener] | None = None) -> None:
         self.listeners = list(listeners or [])
-        self.log_path = log_path
-        self._lock = threading.Lock()
-        self._handle: TextIO | None = None
-        if log_path is not None:
-            if root is None:
-                raise ValueError("an event log needs the workspace root it must stay inside")
-            fd = fsio.open_in_place(log_path, os.O_WRONLY | os.O_APPEND, root=root)
-            self._handle = os.fdopen(fd, "a", encoding="utf-8")
 
     def emit(self, kind: EventKind, **data: Any) -> Event:
         event = Event(kind, data)
-        with self._lock:
-            if self._handle is not None:
-                self._handle.write(event.to_json() + "\n")
-                self._handle.flush()
         for listener in self.listeners:
             listener(event)
         return event
@@ -83,9 +63,3 @@ class EventBus:
 
     def log(self, message: str, level: str = "info") -> None:
         self.emit("log", message=message, level=level)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None

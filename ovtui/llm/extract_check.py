@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ovtui.core.errors import ConfigError, OvtuiError, PatchError, UnsafePathError
+from ovtui.core.fileformat import MemoryFile
+from ovtui.core.names import validate_name
 from ovtui.llm.loop_tools import check_space
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import merge_value
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.storage.paths import validate_name
 
 DELETES = "deletes"
 PEER_FIELD = "peer_id"

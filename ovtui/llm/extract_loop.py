@@ -23,6 +23,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
 from ovtui.llm.errors import ExtractError
 from ovtui.llm.extract_check import (
@@ -41,7 +42,6 @@ from ovtui.llm.loop_tools import (
     tool_specs,
 )
 from ovtui.llm.results import LLMResult, Messages, ToolCall
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeRegistry
 

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ovtui.core.errors import OvtuiError, UnsafePathError
+from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.results import ToolCall
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.search import rank
 from ovtui.memory.store import MemoryStore
 

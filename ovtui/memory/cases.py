@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from ovtui.core.domain import Case, Rubric
 from ovtui.core.errors import MemoryFormatError
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.types import CASES
 
 

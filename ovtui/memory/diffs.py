@@ -12,7 +12,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 
 # A write counter is not a change a reviewer or a model needs to see.
 DEFAULT_IGNORED = ("version",)

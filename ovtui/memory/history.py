@@ -24,10 +24,8 @@ from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.storage import fsio
 from ovtui.storage.journal import FileOp, Journal
 from ovtui.storage.locks import WorkspaceLock
-from ovtui.storage.paths import HISTORY_INDEX_FILE, WorkspacePaths
+from ovtui.storage.paths import HISTORY_INDEX_FILE, RECORD_FILE, WorkspacePaths
 
-RECORD_FILE = "memory_diff.json"
-INDEX_FILE = HISTORY_INDEX_FILE.rpartition("/")[2]
 HISTORY_ID = re.compile(r"^\d{8}T\d{12}_[0-9a-f]{6}$")
 
 

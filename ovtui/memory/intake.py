@@ -13,7 +13,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
 from ovtui.storage import fsio
 from ovtui.storage.journal import FileOp, Journal

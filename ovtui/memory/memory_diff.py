@@ -14,8 +14,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ovtui.core.decisions import ReviewDecision
 from ovtui.core.errors import MemoryFormatError
-from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.core.fileformat import MemoryFile, parse_memory
 
 RecordKind = Literal["apply", "dry_run", "revert", "session_commit"]
 RECORD_KINDS: tuple[str, ...] = get_args(RecordKind)
@@ -60,12 +61,6 @@ class Summary(_Part):
     total_adds: int = 0
     total_updates: int = 0
     total_deletes: int = 0
-
-
-class ReviewDecision(_Part):
-    item: int
-    decision: str
-    note: str = ""
 
 
 class Review(_Part):

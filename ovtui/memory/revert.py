@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ovtui.core.errors import MemoryFormatError, OvtuiError, RevertConflictError
-from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.core.fileformat import MemoryFile, parse_memory
 from ovtui.memory.history import HistoryStore, new_history_id
 from ovtui.memory.links import RELATION_FIELDS, link_key, merge_links
 from ovtui.memory.memory_diff import (

@@ -16,7 +16,8 @@ from typing import Any
 
 from ovtui.core.bounds import unreadable_memory
 from ovtui.core.errors import MemoryFormatError, OvtuiError, UnsafePathError
-from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.core.fileformat import MemoryFile, parse_memory
+from ovtui.core.names import validate_name
 from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema, default_registry
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.storage.locks import WorkspaceLock
@@ -26,7 +27,6 @@ from ovtui.storage.paths import (
     WorkspacePaths,
     peer_space,
     split_peer,
-    validate_name,
 )
 
 

@@ -8,9 +8,10 @@ from datetime import datetime
 
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError, UnsafePathError
+from ovtui.core.names import validate_name
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.storage.paths import linkless_path, split_peer, validate_name
+from ovtui.storage.paths import linkless_path, split_peer
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,11 @@ from ovtui.core.errors import ConfigError, UnsafePathError
 
 # The types the training loop itself names (defined once, in the file format; re-exported here, where
 # everything outside the domain imports them). Every other type is only ever looked up by name.
-from ovtui.memory.fileformat import CASES as CASES
-from ovtui.memory.fileformat import EXPERIENCES as EXPERIENCES
-from ovtui.memory.fileformat import TRAJECTORIES as TRAJECTORIES
-from ovtui.storage.paths import file_stem, split_peer, validate_name
+from ovtui.core.fileformat import CASES as CASES
+from ovtui.core.fileformat import EXPERIENCES as EXPERIENCES
+from ovtui.core.fileformat import TRAJECTORIES as TRAJECTORIES
+from ovtui.core.names import file_stem, validate_name
+from ovtui.storage.paths import split_peer
 
 # Filename placeholders filled from the time a file is created, not from its fields.
 TIME_PLACEHOLDERS = frozenset({"timestamp", "year", "month", "day"})

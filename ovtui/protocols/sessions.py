@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ovtui.core.bounds import MAX_BATCH_MESSAGES, MAX_TEXT_CHARS
 from ovtui.core.domain import Message, Part, TextPart, ToolPart
 from ovtui.core.errors import UnsafePathError
-from ovtui.storage.paths import validate_name
+from ovtui.core.names import validate_name
 
 
 def now_iso() -> str:

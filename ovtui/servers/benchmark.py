@@ -23,7 +23,8 @@ from ovtui.core.domain import ExperienceSet
 from ovtui.environments.base import Environment, EnvironmentError_
 from ovtui.protocols.benchmark import CasePage, CaseQuery, ExecuteRequest, Execution, case_matches
 from ovtui.servers.base.app import create_app
-from ovtui.storage.jobs import Job, JobStore, PoolFull, WorkerPool
+from ovtui.servers.base.pool import PoolFull, WorkerPool
+from ovtui.storage.jobs import Job, JobStore
 
 POLICY_CACHE = 32
 MAX_WAIT = 30.0

@@ -30,11 +30,13 @@ from ovtui.protocols.sessions import (
     SessionMessage,
 )
 from ovtui.servers.base.app import create_app
+from ovtui.servers.base.pool import PoolFull, WorkerPool
 from ovtui.servers.session_inbox import SessionInbox
 from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.overview import TASK_STATUS, TASKS_DIR
 from ovtui.sessions.store import Archive, SessionError, SessionStore
-from ovtui.storage.jobs import Job, JobStore, PoolFull, WorkerPool
+from ovtui.storage.event_log import EventLog
+from ovtui.storage.jobs import Job, JobStore
 from ovtui.wiring.workspace import Workspace, run_stamp
 
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
@@ -105,7 +107,8 @@ def create_session_app(
 ) -> FastAPI:
     store = JobStore(state or workspace.paths.state / TASKS_DIR, prefix=TASK_PREFIX)
     run_id = run_stamp()
-    events = EventBus(log_path=workspace.paths.runs / run_id / "events.jsonl", root=workspace.paths.root)
+    log = EventLog(workspace.paths, run_id)
+    events = EventBus([log])
 
     def waiting(session_id: str) -> None:
         events.log(f"session {session_id!r} is locked by another process: waiting for it", level="warning")
@@ -136,7 +139,7 @@ def create_session_app(
                 await pool.close()
             await committer.close()
             store.close()
-            events.close()
+            log.close()
 
     def health() -> dict[str, Any]:
         return {"workspace": workspace.paths.root.name, "pending_tasks": pool.pending if pool else 0}

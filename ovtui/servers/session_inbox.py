@@ -14,7 +14,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from ovtui.core.bounds import MAX_ROLLOUT_BYTES, read_bounded
+from ovtui.core.bounds import MAX_ROLLOUT_BYTES
 from ovtui.core.context import RunContext
 from ovtui.core.errors import OvtuiError
 from ovtui.core.events import EventBus
@@ -24,6 +24,7 @@ from ovtui.sessions.commit import CommitOutcome, SessionCommitter
 from ovtui.sessions.store import Archive, SessionError, SessionStore, check_session_id, read_jsonl
 from ovtui.storage import fsio
 from ovtui.storage.paths import WorkspacePaths
+from ovtui.storage.reading import read_bounded
 from ovtui.train.inbox import InboxProcessor
 from ovtui.wiring.workspace import Workspace
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ovtui.core.errors import PatchError
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.merge_ops import has_patch_blocks, merge_value
 from ovtui.memory.types import MemoryTypeSchema
 from ovtui.train.backends.offline.session_extractor import ExtractedMemory

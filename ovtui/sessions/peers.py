@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ovtui.core.errors import UnsafePathError
+from ovtui.core.names import validate_name
 from ovtui.memory.types import MemoryTypeRegistry
 from ovtui.protocols.sessions import MemoryPolicy
-from ovtui.storage.paths import validate_name
 from ovtui.train.backends.offline.session_extractor import ExtractedMemory, Extraction
 
 PEERS_OFF = "peer memories are off in the session's MemoryPolicy (peer.enabled)"

@@ -30,12 +30,14 @@ from typing import TypeVar
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ValidationError
 
-from ovtui.core.bounds import MAX_ROLLOUT_BYTES, jsonl_lines
+from ovtui.core.bounds import MAX_ROLLOUT_BYTES
 from ovtui.core.errors import OvtuiError, UnsafePathError, first_problem
+from ovtui.core.names import validate_name
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage, SessionMeta, now_iso
 from ovtui.storage import fsio
-from ovtui.storage.paths import WorkspacePaths, validate_name
+from ovtui.storage.paths import WorkspacePaths
+from ovtui.storage.reading import jsonl_lines
 
 Line = TypeVar("Line", bound=BaseModel)
 

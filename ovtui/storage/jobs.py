@@ -6,18 +6,15 @@ state folder (flushed to the OS at once, so a killed server loses nothing it had
 finished). On open the log is replayed — the last line of a job wins — jobs that were queued or
 running when the previous process stopped become ``failed`` with ``INTERRUPTED``, and the log is
 compacted, as it is again whenever it holds about twice the jobs kept. A lock file keeps a second
-server off the same folder. ``WorkerPool`` runs the jobs with at most ``workers`` at once and
-refuses new ones past ``max_queued`` (the route answers 429 with Retry-After).
+server off the same folder. Who runs the jobs is the server's (``ovtui.servers.base.pool``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -59,10 +56,6 @@ class Job(BaseModel):
 
 class StateFolderBusy(OvtuiError):
     """Another server holds the state folder."""
-
-
-class PoolFull(OvtuiError):
-    """More jobs are waiting than the pool accepts; the client should retry later."""
 
 
 class JobStore:
@@ -139,58 +132,3 @@ class JobStore:
         with contextlib.suppress(OSError):
             self._log.close()
         self._lock.release()
-
-
-class WorkerPool:
-    """Runs jobs of a JobStore on the event loop, ``workers`` at a time."""
-
-    def __init__(self, store: JobStore, workers: int = 4, *, max_queued: int = 4096) -> None:
-        if workers < 1:
-            raise ValueError("workers must be at least 1")
-        self.store = store
-        self.workers = workers
-        self.max_queued = max_queued
-        self._slots = asyncio.Semaphore(workers)
-        self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._done: dict[str, asyncio.Event] = {}
-
-    @property
-    def pending(self) -> int:
-        return len(self._tasks)
-
-    def submit(self, label: str, work: Callable[[], Awaitable[dict[str, Any]]]) -> Job:
-        if len(self._tasks) >= self.max_queued:
-            raise PoolFull(f"{len(self._tasks)} jobs are waiting (limit {self.max_queued})")
-        job = self.store.create(label)
-        self._done[job.id] = asyncio.Event()
-        self._tasks[job.id] = asyncio.create_task(self._run(job, work))
-        return job
-
-    async def _run(self, job: Job, work: Callable[[], Awaitable[dict[str, Any]]]) -> None:
-        try:
-            async with self._slots:
-                self.store.mark_running(job)
-                try:
-                    result = await work()
-                except Exception as exc:  # the job fails with the error text; the server goes on
-                    self.store.finish(job, error=f"{type(exc).__name__}: {exc}")
-                else:
-                    self.store.finish(job, result=result)
-        finally:
-            self._tasks.pop(job.id, None)
-            done = self._done.pop(job.id, None)
-            if done is not None:
-                done.set()
-
-    async def wait(self, job_id: str, timeout: float) -> None:
-        """Return when the job finishes or after ``timeout`` seconds (long polling)."""
-        done = self._done.get(job_id)
-        if done is not None and timeout > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), timeout)
-
-    async def close(self) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)

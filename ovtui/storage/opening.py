@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 from ovtui.core.errors import LockTimeoutError, OvtuiError, UnsafePathError
-from ovtui.memory.store import MemoryStore
 from ovtui.storage.journal import recover
-from ovtui.storage.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS, CONFIG_FILE
+from ovtui.storage.locks import WorkspaceLock
+from ovtui.storage.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS, CONFIG_FILE, WorkspacePaths
 
 # Recovery at start is best effort: if another process holds the lock it recovers before its apply.
 RECOVERY_LOCK_TIMEOUT_S = 2.0
@@ -45,11 +45,12 @@ def refuse_leaving_links(root: Path) -> None:
             )
 
 
-def recover_on_start(store: MemoryStore) -> str | None:
-    """Finish or discard an interrupted apply; returns what was done, or None when nothing was."""
+def recover_on_start(paths: WorkspacePaths, lock: WorkspaceLock) -> str | None:
+    """Finish or discard an interrupted apply under the workspace ``lock``; returns what was done,
+    or None when nothing was (or the lock is busy: whoever holds it recovers)."""
     try:
-        with store.lock.hold("recover", RECOVERY_LOCK_TIMEOUT_S):
-            report = recover(store.paths)
+        with lock.hold("recover", RECOVERY_LOCK_TIMEOUT_S):
+            report = recover(paths)
     except LockTimeoutError:
         return None
     return report.describe() if report.changed else None

@@ -17,9 +17,15 @@ from pathlib import Path, PurePosixPath
 
 from watchfiles import Change, awatch
 
-from ovtui.memory.history import INDEX_FILE, RECORD_FILE
 from ovtui.storage.fsio import is_temp_name
-from ovtui.storage.paths import CONFIG_FILE, HIDDEN_MEMORY_NAMES, PEERS_DIR, WorkspacePaths
+from ovtui.storage.paths import (
+    CONFIG_FILE,
+    HIDDEN_MEMORY_NAMES,
+    INDEX_FILE,
+    PEERS_DIR,
+    RECORD_FILE,
+    WorkspacePaths,
+)
 
 # How long a burst may keep growing before it is reported, and the quiet gap that ends one (ms).
 DEFAULT_DEBOUNCE_MS = 400

@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ovtui.memory.fileformat import render_memory
-from ovtui.memory.history import INDEX_FILE, RECORD_FILE, HistoryEntry, new_history_id
+from ovtui.core.fileformat import render_memory
+from ovtui.memory.history import HistoryEntry, new_history_id
 from ovtui.memory.memory_diff import FileChange, build_memory_diff
-from ovtui.storage.paths import WorkspacePaths
+from ovtui.storage.paths import INDEX_FILE, RECORD_FILE, WorkspacePaths
 
 EXPERIENCES_DIR = "memories/experiences"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 from watchfiles import Change, awatch
 
-from ovtui.core.bounds import MAX_ROLLOUT_BYTES, read_bounded
+from ovtui.core.bounds import MAX_ROLLOUT_BYTES
 from ovtui.core.domain import Case, Rollout, RolloutTrainingResult
 from ovtui.core.errors import OvtuiError, first_problem
 from ovtui.core.events import EventBus
@@ -29,6 +29,7 @@ from ovtui.core.interfaces import RolloutEvaluator
 from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, content_key, was_taken
 from ovtui.storage import fsio
 from ovtui.storage.paths import WorkspacePaths
+from ovtui.storage.reading import read_bounded
 
 Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
 EvaluatorFor = Callable[[Case], RolloutEvaluator | None]

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ovtui.core.config import MAX_TRIALS, OvtuiConfig, load_config
+from ovtui.core.config import MAX_TRIALS, OvtuiConfig
 from ovtui.core.context import RunContext
 from ovtui.core.domain import Case, ExperienceSet, PolicyApplyResult
 from ovtui.core.errors import OvtuiError, RunCancelled
@@ -30,6 +30,8 @@ from ovtui.core.interfaces import (
     StreamingTrainer,
 )
 from ovtui.memory.store import MemoryStore
+from ovtui.storage.config_file import load_config
+from ovtui.storage.event_log import EventLog
 from ovtui.storage.opening import recover_on_start, require_workspace
 from ovtui.storage.paths import WorkspacePaths
 from ovtui.train.components.case_loader import ListCaseLoader
@@ -86,7 +88,7 @@ class Workspace:
         self.paths = WorkspacePaths(root, self.config.workspace.user)
         self.store = MemoryStore(self.paths)
         # What start-up recovery finished (an apply a crash interrupted), for the CLI and the app to show.
-        self.recovered = recover_on_start(self.store)
+        self.recovered = recover_on_start(self.paths, self.store.lock)
         self.pending = PendingPlans(self.store)
         self.loader = ExperienceSetLoader(self.store)
         self._llm: LLMClient | None = None
@@ -215,7 +217,8 @@ class Workspace:
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
         run_id = run_stamp()
-        events = EventBus(listeners, log_path=self.paths.runs / run_id / "events.jsonl", root=self.paths.root)
+        log = EventLog(self.paths, run_id)
+        events = EventBus([log, *(listeners or [])])
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         self._run_events = events
@@ -233,7 +236,7 @@ class Workspace:
             self.save_report(report)
             events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
             self._run_events = None
-            events.close()
+            log.close()
 
     async def train(
         self,

@@ -15,7 +15,7 @@ from ovtui.app.views.diff_render import (
     word_diff,
 )
 from ovtui.core.domain import PolicyPlanItem
-from ovtui.memory.fileformat import render_memory
+from ovtui.core.fileformat import render_memory
 
 BEFORE = (
     "## Situation\n- Customer asks to cancel a booking\n## Approach\n- Look it up\n## Reflect\n- NEVER cancel"

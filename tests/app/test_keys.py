@@ -11,7 +11,7 @@ from ovtui.app.keys import catalog, own_bindings
 from ovtui.app.registry import SCREENS, binding_sources
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.review import ReviewScreen
-from ovtui.core.config import load_config
+from ovtui.storage.config_file import load_config
 from ovtui.wiring.workspace import Workspace
 
 

@@ -14,9 +14,10 @@ from app_support import SnapCompare, make_workspace, park_demo_plan
 from textual.pilot import Pilot
 
 from ovtui.app.app import OvtuiApp
+from ovtui.core.decisions import ReviewDecision
 from ovtui.core.events import Event
 from ovtui.memory.history import HistoryStore
-from ovtui.memory.memory_diff import FileChange, Review, ReviewDecision, build_memory_diff
+from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
 
 FLOOR = (80, 24)
 WIDE = (120, 36)

@@ -21,7 +21,7 @@ from watchfiles import Change
 from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.memory.fileformat import render_memory
+from ovtui.core.fileformat import render_memory
 from ovtui.storage.watching import ChangeKind, classify, summarise, watch_workspace
 from ovtui.wiring.workspace import Workspace
 

@@ -11,8 +11,8 @@ import pytest
 
 from ovtui.cli.main import main
 from ovtui.core.bounds import MAX_CONFIG_BYTES
-from ovtui.core.config import load_config
 from ovtui.core.errors import ConfigError
+from ovtui.storage.config_file import load_config
 
 
 def _config(root: Path, text: str) -> Path:

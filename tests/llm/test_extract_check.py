@@ -4,8 +4,8 @@ and a delete in such a peer's space, are problems."""
 
 from __future__ import annotations
 
+from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.extract_check import PEER_FIELD, AnswerChecker
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.store import MemoryStore
 

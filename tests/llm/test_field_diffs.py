@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.diffs import field_unified_diff
-from ovtui.memory.fileformat import MemoryFile
 
 BEFORE = MemoryFile(
     uri="viking://user/default/memories/experiences/x.md",

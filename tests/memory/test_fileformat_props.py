@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from repo_paths import FIXTURES
 
 from ovtui.core.domain import PolicyStatus
-from ovtui.memory.fileformat import FIELDS_OPEN, normalise_content, parse_memory, render_memory
+from ovtui.core.fileformat import FIELDS_OPEN, normalise_content, parse_memory, render_memory
 from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 

@@ -12,9 +12,9 @@ from plan_support import temp_files
 from workspace_support import build_sample_workspace, watch_until_inbox_empty
 
 from ovtui.core.context import ExecutionContext
+from ovtui.core.fileformat import parse_memory
 from ovtui.environments.sample.agent import SampleAgentExecutor
 from ovtui.environments.sample.generate import generate_cases
-from ovtui.memory.fileformat import parse_memory
 from ovtui.memory.intake import content_key, record_relpath
 from ovtui.storage.fsio import CRASH_AT_ENV
 from ovtui.wiring.workspace import Workspace

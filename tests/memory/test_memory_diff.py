@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from ovtui.memory.fileformat import render_memory
+from ovtui.core.decisions import ReviewDecision
+from ovtui.core.fileformat import render_memory
 from ovtui.memory.memory_diff import (
     FileChange,
     MemoryDiff,
     Review,
-    ReviewDecision,
     build_memory_diff,
     same_memory,
 )

@@ -18,8 +18,8 @@ from repo_paths import FIXTURES
 
 from ovtui.checks.workspace import CheckReport, check_memories
 from ovtui.core.domain import PolicyPlanItem
+from ovtui.core.fileformat import FIELDS_OPEN, parse_memory, render_memory
 from ovtui.memory.cases import case_from_memory, memory_from_case
-from ovtui.memory.fileformat import FIELDS_OPEN, parse_memory, render_memory
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeSchema, default_registry
 

@@ -7,7 +7,7 @@ from plan_support import append_line, apply, delete, experience, snapshot, upser
 from workspace_support import experience_uri, trajectory_uri
 
 from ovtui.core.errors import OvtuiError, RevertConflictError
-from ovtui.memory.fileformat import parse_memory, render_memory
+from ovtui.core.fileformat import parse_memory, render_memory
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.revert import arevert, revert
 from ovtui.memory.store import MemoryStore

@@ -19,7 +19,7 @@ from server_support import threaded_server
 from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
-from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.core.fileformat import MemoryFile, parse_memory
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.links import DERIVED_FROM, PRODUCED
 from ovtui.memory.memory_diff import MemoryDiff

@@ -16,7 +16,7 @@ from pathlib import Path
 from llm_session_support import PREFIX, commit, memory, said, served
 from session_support import CONVERSATION
 
-from ovtui.memory.fileformat import parse_memory
+from ovtui.core.fileformat import parse_memory
 from ovtui.memory.hotness import HotnessLog
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.merge_ops import SearchReplace, render_blocks

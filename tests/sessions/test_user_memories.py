@@ -15,7 +15,7 @@ from workspace_support import build_sample_workspace
 from ovtui.checks.workspace import CheckReport, check_memories
 from ovtui.cli.main import main as cli_main
 from ovtui.core.context import RunContext
-from ovtui.memory.fileformat import parse_memory
+from ovtui.core.fileformat import parse_memory
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert

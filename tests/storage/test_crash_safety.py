@@ -22,7 +22,7 @@ from workspace_support import build_workspace, trajectory_uri
 
 from ovtui.core.context import ApplyOptions
 from ovtui.core.domain import PolicyUpdatePlan
-from ovtui.memory.fileformat import parse_memory
+from ovtui.core.fileformat import parse_memory
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.store import MemoryStore

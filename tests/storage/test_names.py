@@ -15,9 +15,9 @@ from ovtui.checks.workspace import check_workspace
 from ovtui.cli.main import main
 from ovtui.core.domain import Case, PolicyPlanItem, Rollout, Rubric, RubricEvaluation
 from ovtui.core.errors import UnsafePathError
-from ovtui.memory.fileformat import render_memory
+from ovtui.core.fileformat import render_memory
+from ovtui.core.names import MAX_NAME_LENGTH, file_stem, slugify, validate_name
 from ovtui.memory.store import MemoryStore
-from ovtui.storage.paths import MAX_NAME_LENGTH, file_stem, slugify, validate_name
 from ovtui.train.backends.offline import OfflineTrajectoryExtractor
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer

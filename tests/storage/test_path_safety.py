@@ -10,8 +10,8 @@ from workspace_support import PREFIX, experience_uri
 
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import UnsafePathError
+from ovtui.core.names import validate_name
 from ovtui.memory.store import MemoryStore
-from ovtui.storage.paths import validate_name
 
 BAD_NAMES = [
     "../evil",

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from workspace_support import build_sample_workspace
 
-from ovtui.core.config import load_config
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout
 from ovtui.core.errors import ConfigError
 from ovtui.environments.sample.agent import SampleAgentExecutor
+from ovtui.storage.config_file import load_config
 from ovtui.wiring.registry import EXECUTORS, Registry, Resources
 from ovtui.wiring.workspace import TrainOptions, Workspace
 

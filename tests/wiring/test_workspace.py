@@ -12,8 +12,8 @@ from workspace_support import build_sample_workspace
 from ovtui.core.context import ExecutionContext, RunContext
 from ovtui.core.domain import ExperienceSet, PatchSemanticGradient, PolicyUpdatePlan
 from ovtui.core.events import Event, EventBus
+from ovtui.core.fileformat import parse_memory
 from ovtui.environments.sample.generate import generate_cases, write_cases
-from ovtui.memory.fileformat import parse_memory
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.train.backends.offline import OfflinePlanMerger
 from ovtui.train.components.case_loader import JsonlCaseLoader

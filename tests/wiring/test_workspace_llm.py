@@ -7,7 +7,7 @@ from pathlib import Path
 from workspace_support import build_sample_workspace
 
 from ovtui.core.events import Event
-from ovtui.memory.fileformat import parse_memory
+from ovtui.core.fileformat import parse_memory
 from ovtui.testing.helpers import KEY_ENV, SECRET_KEY
 from ovtui.testing.openai_server import FakeOpenAIServer
 from ovtui.testing.session_model import GUIDANCE

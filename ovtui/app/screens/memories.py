@@ -29,7 +29,7 @@ from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import Rows, VimTable
 from ovtui.core.domain import Experience, ExperienceSet
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.hotness import HotnessLog, Usage, hotness_score
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.readability import unread_notes

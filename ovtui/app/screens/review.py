@@ -22,7 +22,7 @@ from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.targets import plan_target
 from ovtui.train.review.policy import Decision, PendingPlan
 from ovtui.train.review.readability import unread_notes

@@ -14,7 +14,7 @@ from typing import Any
 
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import MemoryFormatError
-from ovtui.memory.fileformat import MemoryFile, parse_memory
+from ovtui.core.fileformat import MemoryFile, parse_memory
 from ovtui.memory.memory_diff import MemoryDiff
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ovtui.checks.cases import did_you_mean
 from ovtui.core.domain import Case
+from ovtui.core.suggest import did_you_mean
 from ovtui.environments.sample.criteria import CRITERION_KINDS
 from ovtui.environments.sample.tools import TOOL_SPECS
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import tomli_w
 
+from ovtui.core.fileformat import render_memory
 from ovtui.environments.sample.generate import (
     DEFAULT_SEED,
     DEFAULT_TEST_COUNT,
@@ -21,7 +22,6 @@ from ovtui.environments.sample.generate import (
     write_dataset,
 )
 from ovtui.environments.sample.package_data import read_json
-from ovtui.memory.fileformat import render_memory
 from ovtui.storage.fsio import atomic_write_text, contained
 from ovtui.storage.paths import WorkspacePaths
 

@@ -7,10 +7,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ovtui.core.bounds import jsonl_lines, line_too_long
+from ovtui.core.bounds import line_too_long
 from ovtui.core.domain import Case
 from ovtui.core.errors import OvtuiError, first_problem
-from ovtui.storage.paths import WorkspacePaths, validate_name
+from ovtui.core.names import validate_name
+from ovtui.storage.paths import WorkspacePaths
+from ovtui.storage.reading import jsonl_lines
 
 
 class ListCaseLoader:

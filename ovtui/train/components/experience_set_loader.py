@@ -10,11 +10,11 @@ from pathlib import PurePosixPath
 
 from ovtui.core.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
+from ovtui.core.names import same_name, validate_name
 from ovtui.memory.search import LexicalIndex, cached_tokens
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
-from ovtui.storage.paths import same_name, validate_name
 
 
 def name_mismatch(memory: MemoryFile) -> str | None:

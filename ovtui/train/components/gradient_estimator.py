@@ -11,12 +11,12 @@ from typing import Any
 
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient, RolloutAnalysis, Trajectory
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
+from ovtui.core.names import validate_name
 from ovtui.memory.merge_ops import merge_fields
 from ovtui.memory.search import tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
-from ovtui.storage.paths import validate_name
 from ovtui.train.backends.base import ExperienceProposal, GradientProposer
 from ovtui.train.components.experience_set_loader import experience_index, file_from_experience
 

@@ -19,11 +19,11 @@ from ovtui.core.domain import (
     PolicyUpdatePlan,
 )
 from ovtui.core.errors import OvtuiError
+from ovtui.core.names import validate_name
 from ovtui.memory.merge_ops import apply_patch
 from ovtui.memory.search import tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
-from ovtui.storage.paths import validate_name
 from ovtui.train.backends.base import MergeDecision, PlanMerger
 from ovtui.train.components.experience_set_loader import experience_index
 

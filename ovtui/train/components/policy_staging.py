@@ -19,14 +19,15 @@ from typing import Any
 from ovtui.core.bounds import unreadable_memory
 from ovtui.core.domain import ItemError, PolicyPlanItem, PolicyStatus
 from ovtui.core.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
-from ovtui.memory.fileformat import MemoryFile, normalise_content, parse_memory
+from ovtui.core.fileformat import MemoryFile, normalise_content, parse_memory
+from ovtui.core.names import same_name
 from ovtui.memory.links import DERIVED_FROM, PRODUCED, make_link, merge_links
 from ovtui.memory.memory_diff import FileChange, same_memory_file
 from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.targets import Target, plan_target
 from ovtui.memory.types import CASES, EXPERIENCES, MemoryTypeSchema
-from ovtui.storage.paths import linkless_path, same_name
+from ovtui.storage.paths import linkless_path
 
 # Fields a plan item may not set through metadata["fields"]: the updater owns them (and the
 # type's name field, which the item's target_name sets).

@@ -18,7 +18,7 @@ from typing import Any
 
 from ovtui.core.context import ApplyOptions
 from ovtui.core.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.history import HistoryStore, new_history_id
 from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
 from ovtui.memory.store import MemoryStore

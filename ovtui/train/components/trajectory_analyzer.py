@@ -20,12 +20,12 @@ from typing import Any
 from ovtui.core.bounded_rollout import bound_rollout
 from ovtui.core.bounds import MAX_FIELD_CHARS, MAX_MEMORY_TEXT_BYTES, cut_text, cut_utf8
 from ovtui.core.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajectory, TrajectoryOutcome
+from ovtui.core.fileformat import MemoryFile
 from ovtui.core.interfaces import RolloutEvaluator
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.names import slugify
 from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import TRAJECTORIES
-from ovtui.storage.paths import slugify
 from ovtui.train.backends.base import TrajectoryDraft, TrajectoryExtractor
 from ovtui.train.components.rollout_executor import user_query
 

@@ -32,13 +32,14 @@ from watchfiles import awatch
 
 from ovtui.core.domain import Experience, ExperienceSet, PolicyPlanItem, PolicyUpdatePlan, RolloutAnalysis
 from ovtui.core.errors import OvtuiError
+from ovtui.core.names import validate_name
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.targets import plan_target
 from ovtui.memory.types import EXPERIENCES
 from ovtui.storage import fsio
 from ovtui.storage.locks import DEFAULT_TIMEOUT_S
-from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER, validate_name
+from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
 from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus
 
 LOCKS_FOLDER = ".locks"

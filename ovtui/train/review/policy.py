@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ovtui.core.context import ApplyOptions
+from ovtui.core.decisions import ReviewDecision
 from ovtui.core.domain import (
     ExperienceSet,
     Model,
@@ -26,7 +27,6 @@ from ovtui.core.domain import (
 )
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import PolicyUpdater
-from ovtui.memory.memory_diff import ReviewDecision
 from ovtui.train.review.assessment import validation_line
 
 Decision = Literal["pending", "approved", "rejected"]

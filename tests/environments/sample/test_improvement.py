@@ -14,9 +14,9 @@ from training_support import accuracy, evaluate, train
 from workspace_support import build_sample_workspace
 
 from ovtui.core.domain import Case, Experience, ExperienceSet
+from ovtui.core.fileformat import parse_memory, render_memory
 from ovtui.environments.sample.generate import generate_cases, read_cases
 from ovtui.environments.sample.intents import INTENTS
-from ovtui.memory.fileformat import parse_memory, render_memory
 from ovtui.memory.store import MemoryStore
 from ovtui.train.backends.offline.consolidate import contradictions
 from ovtui.train.backends.offline.sections import SECTIONS, parse_sections

@@ -18,8 +18,8 @@ from training_support import accuracy, evaluate, sample_start, train
 from workspace_support import pristine_sample
 
 from ovtui.core.domain import Case, ExperienceSet
+from ovtui.core.fileformat import render_memory
 from ovtui.environments.sample.generate import read_cases
-from ovtui.memory.fileformat import render_memory
 from ovtui.train.backends.offline.consolidate import contradictions
 from ovtui.train.backends.offline.sections import parse_sections
 

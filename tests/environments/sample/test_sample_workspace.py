@@ -9,12 +9,12 @@ import pytest
 from repo_paths import REPO
 from workspace_support import build_sample_workspace
 
-from ovtui.core.config import load_config
 from ovtui.core.context import ExecutionContext
 from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.environments.sample.generate import read_cases
 from ovtui.environments.sample.workspace import write_sample_workspace
 from ovtui.memory.store import MemoryStore
+from ovtui.storage.config_file import load_config
 from ovtui.train.backends.offline.sections import SECTIONS
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 

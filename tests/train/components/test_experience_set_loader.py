@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ovtui.memory.fileformat import render_memory
+from ovtui.core.fileformat import render_memory
 from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 

@@ -22,7 +22,7 @@ from ovtui.core.domain import (
     RubricEvaluation,
     TextPart,
 )
-from ovtui.memory.fileformat import parse_memory
+from ovtui.core.fileformat import parse_memory
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.revert import revert
 from ovtui.memory.store import MemoryStore

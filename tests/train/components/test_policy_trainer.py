@@ -16,7 +16,7 @@ from ovtui.core.domain import (
     RubricEvaluation,
 )
 from ovtui.core.events import Event, EventBus
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_trainer import StreamingPolicyTrainer, StreamingPolicyTrainerConfig

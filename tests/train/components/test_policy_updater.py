@@ -9,11 +9,11 @@ from plan_support import FIXED_NOW, append_line, apply, delete, experience, fixe
 from workspace_support import experience_uri, trajectory_uri
 
 from ovtui.core.context import ApplyOptions
+from ovtui.core.decisions import ReviewDecision
 from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import LockTimeoutError
-from ovtui.memory.fileformat import parse_memory
+from ovtui.core.fileformat import parse_memory
 from ovtui.memory.history import HistoryStore
-from ovtui.memory.memory_diff import ReviewDecision
 from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater

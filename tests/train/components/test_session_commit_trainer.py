@@ -12,7 +12,6 @@ import pytest
 from server_support import threaded_server
 from workspace_support import build_sample_workspace
 
-from ovtui.core.config import load_config
 from ovtui.core.domain import (
     Case,
     CriterionResult,
@@ -27,6 +26,7 @@ from ovtui.core.domain import (
 )
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.servers.session_api import create_session_app
+from ovtui.storage.config_file import load_config
 from ovtui.train.components.session_commit_trainer import SessionCommitPolicyTrainer
 from ovtui.wiring.registry import TRAINERS
 from ovtui.wiring.workspace import Workspace

@@ -8,7 +8,7 @@ import pytest
 
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader

@@ -13,10 +13,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
+from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.diffs import field_unified_diff
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.train.backends.base import MergeDecision

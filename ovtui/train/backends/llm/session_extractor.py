@@ -36,12 +36,12 @@ from typing import Any
 
 from ovtui.core.domain import Case
 from ovtui.core.errors import MemoryFormatError
+from ovtui.core.fileformat import CASES, MemoryFile
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_check import PEER_FIELD, ExtractedOperation, ItemCheck
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.llm.loop_tools import HIDDEN_FIELDS
 from ovtui.memory.cases import case_from_memory
-from ovtui.memory.fileformat import CASES, MemoryFile
 from ovtui.memory.hotness import HotnessMix
 from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.memory.store import MemoryStore

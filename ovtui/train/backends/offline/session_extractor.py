@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ovtui.core.domain import Case, CriterionResult, Rubric, RubricCriterion, RubricEvaluation, ToolPart
+from ovtui.core.names import slugify
 from ovtui.protocols.sessions import SessionMessage
-from ovtui.storage.paths import slugify
 from ovtui.train.backends.offline.conversation import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
 from ovtui.train.backends.offline.text import STOPWORDS, mask_values
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 
 from ovtui.core.case_patterns import EMAIL, ISO_DATE
-from ovtui.storage.paths import slugify
+from ovtui.core.names import slugify
 
 STOPWORDS = frozenset(
     [

@@ -19,8 +19,8 @@ from ovtui.core.domain import (
     Trajectory,
     TrajectoryOutcome,
 )
+from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.train.backends.base import ExperienceProposal, MergeDecision, TrajectoryDraft

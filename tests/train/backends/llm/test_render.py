@@ -16,7 +16,7 @@ from ovtui.core.domain import (
     TextPart,
     ToolPart,
 )
-from ovtui.memory.fileformat import MemoryFile
+from ovtui.core.fileformat import MemoryFile
 from ovtui.train.backends.llm.merger import describe_proposals
 from ovtui.train.backends.llm.render import MAX_STRUCTURED_OUTPUT, render_evaluation, render_rollout
 from ovtui.train.components.trajectory_analyzer import feedback_text

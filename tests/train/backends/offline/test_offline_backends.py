@@ -25,9 +25,9 @@ from ovtui.core.domain import (
     Trajectory,
     TrajectoryOutcome,
 )
+from ovtui.core.fileformat import MemoryFile
 from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.environments.sample.generate import generate_cases
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.train.backends.base import GradientProposer, PlanMerger, TrajectoryExtractor
 from ovtui.train.backends.offline import (
     OFFLINE_LABEL,

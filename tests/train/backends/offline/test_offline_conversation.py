@@ -25,9 +25,9 @@ from ovtui.core.domain import (
     TextPart,
     ToolPart,
 )
+from ovtui.core.fileformat import MemoryFile
 from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.environments.sample.generate import generate_cases
-from ovtui.memory.fileformat import MemoryFile
 from ovtui.train.backends.offline import OfflineGradientProposer, OfflinePlanMerger
 from ovtui.train.backends.offline.conversation import (
     ANSWERS_AFTER_TOOLS,
