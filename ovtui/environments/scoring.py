@@ -8,13 +8,9 @@ lines); the rest are still scored.
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from ovtui.environments.base import Environment, EnvironmentError_
-
-
-class ScoresRecords(Protocol):
-    def score_record(self, record: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class RecordError(ValueError):

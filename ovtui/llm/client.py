@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
+from ovtui.core.api_keys import api_key_from_env
 from ovtui.core.config import LLMConfig
 from ovtui.llm.cache import ResponseCache, request_key
 from ovtui.llm.errors import (
@@ -103,7 +103,8 @@ class LLMClient:
         """``http_client``: an ``openai.DefaultAioHttpClient()`` (or any client the SDK accepts)
         instead of the SDK's default httpx transport; aiohttp costs less CPU per call."""
         self.config = config
-        self._key = os.environ.get(config.api_key_env) or PLACEHOLDER_KEY
+        key = api_key_from_env(config.api_key_env, "[llm] api_key_env", required=False)
+        self._key = key or PLACEHOLDER_KEY
         self._openai = AsyncOpenAI(
             base_url=config.base_url,
             api_key=self._key,

@@ -246,14 +246,6 @@ class SessionStore:
         folder = self.folder(session_id) / "history" / name
         return Archive(session_id, name, folder, f"{self.uri(session_id)}/history/{name}")
 
-    def archive_named(self, session_id: str, name: str) -> Archive:
-        if not ARCHIVE_RE.match(name):
-            raise SessionError(f"{name!r} is not an archive name (archive_NNN)")
-        archive = self._archive(session_id, name)
-        if not archive.folder.is_dir():
-            raise SessionError(f"session {session_id!r} has no {name}", code="NOT_FOUND")
-        return archive
-
     def archive(self, session_id: str) -> tuple[Archive, list[SessionMessage]]:
         """Phase 1 of a commit: the live messages become the next archive; the session is empty again."""
         with self.locked(session_id):

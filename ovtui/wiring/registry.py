@@ -206,12 +206,13 @@ def _session_commit_trainer(
     resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
 ) -> PolicyTrainer:
     """Rollouts sent as sessions to ``[sessions] api_url`` (ovtui serve or OpenViking), which trains."""
-    from ovtui.train.components.session_commit_trainer import SessionCommitPolicyTrainer, api_key_from
+    from ovtui.core.api_keys import api_key_from_env
+    from ovtui.train.components.session_commit_trainer import SessionCommitPolicyTrainer
 
     cfg = resources.config.sessions
     return SessionCommitPolicyTrainer(
         cfg.api_url,
-        api_key=api_key_from(cfg.api_key_env),
+        api_key=api_key_from_env(cfg.api_key_env, "[sessions] api_key_env"),
         timeout=cfg.commit_timeout,
         max_in_flight=cfg.max_in_flight,
     )

@@ -4,22 +4,13 @@ declares, so train, eval and the app use a remote dataset exactly like a local o
 
 from __future__ import annotations
 
-import os
-
+from ovtui.core.api_keys import api_key_from_env
 from ovtui.core.config import OvtuiConfig, RemoteDatasetConfig
-from ovtui.core.errors import ConfigError
 from ovtui.train.components.remote import RemoteCaseLoader, RemoteRolloutExecutor
 
 
 def remote_api_key(name: str, remote: RemoteDatasetConfig) -> str | None:
-    if not remote.api_key_env:
-        return None
-    value = os.environ.get(remote.api_key_env, "").strip()
-    if not value:
-        raise ConfigError(
-            f"[datasets.{name}] api_key_env: the environment variable {remote.api_key_env} is not set"
-        )
-    return value
+    return api_key_from_env(remote.api_key_env, f"[datasets.{name}] api_key_env")
 
 
 def remote_case_loader(

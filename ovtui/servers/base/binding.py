@@ -7,9 +7,8 @@ it never appears in a process listing, a config file or a log.
 from __future__ import annotations
 
 import ipaddress
-import os
-from dataclasses import dataclass
 
+from ovtui.core.api_keys import api_key_from_env
 from ovtui.core.errors import OvtuiError
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
@@ -31,26 +30,10 @@ def is_loopback(host: str) -> bool:
 def resolve_api_key(host: str, api_key_env: str | None) -> str | None:
     """The bearer key the server must check, or None (loopback without ``--api-key-env``)."""
     if api_key_env:
-        value = os.environ.get(api_key_env, "")
-        if not value.strip():
-            raise ServerConfigError(f"--api-key-env {api_key_env}: the environment variable is not set")
-        return value.strip()
+        return api_key_from_env(api_key_env, "--api-key-env", error=ServerConfigError)
     if not is_loopback(host):
         raise ServerConfigError(
             f"--host {host} is not a loopback address: serving beyond this machine needs a key, "
             "give --api-key-env VAR with the key in the environment variable VAR"
         )
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class ServerSettings:
-    """What the command line of a server says: ``--host --port --workers --api-key-env --state``."""
-
-    host: str = "127.0.0.1"
-    port: int = 0
-    workers: int = 4
-    api_key_env: str | None = None
-
-    def api_key(self) -> str | None:
-        return resolve_api_key(self.host, self.api_key_env)

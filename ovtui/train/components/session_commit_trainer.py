@@ -10,7 +10,6 @@ Nothing is written locally: the result names the server's tasks and archives.
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import time
 from typing import Any
@@ -113,12 +112,3 @@ class SessionCommitPolicyTrainer:
 
     async def close(self) -> None:
         await self._client.aclose()
-
-
-def api_key_from(env_name: str | None) -> str | None:
-    if not env_name:
-        return None
-    value = os.environ.get(env_name, "").strip()
-    if not value:
-        raise OvtuiError(f"[sessions] api_key_env: the environment variable {env_name} is not set")
-    return value
