@@ -41,10 +41,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_commit(args: argparse.Namespace) -> int:
-    from ovtui.servers.session_inbox import commit_file
     from ovtui.wiring.workspace import Workspace
 
     workspace = Workspace(args.workspace)
-    outcome = asyncio.run(commit_file(workspace, args.file, args.session))
+    outcome = asyncio.run(workspace.commit(args.file, args.session))
     print(json.dumps(outcome.task_result(), ensure_ascii=False))
     return 1 if outcome.errors else 0

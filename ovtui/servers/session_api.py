@@ -31,12 +31,9 @@ from ovtui.protocols.sessions import (
 )
 from ovtui.servers.base.app import create_app
 from ovtui.servers.base.pool import PoolFull, WorkerPool
-from ovtui.servers.session_inbox import SessionInbox
-from ovtui.sessions.commit import SessionCommitter
-from ovtui.sessions.overview import TASK_STATUS, TASKS_DIR
-from ovtui.sessions.store import Archive, SessionError, SessionStore
-from ovtui.storage.event_log import EventLog
-from ovtui.storage.jobs import Job, JobStore
+from ovtui.sessions.overview import TASK_STATUS
+from ovtui.sessions.store import Archive, SessionError
+from ovtui.storage.jobs import Job
 from ovtui.wiring.workspace import Workspace, run_stamp
 
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
@@ -105,16 +102,16 @@ def create_session_app(
     state: Any = None,
     watch_inbox: bool = True,
 ) -> FastAPI:
-    store = JobStore(state or workspace.paths.state / TASKS_DIR, prefix=TASK_PREFIX)
+    store = workspace.session_tasks(state, prefix=TASK_PREFIX)
     run_id = run_stamp()
-    log = EventLog(workspace.paths, run_id)
+    log = workspace.event_log(run_id)
     events = EventBus([log])
 
     def waiting(session_id: str) -> None:
         events.log(f"session {session_id!r} is locked by another process: waiting for it", level="warning")
 
-    sessions = SessionStore(workspace.paths, on_wait=waiting)
-    committer = SessionCommitter(workspace, sessions, RunContext(run_id, events, asyncio.Event()))
+    sessions = workspace.session_store(on_wait=waiting)
+    committer = workspace.session_committer(sessions, RunContext(run_id, events, asyncio.Event()))
     pool: WorkerPool | None = None
 
     def the_pool() -> WorkerPool:
@@ -126,7 +123,7 @@ def create_session_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = asyncio.Event()
-        inbox = SessionInbox(committer, events)
+        inbox = workspace.session_inbox(committer, events)
         watcher = asyncio.create_task(inbox.watch(stop)) if watch_inbox else None
         try:
             yield
@@ -142,7 +139,7 @@ def create_session_app(
             log.close()
 
     def health() -> dict[str, Any]:
-        return {"workspace": workspace.paths.root.name, "pending_tasks": pool.pending if pool else 0}
+        return {"workspace": workspace.root.name, "pending_tasks": pool.pending if pool else 0}
 
     app = create_app("ovtui sessions", api_key=api_key, health=health, lifespan=lifespan)
 
@@ -180,7 +177,7 @@ def create_session_app(
     @app.post("/api/v1/sessions", tags=["sessions"])
     async def create_session(request: CreateSessionRequest | None = NO_BODY) -> JSONResponse:
         request = request or CreateSessionRequest()
-        check_memory_types(request.memory_policy, workspace.store.registry.names())
+        check_memory_types(request.memory_policy, workspace.memory_types())
         meta = await asyncio.to_thread(sessions.create, request.session_id, request.memory_policy)
         return ok(
             {

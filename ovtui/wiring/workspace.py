@@ -1,26 +1,38 @@
-"""The one object the CLI and the app drive: a workspace with its kernel wired from ovtui.toml.
+"""The one object the CLI, the app and the servers drive: a workspace, its use cases and the read
+models its screens show, with its kernel wired from ovtui.toml.
 
-Nothing here knows about Textual. Long operations take listeners (progress, logs, usage, pending
-plans) and an asyncio.Event for cancellation, and return a RunReport. Which component stands
-behind each Protocol is looked up by name in ``ovtui.wiring.registry``; this module only assembles them.
+Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_items`` /
+``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
+``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); read models: pending
+plans, history records, memories by type, one memory, hotness, sessions. Callers never reach the
+parts (paths, store, pending plans, loader): what they need is a method here.
+
+Every coroutine here keeps the event loop free: file work and lock waits run in threads
+(``asyncio.to_thread``). The synchronous methods do file work in the caller's thread: the app calls
+them from its thread workers, the CLI directly. Nothing here knows about Textual. Long operations
+take listeners (progress, logs, usage, pending plans) and an asyncio.Event for cancellation, and
+return a RunReport. Which component stands behind each Protocol is looked up by name in
+``ovtui.wiring.registry``; this module only assembles them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ovtui.core.config import MAX_TRIALS, OvtuiConfig
 from ovtui.core.context import RunContext
-from ovtui.core.domain import Case, ExperienceSet, PolicyApplyResult
-from ovtui.core.errors import OvtuiError, RunCancelled
+from ovtui.core.domain import Case, Experience, ExperienceSet, PolicyApplyResult, PolicyPlanItem
+from ovtui.core.errors import ConfigError, OvtuiError, RunCancelled
 from ovtui.core.events import EventBus, Listener
+from ovtui.core.fileformat import MemoryFile
 from ovtui.core.interfaces import (
     CaseLoader,
     PolicyTrainer,
@@ -30,7 +42,7 @@ from ovtui.core.interfaces import (
     StreamingTrainer,
 )
 from ovtui.memory.store import MemoryStore
-from ovtui.storage.config_file import load_config
+from ovtui.storage.config_file import load_config, save_config
 from ovtui.storage.event_log import EventLog
 from ovtui.storage.opening import recover_on_start, require_workspace
 from ovtui.storage.paths import WorkspacePaths
@@ -46,6 +58,8 @@ from ovtui.train.reports import RunReport, RunTally
 from ovtui.train.review.assessment import ValidationGate, split_validation
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import (
+    Decision,
+    PendingPlan,
     ReviewPolicy,
     apply_reviewed,
     evidence_for,
@@ -56,10 +70,21 @@ from ovtui.wiring.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, C
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
     from ovtui.llm.usage import CallUsage
+    from ovtui.memory.history import HistoryEntry
+    from ovtui.memory.hotness import Usage
+    from ovtui.memory.memory_diff import MemoryDiff
+    from ovtui.memory.revert import RevertResult
+    from ovtui.sessions.commit import CommitOutcome, SessionCommitter
+    from ovtui.sessions.inbox import SessionInbox
+    from ovtui.sessions.overview import SessionView
+    from ovtui.sessions.store import SessionStore
+    from ovtui.storage.jobs import JobStore
+    from ovtui.storage.watching import WorkspaceChanges
     from ovtui.train.review.replan import ReplanResult
 
 
 INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
+REPORT_FILE = "report.json"
 
 
 @dataclass
@@ -74,10 +99,38 @@ class TrainOptions:
     trials: int | None = None  # runs of each eval case (pass^k); None = [trainer] eval_trials
 
 
+@dataclass
+class MemoryListing:
+    """The files of one memory type, the user's and then each peer's, with the name each is shown
+    by, and what could not be read (a file, or a peer's folder leading outside)."""
+
+    files: list[tuple[str, MemoryFile]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
 def run_stamp() -> str:
     """A run's id: its start time to the microsecond (so run folders sort in the order runs began,
     even two in one second) and a random tail (two processes at the same instant)."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + "_" + uuid.uuid4().hex[:6]
+
+
+def open_memory(root: Path, user: str) -> tuple[MemoryStore, str | None]:
+    """A workspace folder's memory, once what a crash interrupted (an apply) is finished; and what
+    that recovery did, for the CLI and the app to show."""
+    store = MemoryStore(WorkspacePaths(root, user))
+    return store, recover_on_start(store.paths, store.lock)
+
+
+def memory_to_check(root: Path | str) -> tuple[MemoryStore, str | None]:
+    """The memory of a workspace for ``ovtui check``, opened as a workspace opens it, and even when
+    its ovtui.toml does not read (the check reports that itself; the user is then the default)."""
+    root = Path(root)
+    require_workspace(root)
+    try:
+        user = load_config(root).workspace.user
+    except ConfigError:
+        user = OvtuiConfig().workspace.user
+    return open_memory(root, user)
 
 
 class Workspace:
@@ -85,10 +138,8 @@ class Workspace:
         root = Path(root)
         require_workspace(root)
         self.config = config or load_config(root)
-        self.paths = WorkspacePaths(root, self.config.workspace.user)
-        self.store = MemoryStore(self.paths)
-        # What start-up recovery finished (an apply a crash interrupted), for the CLI and the app to show.
-        self.recovered = recover_on_start(self.paths, self.store.lock)
+        self.store, self.recovered = open_memory(root, self.config.workspace.user)
+        self.paths = self.store.paths
         self.pending = PendingPlans(self.store)
         self.loader = ExperienceSetLoader(self.store)
         self._llm: LLMClient | None = None
@@ -102,9 +153,6 @@ class Workspace:
     @property
     def backend_label(self) -> str:
         return "offline" if self.config.llm.backend == "offline" else f"llm:{self.config.llm.model}"
-
-    def experiences(self) -> ExperienceSet:
-        return self.loader.load_sync()
 
     # --- wiring: components by name from ovtui.wiring.registry ------------------------------------------
     def llm_client(self) -> LLMClient:
@@ -204,13 +252,13 @@ class Workspace:
     def save_report(self, report: RunReport) -> Path:
         from ovtui.storage.fsio import atomic_write_text
 
-        path = self.paths.runs / report.run_id / "report.json"
+        path = self.report_path(report.run_id)
         atomic_write_text(
             path, report.model_dump_json(indent=2), root=self.paths.root, temp_dir=self.paths.runs
         )
         return path
 
-    # --- operations ----------------------------------------------------------------------------
+    # --- runs ----------------------------------------------------------------------------------
     @asynccontextmanager
     async def _run(
         self, command: str, dataset: str, listeners: list[Listener] | None, cancel: asyncio.Event | None
@@ -230,13 +278,30 @@ class Workspace:
             report.cancelled = True
             raise
         finally:
-            # Plans parked during the run but settled before its end are no longer waiting.
-            report.pending_plans = [p for p in report.pending_plans if self.pending.is_waiting(p)]
             report.usage = self._usage()
-            self.save_report(report)
-            events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
-            self._run_events = None
-            log.close()
+            try:
+                await asyncio.to_thread(self._close_report, report)
+            finally:  # cancelled again meanwhile: the thread still saves the report
+                events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
+                self._run_events = None
+                log.close()
+
+    def _close_report(self, report: RunReport) -> None:
+        # Plans parked during the run but settled before its end are no longer waiting.
+        report.pending_plans = [p for p in report.pending_plans if self.pending.is_waiting(p)]
+        self.save_report(report)
+
+    @staticmethod
+    def _started(run: RunContext, report: RunReport, **settings: Any) -> None:
+        """``run_started``: what every run says once its parts are built, before its first case."""
+        run.events.emit(
+            "run_started",
+            run_id=report.run_id,
+            command=report.command,
+            dataset=report.dataset,
+            backend=report.backend,
+            **settings,
+        )
 
     async def train(
         self,
@@ -260,27 +325,21 @@ class Workspace:
                 f"limit ≥ 0 (got {options.limit})"
             )
         async with self._run("train", dataset, listeners, cancel) as (report, run):
-            train_cases = self.case_loader(dataset, "train", batch, options.limit)
-            eval_cases = (
-                self.eval_cases(dataset, options.eval_split, batch, trials) if options.eval_split else None
-            )
-            validation = self.validation_cases(dataset, train_cases, batch)
+
+            def read_cases() -> tuple[CaseLoader, CaseLoader | None, list[Case]]:
+                train_cases = self.case_loader(dataset, "train", batch, options.limit)
+                split = options.eval_split
+                eval_cases = self.eval_cases(dataset, split, batch, trials) if split else None
+                return train_cases, eval_cases, self.validation_cases(dataset, train_cases, batch)
+
+            train_cases, eval_cases, validation = await asyncio.to_thread(read_cases)
             engine = self.engine(
                 run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
             )
             policy_set = await self.loader.load()
             trainer = self.trainer(self.config.trainer.train_with, engine, policy_set)
             pipeline = self._pipeline(trainer, run, dataset, report)
-            run.events.emit(
-                "run_started",
-                run_id=report.run_id,
-                command="train",
-                dataset=dataset,
-                backend=self.backend_label,
-                epochs=epochs,
-                approve=approve,
-                dry_run=dry_run,
-            )
+            self._started(run, report, epochs=epochs, approve=approve, dry_run=dry_run)
             result = await pipeline.train(train_cases, policy_set, epochs=epochs, eval_cases=eval_cases)
             report.stages = result.stages
             for training in result.training:
@@ -305,16 +364,11 @@ class Workspace:
         dataset = dataset or self.config.trainer.dataset
         runs = self.trials(trials)
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
-            cases = self.eval_cases(dataset, split, self.config.trainer.batch_size, runs)
+            batch = self.config.trainer.batch_size
+            cases = await asyncio.to_thread(self.eval_cases, dataset, split, batch, runs)
             policy_set = await self.loader.load()
             pipeline = self._pipeline(None, run, dataset, report)  # eval never trains: no engine, no trainer
-            run.events.emit(
-                "run_started",
-                run_id=report.run_id,
-                command="eval",
-                dataset=dataset,
-                backend=self.backend_label,
-            )
+            self._started(run, report)
             evaluation = await pipeline.eval(cases, policy_set)
             report.stages.append(evaluation.report)
         return report
@@ -344,7 +398,7 @@ class Workspace:
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
         async with self._run("stream", INBOX_LABEL, listeners, None) as (report, run):
-            validation = self._stream_validation()
+            validation = await asyncio.to_thread(self._stream_validation)
             engine = self.engine(
                 run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
             )
@@ -355,15 +409,7 @@ class Workspace:
             inbox = InboxProcessor(self.paths, trainer.submit_rollout, run.events, self.evaluator_for)
             tally = RunTally()
             run.events.listeners.append(tally)
-            run.events.emit(
-                "run_started",
-                run_id=report.run_id,
-                command="stream",
-                dataset=INBOX_LABEL,
-                backend=self.backend_label,
-                approve=approve,
-                dry_run=dry_run,
-            )
+            self._started(run, report, approve=approve, dry_run=dry_run)
             try:
                 await inbox.watch(stop or asyncio.Event())
             finally:
@@ -386,6 +432,62 @@ class Workspace:
             return SampleEvaluator()
         return None
 
+    # --- review: the plans that wait for a person -----------------------------------------------
+    def pending_plans(self) -> list[PendingPlan]:
+        """The plans waiting for review, oldest first."""
+        return self.pending.list()
+
+    def pending_plan(self, plan_id: str) -> PendingPlan:
+        return self.pending.get(plan_id)
+
+    def resolve_plan(self, ref: str) -> str:
+        """The id of the one waiting plan ``ref`` names (an id or a unique part of one)."""
+        return self.pending.resolve(ref)
+
+    def is_waiting(self, plan_id: str) -> bool:
+        return self.pending.is_waiting(plan_id)
+
+    def refresh_stale(self) -> list[str]:
+        """Mark the items whose target file changed since planning; the plans that changed."""
+        return self.pending.refresh_stale(self.experiences())
+
+    def planned_uri(self, item: PolicyPlanItem) -> str | None:
+        """The file an item writes: its own URI, or for a new memory planned by name (a session's
+        profile, preference or entity, a peer's included) where the apply will put it; None when
+        that is not known yet (a name that carries the time of the apply) or cannot be a file."""
+        if item.target_uri:
+            return item.target_uri
+        from ovtui.memory.targets import plan_target
+
+        try:
+            if self.store.registry.get(item.memory_type).timestamped:
+                return None
+            return plan_target(self.store, item).uri
+        except (OvtuiError, OSError):
+            return None
+
+    def unread_lines(self, content: str) -> list[str]:
+        """What in an experience's text the configured agent would not act on, one note a line."""
+        from ovtui.train.review.readability import unread_notes
+
+        return [note for _, note in unread_notes(self.config.trainer.agent, content)]
+
+    def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
+        return self.pending.decide(plan_id, item, decision, note)
+
+    def decide_items(
+        self, plan_id: str, items: list[int] | None, decision: Decision, note: str = ""
+    ) -> PendingPlan:
+        """Decide ``items`` (None: every undecided one) of a plan at once."""
+        return self.pending.decide_items(plan_id, items, decision, note)
+
+    def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
+        return self.pending.decide_all(plan_id, decision, note)
+
+    def edit_item(self, plan_id: str, item: int, content: str) -> PendingPlan:
+        """A reviewer's own text for an item: what the apply will write instead of the proposal."""
+        return self.pending.edit_after(plan_id, item, content)
+
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
         """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.
 
@@ -398,22 +500,23 @@ class Workspace:
             # Under the plan's lock from here: a second apply (any process) waits, then finds it settled.
             [pending] = claim.plans
             if not dry_run:
-                claim.settle_if_recorded(pending)
+                await asyncio.to_thread(claim.settle_if_recorded, pending)
             if pending.undecided:
                 raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
             result, chosen = await apply_reviewed(
-                self.updater(dry_run), pending.plan, pending.decisions, self.experiences()
+                self.updater(dry_run), pending.plan, pending.decisions, await self.loader.load()
             )
             if dry_run:
                 return result
             stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
             if stale and not (result.written_uris or result.deleted_uris):
-                claim.mark_stale(pending, stale)
+                await asyncio.to_thread(claim.mark_stale, pending, stale)
                 return result
-            claim.settle(pending, "applied", result.history_id)
+            await asyncio.to_thread(claim.settle, pending, "applied", result.history_id)
         if stale:
             subplan = stale_subplan(pending.plan, stale)
-            parked = self.pending.park_stale(subplan, pending.run_id, evidence_for(subplan, pending.evidence))
+            evidence = evidence_for(subplan, pending.evidence)
+            parked = await asyncio.to_thread(self.pending.park_stale, subplan, pending.run_id, evidence)
             result.metadata["stale_plan"] = parked.plan_id
         return result
 
@@ -432,8 +535,187 @@ class Workspace:
         """Re-plan every waiting plan that has a stale item, in one action (None: none is stale)."""
         from ovtui.train.review.replan import stale_plan_ids
 
-        plan_ids = stale_plan_ids(self.pending, self.experiences())
+        policy_set = await self.loader.load()
+        plan_ids = await asyncio.to_thread(stale_plan_ids, self.pending, policy_set)
         return await self.replan(plan_ids, listeners) if plan_ids else None
+
+    # --- history: what changed memory, and undoing it ---------------------------------------------
+    def history(
+        self,
+        *,
+        kind: str | None = None,
+        uri: str | None = None,
+        text: str | None = None,
+        limit: int | None = None,
+    ) -> list[HistoryEntry]:
+        """The history records, newest first, filtered by kind, a touched URI and a text."""
+        from ovtui.memory.history import HistoryStore
+
+        return HistoryStore(self.paths).list(kind=kind, uri=uri, text=text, limit=limit)
+
+    def newest_history(self, count: int) -> list[HistoryEntry]:
+        """The newest ``count`` records, from the index's last lines (quick on any history)."""
+        from ovtui.memory.history import HistoryStore
+
+        return HistoryStore(self.paths).newest(count)
+
+    def resolve_record(self, ref: str) -> str:
+        """The id of the one record ``ref`` names (an id or a unique part of one)."""
+        from ovtui.memory.history import HistoryStore
+
+        return HistoryStore(self.paths).resolve(ref)
+
+    def history_record(self, record_id: str) -> MemoryDiff:
+        from ovtui.memory.history import HistoryStore
+
+        return HistoryStore(self.paths).get(record_id)
+
+    async def revert(self, ref: str, *, dry_run: bool = False, force: bool = False) -> RevertResult:
+        """Apply the inverse of a record (an id or a unique part of one); it gets its own record.
+        Files changed after the record make it refuse (``RevertConflictError``) unless ``force``."""
+        from ovtui.memory.revert import arevert
+
+        return await arevert(self.store, ref, dry_run=dry_run, force=force)
+
+    # --- memories: what the workspace holds --------------------------------------------------------
+    def experiences(self, previous: ExperienceSet | None = None) -> ExperienceSet:
+        """The experiences as they are; given the last snapshot, only files changed since are read."""
+        return self.loader.load_sync(previous)
+
+    def first_experiences(self, count: int) -> list[Experience]:
+        """The first ``count`` experiences, read quickly for a first screenful."""
+        return self.loader.first(count)
+
+    def memory_types(self) -> list[str]:
+        """The declared memory types, experiences first, then by name."""
+        return self.store.registry.browse_order()
+
+    def memories(self, memory_type: str) -> MemoryListing:
+        """Every file of a type: the user's, then each peer's (for a type that peers may hold)."""
+        schema = self.store.registry.get(memory_type)
+        listing = MemoryListing()
+        for peer in [None, *self.store.peers()] if schema.peer_enabled else [None]:
+            try:
+                report = self.store.load_type(memory_type, peer)
+            except OvtuiError as exc:
+                if peer is None:
+                    raise
+                listing.problems.append(str(exc))  # a peer's folder leading outside: the others still show
+                continue
+            whose = f" · peer {peer}" if peer else ""
+            for memory in report.files:
+                name = schema.name_of(memory.fields, self.paths.relative_of(memory.uri or ""))
+                listing.files.append((name + whose, memory))
+            listing.problems += [str(p) for p in report.problems]
+        return listing
+
+    def memory(self, uri: str) -> MemoryFile | None:
+        """One memory file by URI (None: no such file)."""
+        return self.store.read_uri(uri)
+
+    def modified_times(self, memory_type: str) -> dict[str, float]:
+        """When each file right in a type's folder last changed, by URI: one directory scan instead
+        of a checked path and a stat per file (10,000 of those took a third of a second)."""
+        prefix = self.store.type_uri(memory_type) + "/"
+        found: dict[str, float] = {}
+        with suppress(OSError), os.scandir(self.store.type_dir(memory_type)) as entries:
+            for entry in entries:
+                with suppress(OSError):
+                    found[prefix + entry.name] = entry.stat().st_mtime
+        return found
+
+    def modified_time(self, uri: str) -> float | None:
+        """When one memory file last changed (None: it cannot be read)."""
+        try:
+            return self.paths.path_for(uri).stat().st_mtime
+        except (OvtuiError, OSError):
+            return None
+
+    def hotness(self) -> dict[str, Usage]:
+        """Each memory's uses, by URI; ``OvtuiError`` naming the file when it cannot be read."""
+        from ovtui.memory.hotness import HotnessLog
+
+        return HotnessLog(self.paths).usage()
+
+    def display_path(self, uri: str | None) -> str:
+        """A URI as a workspace-relative path (never a tmp or home path on screen)."""
+        if not uri:
+            return ""
+        prefix = self.paths.uri_prefix
+        return uri[len(prefix) :] if uri.startswith(prefix) else uri
+
+    def path_for(self, uri: str) -> Path:
+        """Where a memory's file is on disk (to print for the person to open)."""
+        return self.paths.path_for(uri)
+
+    def report_path(self, run_id: str) -> Path:
+        """Where a run's report is saved."""
+        return self.paths.runs / run_id / REPORT_FILE
+
+    def watch(
+        self, *, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None, **timing: int
+    ) -> AsyncIterator[WorkspaceChanges]:
+        """Classified bursts of changes to the workspace's files until ``stop`` is set."""
+        from ovtui.storage.watching import watch_workspace
+
+        return watch_workspace(self.paths, stop=stop, ready=ready, **timing)
+
+    def save_theme(self, theme: str) -> None:
+        """Remember the app's theme in ovtui.toml (``OSError`` when it cannot be written)."""
+        if self.config.ui.theme == theme:
+            return
+        self.config.ui.theme = theme
+        save_config(self.root, self.config)
+
+    # --- sessions: conversations committed to the workspace -----------------------------------------
+    def session_views(self) -> list[SessionView]:
+        """Every session with its commits, the most recently active first."""
+        from ovtui.sessions.overview import session_views
+
+        return session_views(self.paths)
+
+    def session_store(self, on_wait: Any = None) -> SessionStore:
+        """The sessions' files; ``on_wait(session_id)`` hears when another process holds one."""
+        from ovtui.sessions.store import SessionStore
+
+        return SessionStore(self.paths, on_wait=on_wait)
+
+    def session_committer(self, sessions: SessionStore, run: RunContext) -> SessionCommitter:
+        """Phase 2 of a commit (extract, train, record) for every commit of ``run``."""
+        from ovtui.sessions.commit import SessionCommitter
+
+        return SessionCommitter(self, sessions, run)
+
+    def session_inbox(self, committer: SessionCommitter, events: EventBus) -> SessionInbox:
+        """``inbox/sessions/``: each conversation file dropped there committed by ``committer``."""
+        from ovtui.sessions.inbox import SessionInbox
+
+        return SessionInbox(self.paths, committer, events)
+
+    def session_tasks(self, folder: Path | None = None, *, prefix: str) -> JobStore:
+        """The job store of commits running in the background (its folder: under the state)."""
+        from ovtui.sessions.overview import TASKS_DIR
+        from ovtui.storage.jobs import JobStore
+
+        return JobStore(folder or self.paths.state / TASKS_DIR, prefix=prefix)
+
+    def event_log(self, run_id: str) -> EventLog:
+        """A listener writing a run's events to its log under ``runs/``."""
+        return EventLog(self.paths, run_id)
+
+    async def commit(self, path: Path, session_id: str | None = None) -> CommitOutcome:
+        """Commit a conversation file (a message per line) as session ``session_id`` (default: the
+        file's name), the way the session API commits one: archived, extracted, trained, recorded."""
+        from ovtui.sessions.inbox import commit_messages, read_conversation, session_of
+
+        sessions = self.session_store()
+        session = session_of(path, session_id)
+        messages = await asyncio.to_thread(read_conversation, path, sessions)
+        committer = self.session_committer(sessions, RunContext(None, EventBus(), asyncio.Event()))
+        try:
+            return await commit_messages(committer, session, messages)
+        finally:
+            await committer.close()
 
     def _usage(self) -> dict[str, dict[str, float | int]]:
         if self._llm is None:

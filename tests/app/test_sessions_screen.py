@@ -16,8 +16,6 @@ from textual.message import Message
 from ovtui.app.messages import SessionsChanged
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.protocols.sessions import AddMessageRequest, MemoryPolicy
-from ovtui.servers.session_inbox import commit_file
-from ovtui.sessions.store import SessionStore
 from ovtui.storage.watching import ChangeKind, classify
 from ovtui.wiring.workspace import Workspace
 
@@ -25,7 +23,7 @@ from ovtui.wiring.workspace import Workspace
 async def commit(workspace: Workspace, tmp: Path, name: str) -> None:
     path = tmp / f"{name}.jsonl"
     path.write_text("".join(json.dumps(m) + "\n" for m in CONVERSATION))
-    await commit_file(workspace, path)
+    await workspace.commit(path)
 
 
 def test_session_files_are_watched() -> None:
@@ -68,7 +66,7 @@ async def test_sessions_screen_names_the_peer_of_each_memory(
 ) -> None:
     """A commit with a peer's memories and a peer the session does not allow: the files in alice's
     space are listed with her name, bob's skipped memories with the reason."""
-    SessionStore(sample_workspace.paths).create(
+    sample_workspace.session_store().create(
         "peer-chat", MemoryPolicy.model_validate({"peer": {"allowed_peer_ids": ["alice"]}})
     )
     lines = [
@@ -78,7 +76,7 @@ async def test_sessions_screen_names_the_peer_of_each_memory(
     ]
     path = tmp_path / "peer-chat.jsonl"
     path.write_text("".join(json.dumps(m) + "\n" for m in lines))
-    await commit_file(sample_workspace, path)
+    await sample_workspace.commit(path)
     app = make_app(sample_workspace)
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.press("5")
@@ -113,7 +111,7 @@ async def test_the_most_recent_session_comes_first_and_the_selection_stays(
     """More sessions than rows at 80×24: the newest is on top; a commit to an old one (off-screen,
     and not first by id) brings it to the top when the list refreshes, and the session the person
     selected stays selected, its detail shown."""
-    store = SessionStore(sample_workspace.paths)
+    store = sample_workspace.session_store()
     ids = [f"s{i:02d}" for i in range(30)]
     past = time.time() - 3600
     for age, session_id in enumerate(ids):  # s00 the oldest, s29 the newest

@@ -20,7 +20,7 @@ from ovtui.memory.history import HistoryStore
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert
 from ovtui.protocols.sessions import AddMessageRequest
-from ovtui.servers.session_inbox import commit_messages
+from ovtui.sessions.inbox import commit_messages
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
 from ovtui.sessions.store import SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 from ovtui.core.bounds import MAX_ROLLOUT_BYTES
-from ovtui.core.context import RunContext
 from ovtui.core.errors import OvtuiError
 from ovtui.core.events import EventBus
 from ovtui.memory.intake import content_key, record_relpath, was_taken
@@ -26,7 +25,6 @@ from ovtui.storage import fsio
 from ovtui.storage.paths import WorkspacePaths
 from ovtui.storage.reading import read_bounded
 from ovtui.train.inbox import InboxProcessor
-from ovtui.wiring.workspace import Workspace
 
 
 def record_intake(paths: WorkspacePaths, key: str, source: str, archive_uri: str) -> None:
@@ -67,15 +65,9 @@ async def commit_messages(
     return await committer.commit_archive(archive, archived, policy)
 
 
-async def commit_file(workspace: Workspace, path: Path, session_id: str | None = None) -> CommitOutcome:
-    sessions = SessionStore(workspace.paths)
-    session_id = check_session_id(session_id or path.name.removesuffix(".jsonl"))
-    messages = read_conversation(path, sessions)
-    committer = SessionCommitter(workspace, sessions, RunContext(None, EventBus(), asyncio.Event()))
-    try:
-        return await commit_messages(committer, session_id, messages)
-    finally:
-        await committer.close()
+def session_of(path: Path, session_id: str | None = None) -> str:
+    """The session a conversation file commits to: ``session_id``, else the file's name."""
+    return check_session_id(session_id or path.name.removesuffix(SessionInbox.SUFFIX))
 
 
 class SessionInbox(InboxProcessor):
@@ -85,13 +77,13 @@ class SessionInbox(InboxProcessor):
     SUFFIX = ".jsonl"
     TAKES = "a conversation per .jsonl file, a message per line; a Rollout (.json) goes to inbox/rollouts/"
 
-    def __init__(self, committer: SessionCommitter, events: EventBus) -> None:
-        super().__init__(committer.workspace.paths, committer.submit_rollout, events)
+    def __init__(self, paths: WorkspacePaths, committer: SessionCommitter, events: EventBus) -> None:
+        super().__init__(paths, committer.submit_rollout, events)
         self.committer = committer
 
     async def _train(self, path: Path) -> None:  # the base's _handle reports progress after it
         try:
-            session_id = check_session_id(path.name.removesuffix(self.SUFFIX))
+            session_id = session_of(path)
             data = read_bounded(path, MAX_ROLLOUT_BYTES, what="the file", shown=path.name)
             key = content_key(path.name.encode() + b"\0" + data)  # this session's conversation
             messages = read_conversation(path, self.committer.sessions)

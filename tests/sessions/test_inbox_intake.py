@@ -20,9 +20,7 @@ from workspace_support import build_sample_workspace
 
 from ovtui.core.context import RunContext
 from ovtui.core.events import Event, EventBus
-from ovtui.servers.session_inbox import SessionInbox
-from ovtui.sessions.commit import SessionCommitter
-from ovtui.sessions.store import SessionStore
+from ovtui.sessions.inbox import SessionInbox
 from ovtui.storage.fsio import CRASH_AT_ENV
 from ovtui.wiring.workspace import Workspace
 
@@ -35,8 +33,8 @@ def read_inbox(root: Path) -> tuple[SessionInbox, list[Event]]:
 
     async def run() -> SessionInbox:
         workspace = Workspace(root)
-        committer = SessionCommitter(workspace, SessionStore(workspace.paths), RunContext())
-        inbox = SessionInbox(committer, EventBus([events.append]))
+        committer = workspace.session_committer(workspace.session_store(), RunContext())
+        inbox = workspace.session_inbox(committer, EventBus([events.append]))
         inbox.scan()
         await inbox.drain()
         await committer.close()
