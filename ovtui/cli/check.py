@@ -8,15 +8,12 @@ and the check is skipped when the app is not part of the build.
 from __future__ import annotations
 
 import argparse
-import importlib
+import sys
+from typing import TYPE_CHECKING
 
-from ovtui.checks.keymap import DeclaredBinding, keymap_problems
-from ovtui.checks.workspace import Problem, check_workspace
-from ovtui.cli.common import open_store
-from ovtui.core.errors import ConfigError
-from ovtui.memory.store import MemoryStore
-from ovtui.storage.config_file import load_config
-from ovtui.storage.paths import CONFIG_FILE
+if TYPE_CHECKING:
+    from ovtui.checks.workspace import Problem
+    from ovtui.memory.store import MemoryStore
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,17 +23,23 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def key_problems(store: MemoryStore) -> list[Problem]:
+    from ovtui.checks.keymap import DeclaredBinding, keymap_problems
+    from ovtui.checks.workspace import Problem
+    from ovtui.core.errors import ConfigError
+    from ovtui.storage.config_file import load_config
+    from ovtui.storage.paths import CONFIG_FILE
+
     try:
         keymap = load_config(store.paths.root).keys
     except ConfigError:
         return []  # check_workspace reports the broken config itself
     if not keymap:
         return []
-    try:  # imported by name, as `ovtui` opens the app: only this command needs Textual
-        app = importlib.import_module("ovtui.app.app")
+    try:  # imported here: only this command needs Textual, and a build may come without the app
+        from ovtui.app.app import declared_bindings
     except ModuleNotFoundError:
         return []
-    declared: list[DeclaredBinding] = app.declared_bindings()
+    declared: list[DeclaredBinding] = declared_bindings()
     config = store.paths.root / CONFIG_FILE
     lines = config.read_text(encoding="utf-8").splitlines()
     found = []
@@ -47,7 +50,12 @@ def key_problems(store: MemoryStore) -> list[Problem]:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    store = open_store(args.workspace, strict_config=False)
+    from ovtui.checks.workspace import check_workspace
+    from ovtui.wiring.workspace import memory_to_check
+
+    store, recovered = memory_to_check(args.workspace)
+    if recovered:
+        print(f"ovtui: recovery: {recovered}", file=sys.stderr)
     report = check_workspace(store)
     report.problems += key_problems(store)
     for note in report.notes:

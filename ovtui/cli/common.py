@@ -1,7 +1,9 @@
-"""Subcommands of ``ovtui``: each module has ``add_parsers(sub)`` and sets ``handler`` on its parsers.
+"""What the subcommands of ``ovtui`` share. Each command module has ``add_parsers(sub)`` and sets
+``handler`` on its parsers; it imports only cheap modules itself and the kernel inside its handlers,
+so that building the parser stays quick.
 
-``open_store`` is what every command that works on a workspace calls first: it checks the folder,
-reads the user from ``ovtui.toml`` and finishes an apply that a crash interrupted.
+``open_workspace`` is what every command that works on a workspace calls first: it checks the
+folder, reads ``ovtui.toml`` and finishes an apply that a crash interrupted.
 """
 
 from __future__ import annotations
@@ -10,12 +12,10 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ovtui.core.errors import ConfigError
-from ovtui.memory.store import MemoryStore
-from ovtui.storage.config_file import load_config
-from ovtui.storage.opening import recover_on_start, require_workspace
-from ovtui.storage.paths import WorkspacePaths
+if TYPE_CHECKING:
+    from ovtui.wiring.workspace import Workspace
 
 
 def whole_number(minimum: int) -> Callable[[str], int]:
@@ -44,18 +44,11 @@ def where(path: Path | str) -> str:
         return str(resolved)
 
 
-def open_store(workspace: Path | str, *, strict_config: bool = True, recover_now: bool = True) -> MemoryStore:
-    root = Path(workspace)
-    require_workspace(root)
-    try:
-        user = load_config(root).workspace.user
-    except ConfigError:
-        if strict_config:
-            raise
-        user = "default"  # `ovtui check` reports the config problem itself
-    store = MemoryStore(WorkspacePaths(root, user))
-    if recover_now:
-        done = recover_on_start(store.paths, store.lock)
-        if done:
-            print(f"ovtui: recovery: {done}", file=sys.stderr)
-    return store
+def open_workspace(root: Path | str) -> Workspace:
+    """The workspace a command works on, after saying on stderr what start-up recovery finished."""
+    from ovtui.wiring.workspace import Workspace
+
+    workspace = Workspace(root)
+    if workspace.recovered:
+        print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
+    return workspace

@@ -1,4 +1,5 @@
-"""``ovtui env list|cases|serve|score``: environments by name and the benchmark service."""
+"""``ovtui env list|cases|serve|score``: environments by name and the benchmark service (the
+environments are imported by the handlers: building the parser loads none of them)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,6 @@ import argparse
 import os
 import sys
 from pathlib import Path
-
-from ovtui.environments.base import EnvironmentError_
-from ovtui.environments.registry import ENVIRONMENTS, get_environment
 
 DEFAULT_PORT = 1944  # the port of seed 000's tau2 service example
 
@@ -51,6 +49,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from ovtui.environments.base import EnvironmentError_
+    from ovtui.environments.registry import ENVIRONMENTS
+
     for name, entry in ENVIRONMENTS.items():
         try:
             environment = entry.factory(None)
@@ -63,6 +64,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_cases(args: argparse.Namespace) -> int:
+    from ovtui.environments.registry import get_environment
+
     environment = get_environment(args.environment)
     splits = [args.split] if args.split else environment.splits()
     out = sys.stdout
@@ -73,6 +76,8 @@ def run_cases(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from ovtui.environments.base import EnvironmentError_
+    from ovtui.environments.registry import get_environment
     from ovtui.servers.base.binding import resolve_api_key
     from ovtui.servers.base.run import run_server
     from ovtui.servers.benchmark import create_env_app
@@ -94,6 +99,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_score(args: argparse.Namespace) -> int:
+    from ovtui.environments.base import EnvironmentError_
+    from ovtui.environments.registry import get_environment
     from ovtui.environments.scoring import score_lines
 
     environment = get_environment(args.environment)

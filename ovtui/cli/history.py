@@ -6,11 +6,15 @@ import argparse
 import difflib
 import json
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ovtui.cli.common import open_store, whole_number
+from ovtui.cli.common import open_workspace, whole_number
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.history import HistoryEntry, HistoryStore
-from ovtui.memory.memory_diff import RECORD_KINDS, MemoryDiff
+from ovtui.memory.memory_diff import RECORD_KINDS
+
+if TYPE_CHECKING:
+    from ovtui.memory.history import HistoryEntry
+    from ovtui.memory.memory_diff import MemoryDiff
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,8 +45,8 @@ def run_history(args: argparse.Namespace) -> int:
     if len(rest) > 1 or (rest and args.workspace):
         raise OvtuiError("usage: ovtui history [WORKSPACE] [--kind K] [--grep TEXT] [--limit N] [--json]")
     workspace = rest[0] if rest else args.workspace or "."
-    history = HistoryStore(open_store(workspace).paths)
-    entries = history.list(kind=args.kind, uri=args.uri, text=args.grep, limit=args.limit)
+    query = {"kind": args.kind, "uri": args.uri, "text": args.grep, "limit": args.limit}
+    entries = open_workspace(workspace).history(**query)
     if args.json:
         print(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
         return 0
@@ -64,9 +68,9 @@ def _row(entry: HistoryEntry) -> str:
 
 
 def show(workspace: str, ref: str, *, as_json: bool) -> int:
-    history = HistoryStore(open_store(workspace).paths)
-    record_id = history.resolve(ref)
-    record = history.get(record_id)
+    opened = open_workspace(workspace)
+    record_id = opened.resolve_record(ref)
+    record = opened.history_record(record_id)
     if as_json:
         print(record.render(), end="")
         return 0

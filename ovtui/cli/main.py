@@ -1,38 +1,41 @@
 """The ``ovtui`` command: ``ovtui [WORKSPACE]`` opens the app, subcommands run the kernel headless.
 
-Each subcommand lives in a small module with ``add_parsers(sub)``; ``COMMANDS`` maps a command
-name to its module so only the module of the command being run is imported (start-up stays fast).
+Each subcommand lives in a small module with ``add_parsers(sub)``, imported here like any module
+(so the import contracts see every edge); a command module imports only cheap modules itself and
+the kernel inside its handlers, so building the parser stays quick and ``ovtui --help`` loads
+neither the app, the servers nor the model client.
 Kernel errors (OvtuiError) print as one line on stderr and exit 2, never as a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from types import ModuleType
 
+from ovtui.cli import check, env, history, init, revert, review, sessions, train
 from ovtui.core.errors import OvtuiError
 
-# command name -> module defining it. Add new commands here.
-COMMANDS: dict[str, str] = {
-    "train": "ovtui.cli.train",
-    "eval": "ovtui.cli.train",
-    "history": "ovtui.cli.history",
-    "revert": "ovtui.cli.revert",
-    "check": "ovtui.cli.check",
-    "init": "ovtui.cli.init",
-    "review": "ovtui.cli.review",
-    "env": "ovtui.cli.env",
-    "serve": "ovtui.cli.sessions",
-    "commit": "ovtui.cli.sessions",
+# command name -> the module defining it. Add new commands here.
+COMMANDS: dict[str, ModuleType] = {
+    "train": train,
+    "eval": train,
+    "history": history,
+    "revert": revert,
+    "check": check,
+    "init": init,
+    "review": review,
+    "env": env,
+    "serve": sessions,
+    "commit": sessions,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"
-APP_MODULE = "ovtui.app"
+APP_PACKAGE = "ovtui.app"
 
 
 def _version() -> str:
@@ -55,21 +58,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     app.add_argument("workspace", nargs="?", default=".", type=Path)
     app.set_defaults(handler=run_app)
     modules = [COMMANDS[only]] if only in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
-    for name in modules:
-        importlib.import_module(name).add_parsers(sub)
+    for module in modules:
+        module.add_parsers(sub)
     return parser
 
 
 def run_app(args: argparse.Namespace) -> int:
-    try:
-        module = importlib.import_module(APP_MODULE)
+    try:  # imported here: only the app needs Textual, and a build may come without the app
+        from ovtui.app import run
     except ModuleNotFoundError as exc:
-        if exc.name != APP_MODULE:
+        if exc.name != APP_PACKAGE:
             raise
         raise OvtuiError(
             "the terminal app is not part of this build; see `ovtui --help` for the commands"
         ) from None
-    return int(module.run(args.workspace) or 0)
+    return int(run(args.workspace) or 0)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 
-from ovtui.cli.common import open_store
+from ovtui.cli.common import open_workspace
 from ovtui.core.errors import RevertConflictError
-from ovtui.memory.revert import revert
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,16 +21,16 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def run_revert(args: argparse.Namespace) -> int:
-    store = open_store(args.workspace)
+    workspace = open_workspace(args.workspace)
     try:
-        result = revert(store, args.id, dry_run=args.dry_run, force=args.force)
+        result = asyncio.run(workspace.revert(args.id, dry_run=args.dry_run, force=args.force))
     except RevertConflictError as exc:
         raise RevertConflictError(f"{exc} (use --force to revert anyway)", exc.conflicts) from None
     head = "dry run: would revert" if result.dry_run else "reverted"
     counts = f"{len(result.written_uris)} written, {len(result.deleted_uris)} deleted"
     print(f"{head} {result.reverted} ({counts}); record {result.history_id}")
     for uri in [*result.written_uris, *result.deleted_uris]:
-        print(f"  {store.paths.relative(store.paths.path_for(uri))}")
+        print(f"  {workspace.display_path(uri)}")
     if result.conflicts:
         print(f"forced over later changes to: {', '.join(result.conflicts)}")
     return 0

@@ -1,9 +1,9 @@
 """``ovtui review``: decide the plans ``train --approve ask`` parked, without the app.
 
 ``list`` / ``show`` / ``approve`` / ``reject`` / ``apply`` / ``discard`` / ``replan``, in the
-workspace folder or with ``--workspace W``. Every action goes through the same kernel calls as the
-app's Review screen (``PendingPlans`` for decisions, ``Workspace.apply_pending`` / ``replan``), so
-files and history records are the same whichever one a person uses.
+workspace folder or with ``--workspace W``. Every action is the same use case of the ``Workspace``
+as the app's Review screen calls (``decide_items``, ``apply_pending``, ``discard_pending``,
+``replan``), so files and history records are the same whichever one a person uses.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ovtui.cli.common import where, whole_number
-from ovtui.core.domain import PolicyPlanItem
+from ovtui.cli.common import open_workspace, where, whole_number
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.targets import plan_target
-from ovtui.train.review.policy import Decision, PendingPlan, describe_apply
-from ovtui.wiring.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ovtui.core.domain import PolicyPlanItem
+    from ovtui.train.review.policy import Decision, PendingPlan
+    from ovtui.wiring.workspace import Workspace
 
 COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "F": "\x1b[1m"}
 RESET = "\x1b[0m"
@@ -80,16 +81,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _open(args: argparse.Namespace) -> Workspace:
-    workspace = Workspace(Path(args.workspace))
-    if workspace.recovered:
-        print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
-    return workspace
+    return open_workspace(args.workspace)
 
 
 def _waiting(workspace: Workspace) -> list[PendingPlan]:
     """Waiting plans with their stale marks brought up to date against the files as they are."""
-    workspace.pending.refresh_stale(workspace.experiences())
-    return workspace.pending.list()
+    workspace.refresh_stale()
+    return workspace.pending_plans()
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -163,7 +161,7 @@ def _colour_wanted(choice: str) -> bool:
 def run_show(args: argparse.Namespace) -> int:
     workspace = _open(args)
     _waiting(workspace)
-    plan = workspace.pending.get(workspace.pending.resolve(args.plan))
+    plan = workspace.pending_plan(workspace.resolve_plan(args.plan))
     print(f"plan      {plan.plan_id}")
     print(f"created   {plan.created_at}" + (f" (run {plan.run_id})" if plan.run_id else ""))
     print(f"items     {len(plan.plan.items)}, {plan.undecided} undecided, {len(plan.stale)} stale")
@@ -180,17 +178,17 @@ def run_show(args: argparse.Namespace) -> int:
         )
     item = plan.plan.items[args.item]
     decision = plan.decisions[args.item]
+    # A new memory planned by name (a session's) names its file only here; an event's name carries
+    # the time of the apply, so it has none yet; nor has a target that cannot be a file (applying
+    # reports it for the item).
+    planned = workspace.planned_uri(item)
     try:
-        target = plan_target(workspace.store, item)
-        current = workspace.store.read_uri(target.uri)
-    except OvtuiError:  # a target that cannot be a file: applying reports it for the item
-        target, current = None, None
+        current = workspace.memory(planned) if planned else None
+    except OvtuiError:
+        current = None
     print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
-    # A new memory planned by name (a session's) names its file only here; an event's name carries
-    # the time of the apply, so it has none yet.
-    planned = target.uri if target is not None and not target.schema.timestamped else None
-    print(f"target    {item.memory_type}: {item.target_uri or planned or item.target_name}{peer}")
+    print(f"target    {item.memory_type}: {planned or item.target_name}{peer}")
     if item.confidence is not None:
         print(f"confidence {item.confidence:.2f}")
     if args.item in plan.stale:
@@ -209,11 +207,11 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_decide(args: argparse.Namespace) -> int:
     workspace = _open(args)
-    plan_id = workspace.pending.resolve(args.plan)
+    plan_id = workspace.resolve_plan(args.plan)
     decision: Decision = args.decision
-    undecided = [d.item for d in workspace.pending.get(plan_id).decisions if d.decision == "pending"]
+    undecided = [d.item for d in workspace.pending_plan(plan_id).decisions if d.decision == "pending"]
     chosen = list(dict.fromkeys(args.items)) or undecided
-    plan = workspace.pending.decide_items(plan_id, chosen, decision, args.note)
+    plan = workspace.decide_items(plan_id, chosen, decision, args.note)
     listed = ", ".join(map(str, chosen)) or "(none: every item was decided already)"
     print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided")
     if not plan.undecided:
@@ -222,18 +220,20 @@ def run_decide(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
+    from ovtui.train.review.policy import describe_apply
+
     workspace = _open(args)
-    plan_id = workspace.pending.resolve(args.plan)
-    approved = sum(d.decision == "approved" for d in workspace.pending.get(plan_id).decisions)
+    plan_id = workspace.resolve_plan(args.plan)
+    approved = sum(d.decision == "approved" for d in workspace.pending_plan(plan_id).decisions)
     result = asyncio.run(workspace.apply_pending(plan_id, dry_run=args.dry_run))
     print(describe_apply(plan_id, result, approved=approved))
     for uri in [*result.written_uris, *result.deleted_uris]:
-        print(f"  {where(workspace.paths.path_for(uri))}")
+        print(f"  {where(workspace.path_for(uri))}")
     stale_plan = result.metadata.get("stale_plan")
     if stale_plan:
         print(f"the stale item(s) wait as plan {stale_plan}: `ovtui review replan {stale_plan}`")
     changed = result.dry_run or bool(result.written_uris or result.deleted_uris) or approved == 0
-    if not changed and workspace.pending.is_waiting(plan_id):
+    if not changed and workspace.is_waiting(plan_id):
         print(
             f"plan {plan_id} still waits: `ovtui review replan {plan_id}` or `ovtui review discard {plan_id}`"
         )
@@ -243,7 +243,7 @@ def run_apply(args: argparse.Namespace) -> int:
 
 def run_discard(args: argparse.Namespace) -> int:
     workspace = _open(args)
-    plan_id = workspace.pending.resolve(args.plan)
+    plan_id = workspace.resolve_plan(args.plan)
     workspace.discard_pending(plan_id)
     print(f"discarded plan {plan_id}: nothing was written")
     return 0
@@ -259,7 +259,7 @@ def run_replan(args: argparse.Namespace) -> int:
             print("no waiting plan has a stale item: nothing to re-plan")
             return 0
     else:
-        result = asyncio.run(workspace.replan([workspace.pending.resolve(args.plan)]))
+        result = asyncio.run(workspace.replan([workspace.resolve_plan(args.plan)]))
     print(result.describe())
     for error in result.errors:
         print(f"warning: {error}", file=sys.stderr)

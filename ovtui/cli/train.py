@@ -8,12 +8,14 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from ovtui.cli.common import where, whole_number
-from ovtui.core.events import Event, Listener
-from ovtui.train.reports import RunReport, describe_plan_applied
-from ovtui.wiring.workspace import TrainOptions, Workspace
+from ovtui.cli.common import open_workspace, where, whole_number
+
+if TYPE_CHECKING:
+    from ovtui.core.events import Event, Listener
+    from ovtui.train.reports import RunReport
+    from ovtui.wiring.workspace import Workspace
 
 T = TypeVar("T")
 TRIALS_HELP = "runs of each eval case; above 1 the report gives pass^k (default: [trainer] eval_trials)"
@@ -75,6 +77,8 @@ class WatchLog:
             problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
             return f"trained on {data.get('file')}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
         if event.kind == "plan_applied":
+            from ovtui.train.reports import describe_plan_applied
+
             return describe_plan_applied(data)
         if event.kind == "plan_pending":
             plan_id = data.get("plan_id")
@@ -126,7 +130,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def _finish(report: RunReport, workspace: Workspace) -> int:
     print(report.summary())
-    print(f"report: {where(workspace.paths.runs / report.run_id / 'report.json')}")
+    print(f"report: {where(workspace.report_path(report.run_id))}")
     if report.cancelled:
         print("run cancelled; everything applied so far is consistent and recorded", file=sys.stderr)
         return 130
@@ -139,15 +143,10 @@ def workspace_label(root: Path) -> str:
     return str(root.resolve()) if shown == "." else shown
 
 
-def _open(root: Path) -> Workspace:
-    workspace = Workspace(root)
-    if workspace.recovered:
-        print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
-    return workspace
-
-
 def run_train(args: argparse.Namespace) -> int:
-    workspace = _open(args.workspace)
+    from ovtui.wiring.workspace import TrainOptions
+
+    workspace = open_workspace(args.workspace)
     progress = ProgressLine()
     print(f"ovtui train · {workspace_label(workspace.root)} · backend {workspace.backend_label}")
     if args.watch:
@@ -188,12 +187,12 @@ async def _watch(workspace: Workspace, args: argparse.Namespace, progress: Progr
     )
     progress.clear()
     print(report.summary())
-    print(f"report: {where(workspace.paths.runs / report.run_id / 'report.json')}")
+    print(f"report: {where(workspace.report_path(report.run_id))}")
     return 0
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    workspace = _open(args.workspace)
+    workspace = open_workspace(args.workspace)
     progress = ProgressLine()
     report = asyncio.run(
         _cancellable(
