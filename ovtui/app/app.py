@@ -1,11 +1,12 @@
 """OvtuiApp: the main screens of the registry (as modes) over one Workspace, fed by kernel events and
 the file watcher.
 
-The app holds no learning logic: it calls ``Workspace`` (train, evaluate, apply_pending, the
-pending plans, the history) and shows what the kernel reports. A run lives in a worker process
-(``RunProcess``); the app's own short kernel coroutines (applying a reviewed plan) run on the
-``KernelThread``; workspace reads that may be slow run in thread workers. Screens get what they
-need when they are built (``ScreenServices``) and tell the app what they did with messages.
+The app holds no learning logic: it calls the ``Workspace`` facade (its use cases and read models)
+and shows what the kernel reports. A run lives in a worker process (``RunProcess``), so its CPU
+never competes with the keys; everything else the app asks of the kernel runs in Textual workers:
+async workers await the facade's coroutines (which keep the loop free), thread workers make its
+synchronous calls and post what they found as messages. Screens get what they need when they are
+built (``ScreenServices``) and tell the app what they did with messages.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import gc
 from collections.abc import Callable
 from functools import partial
 from typing import ClassVar
-from weakref import WeakSet
 
 from textual import events, on, work
 from textual.app import App
@@ -25,7 +25,6 @@ from textual.theme import Theme
 
 from ovtui.app.commands import BindingCommands
 from ovtui.app.editor import Editor, external_editor
-from ovtui.app.kernel_thread import KernelThread
 from ovtui.app.keys import catalog, own_bindings
 from ovtui.app.messages import (
     DryRunToggled,
@@ -38,7 +37,9 @@ from ovtui.app.messages import (
     PendingChanged,
     RunEvents,
     SessionsChanged,
+    WorkFailed,
     WorkspaceEdited,
+    answer,
 )
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
 from ovtui.app.screens.base import MainScreen, report_error
@@ -46,16 +47,20 @@ from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
 from ovtui.app.textual_private import styles_are_current
-from ovtui.app.widgets.vim_table import VimTable
 from ovtui.checks.keymap import DeclaredBinding, keymap_problems
-from ovtui.storage.config_file import save_config
-from ovtui.storage.watching import ChangeKind, WorkspaceChanges, watch_workspace
+from ovtui.storage.watching import ChangeKind, WorkspaceChanges
 from ovtui.wiring.workspace import Workspace
 
-# The first fill of a table of at least this many rows ends with a full collection and a freeze.
-BIG_LIST_ROWS = 1_000
 # gc's third threshold: middle-generation collections between two full ones (Python's default: 10).
 FULL_COLLECTION_THRESHOLD = 100
+
+
+class StaleMarked(Message, bubble=False):
+    """The app's stale check marked items of these pending plans (their target files changed)."""
+
+    def __init__(self, plan_ids: list[str]) -> None:
+        super().__init__()
+        self.plan_ids = plan_ids
 
 
 class OvtuiApp(App[None]):
@@ -78,17 +83,14 @@ class OvtuiApp(App[None]):
     ) -> None:
         super().__init__()
         self.workspace = workspace
-        self.kernel = KernelThread()
         self.pump = EventPump(self)
         self.watch_files = watch_files
         self._gc_thresholds = gc.get_threshold()  # restored when the app ends
-        self._settled_lists: WeakSet[VimTable] = WeakSet()  # big tables frozen on their first big fill
         # The plan a run parked last and waits on: Review opens on it (a screen built later too).
         self.waiting_plan: str | None = None
         self.keymap: dict[str, str] = dict(workspace.config.keys)
         self.services = ScreenServices(
             workspace=workspace,
-            kernel=self.kernel,
             listener=self.pump,
             editor=editor or external_editor(self),
             tabs=tabs(self.keymap),
@@ -127,19 +129,6 @@ class OvtuiApp(App[None]):
             self.refresh_stale()
         self._check_size()
 
-    @on(VimTable.RowsAdded)
-    def _list_filling(self, message: VimTable.RowsAdded) -> None:
-        """A full collection walks every object: with 10,000 experiences loaded it stops the app for
-        0.15-0.3 s, and one came in the middle of a big list's fill (or a forced one at its end) while
-        the keys moved the cursor. When a big list starts to fill, its rows are all read: freeze what
-        is alive then, so later full collections skip it (a few ms instead). Only on the first fill of
-        each table: a run reloads a visible list after every apply, and the rows a reload replaces
-        are freed by their reference counts all the same. Garbage in a cycle at that moment waits
-        for the app's end (measured: 8,000 objects for Memories, 37,000 for History, once each)."""
-        if message.total >= BIG_LIST_ROWS and message.table not in self._settled_lists:
-            self._settled_lists.add(message.table)
-            gc.freeze()
-
     def on_resize(self, event: events.Resize) -> None:
         self._check_size(event.size.width, event.size.height)  # runs before App updates self.size
 
@@ -157,8 +146,7 @@ class OvtuiApp(App[None]):
             self.pop_screen()
 
     def on_unmount(self) -> None:
-        self.kernel.stop()
-        gc.unfreeze()
+        gc.unfreeze()  # what the big lists froze (VimTable.fill)
         gc.set_threshold(*self._gc_thresholds)
 
     def _apply_theme(self, name: str) -> None:
@@ -168,12 +156,8 @@ class OvtuiApp(App[None]):
             self.notify(f"[ui] theme {name!r} is not a known theme", severity="warning", markup=False)
 
     def _remember_theme(self, theme: Theme) -> None:
-        config = self.workspace.config
-        if config.ui.theme == theme.name:
-            return
-        config.ui.theme = theme.name
         try:
-            save_config(self.workspace.root, config)
+            self.workspace.save_theme(theme.name)
         except OSError as exc:
             self.notify(f"could not save the theme to ovtui.toml: {exc}", severity="warning")
 
@@ -219,9 +203,13 @@ class OvtuiApp(App[None]):
     def report_error(self, doing: str, exc: BaseException) -> None:
         report_error(self, doing, exc)
 
+    @on(WorkFailed)
+    def _work_failed(self, message: WorkFailed) -> None:
+        self.report_error(message.doing, message.error)
+
     def refresh_pending_count(self) -> None:
         try:
-            self.pending_count = len(self.workspace.pending.list())
+            self.pending_count = len(self.workspace.pending_plans())
         except Exception as exc:
             self.report_error("reading pending plans", exc)
 
@@ -267,7 +255,7 @@ class OvtuiApp(App[None]):
     @work(exclusive=True, group="watch")
     async def _watch_workspace(self) -> None:
         try:
-            async for changes in watch_workspace(self.workspace.paths):
+            async for changes in self.workspace.watch():
                 self._workspace_changed(changes)
         except Exception as exc:
             self.report_error("watching the workspace stopped", exc)
@@ -291,22 +279,24 @@ class OvtuiApp(App[None]):
             self.broadcast(lambda: InboxFilesArrived(paths))
 
     @work(thread=True, exclusive=True, group="stale")
-    def refresh_stale(self) -> list[str]:
+    def refresh_stale(self) -> None:
         """Mark pending items whose target file changed since planning (after an outside edit)."""
         try:
-            changed = self.workspace.pending.refresh_stale(self.workspace.experiences())
+            changed = self.workspace.refresh_stale()
         except Exception as exc:
-            self.call_from_thread(self.report_error, "checking pending plans for stale items", exc)
-            return []
+            answer(self, WorkFailed("checking pending plans for stale items", exc))
+            return
         if changed:
-            self.call_from_thread(self.pending_changed)
-            self.call_from_thread(
-                self.notify,
-                f"{len(changed)} pending plan(s) changed: the memories they edit were changed",
-                title="Stale",
-                severity="warning",
-            )
-        return changed
+            answer(self, StaleMarked(changed))
+
+    @on(StaleMarked)
+    def _stale_marked(self, message: StaleMarked) -> None:
+        self.pending_changed()
+        self.notify(
+            f"{len(message.plan_ids)} pending plan(s) changed: the memories they edit were changed",
+            title="Stale",
+            severity="warning",
+        )
 
 
 def declared_bindings() -> list[DeclaredBinding]:

@@ -4,6 +4,10 @@ Down (the app to the live main screens; they do not bubble back up): ``RunEvents
 ``HistoryChanged``, ``ExperiencesChanged``, ``MemoriesChanged``, ``SessionsChanged``, ``InboxFilesArrived``.
 Up (a screen or widget to the app): ``DryRunToggled``, ``WorkspaceEdited``, ``RunFinished`` (tests and the
 app's listeners wait on it).
+Back (a worker to the screen or app it works for): ``WorkFailed``; each screen declares the message its
+own workers answer with. A screen calls the kernel only through the ``Workspace`` facade, in a Textual
+worker: an async worker awaits its coroutines (they keep the loop free), a thread worker makes its
+synchronous calls (file work, plan locks) and posts what it found, never touching a widget itself.
 
 The kernel calls listeners from its own thread. ``EventPump`` queues the events and posts one
 ``KernelEventsReady`` per burst (``post_message`` is thread-safe); the handler drains the queue,
@@ -17,6 +21,7 @@ import threading
 
 from textual.message import Message
 from textual.message_pump import MessagePump
+from textual.worker import get_current_worker
 
 from ovtui.core.events import Event
 from ovtui.train.reports import RunReport
@@ -85,6 +90,15 @@ class WorkspaceEdited(Message):
         self.experiences = experiences
 
 
+class WorkFailed(Message, bubble=False):
+    """A worker's call to the kernel failed: the node it worked for reports it (a notification)."""
+
+    def __init__(self, doing: str, error: BaseException) -> None:
+        super().__init__()
+        self.doing = doing
+        self.error = error
+
+
 class RunFinished(Message):
     """A run ended: with its report, or cancelled while it waited, or failed with ``error``."""
 
@@ -93,6 +107,13 @@ class RunFinished(Message):
         self.command = command
         self.report = report
         self.error = error
+
+
+def answer(node: MessagePump, message: Message) -> None:
+    """What a thread worker found, posted to the node it works for; not when the worker was
+    cancelled (a newer one of its group is on its way)."""
+    if not get_current_worker().is_cancelled:
+        node.post_message(message)
 
 
 def coalesce(events: list[Event]) -> list[Event]:

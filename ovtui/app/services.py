@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ovtui.app.editor import Editor
-from ovtui.app.kernel_thread import KernelThread
 from ovtui.core.events import Listener
 from ovtui.wiring.workspace import Workspace
 
@@ -22,7 +21,6 @@ class Tab:
 @dataclass(frozen=True)
 class ScreenServices:
     workspace: Workspace
-    kernel: KernelThread
     listener: Listener  # where a screen's runs send their kernel events (the app's pump)
     editor: Editor
     tabs: tuple[Tab, ...]

@@ -6,12 +6,14 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from textual import on
 from textual.app import App
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 
+from ovtui.app.messages import WorkFailed
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.top_bar import TopBar
 from ovtui.wiring.workspace import Workspace
@@ -54,6 +56,10 @@ class MainScreen(Screen[None]):
 
     def report_error(self, doing: str, exc: BaseException) -> None:
         report_error(self, doing, exc)
+
+    @on(WorkFailed)
+    def _work_failed(self, message: WorkFailed) -> None:
+        self.report_error(message.doing, message.error)
 
     def reload_soon(self, reload: Callable[[], object]) -> None:
         """Reload a hidden screen when it is shown again, a visible one after a short delay.
@@ -102,7 +108,4 @@ class MainScreen(Screen[None]):
 
     def relative(self, uri: str | None) -> str:
         """A URI as a workspace-relative path (never a tmp or home path on screen)."""
-        if not uri:
-            return ""
-        prefix = self.workspace.paths.uri_prefix
-        return uri[len(prefix) :] if uri.startswith(prefix) else uri
+        return self.workspace.display_path(uri)

@@ -33,12 +33,11 @@ class EvidenceScreen(Screen[None]):
         self.uris = [*uris, *(counter or [])]
 
     def compose(self) -> ComposeResult:
-        prefix = self.workspace.paths.uri_prefix
         title = f"Evidence for {self.target}: {self.supporting} trajectory file(s)"
         if len(self.uris) > self.supporting:
             title += f", and {len(self.uris) - self.supporting} passing one(s) the change might break"
         labels = [
-            u.removeprefix(prefix) + ("" if i < self.supporting else "  (passing: might break)")
+            self.workspace.display_path(u) + ("" if i < self.supporting else "  (passing: might break)")
             for i, u in enumerate(self.uris)
         ]
         yield Label(title, id="evidence-title")
@@ -59,7 +58,7 @@ class EvidenceScreen(Screen[None]):
     def _show(self, uri: str) -> None:
         view = self.query_one(TextMarkdown)
         try:
-            memory = self.workspace.store.read_uri(uri)
+            memory = self.workspace.memory(uri)
         except (OvtuiError, OSError) as exc:
             view.show(f"**Cannot read this trajectory:** {exc}")
             return

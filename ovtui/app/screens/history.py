@@ -2,27 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Static
 
-from ovtui.app.messages import HistoryChanged, WorkspaceEdited
+from ovtui.app.messages import HistoryChanged, WorkFailed, WorkspaceEdited, answer
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.diff_model import DiffSection, record_sections
 from ovtui.app.views.history import HistoryFilter, entry_row, record_header
 from ovtui.app.widgets.field_diff import FieldDiff
-from ovtui.app.widgets.vim_table import VimTable
+from ovtui.app.widgets.vim_table import Rows, VimTable
 from ovtui.core.errors import RevertConflictError
-from ovtui.memory.history import HistoryEntry, HistoryStore
+from ovtui.memory.history import HistoryEntry
 from ovtui.memory.memory_diff import MemoryDiff
-from ovtui.memory.revert import arevert
 
 # History's rows arrive in chunks half the default: each chunk makes the table redraw every visible
 # cell, and with 150 a j/k pressed meanwhile waited p95 ~59 ms; with 75 it waits p95 ~47 ms (goal
@@ -43,16 +42,29 @@ class HistoryScreen(MainScreen):
         Binding("h", "focus_records", "Records", id="history.records_h", show=False),
     ]
 
+    class Listed(Message, bubble=False):
+        """The records the filter keeps, with their rows, read and built by a thread worker."""
+
+        def __init__(self, entries: list[HistoryEntry], rows: Rows) -> None:
+            super().__init__()
+            self.entries = entries
+            self.rows = rows
+
+    class Opened(Message, bubble=False):
+        """One record and its diff sections, read and built by a thread worker."""
+
+        def __init__(self, record_id: str, record: MemoryDiff, sections: list[DiffSection]) -> None:
+            super().__init__()
+            self.record_id = record_id
+            self.record = record
+            self.sections = sections
+
     def __init__(self, services: ScreenServices) -> None:
         super().__init__(services)
         self.entries: dict[str, HistoryEntry] = {}
         self.record_id: str | None = None
         self.record: MemoryDiff | None = None
         self._revertable: bool | None = None
-
-    @property
-    def history(self) -> HistoryStore:
-        return HistoryStore(self.workspace.paths)
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -77,7 +89,7 @@ class HistoryScreen(MainScreen):
         the first paint shows them; the full listing then adds the rest below them."""
         table = self.query_one("#records", VimTable)
         try:
-            newest = self.history.newest(table.screenful)
+            newest = self.workspace.newest_history(table.screenful)
         except OSError:
             return  # the full listing reports it
         table.fill([(entry.id, entry_row(entry)) for entry in newest])
@@ -89,14 +101,16 @@ class HistoryScreen(MainScreen):
     @work(thread=True, exclusive=True, group="history-list")
     def _list(self, query: HistoryFilter) -> None:
         try:
-            entries = self.history.list(kind=query.kind, uri=query.uri, text=query.text)
+            entries = self.workspace.history(kind=query.kind, uri=query.uri, text=query.text)
             rows = [(entry.id, entry_row(entry)) for entry in entries]  # built here, off the UI thread
         except Exception as exc:
-            self.app.call_from_thread(self.report_error, "reading the history", exc)
+            answer(self, WorkFailed("reading the history", exc))
             return
-        self.app.call_from_thread(self._fill, entries, rows)
+        answer(self, self.Listed(entries, rows))
 
-    def _fill(self, entries: list[HistoryEntry], rows: list[tuple[str, Sequence[object]]]) -> None:
+    @on(Listed)
+    def _fill(self, message: Listed) -> None:
+        entries, rows = message.entries, message.rows
         table = self.query_one("#records", VimTable)
         new = [e for e in entries if e.id not in self.entries]
         only_added = len(entries) == len(self.entries) + len(new) and table.row_count == len(self.entries)
@@ -145,14 +159,16 @@ class HistoryScreen(MainScreen):
     @work(thread=True, exclusive=True, group="history-record")
     def _open(self, record_id: str) -> None:
         try:
-            record = self.history.get(record_id)
+            record = self.workspace.history_record(record_id)
         except Exception as exc:
-            self.app.call_from_thread(self.report_error, f"reading record {record_id}", exc)
+            answer(self, WorkFailed(f"reading record {record_id}", exc))
             return
         sections = record_sections(record, self.relative)
-        self.app.call_from_thread(self._show, record_id, record, sections)
+        answer(self, self.Opened(record_id, record, sections))
 
-    def _show(self, record_id: str, record: MemoryDiff, sections: list[DiffSection]) -> None:
+    @on(Opened)
+    def _show(self, message: Opened) -> None:
+        record_id, record, sections = message.record_id, message.record, message.sections
         self.record_id, self.record = record_id, record
         # layout=False: the header has a fixed height, and a re-layout of this screen is costly
         self.query_one("#record-header", Static).update(record_header(record_id, record), layout=False)
@@ -201,7 +217,7 @@ class HistoryScreen(MainScreen):
     @work(exclusive=True, group="revert")
     async def _revert(self, record_id: str, force: bool) -> None:
         try:
-            result = await arevert(self.workspace.store, record_id, force=force)
+            result = await self.workspace.revert(record_id, force=force)
         except RevertConflictError as exc:
             self._offer_force(record_id, exc.conflicts)
             return

@@ -3,16 +3,14 @@
 The type filter (a Select, or ``t`` to step through the types) chooses what the table lists: name,
 status, version, last change and links of each file; the view on the right shows the file as
 Markdown. Experiences come from the workspace's policy snapshot; other types are read from disk.
+The list is read by a thread worker, which posts the rows it built (``MemoriesScreen.Loaded``).
 """
 
 from __future__ import annotations
 
-import os
 import time
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -20,9 +18,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Label, Select
 
-from ovtui.app.messages import ExperiencesChanged, MemoriesChanged
+from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, answer
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.text_markdown import TextMarkdown
@@ -30,9 +29,8 @@ from ovtui.app.widgets.vim_table import Rows, VimTable
 from ovtui.core.domain import Experience, ExperienceSet
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
-from ovtui.memory.hotness import HotnessLog, Usage, hotness_score
+from ovtui.memory.hotness import Usage, hotness_score
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.review.readability import unread_notes
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ class MemoryRow:
     changed: str
     links: int
     content: str
-    hot: float = 0.0  # hotness: uses and recency (seed 004 §3.7); 0 when never used
+    hot: float = 0.0  # hotness: how often and how lately the agent used it; 0 when never used
 
     def cells(self) -> tuple[Text, ...]:
         # Text, not str: a str cell is parsed as markup each time the table measures it.
@@ -53,26 +51,9 @@ class MemoryRow:
         return tuple(Text(cell) for cell in cells)
 
 
-def changed_at(path: str) -> str:
-    try:
-        return minute(os.stat(path).st_mtime)
-    except OSError:
-        return "?"
-
-
-def minute(mtime: float) -> str:
-    return datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%d %H:%M")
-
-
-def changed_in(folder: Path, uri_prefix: str) -> dict[str, str]:
-    """The last change of each file right in ``folder``, by URI: one scandir instead of a checked
-    path and a stat per file (10,000 of those took a third of a second)."""
-    changed: dict[str, str] = {}
-    with suppress(OSError), os.scandir(folder) as entries:
-        for entry in entries:
-            with suppress(OSError):
-                changed[uri_prefix + entry.name] = minute(entry.stat().st_mtime)
-    return changed
+def minute(mtime: float | None) -> str:
+    """A file's last change as the table shows it ("?" when it could not be read)."""
+    return datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%d %H:%M") if mtime is not None else "?"
 
 
 class MemoriesScreen(MainScreen):
@@ -84,6 +65,16 @@ class MemoriesScreen(MainScreen):
         Binding("l", "focus_view", "Read", id="memories.read", show=False),
         Binding("h", "focus_table", "List", id="memories.list", show=False),
     ]
+
+    class Loaded(Message, bubble=False):
+        """The rows of one memory type, read and built by the screen's thread worker."""
+
+        def __init__(self, memory_type: str, rows: list[MemoryRow], cells: Rows, problems: list[str]) -> None:
+            super().__init__()
+            self.memory_type = memory_type
+            self.rows = rows
+            self.cells = cells
+            self.problems = problems
 
     def __init__(self, services: ScreenServices) -> None:
         super().__init__(services)
@@ -97,7 +88,7 @@ class MemoriesScreen(MainScreen):
     def compose(self) -> ComposeResult:
         yield self.top_bar()
         with Horizontal(id="memories-head"):
-            types = self.workspace.store.registry.browse_order()
+            types = self.workspace.memory_types()
             yield Select(
                 [(t, t) for t in types], value=EXPERIENCES, allow_blank=False, id="memory-type", compact=True
             )
@@ -119,7 +110,7 @@ class MemoriesScreen(MainScreen):
         self._load(self.memory_type)
 
     def action_next_type(self) -> None:
-        types = self.workspace.store.registry.browse_order()
+        types = self.workspace.memory_types()
         select = self.query_one("#memory-type", Select)
         select.value = types[(types.index(self.memory_type) + 1) % len(types)]
 
@@ -147,52 +138,37 @@ class MemoriesScreen(MainScreen):
         try:
             rows, problems = self._rows(memory_type)
         except (OvtuiError, OSError) as exc:
-            self.app.call_from_thread(self.report_error, f"loading {memory_type}", exc)
+            answer(self, WorkFailed(f"loading {memory_type}", exc))
             return
         cells = [(row.uri, row.cells()) for row in rows]  # built here, off the UI thread
-        self.app.call_from_thread(self._fill, memory_type, rows, cells, problems)
+        answer(self, self.Loaded(memory_type, rows, cells, problems))
 
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
         hotness_problems = self._read_usage()
         if memory_type == EXPERIENCES:
             # Later loads re-read only the files that changed (an apply touches a few of 10,000).
-            policy_set = self._loaded = self.workspace.loader.load_sync(self._loaded)
-            store = self.workspace.store
-            changed = changed_in(store.type_dir(EXPERIENCES), store.type_uri(EXPERIENCES) + "/")
+            policy_set = self._loaded = self.workspace.experiences(self._loaded)
+            changed = {uri: minute(t) for uri, t in self.workspace.modified_times(EXPERIENCES).items()}
             rows = [self._experience_row(e, changed) for e in policy_set.policies]
             return rows, hotness_problems + [str(p) for p in policy_set.metadata.get("problems", [])]
-        store = self.workspace.store
-        schema = store.registry.get(memory_type)
-        relative = self.workspace.paths.relative_of
-        rows, problems = [], hotness_problems
-        # The user's own files, then each peer's (seed 004 §3.4), named with the peer.
-        for peer in [None, *store.peers()] if schema.peer_enabled else [None]:
-            try:
-                report = store.load_type(memory_type, peer)
-            except OvtuiError as exc:
-                if peer is None:
-                    raise
-                problems.append(str(exc))  # a peer's folder leading outside: the others still show
-                continue
-            whose = f" · peer {peer}" if peer else ""
-            rows += [
-                self._row(schema.name_of(m.fields, relative(m.uri or "")) + whose, m) for m in report.files
-            ]
-            problems += [str(p) for p in report.problems]
-        return rows, problems
+        # The user's own files, then each peer's, named with the peer.
+        listing = self.workspace.memories(memory_type)
+        return [
+            self._row(name, memory) for name, memory in listing.files
+        ], hotness_problems + listing.problems
 
     def _read_usage(self) -> list[str]:
         """Uses for the hot column; a hotness file ovtui cannot read is a problem listed with the
         others (naming the file), and the memories still show, none of them hot."""
         try:
-            self._usage = HotnessLog(self.workspace.paths).usage()
+            self._usage = self.workspace.hotness()
         except OvtuiError as exc:
             self._usage = {}
             return [f"hotness not shown: {exc}"]
         return []
 
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
-        when = changed.get(e.uri) or changed_at(str(self.workspace.paths.path_for(e.uri)))
+        when = changed.get(e.uri) or minute(self.workspace.modified_time(e.uri))
         links = len(e.metadata.get("links") or [])
         return MemoryRow(e.uri, e.name, e.status.value, e.version, when, links, e.content, self._hot(e.uri))
 
@@ -202,7 +178,7 @@ class MemoriesScreen(MainScreen):
         table = self.query_one("#memories", VimTable)
         try:
             self._read_usage()  # a problem with it is listed by the full load
-            rows = [self._experience_row(e, {}) for e in self.workspace.loader.first(table.screenful)]
+            rows = [self._experience_row(e, {}) for e in self.workspace.first_experiences(table.screenful)]
         except (OvtuiError, OSError):
             return  # the full load reports it
         self.rows = {row.uri: row for row in rows}  # the row under the cursor shows before the rest
@@ -217,7 +193,7 @@ class MemoriesScreen(MainScreen):
             name,
             status if isinstance(status, str) else "–",
             memory.version,
-            changed_at(str(self.workspace.paths.path_for(uri))),
+            minute(self.workspace.modified_time(uri)),
             len(memory.fields.get("links") or []),
             memory.content,
             self._hot(uri),
@@ -227,12 +203,14 @@ class MemoriesScreen(MainScreen):
         half_life = self.workspace.config.retrieval.hotness_half_life_days
         return hotness_score(self._usage.get(uri), now=time.time(), half_life_days=half_life)
 
-    def _fill(self, memory_type: str, rows: list[MemoryRow], cells: Rows, problems: list[str]) -> None:
+    @on(Loaded)
+    def _fill(self, message: Loaded) -> None:
+        memory_type, rows, problems = message.memory_type, message.rows, message.problems
         if memory_type != self.memory_type:
             return  # the filter moved on while this type was being read
         table = self.query_one("#memories", VimTable)
         previous, self.rows = self.rows, {row.uri: row for row in rows}
-        table.fill(cells)
+        table.fill(message.cells)
         title = f"{len(rows)} {memory_type}"
         if problems:
             title += f" · {len(problems)} unreadable file(s): {problems[0]}"
@@ -263,8 +241,7 @@ class MemoriesScreen(MainScreen):
         )
         flags = ""
         if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
-            unread = unread_notes(self.workspace.config.trainer.agent, row.content)
-            flags = "".join(f"\n\n> ⚠ {note}" for _, note in unread)
+            flags = "".join(f"\n\n> ⚠ {note}" for note in self.workspace.unread_lines(row.content))
         view.show(f"{facts}{flags}\n\n---\n\n{row.content}")
 
     def action_focus_view(self) -> None:

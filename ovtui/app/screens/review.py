@@ -1,8 +1,15 @@
-"""The Review screen: pending plans, their items, a field diff of the selected item, decisions, apply."""
+"""The Review screen: pending plans, their items, a field diff of the selected item, decisions, apply.
+
+A decision or an edit writes its plan under the plan's file lock, which may wait for another writer
+(a run, the CLI): it is made in a thread by a worker, never on the UI loop, and the decisions are
+made in the order the keys asked for them. Apply and re-plan await the facade's coroutines.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
+from functools import partial
 from typing import ClassVar
 
 from textual import on, work
@@ -23,9 +30,7 @@ from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
-from ovtui.memory.targets import plan_target
 from ovtui.train.review.policy import Decision, PendingPlan
-from ovtui.train.review.readability import unread_notes
 
 NEEDS_ITEM = {"decide", "note", "edit", "evidence"}
 NEEDS_PLAN = {"decide_all", "apply", "discard"}
@@ -64,6 +69,7 @@ class ReviewScreen(MainScreen):
         self.plan: PendingPlan | None = None
         self.item_index: int | None = None
         self._availability: tuple[bool, bool] | None = None
+        self._recording = asyncio.Lock()  # decisions and edits are written one at a time, in order
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -94,7 +100,7 @@ class ReviewScreen(MainScreen):
     def reload(self, focus: str | None = None) -> None:
         """Refill the plans, keeping the plan shown (or showing ``focus``, when it is there)."""
         try:
-            self.plans = self.workspace.pending.list()
+            self.plans = self.workspace.pending_plans()
         except Exception as exc:
             self.report_error("reading pending plans", exc)
             self.plans = []
@@ -135,27 +141,14 @@ class ReviewScreen(MainScreen):
             return
         current = self._current_file(item)
         # Read live, so an edit made in $EDITOR is judged as it is now.
-        unread = unread_notes(self.workspace.config.trainer.agent, item.after_content or "")
-        item.metadata["unread_lines"] = [note for _, note in unread]
-        where = self.relative(self._target_uri(item))
+        item.metadata["unread_lines"] = self.workspace.unread_lines(item.after_content or "")
+        where = self.relative(self.workspace.planned_uri(item))
         header.update(item_header(self.plan, index, item, self.relative, where), layout=False)  # fixed height
         diff.show([item_section(item, current, where)])
 
-    def _target_uri(self, item: PolicyPlanItem) -> str | None:
-        """The file an item writes: its own URI, or for a new memory planned by name (a session's
-        profile, preference or entity, a peer's included) where the apply will put it."""
-        if item.target_uri:
-            return item.target_uri
-        try:
-            if self.workspace.store.registry.get(item.memory_type).timestamped:
-                return None  # its name carries the time of the apply: not known yet
-            return plan_target(self.workspace.store, item).uri
-        except (OvtuiError, OSError):
-            return None
-
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:
-            return self.workspace.store.read_uri(item.target_uri) if item.target_uri else None
+            return self.workspace.memory(item.target_uri) if item.target_uri else None
         except (OvtuiError, OSError):
             return None
 
@@ -261,22 +254,31 @@ class ReviewScreen(MainScreen):
     def _decide(
         self, plan_id: str, index: int, decision: Decision, note: str, *, advance: bool = True
     ) -> None:
-        try:
-            self.workspace.pending.decide(plan_id, index, decision, note)
-        except Exception as exc:
-            self.report_error("recording the decision", exc)
-            return
-        self.reload()
-        if advance:
-            self.query_one("#items", VimTable).action_cursor_down()  # on to the next item
+        if advance:  # on to the next item at once: a key pressed meanwhile decides that one
+            self.query_one("#items", VimTable).action_cursor_down()
+        decide = partial(self.workspace.decide, plan_id, index, decision, note)
+        self._record("recording the decision", decide, back_to=index if advance else None)
 
     def _decide_all(self, plan_id: str, decision: Decision) -> None:
-        try:
-            self.workspace.pending.decide_all(plan_id, decision)
-        except Exception as exc:
-            self.report_error("recording the decisions", exc)
-            return
+        self._record("recording the decisions", partial(self.workspace.decide_all, plan_id, decision))
+
+    @work(group="review-record")
+    async def _record(
+        self, doing: str, write: Callable[[], object], *, back_to: int | None = None, done: str = ""
+    ) -> None:
+        """Write a decision or an edit in a thread, after those asked for before it; then show the
+        plans as they are now (``back_to``: the item to return to when the write failed)."""
+        async with self._recording:
+            try:
+                await asyncio.to_thread(write)
+            except Exception as exc:
+                self.report_error(doing, exc)
+                if back_to is not None:
+                    self.query_one("#items", VimTable).move_to_key(str(back_to))
+                return
         self.reload()
+        if done:
+            self.notify(done)
 
     def action_edit(self) -> None:
         item, index = self.item, self.item_index
@@ -293,13 +295,8 @@ class ReviewScreen(MainScreen):
         if edited is None or edited.strip() == (item.after_content or "").strip():
             self.notify("content unchanged")
             return
-        try:
-            self.workspace.pending.edit_after(self.plan.plan_id, index, edited)
-        except Exception as exc:
-            self.report_error("saving the edit", exc)
-            return
-        self.reload()
-        self.notify(f"edited {item.target_name}: approve it with a")
+        edit = partial(self.workspace.edit_item, self.plan.plan_id, index, edited)
+        self._record("saving the edit", edit, done=f"edited {item.target_name}: approve it with a")
 
     def action_evidence(self) -> None:
         item = self.item
@@ -332,7 +329,7 @@ class ReviewScreen(MainScreen):
     @work(exclusive=True, group="apply")
     async def _apply(self, plan_id: str, dry_run: bool) -> None:
         try:
-            result = await self.services.kernel.run(self.workspace.apply_pending(plan_id, dry_run=dry_run))
+            result = await self.workspace.apply_pending(plan_id, dry_run=dry_run)
         except Exception as exc:
             self.report_error(f"applying plan {plan_id}", exc)
             return
@@ -349,7 +346,7 @@ class ReviewScreen(MainScreen):
         """Every plan with a stale item becomes one fresh plan (the kernel call `review replan
         --all-stale` makes), so plans parked on one base are no trap."""
         try:
-            result = await self.services.kernel.run(self.workspace.replan_stale())
+            result = await self.workspace.replan_stale()
         except Exception as exc:
             self.report_error("re-planning the stale plans", exc)
             return
@@ -370,11 +367,8 @@ class ReviewScreen(MainScreen):
 
     @work(exclusive=True, group="apply")
     async def _discard(self, plan_id: str) -> None:
-        async def discard() -> None:  # a file write, off the UI loop; a waiting run sees the file
-            self.workspace.discard_pending(plan_id)
-
-        try:
-            await self.services.kernel.run(discard())
+        try:  # a file write under the plan's lock, in a thread; a waiting run sees the file
+            await asyncio.to_thread(self.workspace.discard_pending, plan_id)
         except Exception as exc:
             self.report_error(f"discarding plan {plan_id}", exc)
             return

@@ -209,7 +209,7 @@ class RunScreen(MainScreen):
     def _waiting_for_review(self) -> bool:
         run_id = self.progress.run_id
         try:
-            return any(p.run_id == run_id for p in self.workspace.pending.list())
+            return any(p.run_id == run_id for p in self.workspace.pending_plans())
         except Exception:
             return False
 

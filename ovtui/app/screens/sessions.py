@@ -10,13 +10,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
-from ovtui.app.messages import HistoryChanged, SessionsChanged
+from ovtui.app.messages import HistoryChanged, SessionsChanged, WorkFailed, answer
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.sessions.overview import CommitView, SessionView, memory_label, session_views
+from ovtui.sessions.overview import CommitView, SessionView, memory_label
 
 STATUS_STYLE = {"completed": "green", "failed": "red", "running": "yellow", "pending": "cyan"}
 
@@ -93,6 +94,13 @@ class SessionsScreen(MainScreen):
         Binding("h", "focus_sessions", "Sessions", id="sessions.list", show=False),
     ]
 
+    class Loaded(Message, bubble=False):
+        """Every session, read by the screen's thread worker."""
+
+        def __init__(self, views: list[SessionView]) -> None:
+            super().__init__()
+            self.views = views
+
     def __init__(self, services: ScreenServices) -> None:
         super().__init__(services)
         self.views: dict[str, SessionView] = {}
@@ -114,13 +122,15 @@ class SessionsScreen(MainScreen):
     @work(thread=True, exclusive=True, group="sessions-list")
     def load(self) -> None:
         try:
-            views = session_views(self.workspace.paths)
+            views = self.workspace.session_views()
         except Exception as exc:
-            self.app.call_from_thread(self.report_error, "reading the sessions", exc)
+            answer(self, WorkFailed("reading the sessions", exc))
             return
-        self.app.call_from_thread(self._fill, views)
+        answer(self, self.Loaded(views))
 
-    def _fill(self, views: list[SessionView]) -> None:
+    @on(Loaded)
+    def _fill(self, message: Loaded) -> None:
+        views = message.views
         self.views = {v.session_id: v for v in views}
         self.query_one("#sessions", VimTable).fill([(v.session_id, session_row(v)) for v in views])
         if self.selected in self.views:
