@@ -1,9 +1,10 @@
-"""Issue #12 in the app: lines the sample agent cannot use are flagged on the Memories screen and in
-Review, next to what a plan will do on validation cases, its evidence and any leaked case values."""
+"""What the agent would not act on, in the app: lines the sample agent cannot use are flagged on the
+Memories screen and in Review, next to what a plan will do on validation cases, its evidence and
+any leaked case values."""
 
 from __future__ import annotations
 
-from app_support import MakeApp, edit_experience, screen_text, settle
+from app_support import MakeApp, edit_experience, plans_of, screen_text, settle
 from workspace_support import experience_uri
 
 from ovtui.app.views.review import item_header
@@ -81,7 +82,7 @@ async def test_the_review_diff_flags_lines_the_agent_cannot_use(
         after_content="## Situation\n- money back\n## Approach\n- Open the reservation first.\n- Be warm.",
     )
     plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "plan-unread"})
-    workspace.pending.park(plan, [ItemDecision(item=0)])
+    plans_of(workspace).park(plan, [ItemDecision(item=0)])
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("2")
@@ -100,7 +101,7 @@ async def test_evidence_lists_the_passing_trajectories_an_item_might_break(
         evidence_trajectory_uris=[trajectory.format("refund_lookup_20261129120500")],
         metadata={"counter_evidence": [trajectory.format("cancel_reservation_20261129120000")]},
     )
-    workspace.pending.park(
+    plans_of(workspace).park(
         PolicyUpdatePlan(items=[item], metadata={"plan_id": "plan-counter"}), [ItemDecision(item=0)]
     )
     app = make_app(workspace)

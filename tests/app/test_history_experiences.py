@@ -14,20 +14,19 @@ from app_support import (
     screen_text,
     settle,
 )
-from textual.widgets import Input
+from textual.widgets import Button, Input
 
 from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.screens.history import FILTER_HELP
 from ovtui.app.views.history import HistoryFilter
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import RecordKind
 from ovtui.wiring.workspace import Workspace
 
 
 async def apply_demo_plan(workspace: Workspace, *, dry_run: bool = False) -> None:
     park_demo_plan(workspace)
-    workspace.pending.decide_all(PLAN_ID, "approved")
+    workspace.decide_all(PLAN_ID, "approved")
     await workspace.apply_pending(PLAN_ID, dry_run=dry_run)
 
 
@@ -61,7 +60,7 @@ async def test_a_record_the_filter_hides_is_neither_shown_nor_revertable(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     await apply_demo_plan(workspace)
-    [record] = HistoryStore(workspace.paths).list()
+    [record] = workspace.history()
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "3")
@@ -93,7 +92,7 @@ async def test_revert_conflict_offers_force(workspace: Workspace, make_app: Make
     assert any("forced over later changes" in n for n in notifications(messages))
     text = (root / "memories" / "experiences" / "reservation_cancellation.md").read_text()
     assert "edited this by hand" not in text and "Look the reservation up first" in text
-    assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["revert", "apply"]
+    assert [e.kind for e in workspace.history()] == ["revert", "apply"]
 
 
 async def test_experiences_table_and_markdown_view(workspace: Workspace, make_app: MakeApp) -> None:
@@ -116,3 +115,40 @@ def test_the_filter_hint_names_every_record_kind_and_fits_80_columns() -> None:
     # session commits are records too: a hint without them hid that kind:session_commit filters
     assert all(f"{kind}" in FILTER_HELP for kind in get_args(RecordKind))
     assert len(FILTER_HELP) < 78
+
+
+async def test_placeholders_in_markdown_views_are_shown_not_dropped_as_html(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    """Placeholders like `<id>` show as text, never dropped as HTML (`reservation  to `)."""
+    edit_experience(workspace.root, "aaa_placeholders", "## Approach\n- move reservation <id> to <date>", 1)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "4")
+        assert "move reservation <id> to <date>" in screen_text(app)
+
+
+async def test_the_revert_conflict_dialog_offers_force_in_app_words(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    """The revert conflict dialog offers Force revert in the app's words (not the CLI's "use --force"),
+    names the changed file and leaves Cancel focused."""
+    park_demo_plan(workspace)
+    workspace.decide_all(PLAN_ID, "approved")
+    await workspace.apply_pending(PLAN_ID)
+    edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await press_and_settle(pilot, "3")
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press("enter")  # the revert dialog's default is Revert
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmModal) and dialog.title_text == "Revert conflict"
+        assert (
+            "--force" not in dialog.body and "memories/experiences/reservation_cancellation.md" in dialog.body
+        )
+        assert str(dialog.query_one("#confirm", Button).label) == "Force revert"
+        assert dialog.focused is dialog.query_one("#cancel")  # overwriting later edits is not the default
+    assert [e.kind for e in workspace.history()] == ["apply"]

@@ -3,7 +3,7 @@ Memories screen lists it under its type, and History reverts it."""
 
 from __future__ import annotations
 
-from app_support import MakeApp, notifications, screen_text, settle
+from app_support import MakeApp, memory_of, notifications, plans_of, screen_text, settle
 from textual.widgets import Select
 
 from ovtui.app.screens.history import HistoryScreen
@@ -31,7 +31,7 @@ def park_preference_plan(workspace: Workspace) -> None:
         ],
         metadata={"plan_id": PLAN_ID},
     )
-    workspace.pending.park(plan, [ItemDecision(item=0)])
+    plans_of(workspace).park(plan, [ItemDecision(item=0)])
 
 
 async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
@@ -106,7 +106,7 @@ async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, mak
     plan = PolicyUpdatePlan(
         items=[preference("seating", "aisle seats", None), preference("trains", "night trains", "alice")]
     )
-    applied = MemoryFilePolicyUpdater(workspace.store).apply_sync(plan)
+    applied = await MemoryFilePolicyUpdater(memory_of(workspace)).apply(plan, None)
     assert len(applied.written_uris) == 2
     # a peer folder that leads outside the workspace is reported, never read; the others still show
     outside = workspace.root.parent / "outside"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from app_support import MakeApp, press_and_settle, screen_text
+from app_support import MakeApp, memory_of, press_and_settle, screen_text
 
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.context import ExecutionContext
@@ -18,7 +18,7 @@ from ovtui.wiring.workspace import Workspace
 
 async def test_hot_column(workspace: Workspace, make_app: MakeApp) -> None:
     used = next(iter(workspace.experiences().policies))
-    HotnessLog(workspace.paths).record([used.uri] * 3)
+    HotnessLog(memory_of(workspace).paths).record([used.uri] * 3)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "4")
@@ -51,7 +51,7 @@ async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
     )
     assert await train.wait() == 0
     workspace = Workspace(root)
-    usage = HotnessLog(workspace.paths).usage()
+    usage = workspace.hotness()
     final = workspace.experiences()
     cases = workspace.case_loader(workspace.config.trainer.dataset, "test", 100)
     assert isinstance(cases, ListCaseLoader)
@@ -71,7 +71,7 @@ async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
 async def test_a_hotness_file_ovtui_cannot_read_leaves_the_memories_listed(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    log = HotnessLog(workspace.paths)
+    log = HotnessLog(memory_of(workspace).paths)
     log.record([next(iter(workspace.experiences().policies)).uri])
     log.compact()
     log.summary_path.write_text("{not json", encoding="utf-8")  # a broken bookkeeping file

@@ -6,8 +6,10 @@ from app_support import (
     PLAN_ID,
     MakeApp,
     edit_experience,
+    history_of,
     notifications,
     park_demo_plan,
+    plans_of,
     press_and_settle,
     screen_text,
     settle,
@@ -21,12 +23,11 @@ from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.memory.history import HistoryStore
 from ovtui.wiring.workspace import Workspace
 
 
 def decisions(workspace: object) -> list[tuple[str, str]]:
-    pending = workspace.pending.get(PLAN_ID)  # type: ignore[attr-defined]
+    pending = workspace.pending_plan(PLAN_ID)  # type: ignore[attr-defined]
     return [(d.decision, d.note) for d in pending.decisions]
 
 
@@ -92,7 +93,7 @@ async def test_edit_after_content_through_the_editor_seam(workspace: Workspace, 
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "2")
         await press_and_settle(pilot, "e")
-        item = workspace.pending.get(PLAN_ID).plan.items[0]
+        item = workspace.pending_plan(PLAN_ID).plan.items[0]
         assert "IF refundable" in seen[0]
         assert str(item.after_content).endswith("ALWAYS repeat the booking code")
         assert item.metadata["edited_by_reviewer"] is True
@@ -140,7 +141,7 @@ async def test_apply_refuses_while_items_are_undecided(workspace: Workspace, mak
         await press_and_settle(pilot, "2")
         await press_and_settle(pilot, "p")
     assert any("still undecided" in n for n in notifications(messages))
-    assert not HistoryStore(workspace.paths).ids_on_disk()
+    assert not history_of(workspace).ids_on_disk()
 
 
 async def test_dry_run_apply_then_real_apply_then_history_then_revert(
@@ -163,7 +164,7 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
         await press_and_settle(pilot, "p")
         assert {p.name: p.read_text() for p in experiences.glob("*.md")} == before
         assert any(n.startswith("Dry run of plan") for n in notifications(messages))
-        assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["dry_run"]
+        assert [e.kind for e in workspace.history()] == ["dry_run"]
 
         await pilot.press("D")  # dry run off: the real thing
         await press_and_settle(pilot, "p")
@@ -171,11 +172,11 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
         assert "IF refundable" in (experiences / "reservation_cancellation.md").read_text()
         assert not (experiences / "refund_status.md").exists()
         assert not (experiences / "baggage_allowance.md").exists()  # rejected
-        assert workspace.pending.list() == []
+        assert workspace.pending_plans() == []
 
         await press_and_settle(pilot, "3")
         assert isinstance(app.screen, HistoryScreen)
-        assert [e.kind for e in HistoryStore(workspace.paths).list()] == ["apply", "dry_run"]
+        assert [e.kind for e in workspace.history()] == ["apply", "dry_run"]
         assert app.screen.query_one("#records", VimTable).row_count == 2
         assert "review: 2 approved, 1 rejected" in screen_text(app)
 
@@ -216,12 +217,12 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
 
     workspace = sample_workspace
     await workspace.train(TrainOptions(epochs=1, eval_split=None, approve="ask"))
-    first, *others = workspace.pending.list()
-    workspace.pending.decide_all(first.plan_id, "approved")
+    first, *others = workspace.pending_plans()
+    workspace.decide_all(first.plan_id, "approved")
     await workspace.apply_pending(first.plan_id)
-    workspace.pending.refresh_stale(workspace.experiences())
-    stale = [p.plan_id for p in workspace.pending.list() if p.stale]
-    assert stale and len(others) == len(workspace.pending.list())
+    workspace.refresh_stale()
+    stale = [p.plan_id for p in workspace.pending_plans() if p.stale]
+    assert stale and len(others) == len(workspace.pending_plans())
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
@@ -232,7 +233,7 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
         await settle(app, pilot)
         [said] = [n for n in notifications(messages) if n.startswith("re-planned")]
         fresh = said.split(" as plan ")[1].split()[0]
-        waiting = {p.plan_id: p for p in workspace.pending.list()}
+        waiting = {p.plan_id: p for p in workspace.pending_plans()}
         assert set(stale).isdisjoint(waiting) and fresh in waiting and not waiting[fresh].stale
         assert app.screen.query_one("#plans", VimTable).row_count == len(waiting)
         await pilot.press("P")
@@ -243,10 +244,11 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
 async def test_applying_an_all_stale_plan_says_nothing_was_applied(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    """Defect 9 (app side): it said "Applied … wrote 0" and wrote an empty record."""
+    """Applying a plan whose one approved item is stale says nothing was applied and writes no record
+    (it once said "Applied … wrote 0" and wrote an empty one)."""
     park_demo_plan(workspace)
-    workspace.pending.decide_items(PLAN_ID, [0], "approved")
-    workspace.pending.decide_items(PLAN_ID, None, "rejected")
+    workspace.decide_items(PLAN_ID, [0], "approved")
+    workspace.decide_items(PLAN_ID, None, "rejected")
     edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
     app = make_app(workspace)
     messages: list[object] = []
@@ -257,8 +259,8 @@ async def test_applying_an_all_stale_plan_says_nothing_was_applied(
         await settle(app, pilot)
         said = [n for n in notifications(messages) if PLAN_ID in n]
         assert said == [f"Plan {PLAN_ID}: nothing applied: 1 item(s) stale; re-plan it or discard it"]
-    assert HistoryStore(workspace.paths).list() == []
-    assert [p.plan_id for p in workspace.pending.list()] == [PLAN_ID]  # still waiting
+    assert workspace.history() == []
+    assert [p.plan_id for p in workspace.pending_plans()] == [PLAN_ID]  # still waiting
 
 
 async def test_the_empty_review_hint_is_whole_at_80_columns(workspace: Workspace, make_app: MakeApp) -> None:
@@ -276,7 +278,7 @@ async def test_the_empty_review_hint_is_whole_at_80_columns(workspace: Workspace
 async def test_a_new_memory_of_a_session_shows_the_file_it_will_write(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    park_peer_preference(workspace.pending)
+    park_peer_preference(plans_of(workspace))
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "2")

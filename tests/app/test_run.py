@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from app_support import MakeApp, notifications, wait_group
+from app_support import MakeApp, notifications, plans_of, wait_group
 from server_support import start_cli_server, stop
 from textual.notifications import Notify
 from textual.pilot import Pilot
-from textual.widgets import Input, Log
+from textual.widgets import Button, Input, Log
 from workspace_support import build_sample_workspace
 
 from ovtui.app.app import OvtuiApp
@@ -22,7 +22,6 @@ from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.screens.run import RunScreen
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.events import Event
-from ovtui.memory.history import HistoryStore
 from ovtui.train.reports import RunReport
 from ovtui.train.review.policy import ItemDecision
 from ovtui.wiring.workspace import Workspace
@@ -112,7 +111,7 @@ async def test_train_to_completion_with_a_person_approving_each_plan(
         assert report.accuracy_delta is not None and report.accuracy_delta > 0
         assert "train: finished" in str(run.query_one("#run-status").render())
         assert "(+" in str(run.query_one("#accuracy").render())
-    applied = [e for e in HistoryStore(sample_workspace.paths).list() if e.kind == "apply"]
+    applied = [e for e in sample_workspace.history() if e.kind == "apply"]
     assert len(applied) == reviewed
     assert sum(n.startswith("Applied plan") for n in notifications(watch.messages)) == reviewed
 
@@ -149,7 +148,7 @@ async def test_cancel_between_batches_keeps_the_workspace_consistent(
         await pilot.pause()
         assert run.last_report is not None and run.last_report.cancelled
         assert "train: cancelled" in str(run.query_one("#run-status").render())
-    records = HistoryStore(sample_workspace.paths).list()
+    records = sample_workspace.history()
     assert records and all(e.kind == "apply" for e in records)  # every applied plan has its record
 
 
@@ -168,7 +167,7 @@ async def test_cancel_while_a_plan_waits_for_review_stops_at_once(
         await run_until_idle(app, pilot, watch, review=False)
         assert not run.running
         assert app.pending_count == 1  # the plan stays for later; nothing was applied
-    assert HistoryStore(sample_workspace.paths).list() == []
+    assert sample_workspace.history() == []
 
 
 @pytest.mark.parametrize("review_built_before", [False, True])
@@ -179,7 +178,7 @@ async def test_review_opens_on_the_plan_the_run_waits_on_not_the_oldest(
         items=[PolicyPlanItem(kind="upsert", target_name="left_from_before", after_content="- an old idea")],
         metadata={"plan_id": "older-plan"},
     )
-    sample_workspace.pending.park(older, [ItemDecision(item=0)])
+    plans_of(sample_workspace).park(older, [ItemDecision(item=0)])
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
@@ -195,7 +194,7 @@ async def test_review_opens_on_the_plan_the_run_waits_on_not_the_oldest(
         await pilot.press("1")
         await pilot.press("c")  # cancelled while its plan waits: both plans stay for later
         await run_until_idle(app, pilot, watch, review=False)
-    assert {p.plan_id for p in sample_workspace.pending.list()} >= {"older-plan", parked.data["plan_id"]}
+    assert {p.plan_id for p in sample_workspace.pending_plans()} >= {"older-plan", parked.data["plan_id"]}
 
 
 async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
@@ -234,7 +233,7 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
     assert run.last_report is not None and run.last_report.command == "stream"
     assert "inbox: trained on r1.json" in log and "rejected inbox/rollouts/broken.json" in log
     assert (root / "inbox" / "rejected" / "broken.json.reason.txt").exists()
-    assert [e.kind for e in HistoryStore(sample_workspace.paths).list()] == ["apply"]
+    assert [e.kind for e in sample_workspace.history()] == ["apply"]
 
 
 async def test_eval_on_a_served_dataset_runs_on_the_service(tmp_path: Path, make_app: MakeApp) -> None:
@@ -262,3 +261,19 @@ async def test_eval_on_a_served_dataset_runs_on_the_service(tmp_path: Path, make
             assert "eval: finished" in str(run.query_one("#run-status").render())
     finally:
         stop(proc)
+
+
+async def test_a_failed_run_shows_as_failed(workspace: Workspace, make_app: MakeApp) -> None:
+    """After `run failed: DatasetError …` the status line says FAILED, never `finished`."""
+    app = make_app(workspace)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        app.screen.query_one("#dataset", Input).value = "no_such_dataset"
+        await pilot.press("t")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (finished,) = {id(m): m for m in messages if isinstance(m, RunFinished)}.values()
+        assert finished.report is None and finished.error
+        status = str(app.screen.query_one("#run-status").render())
+        assert status.startswith("train: FAILED") and "finished" not in status
+        assert app.screen.query_one("#cancel", Button).disabled  # the run is over

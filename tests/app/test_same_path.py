@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app_support import MakeApp, demo_plan, make_workspace, park_demo_plan, press_and_settle
+from app_support import MakeApp, demo_plan, make_workspace, memory_of, park_demo_plan, press_and_settle
 
-from ovtui.memory.history import HistoryStore
+from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.train.review.policy import ReviewPolicy, apply_reviewed
 from ovtui.wiring.workspace import Workspace
 
@@ -26,9 +26,8 @@ def memory_files(root: Path) -> dict[str, str]:
 
 
 def the_record(workspace: Workspace) -> dict[str, Any]:
-    history = HistoryStore(workspace.paths)
-    (entry,) = history.list()
-    record = history.get(entry.id)
+    (entry,) = workspace.history()
+    record = workspace.history_record(entry.id)
     return {
         "kind": record.kind,
         "operations": without_stamps(json.dumps(record.operations.model_dump(), sort_keys=True)),
@@ -55,7 +54,10 @@ async def test_app_approval_and_approve_all_write_the_same_files_and_records(
 
     plan = demo_plan()  # what `ovtui train --approve all` does with a plan: the engine's own path
     await apply_reviewed(
-        headless.updater(False), plan, ReviewPolicy("all").decisions(plan), headless.experiences()
+        MemoryFilePolicyUpdater(memory_of(headless)),
+        plan,
+        ReviewPolicy("all").decisions(plan),
+        headless.experiences(),
     )
 
     assert memory_files(in_app.root) == memory_files(headless.root)

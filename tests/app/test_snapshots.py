@@ -10,13 +10,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from app_support import SnapCompare, make_workspace, park_demo_plan
+from app_support import SnapCompare, history_of, make_workspace, park_demo_plan
 from textual.pilot import Pilot
 
 from ovtui.app.app import OvtuiApp
 from ovtui.core.decisions import ReviewDecision
 from ovtui.core.events import Event
-from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
 
 FLOOR = (80, 24)
@@ -41,7 +40,7 @@ def with_history(app: OvtuiApp) -> OvtuiApp:
         plan_id="plan0000demo", decisions=[ReviewDecision(item=0, decision="approved", note="clear win")]
     )
     record = build_memory_diff([FileChange(uri, "experiences", before, after)], review=review, now=FIXED)
-    HistoryStore(app.workspace.paths).write(record, "20261129T120000000000_abcdef")
+    history_of(app.workspace).write(record, "20261129T120000000000_abcdef")
     return app
 
 

@@ -22,7 +22,7 @@ from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.fileformat import render_memory
-from ovtui.storage.watching import ChangeKind, classify, summarise, watch_workspace
+from ovtui.storage.watching import ChangeKind, classify, summarise
 from ovtui.wiring.workspace import Workspace
 
 
@@ -68,7 +68,7 @@ async def test_the_watcher_reports_an_experience_edit(workspace: Workspace) -> N
     seen = []
 
     async def consume() -> None:
-        async for changes in watch_workspace(workspace.paths, stop=stop, debounce_ms=200, ready=ready):
+        async for changes in workspace.watch(stop=stop, ready=ready, debounce_ms=200):
             seen.append(changes)
             if ChangeKind.EXPERIENCE in changes:
                 stop.set()
@@ -91,10 +91,10 @@ async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(
         edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 3)
         for _ in range(100):  # the watcher reports within a second; each pause is a turn of the loop
             await pilot.pause(0.02)
-            if workspace.pending.get(PLAN_ID).stale:
+            if workspace.pending_plan(PLAN_ID).stale:
                 break
         await settle(app, pilot)
-        assert workspace.pending.get(PLAN_ID).stale == [0]
+        assert workspace.pending_plan(PLAN_ID).stale == [0]
         assert "STALE" in screen_text(app)
 
 
@@ -119,7 +119,7 @@ async def test_a_plan_settled_by_another_process_leaves_the_review_queue(
             if app.pending_count == 0:
                 break
         assert app.pending_count == 0
-        assert workspace.pending.get(PLAN_ID).status == "discarded"
+        assert workspace.pending_plan(PLAN_ID).status == "discarded"
 
 
 async def test_the_memories_screen_follows_an_outside_edit_of_its_type(

@@ -12,7 +12,8 @@ from cli_support import run_ovtui
 from plan_support import park_peer_preference
 from workspace_support import build_sample_workspace
 
-from ovtui.wiring.workspace import Workspace
+from ovtui.memory.store import MemoryStore
+from ovtui.train.review.pending import PendingPlans
 
 
 @pytest.fixture
@@ -133,7 +134,7 @@ def test_discard_and_bad_references(parked: Path) -> None:
 
 def test_show_names_the_file_a_new_session_memory_will_write(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
-    park_peer_preference(Workspace(root).pending)
+    park_peer_preference(PendingPlans(MemoryStore.open(root)))
     code, out, err = review(root, "show", "plansession1", "0")
     assert code == 0, err
     assert (

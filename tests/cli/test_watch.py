@@ -21,7 +21,6 @@ from ovtui.core.domain import RubricCriterion
 from ovtui.core.events import Event
 from ovtui.environments.sample.agent import SampleAgentExecutor
 from ovtui.environments.sample.generate import generate_cases
-from ovtui.memory.history import HistoryStore
 from ovtui.wiring.workspace import Workspace
 
 CONFIG = '[review]\npolicy = "all"\n[trainer]\nmax_gradients_per_update = 50\nmax_wait_seconds = 0.3\n'
@@ -90,7 +89,7 @@ def test_watch_reports_files_plans_and_records(tmp_path: Path) -> None:
 
     [run] = list((root / "runs").iterdir())
     report = json.loads((run / "report.json").read_text())
-    records = [e.id for e in HistoryStore(Workspace(root).paths).list()]
+    records = [e.id for e in Workspace(root).history()]
     assert report["history_ids"] and sorted(report["history_ids"]) == sorted(records)
     assert report["inbox"] == {"processed": 2, "rejected": 1}
     assert "inbox: 2 file(s) trained on, 1 rejected" in out

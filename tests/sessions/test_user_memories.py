@@ -20,8 +20,8 @@ from ovtui.memory.history import HistoryStore
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert
 from ovtui.protocols.sessions import AddMessageRequest
-from ovtui.sessions.inbox import commit_messages
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
+from ovtui.sessions.inbox import commit_messages
 from ovtui.sessions.store import SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater
 from ovtui.train.backends.offline.session_extractor import ExtractedMemory

@@ -74,16 +74,16 @@ async def test_ask_policy_parks_plans_and_writes_nothing(sample: Path) -> None:
     workspace = Workspace(sample)
     report = await workspace.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
     assert report.pending_plans and _experience_texts(sample) == before
-    [pending] = workspace.pending.list()
+    [pending] = workspace.pending_plans()
     assert pending.undecided == len(pending.plan.items) > 0
 
     # A restart still has the plan; approving it and applying goes through the normal path.
     again = Workspace(sample)
-    again.pending.decide_all(pending.plan_id, "approved", note="reviewed")
+    again.decide_all(pending.plan_id, "approved", note="reviewed")
     result = await again.apply_pending(pending.plan_id)
     assert result.written_uris and not result.errors
     assert _experience_texts(sample) != before
-    assert again.pending.list() == []
+    assert again.pending_plans() == []
 
 
 async def test_dry_run_writes_records_but_no_memory(sample: Path) -> None:
