@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from app_support import (
     PLAN_ID,
     MakeApp,
@@ -13,9 +15,12 @@ from app_support import (
     press_and_settle,
     screen_text,
     settle,
+    wait_group,
 )
+from filelock import FileLock
 from plan_support import park_peer_preference
-from textual.widgets import Static
+from textual import events
+from textual.widgets import DataTable, Static
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.evidence import EvidenceScreen
@@ -23,6 +28,8 @@ from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.storage.paths import PENDING_FOLDER
+from ovtui.train.review.pending import LOCKS_FOLDER
 from ovtui.wiring.workspace import Workspace
 
 
@@ -64,6 +71,41 @@ async def test_approve_reject_with_note_and_confirm_a_delete(workspace: Workspac
         await pilot.click("#confirm")
         await settle(app, pilot)
         assert decisions(workspace) == [("approved", ""), ("rejected", "no evidence"), ("approved", "")]
+        assert "✗ rejected" in screen_text(app)
+
+
+async def test_decisions_wait_for_the_plans_lock_in_a_worker_while_the_keys_keep_working(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    """Another writer (a run, the CLI) holds the plan's file lock: each decision waits for it in a
+    worker, never on the UI loop, so the keys are still handled meanwhile; once the lock is free the
+    decisions land, in the order they were asked for."""
+    park_demo_plan(workspace)
+    path = workspace.root / PENDING_FOLDER / LOCKS_FOLDER / f"{PLAN_ID}.lock"
+    other_writer = FileLock(str(path), thread_local=False, is_singleton=False)
+    on_last_item = asyncio.Event()
+
+    def hook(message: object) -> None:
+        if not isinstance(message, DataTable.RowHighlighted):
+            return
+        if message.data_table.id == "items" and message.cursor_row == 2:
+            on_last_item.set()
+
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await press_and_settle(pilot, "2")
+        other_writer.acquire()
+        try:
+            # Item 0 approved, item 1 rejected, typed in one batch: both wait for the lock, and the
+            # cursor goes on at once, so the second key acts on the next item.
+            for key in ("a", "r"):
+                app.post_message(events.Key(key, key))
+            await asyncio.wait_for(on_last_item.wait(), 10)
+            assert [d for d, _ in decisions(workspace)] == ["pending"] * 3
+        finally:
+            other_writer.release()
+        await wait_group(app, pilot, "review-record")
+        assert [d for d, _ in decisions(workspace)] == ["approved", "rejected", "pending"]
         assert "✗ rejected" in screen_text(app)
 
 

@@ -158,6 +158,14 @@ class ReviewScreen(MainScreen):
             return None
         return self.plan.plan.items[self.item_index]
 
+    def _under_cursor(self) -> tuple[int | None, PolicyPlanItem | None]:
+        """The item under the cursor now: a key typed right after another acts on the row the first
+        one moved to, even before the screen has shown that row (``item`` is the row shown)."""
+        key = self.query_one("#items", VimTable).selected_key
+        if self.plan is None or key is None or int(key) >= len(self.plan.plan.items):
+            return None, None
+        return int(key), self.plan.plan.items[int(key)]
+
     @on(DataTable.RowHighlighted, "#plans")
     def _plan_highlighted(self, event: DataTable.RowHighlighted) -> None:
         key = str(event.row_key.value) if event.row_key.value is not None else None
@@ -199,14 +207,14 @@ class ReviewScreen(MainScreen):
 
     # --- decisions -----------------------------------------------------------------------------
     def action_decide(self, decision: Decision) -> None:
-        item, index = self.item, self.item_index
+        index, item = self._under_cursor()
         if self.plan is None or item is None or index is None:
             return
         plan_id = self.plan.plan_id
         self._confirm_deletes(decision, [item], lambda: self._decide(plan_id, index, decision, ""))
 
     def action_note(self) -> None:
-        item, index = self.item, self.item_index
+        index, item = self._under_cursor()
         if self.plan is None or item is None or index is None:
             return
         plan_id, current = self.plan.plan_id, self.plan.decisions[index]
@@ -281,7 +289,7 @@ class ReviewScreen(MainScreen):
             self.notify(done)
 
     def action_edit(self) -> None:
-        item, index = self.item, self.item_index
+        index, item = self._under_cursor()
         if self.plan is None or item is None or index is None:
             return
         if item.kind != "upsert":
@@ -299,7 +307,7 @@ class ReviewScreen(MainScreen):
         self._record("saving the edit", edit, done=f"edited {item.target_name}: approve it with a")
 
     def action_evidence(self) -> None:
-        item = self.item
+        _, item = self._under_cursor()
         if item is None:
             return
         if not item.evidence_trajectory_uris:
