@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ovtui.core.errors import ConfigError
-from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor
+from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor, TrainingEngine
 
 if TYPE_CHECKING:
     from ovtui.core.config import OvtuiConfig
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from ovtui.memory.store import MemoryStore
     from ovtui.storage.paths import WorkspacePaths
     from ovtui.train.backends.base import GradientProposer, PlanMerger, TrajectoryExtractor
-    from ovtui.train.engine import TrainingEngine
 
 FactoryT = TypeVar("FactoryT")
 

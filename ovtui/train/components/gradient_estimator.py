@@ -11,6 +11,7 @@ from typing import Any
 
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient, RolloutAnalysis, Trajectory
 from ovtui.core.errors import OvtuiError
+from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
 from ovtui.core.names import validate_name
 from ovtui.memory.merge_ops import merge_fields
@@ -18,7 +19,7 @@ from ovtui.memory.search import tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.backends.base import ExperienceProposal, GradientProposer
-from ovtui.train.components.experience_set_loader import experience_index, file_from_experience
+from ovtui.train.components.experience_set_loader import experience_index
 
 MAX_CANDIDATES = 5
 INACTIVE = {"deprecated", "archived"}

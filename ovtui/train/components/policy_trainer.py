@@ -20,7 +20,7 @@ from ovtui.core.domain import (
     RolloutAnalysis,
     RolloutTrainingResult,
 )
-from ovtui.train.engine import TrainingEngine
+from ovtui.core.interfaces import TrainingEngine
 
 FlushReason = Literal["count", "age", "close", "idle"]
 

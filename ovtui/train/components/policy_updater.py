@@ -18,13 +18,14 @@ from typing import Any
 
 from ovtui.core.context import ApplyOptions
 from ovtui.core.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
+from ovtui.core.experience_files import experience_from_file
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.history import HistoryStore, new_history_id
 from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.transaction import commit_record, prepare
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.components.experience_set_loader import ExperienceSetLoader, experience_from_file
+from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_staging import PlanStager, StagedPlan
 
 

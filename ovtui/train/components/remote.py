@@ -28,8 +28,9 @@ import httpx2 as httpx
 from pydantic import ValidationError
 
 from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout, RubricEvaluation
+from ovtui.core.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout
 from ovtui.core.errors import OvtuiError
+from ovtui.core.rollouts import failed_rollout
 from ovtui.protocols.benchmark import (
     CasePage,
     CaseQuery,
@@ -192,21 +193,6 @@ class RemoteCaseLoader:
                     break
                 query.cursor = page.next_cursor
         return cases[: self.limit] if self.limit else cases
-
-
-def failed_rollout(case: Case, context: ExecutionContext, error: str, url: str) -> Rollout:
-    """A case whose execution failed: graded failed, with the service's error text."""
-    return Rollout(
-        case=case,
-        policy_snapshot_id=context.policy_snapshot_id,
-        evaluation=RubricEvaluation(
-            passed=False,
-            score=0.0,
-            feedback=[f"rollout execution failed: {error}"],
-            metadata={EXECUTION_ERROR: error},
-        ),
-        metadata={EXECUTION_ERROR: error, "service": url},
-    )
 
 
 class RemoteRolloutExecutor:
