@@ -32,7 +32,9 @@ from ovtui.core.interfaces import (
     PolicyUpdater,
     RolloutAnalyzer,
 )
-from ovtui.train.review.assessment import ValidationGate, mark_evidence, mark_leaks, validation_line
+from ovtui.train.review.gates.evidence import mark_evidence
+from ovtui.train.review.gates.leaks import mark_leaks
+from ovtui.train.review.gates.validation import ValidationGate, validation_line
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import (
     ItemDecision,

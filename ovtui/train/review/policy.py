@@ -27,7 +27,7 @@ from ovtui.core.domain import (
 )
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import PolicyUpdater
-from ovtui.train.review.assessment import validation_line
+from ovtui.train.review.gates.validation import validation_line
 
 Decision = Literal["pending", "approved", "rejected"]
 SettledStatus = Literal["applied", "discarded", "replanned"]
