@@ -41,6 +41,12 @@ class PolicyStatus(StrEnum):
         except ValueError:
             return cls.PRODUCTION
 
+    @property
+    def serves(self) -> bool:
+        """Whether an agent is given experiences of this status: deprecated and archived ones stay on
+        file (and in the history) but are never served, retrieved or proposed for edits."""
+        return self not in (PolicyStatus.DEPRECATED, PolicyStatus.ARCHIVED)
+
 
 class TrajectoryOutcome(StrEnum):
     SUCCESS = "success"

@@ -22,7 +22,6 @@ from ovtui.train.backends.base import ExperienceProposal, GradientProposer
 from ovtui.train.components.experience_set_loader import experience_index
 
 MAX_CANDIDATES = 5
-INACTIVE = {"deprecated", "archived"}
 
 
 def confidence_from(analysis: RolloutAnalysis) -> float:
@@ -40,7 +39,7 @@ def candidate_experiences(
     query = tokenize(f"{trajectory.name} {trajectory.retrieval_anchor} {trajectory.content}")
     # One index serves every stage; retired experiences are skipped here rather than indexed apart.
     hits = [policies[i] for i, _ in index.top(query, limit + 8)]
-    return [p for p in hits if p.status.value not in INACTIVE][:limit]
+    return [p for p in hits if p.status.serves][:limit]
 
 
 class ExperienceGradientEstimator:

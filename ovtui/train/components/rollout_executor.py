@@ -11,7 +11,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart
+from ovtui.core.domain import Case, Experience, ExperienceSet, Message, Rollout, TextPart
 from ovtui.core.interfaces import RolloutEvaluator
 from ovtui.core.rollouts import user_query
 from ovtui.memory.hotness import HotnessMix
@@ -24,7 +24,6 @@ SYSTEM_PROMPT = """\
 You are a helpful customer-support agent. Answer the user's request in one reply.
 {experiences}"""
 EXPERIENCES_HEADER = "Follow these experiences learned from earlier conversations when they apply:\n\n"
-INACTIVE = {PolicyStatus.DEPRECATED, PolicyStatus.ARCHIVED}
 
 
 def relevant_experiences(
@@ -32,7 +31,7 @@ def relevant_experiences(
 ) -> list[Experience]:
     """The experiences most relevant to ``query``; with hotness, relevance and hotness mixed over
     the lexical matches (a memory that matches nothing is never brought in by being hot)."""
-    active = [p for p in policy_set.policies if p.status not in INACTIVE]
+    active = [p for p in policy_set.policies if p.status.serves]
     index = LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
     wanted = limit if hotness is None or hotness.weight <= 0 else limit * 4
     matches = index.top(tokenize(query), wanted)
