@@ -96,7 +96,7 @@ class Resources:
 
 
 @dataclass(frozen=True)
-class CaseQuery:
+class CaseSelection:
     """Which cases a run wants from a case source."""
 
     dataset: str
@@ -115,7 +115,7 @@ class Backends:
 
 
 ExecutorFactory = Callable[[Resources], RolloutExecutor]
-CaseSourceFactory = Callable[[Resources, CaseQuery], CaseLoader]
+CaseSourceFactory = Callable[[Resources, CaseSelection], CaseLoader]
 # A trainer is built per run, around that run's engine, starting from the policy set as loaded.
 TrainerFactory = Callable[[Resources, "TrainingEngine", "ExperienceSet"], PolicyTrainer]
 BackendFactory = Callable[[Resources], Backends]
@@ -166,14 +166,14 @@ def _tau2_replay(resources: Resources) -> RolloutExecutor:
 
 # --- case sources: where cases come from ----------------------------------------------------------
 @CASE_SOURCES.register("jsonl")
-def _jsonl_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
+def _jsonl_cases(resources: Resources, query: CaseSelection) -> CaseLoader:
     from ovtui.train.components.case_loader import JsonlCaseLoader
 
     return JsonlCaseLoader(resources.paths, query.dataset, query.split, query.batch_size, query.limit)
 
 
 @CASE_SOURCES.register("remote")
-def _remote_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
+def _remote_cases(resources: Resources, query: CaseSelection) -> CaseLoader:
     """A dataset declared as ``[datasets.NAME] url = …``: its cases come from the service (whose
     executions the workspace then uses as its executor, see ``Workspace.executor``)."""
     from ovtui.wiring.remote_datasets import remote_case_loader
