@@ -51,18 +51,6 @@ class MemoryFilePolicyUpdater:
             staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options)
         return await asyncio.to_thread(self._result, staged, changes, record_id, policy_set)
 
-    def apply_sync(
-        self,
-        plan: PolicyUpdatePlan,
-        policy_set: ExperienceSet | None = None,
-        options: ApplyOptions | None = None,
-    ) -> PolicyApplyResult:
-        """The same apply for plain threads and processes (takes the OS lock directly)."""
-        options = (options or ApplyOptions()).for_plan(plan)
-        with self.store.lock.hold(options.purpose, options.lock_timeout):
-            staged, changes, record_id = self._apply_locked(plan, options)
-        return self._result(staged, changes, record_id, policy_set)
-
     # --- under the lock ----------------------------------------------------------------------
     def _apply_locked(
         self, plan: PolicyUpdatePlan, options: ApplyOptions
