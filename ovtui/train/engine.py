@@ -1,4 +1,4 @@
-"""PolicyTrainingEngine: the analyze → estimate → plan → review → apply kernel (seed 000 §8).
+"""PolicyTrainingEngine: the analyze → estimate → plan → review → apply kernel.
 
 Batch and streaming trainers share it. Analysis and estimation run concurrently (bounded); plan
 runs outside the lock (it may call an LLM) against a snapshot; apply takes the workspace lock and

@@ -1,4 +1,4 @@
-"""ExperienceGradientEstimator: trajectory → PatchSemanticGradient[] (seed 000 §6.5).
+"""ExperienceGradientEstimator: trajectory → PatchSemanticGradient[].
 
 The shell finds up to five candidate experiences by lexical similarity, lets the backend propose
 edits, and turns every proposal into a before/after pair of memory files. Confidence comes from

@@ -1,4 +1,4 @@
-"""RemoteCaseLoader and RemoteRolloutExecutor (seed 000 §13): a benchmark service over HTTP.
+"""RemoteCaseLoader and RemoteRolloutExecutor: a benchmark service's cases and executions, over HTTP.
 
 The executor submits each case (``POST /v1/rollouts/execute``), then polls its execution until it
 completes or fails. Transport errors, 408, 429 (after its Retry-After) and 5xx are retried with

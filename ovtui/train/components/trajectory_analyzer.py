@@ -1,4 +1,4 @@
-"""TrajectoryRolloutAnalyzer: rollout → persisted trajectories (seed 000 §6.4).
+"""TrajectoryRolloutAnalyzer: rollout → persisted trajectories.
 
 Evaluation precedence: the rollout's own evaluation, else the injected evaluator, else a fallback
 that only says whether a trajectory was extracted (and carries no reward bonus). The evaluation's

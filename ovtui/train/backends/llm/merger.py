@@ -1,4 +1,4 @@
-"""LLMPlanMerger: one model call per batch merges the proposals into one plan (seed 000 §10).
+"""LLMPlanMerger: one model call per batch merges the proposals into one plan.
 
 The model sees the original files the proposals were based on, every proposal as a field-level
 unified diff, and similar existing experiences. It may merge, split, dedupe and delete; every
