@@ -234,9 +234,10 @@ class PolicyPlanItem(Model):
     profile); filename placeholders other than the name (an entity's ``category``) come from
     ``metadata["fields"]``. ``target_uri``, when given, must be where that name lives: an edit is
     never retargeted. For types whose file names carry a timestamp (events), the URI designates
-    an existing file. ``peer_id`` puts the file in that peer's own memory space (``peers/<peer_id>/``;
-    a peer is another participant of the user's sessions) instead of the user's own; it is checked by the one name rule where it becomes a
-    path (``workspace.targets``), and refused for a type that is not ``peer_enabled``."""
+    an existing file. ``peer_id`` puts the file in that peer's own memory space
+    (``peers/<peer_id>/``; a peer is another participant of the user's sessions) instead of the
+    user's own; it is checked by the one name rule where it becomes a path
+    (``ovtui.memory.targets``), and refused for a type that is not ``peer_enabled``."""
 
     kind: PolicyPlanItemKind
     memory_type: str = EXPERIENCES
