@@ -6,14 +6,15 @@ folder that a loader reads and an updater writes, and the updater compare-and-sw
 against what it was planned on (``PolicyPlanItem.base_conflict``, the product's rule), so a test
 can make an item go stale by writing the file meanwhile (``InMemoryPolicies.write``). The stages
 record what they were given. ``FakeAnalyzer`` can hold each analysis until the test releases it,
-to see how many run at once and in which order they finish.
+to see how many run at once and in which order they finish. (A ``CaseLoader`` over a list needs no
+fake: the product's ``ListCaseLoader`` is one.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ovtui.core.context import ApplyOptions, ExecutionContext
@@ -143,21 +144,6 @@ class HashSnapshotter:
 
 
 # --- cases and rollouts ------------------------------------------------------------------------
-
-
-class ListCases:
-    """A ``CaseLoader`` over a list, in batches of ``batch_size``."""
-
-    def __init__(self, cases: list[Case], batch_size: int = 2) -> None:
-        self.cases = cases
-        self.batch_size = batch_size
-
-    async def batches(self) -> AsyncIterator[list[Case]]:
-        for start in range(0, len(self.cases), self.batch_size):
-            yield self.cases[start : start + self.batch_size]
-
-    async def count(self) -> int:
-        return len(self.cases)
 
 
 class PassingEvaluator:

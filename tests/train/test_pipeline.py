@@ -11,12 +11,12 @@ from ovtui.core.events import Event, EventBus
 from ovtui.testing.fakes import (
     HashSnapshotter,
     InMemoryPolicies,
-    ListCases,
     PassingEvaluator,
     RecordingTrainer,
     ScriptedExecutor,
     case,
 )
+from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
 
 
@@ -42,8 +42,8 @@ class Harness:
         return [e for e in self.seen if e.kind == kind]
 
 
-def cases(*names: str) -> ListCases:
-    return ListCases([case(n) for n in names], batch_size=2)
+def cases(*names: str) -> ListCaseLoader:
+    return ListCaseLoader([case(n) for n in names], batch_size=2)
 
 
 async def test_eval_runs_every_batch_and_reports_what_passed() -> None:
