@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ovtui.core.errors import ConfigError
-from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor
+from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor, TrainingEngine
 
 if TYPE_CHECKING:
     from ovtui.core.config import OvtuiConfig
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from ovtui.memory.store import MemoryStore
     from ovtui.storage.paths import WorkspacePaths
     from ovtui.train.backends.base import GradientProposer, PlanMerger, TrajectoryExtractor
-    from ovtui.train.engine import TrainingEngine
 
 FactoryT = TypeVar("FactoryT")
 
@@ -97,7 +96,7 @@ class Resources:
 
 
 @dataclass(frozen=True)
-class CaseQuery:
+class CaseSelection:
     """Which cases a run wants from a case source."""
 
     dataset: str
@@ -116,7 +115,7 @@ class Backends:
 
 
 ExecutorFactory = Callable[[Resources], RolloutExecutor]
-CaseSourceFactory = Callable[[Resources, CaseQuery], CaseLoader]
+CaseSourceFactory = Callable[[Resources, CaseSelection], CaseLoader]
 # A trainer is built per run, around that run's engine, starting from the policy set as loaded.
 TrainerFactory = Callable[[Resources, "TrainingEngine", "ExperienceSet"], PolicyTrainer]
 BackendFactory = Callable[[Resources], Backends]
@@ -167,14 +166,14 @@ def _tau2_replay(resources: Resources) -> RolloutExecutor:
 
 # --- case sources: where cases come from ----------------------------------------------------------
 @CASE_SOURCES.register("jsonl")
-def _jsonl_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
+def _jsonl_cases(resources: Resources, query: CaseSelection) -> CaseLoader:
     from ovtui.train.components.case_loader import JsonlCaseLoader
 
     return JsonlCaseLoader(resources.paths, query.dataset, query.split, query.batch_size, query.limit)
 
 
 @CASE_SOURCES.register("remote")
-def _remote_cases(resources: Resources, query: CaseQuery) -> CaseLoader:
+def _remote_cases(resources: Resources, query: CaseSelection) -> CaseLoader:
     """A dataset declared as ``[datasets.NAME] url = …``: its cases come from the service (whose
     executions the workspace then uses as its executor, see ``Workspace.executor``)."""
     from ovtui.wiring.remote_datasets import remote_case_loader

@@ -55,7 +55,7 @@ from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.engine import PolicyTrainingEngine
 from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
 from ovtui.train.reports import RunReport, RunTally
-from ovtui.train.review.assessment import ValidationGate, split_validation
+from ovtui.train.review.gates.validation import ValidationGate, split_validation
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import (
     Decision,
@@ -65,7 +65,7 @@ from ovtui.train.review.policy import (
     evidence_for,
     stale_subplan,
 )
-from ovtui.wiring.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
+from ovtui.wiring.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseSelection, Resources
 
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
@@ -182,7 +182,7 @@ class Workspace:
 
     def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
         source = "remote" if dataset in self.config.datasets else "jsonl"
-        query = CaseQuery(dataset, split, batch_size, limit)
+        query = CaseSelection(dataset, split, batch_size, limit)
         return CASE_SOURCES.get(source)(self.resources, query)
 
     def trials(self, trials: int | None) -> int:

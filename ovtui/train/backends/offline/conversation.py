@@ -1,4 +1,4 @@
-"""What the offline learner takes from a conversation case: a session commit's case (seed 004).
+"""What the offline learner takes from a conversation case: a session commit's case.
 
 A conversation case is known by its rubric, not by where it came from: a criterion of kind
 ``tool_calls_complete`` (every tool call completed; ``answers_after_tools``: the assistant answered
