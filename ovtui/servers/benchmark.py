@@ -1,4 +1,5 @@
-"""The benchmark service (seed 000 §13, §15.6): one environment over HTTP, on the server base.
+"""The benchmark service: one environment over HTTP, on the server base, so that a trainer anywhere
+(ovtui's remote datasets, another tool) runs its cases without the environment's code or data.
 
 ``POST /v1/cases/query`` pages the cases of a split; ``POST /v1/rollouts/execute`` queues one case
 and answers its execution id at once; ``GET /v1/rollouts/executions/{id}`` says running, completed
