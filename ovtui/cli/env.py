@@ -1,4 +1,5 @@
-"""``ovtui env list|cases|serve|score``: environments by name and the benchmark service."""
+"""``ovtui env list|cases|serve|score``: environments by name (every entry point of the
+``ovtui.environments`` group) and the benchmark service."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ import os
 import sys
 from pathlib import Path
 
-from ovtui.environments.base import EnvironmentError_
-from ovtui.environments.registry import ENVIRONMENTS, get_environment
+from ovtui.core.config import OvtuiConfig
+from ovtui.environments.base import Environment, EnvironmentError_
+from ovtui.wiring.registry import ENVIRONMENTS
 
-DEFAULT_PORT = 1944  # the port of seed 000's tau2 service example
+DEFAULT_PORT = 1944  # the port a benchmark service listens on unless told otherwise
+
+
+def get_environment(name: str, config: OvtuiConfig | None = None) -> Environment:
+    """The environment ``name``, its models from ``config`` when it needs some."""
+    return ENVIRONMENTS.get(name, asked_by="ovtui env")(config)
 
 
 def default_state_folder(environment: str) -> Path:
@@ -51,14 +58,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def run_list(args: argparse.Namespace) -> int:
-    for name, entry in ENVIRONMENTS.items():
+    for name in ENVIRONMENTS.names():
         try:
-            environment = entry.factory(None)
+            environment = get_environment(name)
         except EnvironmentError_ as exc:
             print(f"{name:<14} unavailable: {exc}")
             continue
         counts = ", ".join(f"{s} {len(environment.cases(s))}" for s in environment.splits())
-        print(f"{name:<14} {counts:<22} {entry.description}")
+        print(f"{name:<14} {counts:<22} {environment.description}")
     return 0
 
 

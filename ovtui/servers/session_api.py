@@ -32,7 +32,6 @@ from ovtui.protocols.sessions import (
 from ovtui.servers.base.app import create_app
 from ovtui.servers.base.pool import PoolFull, WorkerPool
 from ovtui.servers.session_inbox import SessionInbox
-from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.overview import TASK_STATUS, TASKS_DIR
 from ovtui.sessions.store import Archive, SessionError, SessionStore
 from ovtui.storage.event_log import EventLog
@@ -114,7 +113,7 @@ def create_session_app(
         events.log(f"session {session_id!r} is locked by another process: waiting for it", level="warning")
 
     sessions = SessionStore(workspace.paths, on_wait=waiting)
-    committer = SessionCommitter(workspace, sessions, RunContext(run_id, events, asyncio.Event()))
+    committer = workspace.session_committer(sessions, RunContext(run_id, events, asyncio.Event()))
     pool: WorkerPool | None = None
 
     def the_pool() -> WorkerPool:

@@ -71,7 +71,7 @@ async def commit_file(workspace: Workspace, path: Path, session_id: str | None =
     sessions = SessionStore(workspace.paths)
     session_id = check_session_id(session_id or path.name.removesuffix(".jsonl"))
     messages = read_conversation(path, sessions)
-    committer = SessionCommitter(workspace, sessions, RunContext(None, EventBus(), asyncio.Event()))
+    committer = workspace.session_committer(sessions, RunContext(None, EventBus(), asyncio.Event()))
     try:
         return await commit_messages(committer, session_id, messages)
     finally:
@@ -86,7 +86,7 @@ class SessionInbox(InboxProcessor):
     TAKES = "a conversation per .jsonl file, a message per line; a Rollout (.json) goes to inbox/rollouts/"
 
     def __init__(self, committer: SessionCommitter, events: EventBus) -> None:
-        super().__init__(committer.workspace.paths, committer.submit_rollout, events)
+        super().__init__(committer.paths, committer.submit_rollout, events)
         self.committer = committer
 
     async def _train(self, path: Path) -> None:  # the base's _handle reports progress after it

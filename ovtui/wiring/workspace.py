@@ -23,6 +23,7 @@ from ovtui.core.errors import OvtuiError, RunCancelled
 from ovtui.core.events import EventBus, Listener
 from ovtui.core.interfaces import (
     CaseLoader,
+    ExperienceReader,
     PolicyTrainer,
     PolicyUpdater,
     RolloutEvaluator,
@@ -51,11 +52,24 @@ from ovtui.train.review.policy import (
     evidence_for,
     stale_subplan,
 )
-from ovtui.wiring.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseQuery, Resources
+from ovtui.wiring.registry import (
+    BACKENDS,
+    TRAINERS,
+    CaseSelection,
+    CaseSource,
+    Resources,
+    agent,
+    agent_reader,
+    case_source,
+    check_names,
+)
 
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
     from ovtui.llm.usage import CallUsage
+    from ovtui.sessions.commit import SessionCommitter
+    from ovtui.sessions.store import SessionStore
+    from ovtui.train.backends.session_extraction import SessionExtractor
     from ovtui.train.review.replan import ReplanResult
 
 
@@ -86,6 +100,7 @@ class Workspace:
         require_workspace(root)
         self.config = config or load_config(root)
         self.paths = WorkspacePaths(root, self.config.workspace.user)
+        check_names(self.config, self.paths.config_file)
         self.store = MemoryStore(self.paths)
         # What start-up recovery finished (an apply a crash interrupted), for the CLI and the app to show.
         self.recovered = recover_on_start(self.paths, self.store.lock)
@@ -125,17 +140,20 @@ class Workspace:
         return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
 
     def executor(self, dataset: str | None = None) -> RolloutExecutor:
-        """Who runs the cases: a remote dataset's services ([datasets.NAME] url), else [trainer] agent."""
-        if dataset is not None and dataset in self.config.datasets:
-            from ovtui.wiring.remote_datasets import remote_executor
+        """Who runs the cases: the dataset's case source when it runs its own (a remote service),
+        else ``[trainer] agent``."""
+        if dataset is not None:
+            own = self._case_source(dataset).executor(self.resources, dataset)
+            if own is not None:
+                return own
+        return agent(self.config.trainer.agent, self.resources)
 
-            return remote_executor(self.config, dataset)
-        return EXECUTORS.get(self.config.trainer.agent)(self.resources)
+    def _case_source(self, dataset: str) -> CaseSource:
+        return case_source(self.config, dataset)
 
     def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
-        source = "remote" if dataset in self.config.datasets else "jsonl"
-        query = CaseQuery(dataset, split, batch_size, limit)
-        return CASE_SOURCES.get(source)(self.resources, query)
+        selection = CaseSelection(dataset, split, batch_size, limit)
+        return self._case_source(dataset).cases(self.resources, selection)
 
     def trials(self, trials: int | None) -> int:
         """Runs of each eval case: ``trials`` (checked) or ``[trainer] eval_trials``."""
@@ -179,7 +197,37 @@ class Workspace:
             concurrency=self.config.trainer.rollout_concurrency,
             wait_for_review=wait_for_review,
             gate=ValidationGate(validation, self.executor()) if validation else None,
-            agent=self.config.trainer.agent,
+            reader=self.experience_reader(),
+        )
+
+    def experience_reader(self) -> ExperienceReader | None:
+        """How ``[trainer] agent`` reads experiences (None: it reads anything), for Review's notes."""
+        return agent_reader(self.config.trainer.agent, self.resources.environment)
+
+    def session_committer(self, sessions: SessionStore, run: RunContext) -> SessionCommitter:
+        """The committer of this workspace's sessions: its backend's session extractor, and the
+        ``[sessions] train_with`` trainer around an engine of ``run`` for the commits' cases."""
+        from ovtui.sessions.commit import SessionCommitter, SessionTraining
+
+        async def training() -> SessionTraining:
+            review, name = self.config.review, self.config.sessions.train_with
+            engine = self.engine(run, approve=review.policy, dry_run=review.dry_run, wait_for_review=False)
+            trainer = self.trainer(name, engine, await self.loader.load())
+            if not isinstance(trainer, StreamingTrainer):
+                raise OvtuiError(f"[sessions] train_with: trainer {name!r} cannot take rollouts one by one")
+            return SessionTraining(trainer, engine.analyzer)
+
+        def extractor() -> SessionExtractor:
+            return BACKENDS.get(self.config.llm.backend)(self.resources).session_extractor
+
+        return SessionCommitter(
+            self.store,
+            self.pending,
+            sessions,
+            run,
+            extractor=extractor,
+            training=training,
+            settings=self.config.sessions,
         )
 
     def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
@@ -377,14 +425,9 @@ class Workspace:
 
     def evaluator_for(self, case: Case) -> RolloutEvaluator | None:
         """The evaluator that can grade ``case`` (for inbox rollouts that come without one): the
-        sample environment's, when every rubric criterion is of a kind it checks."""
-        from ovtui.environments.sample.criteria import CRITERION_KINDS
-        from ovtui.environments.sample.evaluator import SampleEvaluator
-
-        criteria = case.rubric.criteria
-        if criteria and all(c.metadata.get("kind") in CRITERION_KINDS for c in criteria):
-            return SampleEvaluator()
-        return None
+        environment of the local datasets (``[trainer] environment``), when it grades such a case."""
+        environment = self.resources.environment()
+        return environment if environment.can_grade(case) else None
 
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
         """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.

@@ -21,7 +21,6 @@ from ovtui.core.events import Event, EventBus
 from ovtui.servers.session_api import create_session_app
 from ovtui.servers.session_inbox import SessionInbox
 from ovtui.sessions import store as session_store
-from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.store import SessionStore
 from ovtui.wiring.workspace import Workspace
 
@@ -133,7 +132,7 @@ def test_an_inbox_file_dropped_again_under_the_same_name_is_committed_again(tmp_
 
     async def run() -> SessionInbox:
         workspace = Workspace(root)
-        committer = SessionCommitter(workspace, SessionStore(workspace.paths), RunContext())
+        committer = workspace.session_committer(SessionStore(workspace.paths), RunContext())
         inbox = SessionInbox(committer, EventBus([progress.append]))
         for part in (1, 2):  # the next part of the same conversation, exported under its name
             (incoming / "chat-7.jsonl").write_text(conversation.replace("1234", f"123{part}"))

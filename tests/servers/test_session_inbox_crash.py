@@ -19,7 +19,6 @@ from ovtui.core.context import RunContext
 from ovtui.core.events import EventBus
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.servers.session_inbox import SessionInbox
-from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.store import SessionStore
 from ovtui.wiring.workspace import Workspace
 
@@ -91,7 +90,7 @@ def test_inbox_sessions_commits_and_quarantines(tmp_path: Path) -> None:
 
     async def run() -> None:
         workspace = Workspace(root)
-        committer = SessionCommitter(workspace, SessionStore(workspace.paths), RunContext())
+        committer = workspace.session_committer(SessionStore(workspace.paths), RunContext())
         inbox = SessionInbox(committer, EventBus())
         inbox.scan()
         await inbox.drain()

@@ -14,7 +14,6 @@ from workspace_support import INBOX_OTHER_FILES, build_sample_workspace, check_o
 from ovtui.core.context import RunContext
 from ovtui.core.events import Event, EventBus
 from ovtui.servers.session_inbox import SessionInbox
-from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.store import SessionStore
 from ovtui.wiring.workspace import Workspace
 
@@ -25,7 +24,7 @@ async def test_other_files_are_quarantined_and_partial_ones_left_alone(tmp_path:
     incoming.mkdir(parents=True, exist_ok=True)
     (incoming / "chat.json").write_text(json.dumps(CONVERSATION))  # a conversation, but not as JSONL
     workspace = Workspace(root)
-    committer = SessionCommitter(workspace, SessionStore(workspace.paths), RunContext())
+    committer = workspace.session_committer(SessionStore(workspace.paths), RunContext())
     rejected: list[str] = []
     watching, handled = asyncio.Event(), asyncio.Event()
 

@@ -21,7 +21,6 @@ from workspace_support import build_sample_workspace
 from ovtui.core.context import RunContext
 from ovtui.core.events import Event, EventBus
 from ovtui.servers.session_inbox import SessionInbox
-from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.store import SessionStore
 from ovtui.storage.fsio import CRASH_AT_ENV
 from ovtui.wiring.workspace import Workspace
@@ -35,7 +34,7 @@ def read_inbox(root: Path) -> tuple[SessionInbox, list[Event]]:
 
     async def run() -> SessionInbox:
         workspace = Workspace(root)
-        committer = SessionCommitter(workspace, SessionStore(workspace.paths), RunContext())
+        committer = workspace.session_committer(SessionStore(workspace.paths), RunContext())
         inbox = SessionInbox(committer, EventBus([events.append]))
         inbox.scan()
         await inbox.drain()

@@ -1,4 +1,5 @@
-"""Components by name: a new executor is one registration plus one line of ovtui.toml."""
+"""Components by name: a new agent is one registration plus one line of ovtui.toml; a name nothing
+registers is refused when the workspace opens, naming ovtui.toml, the key and the registered names."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout
 from ovtui.core.errors import ConfigError
 from ovtui.environments.sample.agent import SampleAgentExecutor
-from ovtui.storage.config_file import load_config
-from ovtui.wiring.registry import EXECUTORS, Registry, Resources
+from ovtui.wiring.registry import AGENTS, Registry, Resources
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 SEEN: list[ExecutionContext] = []
@@ -28,7 +28,7 @@ class RecordingExecutor:
         return await SampleAgentExecutor().execute(cases, policy_set, context)
 
 
-@EXECUTORS.register("recording-sample")
+@AGENTS.register("recording-sample")
 def _recording(resources: Resources) -> RecordingExecutor:
     return RecordingExecutor()
 
@@ -59,10 +59,11 @@ async def test_a_registered_executor_is_used_when_the_config_names_it(sample: Pa
 def test_an_unregistered_name_is_a_config_error_listing_the_registered_ones(sample: Path) -> None:
     _set_agent(sample, "nobody")
     with pytest.raises(ConfigError) as caught:
-        load_config(sample)
+        Workspace(sample)
     message = str(caught.value)
-    assert "trainer.agent" in message and "'nobody'" in message
-    assert all(name in message for name in ("llm", "sample"))
+    assert message.startswith(f"{sample / 'ovtui.toml'}: invalid configuration")
+    assert "[trainer.agent] unknown agent 'nobody'" in message
+    assert all(name in message for name in ("llm", "recording-sample", "sample", "tau2-replay"))
 
 
 def test_a_name_registers_once_and_lookups_name_the_config_key() -> None:

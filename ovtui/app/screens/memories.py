@@ -32,7 +32,7 @@ from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.hotness import HotnessLog, Usage, hotness_score
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.review.readability import unread_notes
+from ovtui.train.review.gates.readability import unread_notes
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,7 @@ class MemoriesScreen(MainScreen):
         )
         flags = ""
         if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
-            unread = unread_notes(self.workspace.config.trainer.agent, row.content)
+            unread = unread_notes(self.workspace.experience_reader(), row.content)
             flags = "".join(f"\n\n> ⚠ {note}" for _, note in unread)
         view.show(f"{facts}{flags}\n\n---\n\n{row.content}")
 

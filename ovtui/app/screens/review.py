@@ -24,8 +24,8 @@ from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.targets import plan_target
+from ovtui.train.review.gates.readability import unread_notes
 from ovtui.train.review.policy import Decision, PendingPlan
-from ovtui.train.review.readability import unread_notes
 
 NEEDS_ITEM = {"decide", "note", "edit", "evidence"}
 NEEDS_PLAN = {"decide_all", "apply", "discard"}
@@ -135,7 +135,7 @@ class ReviewScreen(MainScreen):
             return
         current = self._current_file(item)
         # Read live, so an edit made in $EDITOR is judged as it is now.
-        unread = unread_notes(self.workspace.config.trainer.agent, item.after_content or "")
+        unread = unread_notes(self.workspace.experience_reader(), item.after_content or "")
         item.metadata["unread_lines"] = [note for _, note in unread]
         where = self.relative(self._target_uri(item))
         header.update(item_header(self.plan, index, item, self.relative, where), layout=False)  # fixed height
