@@ -1,4 +1,4 @@
-"""Whose a memory of a session is (seed 004 §3.4): the user's own, or a peer's — someone else in
+"""Whose a memory of a session is: the user's own, or a peer's — someone else in
 the conversation, named by a message's ``peer_id`` — and what the session's MemoryPolicy lets a
 commit keep.
 

@@ -8,12 +8,18 @@ from pathlib import Path
 import pytest
 from workspace_support import build_sample_workspace
 
+from ovtui.core.config import OvtuiConfig
 from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import Case, ExperienceSet, Rollout
+from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.core.errors import ConfigError
+from ovtui.environments.base import Environment, EnvironmentDefaults
 from ovtui.environments.sample.agent import SampleAgentExecutor
-from ovtui.wiring.registry import AGENTS, Registry, Resources
+from ovtui.testing.helpers import KEY_ENV
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
+from ovtui.wiring.registry import AGENTS, ENVIRONMENTS, Registry, Resources
 from ovtui.wiring.workspace import TrainOptions, Workspace
+
+pytest_plugins = ["ovtui.testing.fixtures"]
 
 SEEN: list[ExecutionContext] = []
 
@@ -74,3 +80,48 @@ def test_a_name_registers_once_and_lookups_name_the_config_key() -> None:
     assert registry.get("one") == 1 and list(registry) == ["one"]
     with pytest.raises(ConfigError, match=r"\[ui\] widget: unknown widget 'two' \(registered: one\)"):
         registry.get("two")
+
+
+class AlwaysPasses(EnvironmentDefaults):
+    """An environment whose evaluator passes every rollout: who grades shows in the report."""
+
+    name = "always-passes"
+    description = "grades everything passed"
+
+    def splits(self) -> list[str]:
+        return []
+
+    def cases(self, split: str) -> list[Case]:
+        return []
+
+    async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
+        raise AssertionError("the llm agent runs the cases, not this environment")
+
+    async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
+        return RubricEvaluation(passed=True, score=1.0, metadata={"evaluator": self.name})
+
+
+@ENVIRONMENTS.register("always-passes")
+def _always_passes(config: OvtuiConfig | None) -> Environment:
+    return AlwaysPasses()
+
+
+async def test_the_llm_agent_is_graded_by_the_environment_of_the_datasets(
+    sample: Path, fake: FakeOpenAIServer
+) -> None:
+    fake.respond_with(lambda request: Reply.text("I cannot help with that."))
+    _set_agent(sample, "llm")
+    config = sample / "ovtui.toml"
+    llm = f'[llm]\nbase_url = "{fake.base_url}"\napi_key_env = "{KEY_ENV}"\nmax_retries = 0\n'
+    config.write_text(config.read_text(encoding="utf-8").replace("[llm]\n", llm), encoding="utf-8")
+
+    by_the_sample = (await Workspace(sample).evaluate(trials=1)).stages[0]
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("[trainer]\n", '[trainer]\nenvironment = "always-passes"\n'))
+    by_the_other = (await Workspace(sample).evaluate(trials=1)).stages[0]
+
+    assert by_the_sample.cases == by_the_other.cases > 0
+    # An answer without a tool call fails most of the sample's rubrics, none of the other's.
+    assert by_the_sample.passed < by_the_sample.cases
+    assert by_the_other.passed == by_the_other.cases
+    assert len(fake.chat_requests) == 2 * by_the_sample.cases
