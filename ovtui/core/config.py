@@ -133,14 +133,15 @@ class RemoteDatasetConfig(Section):
     """``[datasets.NAME]``: a dataset whose cases come from a case source other than the local
     ``datasets/NAME/*.jsonl``: a benchmark service (``ovtui env serve``) unless ``source`` names another.
 
-    ``url`` is one URL or a list: executions spread over them. ``split``, when set, is the one
-    split the service is asked for (train and eval alike); otherwise train uses "train" and eval
-    the split asked for. The key lives in the environment variable ``api_key_env`` names.
+    ``url`` is one URL or a list: executions spread over them (the remote source needs one).
+    ``split``, when set, is the one split the service is asked for (train and eval alike);
+    otherwise train uses "train" and eval the split asked for. The key lives in the environment
+    variable ``api_key_env`` names.
     """
 
-    url: str | list[str]
     # Where its cases come from (an entry point of ovtui.case_sources): a benchmark service by default.
     source: ComponentName = "remote"
+    url: str | list[str] | None = None
     split: str | None = None
     dataset: str | None = None
     domain: str | None = None
@@ -162,7 +163,7 @@ class RemoteDatasetConfig(Section):
 
     @property
     def urls(self) -> list[str]:
-        return [self.url] if isinstance(self.url, str) else list(self.url)
+        return [self.url] if isinstance(self.url, str) else list(self.url or [])
 
 
 class OvtuiConfig(Section):

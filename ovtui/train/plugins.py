@@ -43,7 +43,7 @@ class RemoteCases:
     def cases(self, resources: Resources, selection: CaseSelection) -> CaseLoader:
         from ovtui.train.components.remote import RemoteCaseLoader
 
-        remote = resources.config.datasets[selection.dataset]
+        remote = _served(resources, selection.dataset)
         return RemoteCaseLoader(
             remote.urls[0],
             remote.split or selection.split,
@@ -58,13 +58,20 @@ class RemoteCases:
     def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None:
         from ovtui.train.components.remote import RemoteRolloutExecutor
 
-        remote = resources.config.datasets[dataset]
+        remote = _served(resources, dataset)
         return RemoteRolloutExecutor(
             remote.urls,
             api_key=remote_api_key(dataset, remote),
             max_in_flight=remote.max_in_flight,
             timeout=remote.timeout,
         )
+
+
+def _served(resources: Resources, name: str) -> RemoteDatasetConfig:
+    remote = resources.config.datasets[name]
+    if not remote.urls:
+        raise ConfigError(f"[datasets.{name}] url: the remote case source needs the service's URL")
+    return remote
 
 
 def remote_api_key(name: str, remote: RemoteDatasetConfig) -> str | None:

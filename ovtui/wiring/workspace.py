@@ -56,7 +56,6 @@ from ovtui.wiring.registry import (
     BACKENDS,
     TRAINERS,
     CaseSelection,
-    CaseSource,
     Resources,
     agent,
     agent_reader,
@@ -143,17 +142,14 @@ class Workspace:
         """Who runs the cases: the dataset's case source when it runs its own (a remote service),
         else ``[trainer] agent``."""
         if dataset is not None:
-            own = self._case_source(dataset).executor(self.resources, dataset)
+            own = case_source(self.config, dataset).executor(self.resources, dataset)
             if own is not None:
                 return own
         return agent(self.config.trainer.agent, self.resources)
 
-    def _case_source(self, dataset: str) -> CaseSource:
-        return case_source(self.config, dataset)
-
     def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
         selection = CaseSelection(dataset, split, batch_size, limit)
-        return self._case_source(dataset).cases(self.resources, selection)
+        return case_source(self.config, dataset).cases(self.resources, selection)
 
     def trials(self, trials: int | None) -> int:
         """Runs of each eval case: ``trials`` (checked) or ``[trainer] eval_trials``."""

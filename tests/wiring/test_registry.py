@@ -12,11 +12,14 @@ from ovtui.core.config import OvtuiConfig
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.core.errors import ConfigError
+from ovtui.core.interfaces import CaseLoader, RolloutExecutor
 from ovtui.environments.base import Environment, EnvironmentDefaults
 from ovtui.environments.sample.agent import SampleAgentExecutor
+from ovtui.environments.sample.generate import generate_dataset
 from ovtui.testing.helpers import KEY_ENV
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
-from ovtui.wiring.registry import AGENTS, ENVIRONMENTS, Registry, Resources
+from ovtui.train.components.case_loader import ListCaseLoader
+from ovtui.wiring.registry import AGENTS, CASE_SOURCES, ENVIRONMENTS, CaseSelection, Registry, Resources
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 pytest_plugins = ["ovtui.testing.fixtures"]
@@ -125,3 +128,42 @@ async def test_the_llm_agent_is_graded_by_the_environment_of_the_datasets(
     assert by_the_sample.passed < by_the_sample.cases
     assert by_the_other.passed == by_the_other.cases
     assert len(fake.chat_requests) == 2 * by_the_sample.cases
+
+
+class GeneratedCases:
+    """A case source that makes its cases (the sample's generator) and leaves them to the agent."""
+
+    def __init__(self) -> None:
+        self.asked: list[CaseSelection] = []
+
+    def cases(self, resources: Resources, selection: CaseSelection) -> CaseLoader:
+        self.asked.append(selection)
+        train, test = generate_dataset(7, 5, 3)
+        return ListCaseLoader(train if selection.split == "train" else test, selection.batch_size)
+
+    def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None:
+        return None
+
+
+GENERATED = GeneratedCases()
+CASE_SOURCES.register("generated")(GENERATED)
+
+
+async def test_a_dataset_declared_with_a_registered_source_takes_its_cases_from_it(sample: Path) -> None:
+    config = sample / "ovtui.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8") + '\n[datasets.made]\nsource = "generated"\n', encoding="utf-8"
+    )
+    GENERATED.asked.clear()
+    report = await Workspace(sample).train(TrainOptions(dataset="made", epochs=1, approve="all"))
+    assert report.errors == [] and report.dataset == "made"
+    assert {(s.dataset, s.split) for s in GENERATED.asked} == {("made", "train"), ("made", "test")}
+    epoch, final = report.stage("train_epoch"), report.stage("final_eval")
+    assert epoch is not None and final is not None and (epoch.cases, final.cases) == (5, 3)
+
+
+def test_the_remote_source_needs_a_url(sample: Path) -> None:
+    config = sample / "ovtui.toml"
+    config.write_text(config.read_text(encoding="utf-8") + '\n[datasets.served]\nsplit = "test"\n')
+    with pytest.raises(ConfigError, match=r"\[datasets.served\] url: the remote case source needs"):
+        Workspace(sample).case_loader("served", "test", 8)
