@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import shutil
@@ -71,11 +72,19 @@ def delete(store: MemoryStore, name: str) -> PolicyPlanItem:
     )
 
 
+async def apply_async(
+    store: MemoryStore, *items: PolicyPlanItem, options: ApplyOptions | None = None, **kwargs: Any
+) -> PolicyApplyResult:
+    """``items`` applied as one plan by the product's updater (its async ``apply``, lock and all)."""
+    updater = MemoryFilePolicyUpdater(store, **kwargs)
+    return await updater.apply(PolicyUpdatePlan(items=list(items)), None, options)
+
+
 def apply(
     store: MemoryStore, *items: PolicyPlanItem, options: ApplyOptions | None = None, **kwargs: Any
 ) -> PolicyApplyResult:
-    updater = MemoryFilePolicyUpdater(store, **kwargs)
-    return updater.apply_sync(PolicyUpdatePlan(items=list(items)), None, options)
+    """``apply_async`` for a test that runs no event loop of its own."""
+    return asyncio.run(apply_async(store, *items, options=options, **kwargs))
 
 
 def snapshot(root: Path, folder: str = "memories") -> dict[str, bytes]:
@@ -94,17 +103,21 @@ def cas_append_worker(root: str, worker: int, count: int, name: str) -> tuple[in
     Runs in a separate process; planning reads without the lock, as the engine does."""
     store = MemoryStore.open(root, lock_timeout=120.0)
     updater = MemoryFilePolicyUpdater(store)
-    written = stale = 0
-    for n in range(count):
-        while True:
-            item = append_line(store, name, f"- worker {worker} line {n}")
-            result = updater.apply_sync(PolicyUpdatePlan(items=[item]))
-            if result.written_uris:
-                written += 1
-                break
-            assert [e.stale for e in result.item_errors] == [True], result.errors
-            stale += 1
-    return written, stale
+
+    async def append_all() -> tuple[int, int]:
+        written = stale = 0
+        for n in range(count):
+            while True:
+                item = append_line(store, name, f"- worker {worker} line {n}")
+                result = await updater.apply(PolicyUpdatePlan(items=[item]), None)
+                if result.written_uris:
+                    written += 1
+                    break
+                assert [e.stale for e in result.item_errors] == [True], result.errors
+                stale += 1
+        return written, stale
+
+    return asyncio.run(append_all())
 
 
 def until_killed(root: str, crash_after: int, action: Callable[[str], object]) -> None:

@@ -17,10 +17,10 @@ from workspace_support import build_sample_workspace, pristine_sample
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout
+from ovtui.core.experience_files import file_from_experience
 from ovtui.environments.sample.agent import SampleAgentExecutor
 from ovtui.environments.sample.generate import write_cases
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.components.experience_set_loader import file_from_experience
 from ovtui.train.reports import RunReport
 from ovtui.wiring.workspace import TrainOptions, Workspace
 

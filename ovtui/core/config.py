@@ -10,12 +10,12 @@ An API key never lives here: ``[llm] api_key_env`` names the environment variabl
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-CONFIDENCE_PREFIX = "confidence>="
+from ovtui.core.review_grammar import parse_review_policy
+
 # The name of a registered component (ovtui.wiring.registry): its entry point's name.
 ComponentName = Annotated[str, Field(min_length=1, max_length=128)]
 
@@ -75,17 +75,8 @@ class ReviewConfig(Section):
     @field_validator("policy")
     @classmethod
     def _known_policy(cls, value: str) -> str:
-        if value in {"ask", "all", "none", "gate"}:
-            return value
-        if value.startswith(CONFIDENCE_PREFIX):
-            try:
-                threshold = float(value[len(CONFIDENCE_PREFIX) :])
-            except ValueError:
-                threshold = math.nan
-            if 0.0 <= threshold <= 1.0:  # NaN fails both
-                return value
-            raise ValueError("confidence>=X needs a number X from 0 to 1")
-        raise ValueError("must be ask, all, none, gate or confidence>=X")
+        parse_review_policy(value)  # its ValueError names what is wrong
+        return value
 
 
 class WorkspaceConfig(Section):

@@ -1,4 +1,5 @@
-"""The domain model of seed 000 §3–§7, as pydantic models.
+"""The domain model: cases, rollouts, evaluations, experiences, trajectories, gradients and plans, as
+pydantic models.
 
 The models double as the JSON wire format (rollout files, dataset lines, the remote benchmark
 protocol, pending plans), so every one of them round-trips exactly through ``model_dump_json`` /
@@ -40,6 +41,12 @@ class PolicyStatus(StrEnum):
             return cls(str(value))
         except ValueError:
             return cls.PRODUCTION
+
+    @property
+    def serves(self) -> bool:
+        """Whether an agent is given experiences of this status: deprecated and archived ones stay on
+        file (and in the history) but are never served, retrieved or proposed for edits."""
+        return self not in (PolicyStatus.DEPRECATED, PolicyStatus.ARCHIVED)
 
 
 class TrajectoryOutcome(StrEnum):
@@ -227,9 +234,10 @@ class PolicyPlanItem(Model):
     profile); filename placeholders other than the name (an entity's ``category``) come from
     ``metadata["fields"]``. ``target_uri``, when given, must be where that name lives: an edit is
     never retargeted. For types whose file names carry a timestamp (events), the URI designates
-    an existing file. ``peer_id`` puts the file in that peer's space (``peers/<peer_id>/``, seed
-    004 §3.4) instead of the user's own; it is checked by the one name rule where it becomes a
-    path (``workspace.targets``), and refused for a type that is not ``peer_enabled``."""
+    an existing file. ``peer_id`` puts the file in that peer's own memory space
+    (``peers/<peer_id>/``; a peer is another participant of the user's sessions) instead of the
+    user's own; it is checked by the one name rule where it becomes a path
+    (``ovtui.memory.targets``), and refused for a type that is not ``peer_enabled``."""
 
     kind: PolicyPlanItemKind
     memory_type: str = EXPERIENCES

@@ -1,13 +1,15 @@
-"""The Protocols of seed 000 §6: the kernel's extension points.
+"""The kernel's extension points, as Protocols: every stage of a run, and the engine itself.
 
-Components implement them; the engine and the pipeline use only these. Which class stands behind
-each Protocol in a run is chosen by name in ``ovtui.wiring.registry`` (from ``ovtui.toml``). A stage gets
-a context object only when it uses one (``ovtui.core.context``).
+Components implement the stages; the engine, the pipeline, the trainers and the review use only
+these Protocols, never a class. Which class stands behind each in a run is chosen by name in
+``ovtui.wiring.registry`` (from ``ovtui.toml``). A stage gets a context object only when it uses
+one (``ovtui.core.context``).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ovtui.core.context import ApplyOptions, ExecutionContext
@@ -22,6 +24,7 @@ from ovtui.core.domain import (
     RolloutTrainingResult,
     RubricEvaluation,
 )
+from ovtui.core.events import EventBus
 
 
 @runtime_checkable
@@ -104,6 +107,59 @@ class StreamingTrainer(PolicyTrainer, Protocol):
 @runtime_checkable
 class PolicySnapshotter(Protocol):
     async def snapshot(self, policy_set: ExperienceSet) -> str: ...
+
+
+# --- the engine ------------------------------------------------------------------------------------
+
+
+@dataclass
+class EstimateOutcome:
+    """The engine's first half for a batch of rollouts: analyses and gradients in rollout order, and
+    one error line per rollout that failed (the others went on)."""
+
+    analyses: list[RolloutAnalysis] = field(default_factory=list)
+    gradients: list[PatchSemanticGradient] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ApplyOutcome:
+    """The engine's second half for one batch: the plan, what applying it did (None while it waits
+    for review as plan ``pending_id``), and why a part of it was not applied."""
+
+    plan: PolicyUpdatePlan
+    result: PolicyApplyResult | None = None
+    pending_id: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+class TrainingEngine(Protocol):
+    """What a trainer drives: the engine's two halves, and the run's events."""
+
+    events: EventBus
+
+    async def analyze_and_estimate(
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
+    ) -> EstimateOutcome: ...
+
+    async def plan_and_apply(
+        self,
+        gradients: list[PatchSemanticGradient],
+        policy_set: ExperienceSet,
+        *,
+        analyses: list[RolloutAnalysis] | None = None,
+        replan: bool = True,
+    ) -> ApplyOutcome: ...
+
+
+class ReplanningEngine(TrainingEngine, Protocol):
+    """What a re-plan drives: the estimate half, and the optimizer alone (a re-plan parks the plan it
+    makes for review, so it never goes through the engine's apply)."""
+
+    optimizer: PolicyOptimizer
 
 
 @runtime_checkable

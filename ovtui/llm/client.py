@@ -24,6 +24,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from ovtui.core.config import LLMConfig
+from ovtui.core.retry import RetryPolicy
 from ovtui.llm.cache import ResponseCache, request_key
 from ovtui.llm.errors import (
     LLMFormatError,
@@ -37,7 +38,6 @@ from ovtui.llm.results import (
     ChatReply,
     LLMResult,
     Messages,
-    RetryPolicy,
     sum_usage,
     tool_call_from,
 )

@@ -1,8 +1,7 @@
-"""The values the LLM client hands out: answers, tool calls, and the retry policy."""
+"""The values the LLM client hands out: answers and tool calls."""
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,21 +9,6 @@ from ovtui.llm.jsonparse import AnswerFormatError, parse_json_answer
 from ovtui.llm.usage import CallUsage
 
 Messages = list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Backoff: ``base * 2**(attempt-1)`` with full jitter, capped; a Retry-After header wins."""
-
-    base_delay: float = 0.5
-    max_delay: float = 20.0
-    max_retry_after: float = 60.0
-
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_retry_after)
-        ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-        return random.uniform(ceiling / 2, ceiling)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ovtui.core.config import LLMConfig
+from ovtui.core.retry import RetryPolicy
 from ovtui.llm.client import LLMClient
-from ovtui.llm.results import RetryPolicy
 from ovtui.llm.usage import OnCall
 
 from .openai_server import FakeOpenAIServer

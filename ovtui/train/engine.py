@@ -1,4 +1,4 @@
-"""PolicyTrainingEngine: the analyze → estimate → plan → review → apply kernel (seed 000 §8).
+"""PolicyTrainingEngine: the analyze → estimate → plan → review → apply kernel.
 
 Batch and streaming trainers share it. Analysis and estimation run concurrently (bounded); plan
 runs outside the lock (it may call an LLM) against a snapshot; apply takes the workspace lock and
@@ -12,8 +12,6 @@ loader it is given, and knows its stages only by their Protocols.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import Protocol
 
 from ovtui.core.context import RunContext
 from ovtui.core.domain import (
@@ -25,8 +23,9 @@ from ovtui.core.domain import (
     RolloutAnalysis,
 )
 from ovtui.core.errors import OvtuiError
-from ovtui.core.events import EventBus
 from ovtui.core.interfaces import (
+    ApplyOutcome,
+    EstimateOutcome,
     ExperienceReader,
     GradientEstimator,
     PolicyOptimizer,
@@ -34,8 +33,10 @@ from ovtui.core.interfaces import (
     PolicyUpdater,
     RolloutAnalyzer,
 )
-from ovtui.train.review.assessment import ValidationGate, mark_evidence, mark_leaks, validation_line
+from ovtui.train.review.gates.evidence import mark_evidence
+from ovtui.train.review.gates.leaks import mark_leaks
 from ovtui.train.review.gates.readability import unread_notes
+from ovtui.train.review.gates.validation import ValidationGate, validation_line
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import (
     ItemDecision,
@@ -44,43 +45,6 @@ from ovtui.train.review.policy import (
     evidence_for,
     stale_subplan,
 )
-
-
-@dataclass
-class EstimateOutcome:
-    analyses: list[RolloutAnalysis] = field(default_factory=list)
-    gradients: list[PatchSemanticGradient] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ApplyOutcome:
-    plan: PolicyUpdatePlan
-    result: PolicyApplyResult | None = None
-    pending_id: str | None = None
-    errors: list[str] = field(default_factory=list)
-
-
-class TrainingEngine(Protocol):
-    """What a trainer drives: the engine's two halves, and the run's events."""
-
-    events: EventBus
-
-    async def analyze_and_estimate(
-        self,
-        rollouts: list[Rollout],
-        policy_set: ExperienceSet,
-        analyses: list[RolloutAnalysis] | None = None,
-    ) -> EstimateOutcome: ...
-
-    async def plan_and_apply(
-        self,
-        gradients: list[PatchSemanticGradient],
-        policy_set: ExperienceSet,
-        *,
-        analyses: list[RolloutAnalysis] | None = None,
-        replan: bool = True,
-    ) -> ApplyOutcome: ...
 
 
 class PolicyTrainingEngine:

@@ -1,4 +1,4 @@
-"""OfflinePolicyOptimizationPipeline: train / eval / train_from_rollouts (seed 000 §8).
+"""OfflinePolicyOptimizationPipeline: train / eval / train_from_rollouts.
 
 ``eval`` never analyzes or writes, and fails on a rollout without evaluation. ``train`` runs a
 baseline eval when given eval cases, then epochs of rollouts → trainer, then a final eval.

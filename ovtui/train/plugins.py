@@ -16,8 +16,7 @@ from ovtui.core.errors import ConfigError
 if TYPE_CHECKING:
     from ovtui.core.config import RemoteDatasetConfig
     from ovtui.core.domain import ExperienceSet
-    from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor
-    from ovtui.train.engine import TrainingEngine
+    from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor, TrainingEngine
     from ovtui.wiring.registry import CaseSelection, Resources
 
 

@@ -1,4 +1,4 @@
-"""Statistics for run reports (seed 000 §15.5): which cases flipped between the baseline and the
+"""Statistics for run reports: which cases flipped between the baseline and the
 final eval, pass^k over repeated trials, and a paired bootstrap interval of the accuracy delta."""
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Train/eval reports in the format of DESIGN §7, printed and saved as runs/<ts>/report.json."""
+"""Train/eval reports, printed and saved as runs/<ts>/report.json.
+
+One line per stage, the same in every run so runs compare by eye and by ``diff``:
+``[final_eval] epoch=1 cases=10 accuracy=30.00% passed=3/10 avg_reward=0.300000`` (a training epoch
+adds ``commits=`` and ``errors=``), then the accuracy delta between the baseline and the final eval.
+"""
 
 from __future__ import annotations
 

@@ -44,14 +44,19 @@ from ovtui.core.errors import ConfigError
 if TYPE_CHECKING:
     from ovtui.core.config import OvtuiConfig
     from ovtui.core.domain import ExperienceSet
-    from ovtui.core.interfaces import CaseLoader, ExperienceReader, PolicyTrainer, RolloutExecutor
+    from ovtui.core.interfaces import (
+        CaseLoader,
+        ExperienceReader,
+        PolicyTrainer,
+        RolloutExecutor,
+        TrainingEngine,
+    )
     from ovtui.environments.base import Environment
     from ovtui.llm.client import LLMClient
     from ovtui.memory.hotness import HotnessMix
     from ovtui.memory.store import MemoryStore
     from ovtui.storage.paths import WorkspacePaths
     from ovtui.train.backends.base import Backends
-    from ovtui.train.engine import TrainingEngine
 
 FactoryT = TypeVar("FactoryT")
 

@@ -44,7 +44,7 @@ from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.engine import PolicyTrainingEngine
 from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
 from ovtui.train.reports import RunReport, RunTally
-from ovtui.train.review.assessment import ValidationGate, split_validation
+from ovtui.train.review.gates.validation import ValidationGate, split_validation
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import (
     ReviewPolicy,

@@ -106,7 +106,7 @@ async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, mak
     plan = PolicyUpdatePlan(
         items=[preference("seating", "aisle seats", None), preference("trains", "night trains", "alice")]
     )
-    applied = MemoryFilePolicyUpdater(workspace.store).apply_sync(plan)
+    applied = await MemoryFilePolicyUpdater(workspace.store).apply(plan, None)
     assert len(applied.written_uris) == 2
     # a peer folder that leads outside the workspace is reported, never read; the others still show
     outside = workspace.root.parent / "outside"

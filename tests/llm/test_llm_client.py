@@ -9,6 +9,7 @@ from typing import Any
 import openai
 import pytest
 
+from ovtui.core.retry import RetryPolicy
 from ovtui.llm.client import LLMClient
 from ovtui.llm.errors import (
     LLMFormatError,
@@ -17,7 +18,6 @@ from ovtui.llm.errors import (
     LLMTransportError,
     LLMTruncatedError,
 )
-from ovtui.llm.results import RetryPolicy
 from ovtui.llm.usage import CallUsage
 from ovtui.testing.helpers import FAST_RETRY, last_user_text, llm_config, make_client
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply

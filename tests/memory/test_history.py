@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -20,7 +21,9 @@ from ovtui.train.components.policy_updater import DryRunPolicyUpdater
 def history(store: MemoryStore) -> HistoryStore:
     apply(store, append_line(store, "refund_status", "- first"))
     apply(store, upsert(store, "gift_cards", "gift card balance questions"))
-    DryRunPolicyUpdater(store).apply_sync(PolicyUpdatePlan(items=[delete(store, "address_change")]))
+    asyncio.run(
+        DryRunPolicyUpdater(store).apply(PolicyUpdatePlan(items=[delete(store, "address_change")]), None)
+    )
     return HistoryStore(store.paths)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
-from plan_support import append_line, apply, delete, experience, snapshot, upsert
+from plan_support import append_line, apply, apply_async, delete, experience, snapshot, upsert
 from workspace_support import experience_uri, trajectory_uri
 
 from ovtui.core.errors import OvtuiError, RevertConflictError
@@ -80,8 +82,10 @@ def test_dry_run_records_cannot_be_reverted(store: MemoryStore) -> None:
     from ovtui.core.domain import PolicyUpdatePlan
     from ovtui.train.components.policy_updater import DryRunPolicyUpdater
 
-    dry = DryRunPolicyUpdater(store).apply_sync(
-        PolicyUpdatePlan(items=[append_line(store, "refund_status", "- x")])
+    dry = asyncio.run(
+        DryRunPolicyUpdater(store).apply(
+            PolicyUpdatePlan(items=[append_line(store, "refund_status", "- x")]), None
+        )
     )
     with pytest.raises(OvtuiError, match="is a dry run"):
         revert(store, dry.history_id or "")
@@ -106,7 +110,7 @@ def test_revert_of_a_revert_restores_the_change(store: MemoryStore) -> None:
 
 
 async def test_async_revert_accepts_a_unique_prefix(store: MemoryStore) -> None:
-    applied = apply(store, upsert(store, "gift_cards", "g"))
+    applied = await apply_async(store, upsert(store, "gift_cards", "g"))
     result = await arevert(store, (applied.history_id or "")[-6:])
     assert result.reverted == applied.history_id
     assert experience(store, "gift_cards") is None

@@ -7,6 +7,7 @@ with no truncated file and no temp file. A reference run (same plan, same clock)
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -54,7 +55,7 @@ def _plan(store: MemoryStore) -> PolicyUpdatePlan:
 
 def _apply(root: str) -> None:
     store = MemoryStore.open(root)
-    MemoryFilePolicyUpdater(store, clock=fixed_clock).apply_sync(_plan(store), None, CONTEXT)
+    asyncio.run(MemoryFilePolicyUpdater(store, clock=fixed_clock).apply(_plan(store), None, CONTEXT))
 
 
 def _child(root: str, crash_after: int) -> None:

@@ -12,11 +12,9 @@ import pytest
 from plan_support import apply, cas_append_worker, experience, upsert
 
 from ovtui.core.context import ApplyOptions
-from ovtui.core.domain import PolicyUpdatePlan
 from ovtui.core.errors import LockTimeoutError
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.store import MemoryStore
-from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 
 WORKERS = 4
 APPLIES = 50
@@ -70,9 +68,7 @@ def test_lock_timeout_names_the_other_process(store: MemoryStore, tmp_workspace:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         before = sorted(p.name for p in (tmp_workspace / "memories" / "experiences").iterdir())
         with pytest.raises(LockTimeoutError) as caught:
-            MemoryFilePolicyUpdater(store).apply_sync(
-                PolicyUpdatePlan(items=[upsert(store, "blocked", "x")]), None, ApplyOptions(lock_timeout=0.2)
-            )
+            apply(store, upsert(store, "blocked", "x"), options=ApplyOptions(lock_timeout=0.2))
         message = str(caught.value)
         assert f"pid {holder.pid}" in message and "test holder keeps the lock" in message
         assert sorted(p.name for p in (tmp_workspace / "memories" / "experiences").iterdir()) == before
@@ -81,8 +77,4 @@ def test_lock_timeout_names_the_other_process(store: MemoryStore, tmp_workspace:
         holder.stdin.close()
         holder.wait(30)
     # Released with the process: the next apply goes through.
-    assert (
-        MemoryFilePolicyUpdater(store)
-        .apply_sync(PolicyUpdatePlan(items=[upsert(store, "blocked", "x")]))
-        .written_uris
-    )
+    assert apply(store, upsert(store, "blocked", "x")).written_uris

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.review.assessment import validation_line
+from ovtui.train.review.gates.validation import validation_line
 from ovtui.train.review.policy import PendingPlan, describe_apply
 
 # Unread-line notes shown in an item header (a few fixed rows); the rest are counted.
@@ -105,7 +105,7 @@ def item_header(
 
 
 def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
-    """What the item will do, measured before it is applied (ovtui.train.review.assessment), in at most
+    """What the item will do, measured before it is applied (ovtui.train.review.gates), in at most
     three lines: validation and evidence, the flipped cases, warnings."""
     text = Text()
     parts: list[str] = []

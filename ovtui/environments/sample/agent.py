@@ -20,7 +20,6 @@ from ovtui.core.domain import (
     Experience,
     ExperienceSet,
     Message,
-    PolicyStatus,
     Rollout,
     TextPart,
     ToolPart,
@@ -49,7 +48,6 @@ from ovtui.train.backends.offline.sections import parse_sections
 from ovtui.train.backends.offline.text import scrub_specifics, tokenize
 
 AGENT_LABEL = "sample_env.scripted"
-INACTIVE = frozenset({PolicyStatus.DEPRECATED, PolicyStatus.ARCHIVED})
 MAX_TOOL_CALLS = 16
 GOODWILL_CREDIT = 100  # what the naive agent hands out to an unhappy customer
 
@@ -70,7 +68,7 @@ class ExperienceLibrary:
     def __init__(
         self, policy_set: ExperienceSet, *, top_k: int = 5, hotness: HotnessMix | None = None
     ) -> None:
-        self.experiences = [p for p in policy_set.policies if p.status not in INACTIVE]
+        self.experiences = [p for p in policy_set.policies if p.status.serves]
         self.top_k = top_k
         # Hotness as it stood when the library was built (one read per batch; the batch's own uses
         # do not reorder its later cases, so a batch ranks the same whatever order it runs in).

@@ -6,56 +6,14 @@ import asyncio
 import os
 import threading
 from contextlib import suppress
-from pathlib import PurePosixPath
 
-from ovtui.core.domain import Experience, ExperienceSet, PolicyStatus
+from ovtui.core.domain import Experience, ExperienceSet
 from ovtui.core.errors import OvtuiError
-from ovtui.core.fileformat import MemoryFile
-from ovtui.core.names import same_name, validate_name
+from ovtui.core.experience_files import experience_from_file, name_mismatch
+from ovtui.core.names import validate_name
 from ovtui.memory.search import LexicalIndex, cached_tokens
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
-
-
-def name_mismatch(memory: MemoryFile) -> str | None:
-    """Why a file's ``experience_name`` is not used (it names another file), or None."""
-    stem = PurePosixPath(memory.uri or "").stem
-    field = memory.fields.get("experience_name")
-    if field is None or (isinstance(field, str) and same_name(field, stem)):
-        return None
-    return (
-        f"{memory.uri}: experience_name {field!r} does not match the file name; "
-        f"the experience is known by its file, as {stem!r}"
-    )
-
-
-def experience_from_file(memory: MemoryFile) -> Experience:
-    """An experience is identified by its file: the name field is used only when it names that
-    file (ignoring case, as OpenViking lower-cases file names), so no file can take another's name."""
-    uri = memory.uri or ""
-    field = memory.fields.get("experience_name")
-    name = field if name_mismatch(memory) is None and isinstance(field, str) else PurePosixPath(uri).stem
-    metadata = memory.without("experience_name", "version", "status")
-    return Experience(
-        name=name,
-        uri=uri,
-        version=memory.version,
-        status=PolicyStatus.parse(memory.fields.get("status")),
-        content=memory.content,
-        metadata=metadata,
-    )
-
-
-def file_from_experience(experience: Experience) -> MemoryFile:
-    fields = {
-        "experience_name": experience.name,
-        "memory_type": EXPERIENCES,
-        "status": experience.status.value,
-        "version": experience.version,
-        **experience.metadata,
-    }
-    return MemoryFile(uri=experience.uri, content=experience.content, fields=fields)
-
 
 Signature = tuple[int, int, int]  # inode, mtime_ns, size: a file with the same three was not rewritten
 Signatures = dict[str, tuple[Signature, Experience]]  # by file name

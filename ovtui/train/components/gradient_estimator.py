@@ -1,4 +1,4 @@
-"""ExperienceGradientEstimator: trajectory → PatchSemanticGradient[] (seed 000 §6.5).
+"""ExperienceGradientEstimator: trajectory → PatchSemanticGradient[].
 
 The shell finds up to five candidate experiences by lexical similarity, lets the backend propose
 edits, and turns every proposal into a before/after pair of memory files. Confidence comes from
@@ -11,6 +11,7 @@ from typing import Any
 
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient, RolloutAnalysis, Trajectory
 from ovtui.core.errors import OvtuiError
+from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
 from ovtui.core.names import validate_name
 from ovtui.memory.merge_ops import merge_fields
@@ -18,10 +19,9 @@ from ovtui.memory.search import tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.backends.base import ExperienceProposal, GradientProposer
-from ovtui.train.components.experience_set_loader import experience_index, file_from_experience
+from ovtui.train.components.experience_set_loader import experience_index
 
 MAX_CANDIDATES = 5
-INACTIVE = {"deprecated", "archived"}
 
 
 def confidence_from(analysis: RolloutAnalysis) -> float:
@@ -39,7 +39,7 @@ def candidate_experiences(
     query = tokenize(f"{trajectory.name} {trajectory.retrieval_anchor} {trajectory.content}")
     # One index serves every stage; retired experiences are skipped here rather than indexed apart.
     hits = [policies[i] for i, _ in index.top(query, limit + 8)]
-    return [p for p in hits if p.status.value not in INACTIVE][:limit]
+    return [p for p in hits if p.status.serves][:limit]
 
 
 class ExperienceGradientEstimator:

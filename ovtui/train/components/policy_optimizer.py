@@ -1,4 +1,4 @@
-"""PatchMergePolicyOptimizer: one batch of gradients → one PolicyUpdatePlan (seed 000 §6.6, §10).
+"""PatchMergePolicyOptimizer: one batch of gradients → one PolicyUpdatePlan.
 
 It only plans. Each item records the content and version it was planned against, so the updater
 can refuse to overwrite a change it did not see. The backend may merge, split, dedupe and delete;

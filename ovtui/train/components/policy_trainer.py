@@ -1,4 +1,4 @@
-"""BatchPolicyTrainer and StreamingPolicyTrainer (seed 000 §9): two ways to feed one engine.
+"""BatchPolicyTrainer and StreamingPolicyTrainer: two ways to feed one engine.
 
 Streaming flushes a batch when it holds ``max_gradients_per_update`` gradients, when its oldest
 gradient has waited ``max_wait_seconds``, or on ``close()``; each flush is a ``batch_flushed``
@@ -20,7 +20,7 @@ from ovtui.core.domain import (
     RolloutAnalysis,
     RolloutTrainingResult,
 )
-from ovtui.train.engine import TrainingEngine
+from ovtui.core.interfaces import TrainingEngine
 
 FlushReason = Literal["count", "age", "close", "idle"]
 

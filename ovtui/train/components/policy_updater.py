@@ -18,13 +18,14 @@ from typing import Any
 
 from ovtui.core.context import ApplyOptions
 from ovtui.core.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
+from ovtui.core.experience_files import experience_from_file
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.history import HistoryStore, new_history_id
 from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.transaction import commit_record, prepare
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.components.experience_set_loader import ExperienceSetLoader, experience_from_file
+from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_staging import PlanStager, StagedPlan
 
 
@@ -49,18 +50,6 @@ class MemoryFilePolicyUpdater:
         async with self.store.lock.held(options.purpose, options.lock_timeout):
             staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options)
         return await asyncio.to_thread(self._result, staged, changes, record_id, policy_set)
-
-    def apply_sync(
-        self,
-        plan: PolicyUpdatePlan,
-        policy_set: ExperienceSet | None = None,
-        options: ApplyOptions | None = None,
-    ) -> PolicyApplyResult:
-        """The same apply for plain threads and processes (takes the OS lock directly)."""
-        options = (options or ApplyOptions()).for_plan(plan)
-        with self.store.lock.hold(options.purpose, options.lock_timeout):
-            staged, changes, record_id = self._apply_locked(plan, options)
-        return self._result(staged, changes, record_id, policy_set)
 
     # --- under the lock ----------------------------------------------------------------------
     def _apply_locked(

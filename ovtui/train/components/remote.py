@@ -1,4 +1,4 @@
-"""RemoteCaseLoader and RemoteRolloutExecutor (seed 000 §13): a benchmark service over HTTP.
+"""RemoteCaseLoader and RemoteRolloutExecutor: a benchmark service's cases and executions, over HTTP.
 
 The executor submits each case (``POST /v1/rollouts/execute``), then polls its execution until it
 completes or fails. Transport errors, 408, 429 (after its Retry-After) and 5xx are retried with
@@ -28,8 +28,10 @@ import httpx2 as httpx
 from pydantic import ValidationError
 
 from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout, RubricEvaluation
+from ovtui.core.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout
 from ovtui.core.errors import OvtuiError
+from ovtui.core.retry import RetryPolicy
+from ovtui.core.rollouts import failed_rollout
 from ovtui.protocols.benchmark import (
     CasePage,
     CaseQuery,
@@ -48,29 +50,25 @@ class RemoteError(OvtuiError):
     """A service that did not give a usable answer after the retries."""
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    attempts: int = 8  # tries of one request (transport errors, 408, 429, 5xx)
-    base_delay: float = 0.05
-    max_delay: float = 2.0
-    max_retry_after: float = 30.0
-
-    def delay(self, attempt: int) -> float:
-        return min(self.max_delay, self.base_delay * 2.0**attempt)
+# A service's waits are short and regular: it is usually on this machine or the next, and a poll
+# loop already spreads the requests.
+SERVICE_RETRY = RetryPolicy(base_delay=0.05, max_delay=2.0, max_retry_after=30.0, jitter=False)
+SERVICE_ATTEMPTS = 8  # tries of one request (transport errors, 408, 429, 5xx)
 
 
-def retry_after(response: httpx.Response, policy: RetryPolicy, attempt: int) -> float:
+def retry_after(response: httpx.Response) -> float | None:
+    """The wait a response's Retry-After asks for (seconds or an HTTP date; none in the past), or None."""
     value = response.headers.get("retry-after", "").strip()
-    if value:
-        try:
-            seconds = float(value)
-        except ValueError:
-            try:
-                seconds = parsedate_to_datetime(value).timestamp() - time.time()
-            except (TypeError, ValueError):
-                seconds = policy.delay(attempt)
-        return min(policy.max_retry_after, max(0.0, seconds))
-    return policy.delay(attempt)
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
 
 
 @dataclass
@@ -79,7 +77,8 @@ class Service:
 
     url: str
     client: httpx.AsyncClient = field(init=False)
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    retry: RetryPolicy = SERVICE_RETRY
+    attempts: int = SERVICE_ATTEMPTS
     in_flight: int = 0
     known_snapshots: set[str] = field(default_factory=set)
     snapshot_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
@@ -87,7 +86,7 @@ class Service:
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """The final answer after retrying transport errors and retryable statuses."""
         last = ""
-        for attempt in range(self.retry.attempts):
+        for attempt in range(1, self.attempts + 1):
             try:
                 response = await self.client.request(method, path, **kwargs)
             except httpx.TransportError as exc:
@@ -97,8 +96,8 @@ class Service:
             if response.status_code not in RETRY_STATUS:
                 return response
             last = f"HTTP {response.status_code}: {detail(response)}"
-            await asyncio.sleep(retry_after(response, self.retry, attempt))
-        raise RemoteError(f"{self.url}{path}: gave up after {self.retry.attempts} tries ({last})")
+            await asyncio.sleep(self.retry.delay(attempt, retry_after(response)))
+        raise RemoteError(f"{self.url}{path}: gave up after {self.attempts} tries ({last})")
 
 
 def detail(response: httpx.Response) -> str:
@@ -142,7 +141,8 @@ class RemoteCaseLoader:
         batch_size: int = 8,
         limit: int | None = None,
         page_size: int = 100,
-        retry: RetryPolicy | None = None,
+        retry: RetryPolicy = SERVICE_RETRY,
+        attempts: int = SERVICE_ATTEMPTS,
     ) -> None:
         if batch_size < 1:
             raise OvtuiError("batch_size must be at least 1")
@@ -154,7 +154,8 @@ class RemoteCaseLoader:
         self.api_key = api_key
         self.batch_size = batch_size
         self.limit = limit
-        self.retry = retry or RetryPolicy()
+        self.retry = retry
+        self.attempts = attempts
         self._cases: list[Case] | None = None
 
     async def cases(self) -> list[Case]:
@@ -174,7 +175,7 @@ class RemoteCaseLoader:
         cases: list[Case] = []
         query = self.query.model_copy()
         async with make_client(self.url, self.api_key, 60.0, 4) as client:
-            service = Service(self.url, self.retry)
+            service = Service(self.url, self.retry, self.attempts)
             service.client = client
             while True:
                 response = await service.request("POST", QUERY_PATH, json=query.model_dump(mode="json"))
@@ -194,21 +195,6 @@ class RemoteCaseLoader:
         return cases[: self.limit] if self.limit else cases
 
 
-def failed_rollout(case: Case, context: ExecutionContext, error: str, url: str) -> Rollout:
-    """A case whose execution failed: graded failed, with the service's error text."""
-    return Rollout(
-        case=case,
-        policy_snapshot_id=context.policy_snapshot_id,
-        evaluation=RubricEvaluation(
-            passed=False,
-            score=0.0,
-            feedback=[f"rollout execution failed: {error}"],
-            metadata={EXECUTION_ERROR: error},
-        ),
-        metadata={EXECUTION_ERROR: error, "service": url},
-    )
-
-
 class RemoteRolloutExecutor:
     label = "remote"
 
@@ -223,7 +209,8 @@ class RemoteRolloutExecutor:
         long_poll: float = 10.0,
         poll_interval: float = 0.05,
         max_poll_interval: float = 2.0,
-        retry: RetryPolicy | None = None,
+        retry: RetryPolicy = SERVICE_RETRY,
+        attempts: int = SERVICE_ATTEMPTS,
         options: dict[str, Any] | None = None,
     ) -> None:
         if not urls:
@@ -238,11 +225,10 @@ class RemoteRolloutExecutor:
         self.long_poll = long_poll
         self.poll_interval = poll_interval
         self.max_poll_interval = max_poll_interval
-        self.retry = retry or RetryPolicy()
         self.options = options or {}
         self.counts: Counter[str] = Counter()  # executions completed per URL
         self.failures: Counter[str] = Counter()
-        self._services = [Service(u, retry=self.retry) for u in self.urls]
+        self._services = [Service(u, retry=retry, attempts=attempts) for u in self.urls]
         self._turn = itertools.count()
 
     def _pick(self, services: list[Service]) -> Service:

@@ -8,12 +8,12 @@ the user's query. The evaluator, when given, grades the rollout right away so ``
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import TYPE_CHECKING
 
 from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import Case, Experience, ExperienceSet, Message, PolicyStatus, Rollout, TextPart
+from ovtui.core.domain import Case, Experience, ExperienceSet, Message, Rollout, TextPart
 from ovtui.core.interfaces import RolloutEvaluator
+from ovtui.core.rollouts import user_query
 from ovtui.memory.hotness import HotnessMix
 from ovtui.memory.search import LexicalIndex, tokenize
 
@@ -24,16 +24,6 @@ SYSTEM_PROMPT = """\
 You are a helpful customer-support agent. Answer the user's request in one reply.
 {experiences}"""
 EXPERIENCES_HEADER = "Follow these experiences learned from earlier conversations when they apply:\n\n"
-INACTIVE = {PolicyStatus.DEPRECATED, PolicyStatus.ARCHIVED}
-QUERY_KEYS = ("user_query", "query", "question", "prompt", "message")
-
-
-def user_query(case: Case) -> str:
-    for key in QUERY_KEYS:
-        value = case.input.get(key)
-        if isinstance(value, str) and value.strip():
-            return value
-    return json.dumps(case.input, ensure_ascii=False) if case.input else case.task_signature
 
 
 def relevant_experiences(
@@ -41,7 +31,7 @@ def relevant_experiences(
 ) -> list[Experience]:
     """The experiences most relevant to ``query``; with hotness, relevance and hotness mixed over
     the lexical matches (a memory that matches nothing is never brought in by being hot)."""
-    active = [p for p in policy_set.policies if p.status not in INACTIVE]
+    active = [p for p in policy_set.policies if p.status.serves]
     index = LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
     wanted = limit if hotness is None or hotness.weight <= 0 else limit * 4
     matches = index.top(tokenize(query), wanted)

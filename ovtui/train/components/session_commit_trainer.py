@@ -1,4 +1,4 @@
-"""SessionCommitPolicyTrainer (seed 000 §12, §15.4): training done by a session server.
+"""SessionCommitPolicyTrainer: training done by a session server, not in this process.
 
 Each rollout becomes a session — a CaseSpec message first, the rollout's messages (tool results
 as tool parts), the OutcomeEvaluation last — sent to an OpenViking-compatible session API

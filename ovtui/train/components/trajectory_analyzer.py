@@ -1,4 +1,4 @@
-"""TrajectoryRolloutAnalyzer: rollout → persisted trajectories (seed 000 §6.4).
+"""TrajectoryRolloutAnalyzer: rollout → persisted trajectories.
 
 Evaluation precedence: the rollout's own evaluation, else the injected evaluator, else a fallback
 that only says whether a trajectory was extracted (and carries no reward bonus). The evaluation's
@@ -23,26 +23,11 @@ from ovtui.core.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajec
 from ovtui.core.fileformat import MemoryFile
 from ovtui.core.interfaces import RolloutEvaluator
 from ovtui.core.names import slugify
+from ovtui.core.rollouts import feedback_text, task_query
 from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import TRAJECTORIES
 from ovtui.train.backends.base import TrajectoryDraft, TrajectoryExtractor
-from ovtui.train.components.rollout_executor import user_query
-
-
-def feedback_text(evaluation: RubricEvaluation) -> str:
-    lines = [f"Evaluation: {'PASSED' if evaluation.passed else 'FAILED'} (score {evaluation.score:.2f})"]
-    lines += [f"- {line}" for line in evaluation.feedback]
-    for result in evaluation.criterion_results:
-        mark = "ok" if result.passed else "FAILED"
-        lines.append(f"- [{mark}] {result.criterion_name}: {'; '.join(result.feedback)}".rstrip(": "))
-    return "\n".join(lines)
-
-
-def task_query(rollout: Rollout) -> str:
-    """What the user asked: the first user message, else the case's query."""
-    first = next((m.text for m in rollout.messages if m.role == "user" and m.text.strip()), None)
-    return first if first is not None else user_query(rollout.case)
 
 
 def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:

@@ -1,11 +1,13 @@
 """The review gate between plan and apply, and the pending plans it parks for a person.
 
 A policy decides per item: ``all`` approves everything, ``none`` rejects everything,
-``confidence>=X`` approves items at or above X, ``ask`` parks the plan in ``.ovtui/pending/`` for
-the app (the store is ``ovtui/pending_store.py``). Whether approved by a policy or by a person, a
-plan is applied by the same ``apply_reviewed`` path, so files and records are identical. A parked
-plan keeps its evidence (the analysed rollouts) so it can be re-planned later against the policy
-set as it is then (``ovtui/replan.py``). The app and ``ovtui review`` share all of this.
+``confidence>=X`` approves items at or above X, ``gate`` approves what validation does not find
+worse, ``ask`` parks the plan in ``.ovtui/pending/`` for the app (the store is
+``ovtui.train.review.pending``; the words are parsed by ``ovtui.core.review_grammar``). Whether
+approved by a policy or by a person, a plan is applied by the same ``apply_reviewed`` path, so files
+and records are identical. A parked plan keeps its evidence (the analysed rollouts) so it can be
+re-planned later against the policy set as it is then (``ovtui.train.review.replan``). The app and
+``ovtui review`` share all of this.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from ovtui.core.domain import (
 )
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import PolicyUpdater
-from ovtui.train.review.assessment import validation_line
+from ovtui.core.review_grammar import parse_review_policy
+from ovtui.train.review.gates.validation import validation_line
 
 Decision = Literal["pending", "approved", "rejected"]
 SettledStatus = Literal["applied", "discarded", "replanned"]
@@ -40,28 +43,26 @@ class ItemDecision(Model):
 
 
 class ReviewPolicy:
+    """Decides each item of a plan by the policy ``spec`` names (``ovtui.core.review_grammar``)."""
+
     def __init__(self, spec: str) -> None:
         self.spec = spec.strip()
-        self.threshold: float | None = None
-        if self.spec.startswith("confidence>="):
-            try:
-                self.threshold = float(self.spec.split(">=", 1)[1])
-            except ValueError:
-                raise OvtuiError(f"review policy {spec!r}: the threshold is not a number") from None
-        elif self.spec not in {"all", "none", "ask", "gate"}:
-            raise OvtuiError(f"unknown review policy {spec!r}: use all, none, ask, gate or confidence>=X")
+        try:
+            self.rule = parse_review_policy(spec)
+        except ValueError as exc:
+            raise OvtuiError(str(exc)) from None
 
     @property
     def asks(self) -> bool:
-        return self.spec == "ask"
+        return self.rule.kind == "ask"
 
     def decide(self, item: PolicyPlanItem) -> Decision:
-        if self.spec == "all":
+        if self.rule.kind == "all":
             return "approved"
-        if self.spec == "none":
+        if self.rule.kind == "none":
             return "rejected"
-        if self.threshold is not None:
-            return "approved" if (item.confidence or 0.0) >= self.threshold else "rejected"
+        if self.rule.threshold is not None:
+            return "approved" if (item.confidence or 0.0) >= self.rule.threshold else "rejected"
         return "pending"
 
     def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
@@ -69,7 +70,7 @@ class ReviewPolicy:
         gate approves only when validation accuracy does not drop (else the person decides)."""
         result: list[ItemDecision] = []
         for index, item in enumerate(plan.items):
-            if self.spec == "gate":
+            if self.rule.kind == "gate":
                 decision, note = self._gate(plan)
             else:
                 decision = self.decide(item)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ovtui.core.domain import ExperienceSet, RolloutAnalysis
 from ovtui.core.errors import OvtuiError
-from ovtui.train.engine import PolicyTrainingEngine
+from ovtui.core.interfaces import ReplanningEngine
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ItemDecision, PendingPlan
 
@@ -52,7 +52,7 @@ def _merged_evidence(plans: list[PendingPlan]) -> list[RolloutAnalysis]:
 
 
 async def replan(
-    engine: PolicyTrainingEngine, pending: PendingPlans, plan_ids: list[str], policy_set: ExperienceSet
+    engine: ReplanningEngine, pending: PendingPlans, plan_ids: list[str], policy_set: ExperienceSet
 ) -> ReplanResult:
     """Re-estimate and re-plan the evidence of ``plan_ids`` against ``policy_set`` as one plan."""
     if not plan_ids:

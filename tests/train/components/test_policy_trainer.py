@@ -17,10 +17,10 @@ from ovtui.core.domain import (
 )
 from ovtui.core.events import Event, EventBus
 from ovtui.core.fileformat import MemoryFile
+from ovtui.core.interfaces import ApplyOutcome, EstimateOutcome
 from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_trainer import StreamingPolicyTrainer, StreamingPolicyTrainerConfig
-from ovtui.train.engine import ApplyOutcome, EstimateOutcome
 
 
 class RecordingEngine:

@@ -5,7 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from plan_support import FIXED_NOW, append_line, apply, delete, experience, fixed_clock, snapshot, upsert
+from plan_support import (
+    FIXED_NOW,
+    append_line,
+    apply,
+    apply_async,
+    delete,
+    experience,
+    fixed_clock,
+    snapshot,
+    upsert,
+)
 from workspace_support import experience_uri, trajectory_uri
 
 from ovtui.core.context import ApplyOptions
@@ -260,19 +270,19 @@ def test_record_holds_full_texts_review_and_errors(store: MemoryStore) -> None:
     assert result.history_id is not None and result.history_id.startswith(FIXED_NOW.strftime("%Y%m%dT%H%M%S"))
 
 
-def test_a_plan_that_changes_nothing_writes_no_record_but_its_dry_run_does(store: MemoryStore) -> None:
-    assert apply(store).history_id is None
+async def test_a_plan_that_changes_nothing_writes_no_record_but_its_dry_run_does(store: MemoryStore) -> None:
+    assert (await apply_async(store)).history_id is None
     stale = upsert(store, "refund_status", "new text")
-    apply(store, append_line(store, "refund_status", "- meanwhile"))
-    refused = apply(store, stale)
+    await apply_async(store, append_line(store, "refund_status", "- meanwhile"))
+    refused = await apply_async(store, stale)
     assert refused.history_id is None and refused.stale_items == [0]
     assert len(HistoryStore(store.paths).list()) == 1  # only the apply that changed a file
-    dry = DryRunPolicyUpdater(store).apply_sync(PolicyUpdatePlan())
+    dry = await DryRunPolicyUpdater(store).apply(PolicyUpdatePlan(), None)
     record = HistoryStore(store.paths).get(dry.history_id or "")
     assert record.dry_run and record.summary.total_adds == record.summary.total_updates == 0
 
 
-def test_dry_run_writes_only_the_record(store: MemoryStore) -> None:
+async def test_dry_run_writes_only_the_record(store: MemoryStore) -> None:
     before = snapshot(store.paths.root)
     plan = PolicyUpdatePlan(
         items=[
@@ -281,7 +291,7 @@ def test_dry_run_writes_only_the_record(store: MemoryStore) -> None:
         ],
         metadata={"plan_id": "dry-1"},
     )
-    result = DryRunPolicyUpdater(store).apply_sync(plan)
+    result = await DryRunPolicyUpdater(store).apply(plan, None)
     assert result.dry_run
     assert set(result.written_uris) == {experience_uri("refund_status"), experience_uri("brand_new")}
     assert snapshot(store.paths.root) == before
@@ -293,9 +303,9 @@ def test_dry_run_writes_only_the_record(store: MemoryStore) -> None:
     assert record.summary.total_adds == 1 and record.summary.total_updates == 2  # experience + backlink
 
 
-def test_dry_run_reports_stale_items_like_an_apply(store: MemoryStore) -> None:
+async def test_dry_run_reports_stale_items_like_an_apply(store: MemoryStore) -> None:
     stale = append_line(store, "refund_status", "- x").model_copy(update={"base_version": 7})
-    result = DryRunPolicyUpdater(store).apply_sync(PolicyUpdatePlan(items=[stale]))
+    result = await DryRunPolicyUpdater(store).apply(PolicyUpdatePlan(items=[stale]), None)
     assert result.dry_run and result.stale_items == [0] and not result.written_uris
 
 
@@ -309,7 +319,7 @@ async def test_async_apply_with_options(store: MemoryStore) -> None:
     assert result.updated_policy_set.by_name()["refund_status"].version == 2
 
 
-def test_incremental_policy_set_equals_a_reload(store: MemoryStore) -> None:
+async def test_incremental_policy_set_equals_a_reload(store: MemoryStore) -> None:
     base = ExperienceSetLoader(store).load_sync()
     items = [
         append_line(store, "refund_status", "- x"),
@@ -317,18 +327,18 @@ def test_incremental_policy_set_equals_a_reload(store: MemoryStore) -> None:
         upsert(store, "aaa_first", "first"),
         upsert(store, "zzz_last", "last"),
     ]
-    result = MemoryFilePolicyUpdater(store).apply_sync(PolicyUpdatePlan(items=items), base)
+    result = await MemoryFilePolicyUpdater(store).apply(PolicyUpdatePlan(items=items), base)
     reloaded = ExperienceSetLoader(store).load_sync()
     assert result.updated_policy_set.model_dump() == reloaded.model_dump()
     assert [p.name for p in base.policies] == ["address_change", "refund_status", "reservation_cancellation"]
 
 
-def test_lock_timeout_is_reported(store: MemoryStore) -> None:
+async def test_lock_timeout_is_reported(store: MemoryStore) -> None:
     other = MemoryStore.open(store.paths.root)
     with other.lock.hold("someone else's apply"):
         updater = MemoryFilePolicyUpdater(store)
         with pytest.raises(LockTimeoutError, match="someone else's apply"):
-            updater.apply_sync(PolicyUpdatePlan(), None, ApplyOptions(lock_timeout=0.05))
+            await updater.apply(PolicyUpdatePlan(), None, ApplyOptions(lock_timeout=0.05))
 
 
 async def test_an_empty_plan_writes_nothing_and_never_waits_for_the_lock(store: MemoryStore) -> None:
@@ -363,8 +373,8 @@ async def test_reload_from_an_updated_set_sees_changes_made_by_others(
     if not loaded:  # no file signatures: the reload goes by the snapshot's time (taken a second ago)
         base = ExperienceSet(root_uri=base.root_uri, policies=base.policies)
         base._created_ns -= 1_000_000_000
-    apply(store, append_line(store, "address_change", "- written by another process"))
-    result = MemoryFilePolicyUpdater(store).apply_sync(
+    await apply_async(store, append_line(store, "address_change", "- written by another process"))
+    result = await MemoryFilePolicyUpdater(store).apply(
         PolicyUpdatePlan(items=[append_line(store, "refund_status", "- ours")]), base
     )
     # The patched set is base + our write; reloading from it finds the other process's change.

@@ -9,6 +9,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,10 @@ from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.environments.sample.environment import SampleEnvironment
 from ovtui.testing import hanging_env
-from ovtui.train.components.remote import RemoteCaseLoader, RemoteRolloutExecutor, RetryPolicy
+from ovtui.train.components.remote import SERVICE_RETRY, RemoteCaseLoader, RemoteRolloutExecutor
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
-FAST = RetryPolicy(attempts=8, base_delay=0.01, max_delay=0.2)
+FAST = replace(SERVICE_RETRY, base_delay=0.01, max_delay=0.2)
 KEY_ENV = "OVTUI_TEST_ENV_KEY"
 EMPTY = ExperienceSet(root_uri="viking://user/default/memories/experiences")
 
@@ -181,7 +182,7 @@ async def test_service_killed_mid_run_and_restarted(tmp_path: Path) -> None:
     port = url.rsplit(":", 1)[1]
     cases = SampleEnvironment().cases("test")[:6]
     executor = RemoteRolloutExecutor(
-        [url], retry=RetryPolicy(attempts=12, base_delay=0.05, max_delay=1.0), long_poll=0.0
+        [url], retry=replace(SERVICE_RETRY, base_delay=0.05, max_delay=1.0), attempts=12, long_poll=0.0
     )  # no long polls: every submit is answered before its execution starts, so none is re-sent
     run = asyncio.create_task(executor.execute(cases, EMPTY, ExecutionContext(policy_snapshot_id="kill")))
     assert first.stdout is not None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, PolicyStatus, Rollout, Rubric, RubricEvaluation
+from ovtui.core.rollouts import user_query
 from ovtui.llm.client import LLMClient
 from ovtui.memory.store import MemoryStore
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
-from ovtui.train.components.rollout_executor import SingleTurnLLMRolloutExecutor, user_query
+from ovtui.train.components.rollout_executor import SingleTurnLLMRolloutExecutor
 
 pytest_plugins = ["ovtui.testing.fixtures"]  # the `fake` server and `client` fixtures
 

@@ -17,7 +17,8 @@ from ovtui.environments.sample.criteria import forbidden_call
 from ovtui.environments.sample.generate import read_cases, write_cases
 from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
-from ovtui.train.review.assessment import ValidationGate, mark_leaks, split_validation, validation_line
+from ovtui.train.review.gates.leaks import mark_leaks
+from ovtui.train.review.gates.validation import ValidationGate, split_validation, validation_line
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ReviewPolicy
 from ovtui.wiring.workspace import TrainOptions, Workspace

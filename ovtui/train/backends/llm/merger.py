@@ -1,4 +1,4 @@
-"""LLMPlanMerger: one model call per batch merges the proposals into one plan (seed 000 §10).
+"""LLMPlanMerger: one model call per batch merges the proposals into one plan.
 
 The model sees the original files the proposals were based on, every proposal as a field-level
 unified diff, and similar existing experiences. It may merge, split, dedupe and delete; every
@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
+from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
@@ -20,7 +21,6 @@ from ovtui.memory.diffs import field_unified_diff
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.train.backends.base import MergeDecision
-from ovtui.train.components.experience_set_loader import file_from_experience
 
 INSTRUCTION = """\
 You merge a batch of proposed edits to an AI agent's experience memory into one consistent plan. \

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from ovtui.core.domain import Experience, RolloutAnalysis, Trajectory
+from ovtui.core.experience_files import file_from_experience
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.train.backends.base import ExperienceProposal
 from ovtui.train.backends.llm.render import render_evaluation, render_trajectory
-from ovtui.train.components.experience_set_loader import file_from_experience
 
 MAX_CANDIDATES = 5
 

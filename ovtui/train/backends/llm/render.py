@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ovtui.core.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
-from ovtui.train.components.trajectory_analyzer import feedback_text
+from ovtui.core.rollouts import feedback_text
 
 MAX_TOOL_INPUT = 300
 MAX_TOOL_OUTPUT = 400

@@ -17,9 +17,9 @@ from ovtui.core.domain import (
     ToolPart,
 )
 from ovtui.core.fileformat import MemoryFile
+from ovtui.core.rollouts import feedback_text
 from ovtui.train.backends.llm.merger import describe_proposals
 from ovtui.train.backends.llm.render import MAX_STRUCTURED_OUTPUT, render_evaluation, render_rollout
-from ovtui.train.components.trajectory_analyzer import feedback_text
 
 # A reservation as an airline back office returns it: the bulky parts (passengers with addresses
 # and dates of birth, flights, payments) come first; the fields the policy depends on come last.

@@ -1,0 +1,126 @@
+"""The validation gate: a plan tried on held-out cases before it is applied.
+
+The plan's items are applied to an in-memory overlay of the policy set — never to the workspace —
+and the held-out validation cases are run with and without them, for the whole plan and for each
+item alone. The result ("validation 9/12 → 11/12, flips +3 −1", which cases flipped and what the
+agent did in them) goes into the plan's and the items' metadata, where Review shows it and the
+``gate`` review policy reads it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from ovtui.core.context import ExecutionContext
+from ovtui.core.domain import (
+    Case,
+    Experience,
+    ExperienceSet,
+    PolicyPlanItem,
+    PolicyStatus,
+    PolicyUpdatePlan,
+    Rollout,
+)
+from ovtui.core.interfaces import RolloutExecutor
+from ovtui.memory.types import EXPERIENCES
+
+
+def split_validation(cases: list[Case], fraction: float) -> tuple[list[Case], list[Case]]:
+    """(train, validation): a stable share of the cases by a hash of their names, so a case is
+    held out in every run alike and never trained on."""
+    if fraction <= 0:
+        return cases, []
+
+    def held_out(case: Case) -> bool:
+        digest = hashlib.sha256(case.name.encode()).digest()
+        return int.from_bytes(digest[:4], "big") / 2**32 < fraction
+
+    return [c for c in cases if not held_out(c)], [c for c in cases if held_out(c)]
+
+
+def overlay(policy_set: ExperienceSet, items: Iterable[PolicyPlanItem]) -> ExperienceSet:
+    """The policy set as it would be after ``items`` — in memory only (items of other memory types
+    do not change the policy)."""
+    policies = {p.name: p for p in policy_set.policies}
+    for item in items:
+        if item.memory_type != EXPERIENCES:
+            continue
+        name = item.target_name
+        if item.kind == "delete":
+            policies.pop(name, None)
+            continue
+        current = policies.get(name)
+        content = item.after_content or ""
+        policies[name] = (
+            current.model_copy(update={"content": content})
+            if current is not None
+            else Experience(
+                name=name,
+                uri=item.target_uri or f"{policy_set.root_uri}/{name}.md",
+                version=1,
+                status=PolicyStatus.DRAFT,
+                content=content,
+            )
+        )
+    return policy_set.model_copy(update={"policies": sorted(policies.values(), key=lambda p: p.name)})
+
+
+def _trace(rollout: Rollout) -> str:
+    tools = " → ".join(p.tool_name for m in rollout.messages for p in m.tool_parts) or "no tool calls"
+    evaluation = rollout.evaluation
+    verdict = "passed" if evaluation and evaluation.passed else "failed"
+    why = f" ({'; '.join(evaluation.feedback[:2])})" if evaluation and evaluation.feedback else ""
+    return f"{verdict}: {tools}{why}"
+
+
+def _passed(rollouts: list[Rollout]) -> dict[str, bool]:
+    return {r.case.name: bool(r.evaluation and r.evaluation.passed) for r in rollouts}
+
+
+def compare(before: list[Rollout], after: list[Rollout]) -> dict[str, Any]:
+    was, now = _passed(before), _passed(after)
+    traces = {r.case.name: _trace(r) for r in after}
+    earlier = {r.case.name: _trace(r) for r in before}
+    gained = sorted(n for n in now if now[n] and not was.get(n, False))
+    lost = sorted(n for n in now if was.get(n, False) and not now[n])
+    return {
+        "before": sum(was.values()),
+        "after": sum(now.values()),
+        "cases": len(now),
+        "gained": gained,
+        "lost": lost,
+        "flipped": {n: {"before": earlier.get(n, ""), "after": traces[n]} for n in [*gained, *lost]},
+    }
+
+
+def validation_line(result: dict[str, Any]) -> str:
+    """``validation 9/12 → 11/12, flips +3 −1``."""
+    n = result["cases"]
+    return (
+        f"validation {result['before']}/{n} → {result['after']}/{n}, "
+        f"flips +{len(result['gained'])} −{len(result['lost'])}"
+    )
+
+
+class ValidationGate:
+    """Runs a plan on held-out cases in an overlay; the verdict is written into the plan."""
+
+    def __init__(self, cases: list[Case], executor: RolloutExecutor) -> None:
+        self.cases = cases
+        self.executor = executor
+
+    async def _run(self, policy_set: ExperienceSet, label: str) -> list[Rollout]:
+        return await self.executor.execute(list(self.cases), policy_set, ExecutionContext(label))
+
+    async def assess(self, plan: PolicyUpdatePlan, policy_set: ExperienceSet) -> dict[str, Any]:
+        if not self.cases or not plan.items:
+            return {}
+        before = await self._run(policy_set, "validation-before")
+        result = compare(before, await self._run(overlay(policy_set, plan.items), "validation-after"))
+        plan.metadata["validation"] = result
+        for index, item in enumerate(plan.items):
+            alone = await self._run(overlay(policy_set, [item]), f"validation-item-{index}")
+            item.metadata["validation"] = compare(before, alone)
+        return result
