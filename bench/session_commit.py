@@ -35,7 +35,6 @@ from session_support import CONVERSATION
 from ovtui.cli.init import init_workspace
 from ovtui.core.context import RunContext
 from ovtui.protocols.sessions import AddMessageRequest
-from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.store import SessionStore
 from ovtui.testing.openai_server import FakeOpenAIServer
 from ovtui.testing.session_model import SessionModel
@@ -62,7 +61,7 @@ def in_process(root: Path, repeat: int) -> list[float]:
     async def run() -> list[float]:
         ws = Workspace(root)
         sessions = SessionStore(ws.paths)
-        committer = SessionCommitter(ws, sessions, RunContext())
+        committer = ws.session_committer(sessions, RunContext())
         times = []
         for i in range(repeat):
             messages = [

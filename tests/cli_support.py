@@ -8,9 +8,14 @@ import sys
 from pathlib import Path
 
 
-def run_ovtui(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def run_ovtui(
+    *args: str, cwd: Path, timeout: float = 240, also_installed: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``also_installed``: a folder of packages this process sees as installed (on PYTHONPATH)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("NO_COLOR", None)
+    if also_installed is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(also_installed), env.get("PYTHONPATH")) if p)
     return subprocess.run(
         [sys.executable, "-m", "ovtui", *args],
         cwd=cwd,

@@ -43,7 +43,7 @@ def test_the_contracts_are_kept() -> None:
         (
             "ovtui/train/engine.py",
             "from ovtui.train.backends.offline import merge",
-            "Only the registry names",
+            "Only entry points name",
         ),
         ("ovtui/wiring/workspace.py", "from ovtui.testing import helpers", "The product never imports"),
     ],

@@ -1,10 +1,12 @@
 """``ovtui check``: validate a workspace without changing it.
 
 Every memory file in every declared type folder, the peers' spaces included (format, name, declared
-field types and enums), every line of ``datasets/*/{train,test}.jsonl`` as a Case, and
-``ovtui.toml``, and the plan files waiting for review (one that does not read as a plan is skipped
-by Review and ``ovtui review``, so it is named here). Each problem names the file and line so an
-editor can jump to it.
+field types and enums), every line of ``datasets/*/{train,validation,test}.jsonl`` as a Case and as
+a case of the workspace's environment (``[trainer] environment`` says what it needs of one),
+``ovtui.toml`` (its schema, and every component name it gives against the registry), and the plan
+files waiting for review (one that does not read as a plan is skipped by Review and ``ovtui
+review``, so it is named here). Each problem names the file and line so an editor can jump to it;
+experience lines the configured agent cannot act on are notes.
 """
 
 from __future__ import annotations
@@ -19,18 +21,22 @@ from pydantic import ValidationError
 
 from ovtui.checks.cases import records, validation_problems
 from ovtui.core.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES
+from ovtui.core.config import OvtuiConfig
 from ovtui.core.domain import Case
 from ovtui.core.errors import ConfigError, MemoryFormatError, OvtuiError, first_problem
 from ovtui.core.fileformat import MemoryFile, parse_memory, quoted_marker_line
+from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
+from ovtui.environments.base import Environment
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.storage.config_file import load_config
 from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER
 from ovtui.storage.reading import jsonl_lines, read_bounded
+from ovtui.train.review.gates.readability import unread_notes
 from ovtui.train.review.policy import PendingPlan
-from ovtui.train.review.readability import unread_notes
+from ovtui.wiring.registry import ENVIRONMENTS, agent_reader, unknown_names
 
 SPLITS = ("train", "validation", "test")
 
@@ -210,24 +216,38 @@ def _check_cases(
             report.problems.append(Problem(rel, record.first_line, "; ".join(problems)))
 
 
-def check_config(store: MemoryStore, report: CheckReport) -> None:
+def check_config(store: MemoryStore, report: CheckReport) -> OvtuiConfig | None:
+    """The schema of ``ovtui.toml`` and the component names it gives; the configuration when both
+    hold (the defaults when there is no file), None otherwise."""
     path = store.paths.config_file
     if not path.exists():
-        return
+        return OvtuiConfig()
     try:
-        load_config(store.paths.root)
-        report.config = CONFIG_FILE
-        return
+        config = load_config(store.paths.root)
     except ConfigError as exc:
         lines = str(exc).splitlines()
+        head = lines[0].split(": ", 1)[-1]
+        _report_config(store, report, head, [ln.strip() for ln in lines[1:] if ln.strip()])
+        return None
+    report.config = CONFIG_FILE
+    unknown = [f"[{key}] {problem}" for key, problem in unknown_names(config)]
+    _report_config(store, report, "", unknown)
+    return None if unknown else config
+
+
+def _report_config(store: MemoryStore, report: CheckReport, head: str, details: list[str]) -> None:
+    """Each ``[dotted.key] message`` of ``details`` at the line that sets the key (``head``, the
+    error's first line, when there are none)."""
+    if not head and not details:
+        return
     try:
-        text = read_bounded(path, MAX_CONFIG_BYTES, what="the configuration").decode("utf-8")
+        text = read_bounded(store.paths.config_file, MAX_CONFIG_BYTES, what="the configuration").decode(
+            "utf-8"
+        )
     except (OvtuiError, OSError, UnicodeDecodeError):
         text = ""
-    head = lines[0].split(": ", 1)[-1]
-    located = re.search(r"line (\d+)", head)
-    details = [ln.strip() for ln in lines[1:] if ln.strip()]
     if not details:
+        located = re.search(r"line (\d+)", head)
         report.problems.append(Problem(CONFIG_FILE, int(located.group(1)) if located else 1, head))
     for detail in details:
         match = re.match(r"\[(?P<loc>[^\]]*)\] (?P<msg>.*)", detail)
@@ -252,30 +272,44 @@ def check_pending(store: MemoryStore, report: CheckReport) -> None:
 
 def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
-    check_config(store, report)
+    config = check_config(store, report)
     check_memories(store, report)
     check_pending(store, report)
-    try:
-        agent = load_config(store.paths.root).trainer.agent
-    except ConfigError:
-        agent = ""  # reported by check_config
-    if agent == "sample":  # the environment the cases are for
-        from ovtui.environments.sample.validate import case_problems
+    if config is None:
+        check_datasets(store, report)  # the environment is not known for sure: the cases as Cases only
+        return report
+    environments: dict[str, Environment] = {}
 
-        check_datasets(store, report, case_problems)
-    else:
+    def environment(name: str) -> Environment:
+        if name not in environments:
+            environments[name] = ENVIRONMENTS.get(name)(config)
+        return environments[name]
+
+    try:  # registered, but maybe not available here (its data not installed): a config problem
+        cases_for = environment(config.trainer.environment)
+    except OvtuiError as exc:
+        _report_config(store, report, "", [f"[trainer.environment] {exc}"])
         check_datasets(store, report)
-    note_unread_lines(store, report, agent)
+        return report
+    check_datasets(store, report, cases_for.case_problems)
+    try:
+        reader = agent_reader(config.trainer.agent, environment)
+    except OvtuiError as exc:
+        _report_config(store, report, "", [f"[trainer.agent] {exc}"])
+        return report
+    note_unread_lines(store, report, reader)
     return report
 
 
-def note_unread_lines(store: MemoryStore, report: CheckReport, agent: str) -> None:
+def note_unread_lines(store: MemoryStore, report: CheckReport, reader: ExperienceReader | None) -> None:
     """Experience lines the agent cannot act on: notes (a person may write for people too), not errors."""
+    if reader is None:
+        return
     for path in store.list_paths("experiences"):
         rel = store.paths.relative(path)
         try:
             content = parse_memory(store.read_text(path), source=rel).content
         except (OvtuiError, OSError):
             continue  # reported by check_memories
-        for number, note in unread_notes(agent, content):
+        for number, note in unread_notes(reader, content):
             report.notes.append(Problem(rel, number, note))

@@ -1,5 +1,6 @@
-"""``ovtui env list|cases|serve|score``: environments by name and the benchmark service (the
-environments are imported by the handlers: building the parser loads none of them)."""
+"""``ovtui env list|cases|serve|score``: environments by name (every entry point of the
+``ovtui.environments`` group) and the benchmark service. The environments and the registry are
+imported by the handlers: building the parser loads none of them."""
 
 from __future__ import annotations
 
@@ -7,8 +8,20 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-DEFAULT_PORT = 1944  # the port of seed 000's tau2 service example
+if TYPE_CHECKING:
+    from ovtui.core.config import OvtuiConfig
+    from ovtui.environments.base import Environment
+
+DEFAULT_PORT = 1944  # the port a benchmark service listens on unless told otherwise
+
+
+def get_environment(name: str, config: OvtuiConfig | None = None) -> Environment:
+    """The environment ``name``, its models from ``config`` when it needs some."""
+    from ovtui.wiring.registry import ENVIRONMENTS
+
+    return ENVIRONMENTS.get(name, asked_by="ovtui env")(config)
 
 
 def default_state_folder(environment: str) -> Path:
@@ -50,22 +63,20 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def run_list(args: argparse.Namespace) -> int:
     from ovtui.environments.base import EnvironmentError_
-    from ovtui.environments.registry import ENVIRONMENTS
+    from ovtui.wiring.registry import ENVIRONMENTS
 
-    for name, entry in ENVIRONMENTS.items():
+    for name in ENVIRONMENTS.names():
         try:
-            environment = entry.factory(None)
+            environment = get_environment(name)
         except EnvironmentError_ as exc:
             print(f"{name:<14} unavailable: {exc}")
             continue
         counts = ", ".join(f"{s} {len(environment.cases(s))}" for s in environment.splits())
-        print(f"{name:<14} {counts:<22} {entry.description}")
+        print(f"{name:<14} {counts:<22} {environment.description}")
     return 0
 
 
 def run_cases(args: argparse.Namespace) -> int:
-    from ovtui.environments.registry import get_environment
-
     environment = get_environment(args.environment)
     splits = [args.split] if args.split else environment.splits()
     out = sys.stdout
@@ -77,7 +88,6 @@ def run_cases(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     from ovtui.environments.base import EnvironmentError_
-    from ovtui.environments.registry import get_environment
     from ovtui.servers.base.binding import resolve_api_key
     from ovtui.servers.base.run import run_server
     from ovtui.servers.benchmark import create_env_app
@@ -100,7 +110,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def run_score(args: argparse.Namespace) -> int:
     from ovtui.environments.base import EnvironmentError_
-    from ovtui.environments.registry import get_environment
     from ovtui.environments.scoring import score_lines
 
     environment = get_environment(args.environment)

@@ -1,16 +1,23 @@
 """The schema of ``ovtui.toml``, validated by pydantic (``ovtui.storage.config_file`` reads and writes it).
 
+A key that names a component (``[llm] backend``, ``[trainer] environment``/``agent``/``train_with``/
+``stream_with``, ``[sessions] train_with``, ``[datasets.NAME] source``) is only a string here: which
+names exist is the registry's to say (``ovtui.wiring.registry.check_names``, when a workspace opens
+and in ``ovtui check``), since another package may register one.
+
 An API key never lives here: ``[llm] api_key_env`` names the environment variable that holds it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ovtui.core.review_grammar import parse_review_policy
+
+# The name of a registered component (ovtui.wiring.registry): its entry point's name.
+ComponentName = Annotated[str, Field(min_length=1, max_length=128)]
 
 
 class Section(BaseModel):
@@ -18,23 +25,9 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-def _registered(kind: str) -> Callable[[str], str]:
-    """A validator: the value must name a component registered in ``ovtui.wiring.registry``."""
-
-    def check(value: str) -> str:
-        from ovtui.wiring import registry
-
-        known = getattr(registry, kind)
-        if value not in known:
-            raise ValueError(f"unknown {known.kind} {value!r} (registered: {', '.join(known.names())})")
-        return value
-
-    return check
-
-
 class LLMConfig(Section):
-    # Who does the thinking (a name in ovtui.wiring.registry.BACKENDS).
-    backend: Annotated[str, AfterValidator(_registered("BACKENDS"))] = "offline"
+    # Who does the thinking (a backend: an entry point of ovtui.backends).
+    backend: ComponentName = "offline"
     base_url: str = Field("http://127.0.0.1:8000/v1", max_length=2048)
     model: str = Field("gpt-4o-mini", min_length=1, max_length=256)
     api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -58,12 +51,16 @@ class TrainerConfig(Section):
     max_wait_seconds: float = Field(10.0, gt=0, le=86_400)
     rollout_concurrency: int = Field(8, ge=1, le=1_024)
     dataset: str = Field("support", min_length=1, max_length=128)
-    # Who runs the cases (a name in ovtui.wiring.registry.EXECUTORS): the built-in scripted sample agent,
-    # or one chat call per case to the LLM.
-    agent: Annotated[str, AfterValidator(_registered("EXECUTORS"))] = "sample"
-    # How rollouts reach the engine (names in ovtui.wiring.registry.TRAINERS): in `train`, and in streaming.
-    train_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "batch"
-    stream_with: Annotated[str, AfterValidator(_registered("TRAINERS"))] = "streaming"
+    # The environment the local datasets' cases are for (an entry point of ovtui.environments): it
+    # validates them in `ovtui check`, grades the `llm` agent's rollouts and inbox rollouts without
+    # an evaluation.
+    environment: ComponentName = "sample"
+    # Who runs the cases: an environment's own agent by its name (the scripted sample agent), or an
+    # entry point of ovtui.agents (`llm`: one chat call per case; `tau2-replay`).
+    agent: ComponentName = "sample"
+    # How rollouts reach the engine (entry points of ovtui.trainers): in `train`, and in streaming.
+    train_with: ComponentName = "batch"
+    stream_with: ComponentName = "streaming"
     # Share of the train split held out to validate plans before they are applied (the `gate`
     # review policy); datasets/<name>/validation.jsonl, when present, is used instead.
     validation: float = Field(0.0, ge=0.0, lt=1.0)
@@ -114,6 +111,9 @@ class SessionsConfig(Section):
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
     commit_timeout: float = Field(600.0, gt=0, le=86_400)
     max_in_flight: int = Field(8, ge=1, le=256)
+    # The trainer of a commit's cases (an entry point of ovtui.trainers that takes rollouts one by
+    # one), shared by every commit of the process.
+    train_with: ComponentName = "streaming-idle"
     # The user memories a commit extracts: applied at once (OpenViking's way) or parked for Review.
     review_user_memories: bool = False
     max_memory_operations: int = Field(8, ge=1, le=10_000)
@@ -121,14 +121,18 @@ class SessionsConfig(Section):
 
 
 class RemoteDatasetConfig(Section):
-    """``[datasets.NAME]``: a dataset served by a benchmark service (``ovtui env serve``).
+    """``[datasets.NAME]``: a dataset whose cases come from a case source other than the local
+    ``datasets/NAME/*.jsonl``: a benchmark service (``ovtui env serve``) unless ``source`` names another.
 
-    ``url`` is one URL or a list: executions spread over them. ``split``, when set, is the one
-    split the service is asked for (train and eval alike); otherwise train uses "train" and eval
-    the split asked for. The key lives in the environment variable ``api_key_env`` names.
+    ``url`` is one URL or a list: executions spread over them (the remote source needs one).
+    ``split``, when set, is the one split the service is asked for (train and eval alike);
+    otherwise train uses "train" and eval the split asked for. The key lives in the environment
+    variable ``api_key_env`` names.
     """
 
-    url: str | list[str]
+    # Where its cases come from (an entry point of ovtui.case_sources): a benchmark service by default.
+    source: ComponentName = "remote"
+    url: str | list[str] | None = None
     split: str | None = None
     dataset: str | None = None
     domain: str | None = None
@@ -150,7 +154,7 @@ class RemoteDatasetConfig(Section):
 
     @property
     def urls(self) -> list[str]:
-        return [self.url] if isinstance(self.url, str) else list(self.url)
+        return [self.url] if isinstance(self.url, str) else list(self.url or [])
 
 
 class OvtuiConfig(Section):

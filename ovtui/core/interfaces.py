@@ -160,3 +160,21 @@ class ReplanningEngine(TrainingEngine, Protocol):
     makes for review, so it never goes through the engine's apply)."""
 
     optimizer: PolicyOptimizer
+
+
+@runtime_checkable
+class ExperienceReader(Protocol):
+    """An agent that reads experiences by rules, so it can say which lines it cannot act on: a
+    person is told (Review, the Memories screen, ``ovtui check``) rather than silently ignored. An
+    agent without one (None where a reader is asked for) reads anything, like an LLM."""
+
+    @property
+    def name(self) -> str:
+        """How a note names the agent: "the sample agent"."""
+        ...
+
+    def unread_lines(self, content: str) -> list[tuple[int, str]]:
+        """(line number in ``content``, the line) for each line of an experience it cannot use."""
+        ...
+
+    def __hash__(self) -> int: ...  # notes are cached per reader and body

@@ -1,7 +1,7 @@
-"""Environments (seed 000 §15.6): the Environment interface, the registry by name, the benchmark
-service that serves one over HTTP (``ovtui env serve``) and its wire models."""
+"""Environments: the Environment interface (``base``), the built-in sample help desk and tau2
+airline (each registered by an entry point, as another package's would be), and the scoring of
+recorded rollouts. The registry by name is ``ovtui.wiring.registry``."""
 
-from ovtui.environments.base import Environment, EnvironmentError_
-from ovtui.environments.registry import environment_names, get_environment
+from ovtui.environments.base import Environment, EnvironmentDefaults, EnvironmentError_
 
-__all__ = ["Environment", "EnvironmentError_", "environment_names", "get_environment"]
+__all__ = ["Environment", "EnvironmentDefaults", "EnvironmentError_"]

@@ -1,13 +1,26 @@
-"""What an environment is (seed 000 §15.6.4): cases by split, one case executed with a policy set
-into a graded Rollout, and grading of a rollout read back from a file."""
+"""What an environment is: the cases of its splits, one case run by its own agent into a graded
+Rollout, the grading of a rollout read back from a file — and what a workspace whose cases are
+the environment's asks of it: whether a case is one it can run and grade (``ovtui check``, the
+inbox) and how its agent reads experiences (Review's notes).
+
+An environment is registered by name with an entry point of the ``ovtui.environments`` group
+(``ovtui.wiring.registry``) naming ``factory(config) -> Environment``, ``config`` being the
+workspace's ``OvtuiConfig`` (None outside one: ``ovtui env``). ``EnvironmentDefaults`` gives what
+an environment without more to say leaves as is.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import asyncio
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.core.errors import OvtuiError
+from ovtui.core.interfaces import ExperienceReader, RolloutExecutor
+
+if TYPE_CHECKING:
+    from ovtui.memory.hotness import HotnessMix
 
 
 class EnvironmentError_(OvtuiError):
@@ -18,6 +31,8 @@ class EnvironmentError_(OvtuiError):
 class Environment(Protocol):
     name: str
     description: str
+    # How its own agent reads experiences: which lines it cannot act on (None: it reads anything).
+    reader: ExperienceReader | None
 
     def splits(self) -> list[str]: ...
 
@@ -28,7 +43,54 @@ class Environment(Protocol):
         and ``context.policy_snapshot_id`` unchanged."""
         ...
 
-    async def evaluate(self, rollout: Rollout) -> RubricEvaluation: ...
+    async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
+        """Grade a rollout of one of its cases from the rollout alone (the RolloutEvaluator that
+        grades any agent's rollouts of its cases)."""
+        ...
+
+    def agent(self, hotness: HotnessMix | None) -> RolloutExecutor:
+        """Its own agent as a workspace runs it (``[trainer] agent`` = its name), recording the
+        experiences it retrieves in ``hotness`` when it retrieves any."""
+        ...
+
+    def case_problems(self, case: Case) -> list[str]:
+        """What keeps ``case`` from being run and graded here, one message each (``ovtui check``
+        names them at the case's line)."""
+        ...
+
+    def can_grade(self, case: Case) -> bool:
+        """Whether ``evaluate`` grades rollouts of ``case`` (an inbox rollout that comes without
+        an evaluation is graded here only then)."""
+        ...
+
+
+class EnvironmentDefaults:
+    """For an environment that has nothing more to say: its agent runs a batch case by case through
+    ``execute``, every case is fine and gradable, and its agent reads anything."""
+
+    reader: ExperienceReader | None = None
+
+    def agent(self, hotness: HotnessMix | None) -> RolloutExecutor:
+        return CaseByCaseAgent(cast("Environment", self))  # the class these defaults are mixed into
+
+    def case_problems(self, case: Case) -> list[str]:
+        return []
+
+    def can_grade(self, case: Case) -> bool:
+        return True
+
+
+class CaseByCaseAgent:
+    """An environment's ``execute`` as a RolloutExecutor: the cases of a batch run concurrently."""
+
+    def __init__(self, environment: Environment) -> None:
+        self.environment = environment
+        self.label = environment.name
+
+    async def execute(
+        self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
+    ) -> list[Rollout]:
+        return list(await asyncio.gather(*(self.environment.execute(c, policy_set, context) for c in cases)))
 
 
 def check_split(environment: Environment, split: str) -> None:

@@ -1,26 +1,33 @@
-"""Memory types are data: one JSON declaration per type, bundled in ``types/``.
+"""Memory types are data: one JSON declaration per type.
 
 A declaration says where files of the type live, how a file is named, which fields it has and
-how each field merges (see ``merge_ops``). The JSON schema an LLM must answer is generated from
-the same declarations, so the prompt, the validation and the files can never disagree.
+how each field merges (see ``merge_ops``), and whether a session commit's model extraction asks for
+it and may edit its existing files. The JSON schema an LLM must answer is generated from the same
+declarations, so the prompt, the validation and the files can never disagree.
 
 Everything that handles a memory file (the stager and updater, field diff, Review, History,
-revert, ``ovtui check``, the Memories screen) looks its type up here: adding a type is adding a
-JSON file (see docs/architecture.md, "How to add a memory type").
+revert, ``ovtui check``, the Memories screen, the session extractor) looks its type up here: adding
+a type is adding a JSON file. The declarations are read from every folder named by an entry point
+of the ``ovtui.memory_types`` group: ovtui's own (``types/`` beside this module) and any package's
+(an entry point naming a package whose ``*.json`` files are declarations). A type declared twice
+is a configuration error naming both files.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from string import Formatter
+from types import ModuleType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ovtui.core import plugins
 from ovtui.core.errors import ConfigError, UnsafePathError
 
 # The types the training loop itself names (defined once, in the file format; re-exported here, where
@@ -30,6 +37,10 @@ from ovtui.core.fileformat import EXPERIENCES as EXPERIENCES
 from ovtui.core.fileformat import TRAJECTORIES as TRAJECTORIES
 from ovtui.core.names import file_stem, validate_name
 from ovtui.storage.paths import split_peer
+
+MEMORY_TYPES_GROUP = "ovtui.memory_types"  # entry points naming folders of declarations
+# ovtui's own declarations (its entry point in MEMORY_TYPES_GROUP names this folder).
+BUNDLED_TYPES = resources.files("ovtui.memory") / "types"
 
 # Filename placeholders filled from the time a file is created, not from its fields.
 TIME_PLACEHOLDERS = frozenset({"timestamp", "year", "month", "day"})
@@ -73,6 +84,13 @@ class MemoryTypeSchema(BaseModel):
     operation_mode: Literal["upsert", "add_only"] = "upsert"
     stage: Literal["user", "agent"] = "user"
     peer_enabled: bool = True
+    # Whether a session commit's model extraction asks for memories of the type.
+    extract_from_sessions: bool = False
+    # Whether that extraction may edit existing files of the type: the most similar ones are shown
+    # to the model (a one-file type's file whole), which may change them; otherwise it only adds.
+    editable_by_model: bool = False
+    # What the extraction's instruction says the type is for (its description when empty).
+    extraction_guidance: str = ""
     content_template: str | None = None
     fields: list[FieldDecl] = Field(default_factory=list)
 
@@ -163,6 +181,10 @@ class MemoryTypeRegistry:
     def __init__(self, schemas: list[MemoryTypeSchema]) -> None:
         self._by_name = {s.memory_type: s for s in schemas}
 
+    def extracted_from_sessions(self) -> list[str]:
+        """The types a session commit's model extraction asks for, by name."""
+        return [name for name in self.names() if self._by_name[name].extract_from_sessions]
+
     def get(self, memory_type: str) -> MemoryTypeSchema:
         try:
             return self._by_name[memory_type]
@@ -204,12 +226,46 @@ def _load(text: str, source: str) -> MemoryTypeSchema:
         raise ConfigError(f"memory type declaration {source} is invalid: {exc}") from exc
 
 
+def declaration_folders() -> list[tuple[str, Traversable]]:
+    """(who declared it, the folder) for every entry point of ``ovtui.memory_types``: a package
+    (its folder) or a folder object."""
+    folders: list[tuple[str, Traversable]] = []
+    for entries in plugins.declared(MEMORY_TYPES_GROUP).values():
+        for entry in entries:
+            named = plugins.load(entry)
+            folder = resources.files(named) if isinstance(named, ModuleType) else named
+            if not isinstance(folder, Traversable):
+                raise ConfigError(
+                    f"the entry point {entry.name} = {entry.value!r} (group {MEMORY_TYPES_GROUP}) of "
+                    f"{plugins.distribution(entry)} names neither a package nor a folder"
+                )
+            folders.append((f"{entry.name} ({plugins.distribution(entry)})", folder))
+    return folders
+
+
+def load_declarations(folders: Iterable[tuple[str, Traversable]]) -> MemoryTypeRegistry:
+    """Every ``*.json`` declaration of ``folders``; a type declared twice names both files."""
+    found: dict[str, tuple[str, MemoryTypeSchema]] = {}
+    for owner, folder in folders:
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if not entry.name.endswith(".json"):
+                continue
+            source = f"{entry.name} of {owner}"
+            schema = _load(entry.read_text(encoding="utf-8"), source)
+            if schema.memory_type in found:
+                raise ConfigError(
+                    f"memory type {schema.memory_type!r} is declared twice: by "
+                    f"{found[schema.memory_type][0]} and by {source}"
+                )
+            found[schema.memory_type] = (source, schema)
+    if not found:
+        raise ConfigError(
+            f"no memory type is declared (entry point group {MEMORY_TYPES_GROUP}): ovtui's package "
+            "metadata is missing; reinstall it (pip install -e .)"
+        )
+    return MemoryTypeRegistry([schema for _, schema in found.values()])
+
+
 @cache
 def default_registry() -> MemoryTypeRegistry:
-    folder = resources.files("ovtui.memory") / "types"
-    schemas = [
-        _load(entry.read_text(encoding="utf-8"), entry.name)
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-        if entry.name.endswith(".json")
-    ]
-    return MemoryTypeRegistry(schemas)
+    return load_declarations(declaration_folders())

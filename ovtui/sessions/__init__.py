@@ -1,2 +1,3 @@
-"""Sessions (seed 004): conversations committed into user memories and experience training,
-and the OpenViking-compatible session API that receives them."""
+"""Sessions: conversations kept as OpenViking keeps them (a live session, archives per commit),
+committed into the user's (and peers') memories and into experience training; the server that
+receives them over OpenViking's session API lives in ``ovtui.servers``."""

@@ -1,14 +1,15 @@
-"""Phase 2 of a session commit (seed 004 §3.1), run in the background after the archive:
+"""Phase 2 of a session commit, run in the background after the conversation is archived:
 
-1. extract what the conversation holds — ``extract_offline`` with ``[llm] backend = "offline"``,
-   the model (``LLMSessionExtractor``, the ``[llm]`` endpoint) with any other backend — filtered by
-   the session's MemoryPolicy and routed to the user's own space or a peer's (``sessions.peers``);
+1. extract what the conversation holds — by the session extractor of the workspace's backend
+   (``[llm] backend``: the offline one reads stated facts and tool calls, the model's reads
+   anything), injected by the workspace — filtered by the session's MemoryPolicy and routed to the
+   user's own space or a peer's (``sessions.peers``);
    an extraction that fails (the endpoint down after the client's retries, answers still unusable
    after the repair round) fails the commit before anything is written: no memory, no history
    record, no memory_diff; the archive stays;
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
-   and the review gate like any rollout (a session of the training protocol — a CaseSpec first —
-   is one rollout directly, without extraction);
+   (``[sessions] train_with``, injected too) and the review gate like any rollout (a session of
+   the training protocol — a CaseSpec first — is one rollout directly, without extraction);
 3. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
    operations of every history record the commit produced, those records' ids, and the plans
    still waiting for a person.
@@ -22,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ovtui.core.domain import Case, Message, Rollout, RolloutAnalysis, RolloutTrainingResult
 from ovtui.core.errors import UnsafePathError
+from ovtui.core.interfaces import RolloutAnalyzer, StreamingTrainer
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import (
     AddOperation,
@@ -42,19 +45,18 @@ from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
 from ovtui.storage.paths import WorkspacePaths, split_peer
-from ovtui.train.backends.offline.session_extractor import (
+from ovtui.train.backends.session_extraction import (
     ExtractedMemory,
     Extraction,
+    SessionExtractor,
     evaluate_conversation,
-    extract_offline,
 )
 
 if TYPE_CHECKING:
+    from ovtui.core.config import SessionsConfig
     from ovtui.core.context import RunContext
-    from ovtui.core.interfaces import RolloutAnalyzer
-    from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
-    from ovtui.train.components.policy_trainer import StreamingPolicyTrainer
-    from ovtui.wiring.workspace import Workspace
+    from ovtui.memory.store import MemoryStore
+    from ovtui.train.review.pending import PendingPlans
 
 SNAPSHOT_PREFIX = "session-commit"
 
@@ -110,67 +112,72 @@ class CommitOutcome:
         }
 
 
+@dataclass(frozen=True)
+class SessionTraining:
+    """What trains on the commits' cases: one streaming trainer shared by every commit of the
+    process, and its engine's analyzer (a case's run is analysed ahead of it, so the case file links
+    its trajectories in the same write that creates it)."""
+
+    trainer: StreamingTrainer
+    analyzer: RolloutAnalyzer
+
+
 class SessionCommitter:
-    def __init__(self, workspace: Workspace, sessions: SessionStore, run: RunContext) -> None:
-        self.workspace = workspace
+    """Commits archived conversations into the workspace's memory.
+
+    Who extracts and who trains are given, built when first needed: ``extractor`` (the backend's
+    session extractor) on the first commit, ``training`` (a coroutine) on the first case.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        pending: PendingPlans,
+        sessions: SessionStore,
+        run: RunContext,
+        *,
+        extractor: Callable[[], SessionExtractor],
+        training: Callable[[], Awaitable[SessionTraining]],
+        settings: SessionsConfig,
+    ) -> None:
+        self.store = store
+        self.paths = store.paths
         self.sessions = sessions
         self.run = run
-        self.history = HistoryStore(workspace.paths)
-        self._trainer: StreamingPolicyTrainer | None = None
-        self._llm: LLMSessionExtractor | None = None
-        self._trainer_lock = asyncio.Lock()
-        self._analyzer: RolloutAnalyzer | None = None  # the trainer's, for a case's run ahead of it
-        cfg = workspace.config.sessions
+        self.history = HistoryStore(store.paths)
+        self._new_extractor = extractor
+        self._extractor: SessionExtractor | None = None
+        self._new_training = training
+        self._training: SessionTraining | None = None
+        self._training_lock = asyncio.Lock()
         self.memories = StreamingMemoryUpdater(
-            workspace.store,
-            workspace.pending,
-            max_operations=cfg.max_memory_operations,
-            max_wait_seconds=cfg.memory_max_wait_seconds,
-            review=cfg.review_user_memories,
+            store,
+            pending,
+            max_operations=settings.max_memory_operations,
+            max_wait_seconds=settings.memory_max_wait_seconds,
+            review=settings.review_user_memories,
         )
 
-    async def trainer(self) -> StreamingPolicyTrainer:
-        async with self._trainer_lock:
-            if self._trainer is None:
-                from ovtui.train.components.policy_trainer import (
-                    StreamingPolicyTrainer,
-                    StreamingPolicyTrainerConfig,
-                )
-
-                cfg = self.workspace.config
-                engine = self.workspace.engine(
-                    self.run, approve=cfg.review.policy, dry_run=cfg.review.dry_run, wait_for_review=False
-                )
-                limits = StreamingPolicyTrainerConfig(
-                    cfg.trainer.max_gradients_per_update, cfg.trainer.max_wait_seconds, flush_when_idle=True
-                )
-                self._trainer = StreamingPolicyTrainer(engine, await self.workspace.loader.load(), limits)
-                self._analyzer = engine.analyzer
-            return self._trainer
+    async def training(self) -> SessionTraining:
+        async with self._training_lock:
+            if self._training is None:
+                self._training = await self._new_training()
+            return self._training
 
     async def submit_rollout(self, rollout: Rollout) -> RolloutTrainingResult:
-        return await (await self.trainer()).submit_rollout(rollout)
+        return await (await self.training()).trainer.submit_rollout(rollout)
 
     async def close(self) -> None:
         await self.memories.close()
-        if self._trainer is not None:
-            await self._trainer.close()
-
-    def llm_extractor(self) -> LLMSessionExtractor:
-        if self._llm is None:
-            from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
-            from ovtui.wiring.registry import hotness_mix
-
-            ws = self.workspace
-            self._llm = LLMSessionExtractor(ws.llm_client(), ws.store, hotness_mix(ws.resources))
-        return self._llm
+        if self._training is not None:
+            await self._training.trainer.close()
 
     async def extract(
         self, messages: list[SessionMessage], archive: Archive, policy: MemoryPolicy
     ) -> Extraction:
-        if self.workspace.config.llm.backend == "offline":
-            return extract_offline(messages, archive.session_id, archive.name)
-        return await self.llm_extractor().extract(messages, archive.session_id, archive.name, policy)
+        if self._extractor is None:
+            self._extractor = self._new_extractor()
+        return await self._extractor.extract(messages, archive.session_id, archive.name, policy)
 
     async def commit_archive(
         self, archive: Archive, messages: list[SessionMessage], policy: MemoryPolicy
@@ -187,7 +194,7 @@ class SessionCommitter:
             self.memories.begin()
             try:
                 extracted = await self.extract(messages, archive, policy)
-                extraction, outcome.peers = apply_policy(extracted, policy, self.workspace.store.registry)
+                extraction, outcome.peers = apply_policy(extracted, policy, self.store.registry)
                 rollouts = [
                     self._case_rollout(case, plain, messages, archive, snapshot) for case in extraction.cases
                 ]
@@ -221,7 +228,7 @@ class SessionCommitter:
             outcome.pending_plans.append(written.pending_plan)
         outcome.errors += written.errors
         if rollouts:
-            trainer = await self.trainer()
+            trainer = (await self.training()).trainer
             runs = zip(rollouts, analyses, strict=True)
             results = await asyncio.gather(*(trainer.submit_rollout(r, a) for r, a in runs))
             self._collect(outcome, results)
@@ -238,7 +245,7 @@ class SessionCommitter:
         archive: Archive,
         snapshot: str,
     ) -> Rollout:
-        uri = case_uri(self.workspace.store, case)
+        uri = case_uri(self.store, case)
         return Rollout(
             case=case,
             messages=plain,
@@ -252,9 +259,7 @@ class SessionCommitter:
         then analyses that rollout again and reports the error as it does for any rollout."""
         if not rollouts:
             return []
-        await self.trainer()
-        assert self._analyzer is not None
-        analyzer = self._analyzer
+        analyzer = (await self.training()).analyzer
         found = await asyncio.gather(*(analyzer.analyze(r) for r in rollouts), return_exceptions=True)
         return [a if isinstance(a, RolloutAnalysis) else None for a in found]
 
@@ -277,7 +282,7 @@ class SessionCommitter:
             ops.adds += record.operations.adds
             ops.updates += record.operations.updates
             ops.deletes += record.operations.deletes
-        outcome.peer_files_written = peer_files(self.workspace.paths, [*ops.adds, *ops.updates])
+        outcome.peer_files_written = peer_files(self.paths, [*ops.adds, *ops.updates])
         return MemoryDiff(
             archive_uri=outcome.archive.uri,
             trace_id=f"{outcome.archive.session_id}/{outcome.archive.name}",

@@ -26,7 +26,7 @@ from ovtui.core.errors import PatchError
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.merge_ops import has_patch_blocks, merge_value
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.train.backends.offline.session_extractor import ExtractedMemory
+from ovtui.train.backends.session_extraction import ExtractedMemory
 
 CONTENT = "content"
 

@@ -1,4 +1,4 @@
-"""Whose a memory of a session is (seed 004 §3.4): the user's own, or a peer's — someone else in
+"""Whose a memory of a session is: the user's own, or a peer's — someone else in
 the conversation, named by a message's ``peer_id`` — and what the session's MemoryPolicy lets a
 commit keep.
 
@@ -23,7 +23,7 @@ from ovtui.core.errors import UnsafePathError
 from ovtui.core.names import validate_name
 from ovtui.memory.types import MemoryTypeRegistry
 from ovtui.protocols.sessions import MemoryPolicy
-from ovtui.train.backends.offline.session_extractor import ExtractedMemory, Extraction
+from ovtui.train.backends.session_extraction import ExtractedMemory, Extraction
 
 PEERS_OFF = "peer memories are off in the session's MemoryPolicy (peer.enabled)"
 PEER_NOT_ALLOWED = "not in the session's MemoryPolicy peer.allowed_peer_ids"

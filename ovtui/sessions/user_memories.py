@@ -33,7 +33,7 @@ from ovtui.memory.store import MemoryStore
 from ovtui.memory.targets import plan_target
 from ovtui.memory.types import CASES
 from ovtui.sessions.field_merge import LeftOut, merge_group
-from ovtui.train.backends.offline.session_extractor import ExtractedMemory
+from ovtui.train.backends.session_extraction import ExtractedMemory
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ItemDecision

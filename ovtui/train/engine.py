@@ -26,6 +26,7 @@ from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import (
     ApplyOutcome,
     EstimateOutcome,
+    ExperienceReader,
     GradientEstimator,
     PolicyOptimizer,
     PolicySetLoader,
@@ -34,6 +35,7 @@ from ovtui.core.interfaces import (
 )
 from ovtui.train.review.gates.evidence import mark_evidence
 from ovtui.train.review.gates.leaks import mark_leaks
+from ovtui.train.review.gates.readability import unread_notes
 from ovtui.train.review.gates.validation import ValidationGate, validation_line
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import (
@@ -43,7 +45,6 @@ from ovtui.train.review.policy import (
     evidence_for,
     stale_subplan,
 )
-from ovtui.train.review.readability import unread_notes
 
 
 class PolicyTrainingEngine:
@@ -61,7 +62,7 @@ class PolicyTrainingEngine:
         concurrency: int = 8,
         wait_for_review: bool = False,
         gate: ValidationGate | None = None,
-        agent: str = "",
+        reader: ExperienceReader | None = None,
     ) -> None:
         self.analyzer = analyzer
         self.estimator = estimator
@@ -74,9 +75,7 @@ class PolicyTrainingEngine:
         self.events = self.run.events
         self.wait_for_review = wait_for_review
         self.gate = gate
-        self.agent = (
-            agent  # whose reading of experience lines Review reports (ovtui.train.review.readability)
-        )
+        self.reader = reader  # the agent's reading of experience lines, which Review reports (None: none)
         self._limit = asyncio.Semaphore(concurrency)
         self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
 
@@ -169,7 +168,7 @@ class PolicyTrainingEngine:
         """What the plan will do, written into it for the review: evidence, leaks, validation."""
         mark_evidence(plan, analyses)
         for item in plan.items:
-            unread = unread_notes(self.agent, item.after_content or "")
+            unread = unread_notes(self.reader, item.after_content or "")
             if unread:
                 item.metadata["unread_lines"] = [note for _, note in unread]
         flagged = mark_leaks(plan, [a.rollout.case for a in analyses])

@@ -1,98 +1,166 @@
-"""Concrete components by name: the one place where the kernel's extension points are filled in.
+"""The one registry: every extension point of the kernel, filled in by name.
 
-The engine and the pipeline know only the Protocols of ``ovtui.core.interfaces``. Which class stands
-behind each one in a run is chosen here, by the name ``ovtui.toml`` gives:
+The engine, the pipeline, the review, the sessions and the facade know only Protocols. Which
+implementation stands behind each one in a workspace is looked up here, by the name ``ovtui.toml``
+gives. Every name is an entry point (``importlib.metadata``) of one of these groups, ovtui's own
+built-ins included: its pyproject.toml declares them exactly as another package would.
 
-=============  ==========================  =======================================  ========================
-registry       builds                      chosen by                                built in
-=============  ==========================  =======================================  ========================
-EXECUTORS      RolloutExecutor             ``[trainer] agent``                      sample, llm, tau2-replay
-CASE_SOURCES   CaseLoader                  the dataset (``jsonl`` for a local one)  jsonl, remote
-TRAINERS       PolicyTrainer               ``[trainer] train_with`` / stream_with   batch, streaming,
-                                                                                    session-commit
-BACKENDS       extractor/proposer/merger   ``[llm] backend``                        offline, openai
-=============  ==========================  =======================================  ========================
+- ``ovtui.environments``: ``factory(config) -> Environment`` (``config`` None outside a workspace),
+  chosen by ``[trainer] environment`` (and by ``[trainer] agent`` for its own agent); built in:
+  ``sample``, ``tau2-airline``;
+- ``ovtui.agents``: ``factory(Resources) -> RolloutExecutor``, chosen by ``[trainer] agent``; built
+  in: ``llm``, ``tau2-replay``;
+- ``ovtui.case_sources``: a ``CaseSource`` object, chosen by ``[datasets.NAME] source`` (a dataset
+  declared nowhere is local: ``jsonl``); built in: ``jsonl``, ``remote``;
+- ``ovtui.trainers``: ``factory(Resources, engine, policy_set) -> PolicyTrainer``, chosen by
+  ``[trainer] train_with`` / ``stream_with`` and ``[sessions] train_with``; built in: ``batch``,
+  ``streaming``, ``streaming-idle``, ``session-commit``;
+- ``ovtui.backends``: ``factory(Resources) -> Backends``, chosen by ``[llm] backend``; built in:
+  ``offline``, ``openai``;
+- ``ovtui.memory_types``: a package of JSON declarations, read by ``ovtui.memory.types`` (not here).
 
-To add one (an environment's executor, a remote case source, a trainer, a backend):
+An agent is named by ``[trainer] agent``: one of ``ovtui.agents``, or an environment's name for
+that environment's own agent (``sample``), whose experience reader Review and ``ovtui check`` use.
 
-1. write it in its own module, implementing the Protocol of its kind;
-2. register a factory for it at the bottom of this file, in its kind's section: a small function
-   that imports the module lazily (so nobody pays for what the configuration does not use) and
-   builds the component from ``Resources``;
-3. name it in ``ovtui.toml``. A name that is not registered is a configuration error that lists
-   the registered names.
-
-Nothing else changes: not the config schema, not the service, not the pipeline.
+To add one from another package: write the module, declare its entry point in that package's
+metadata (``[project.entry-points."ovtui.environments"] name = "module:factory"``), install it and
+name it in ``ovtui.toml``. Names are listed without importing anything; a module is imported when
+its name is first used. A name nothing registers is a configuration error listing the registered
+names, raised when a workspace opens and reported by ``ovtui check`` at its line; an entry point
+that cannot be imported is one line naming its distribution.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
+from ovtui.core import plugins
 from ovtui.core.errors import ConfigError
-from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor, TrainingEngine
 
 if TYPE_CHECKING:
     from ovtui.core.config import OvtuiConfig
     from ovtui.core.domain import ExperienceSet
+    from ovtui.core.interfaces import (
+        CaseLoader,
+        ExperienceReader,
+        PolicyTrainer,
+        RolloutExecutor,
+        TrainingEngine,
+    )
+    from ovtui.environments.base import Environment
     from ovtui.llm.client import LLMClient
     from ovtui.memory.hotness import HotnessMix
     from ovtui.memory.store import MemoryStore
     from ovtui.storage.paths import WorkspacePaths
-    from ovtui.train.backends.base import GradientProposer, PlanMerger, TrajectoryExtractor
+    from ovtui.train.backends.base import Backends
 
 FactoryT = TypeVar("FactoryT")
 
+REINSTALL_HINT = "ovtui's package metadata declares none: reinstall it (pip install -e .)"
+
 
 class Registry(Generic[FactoryT]):
-    """Factories of one kind of component, by name."""
+    """Components of one kind by name: the entry points of ``group``, and any registered in-process
+    (a test, a program that embeds ovtui)."""
 
-    def __init__(self, kind: str, config_key: str) -> None:
+    def __init__(
+        self,
+        kind: str,
+        config_key: str,
+        group: str | None = None,
+        *,
+        accepts: Callable[[object], bool] = callable,
+    ) -> None:
         self.kind = kind
         self.config_key = config_key  # where a user chooses one: named in errors
-        self._factories: dict[str, FactoryT] = {}
+        self.group = group
+        self._accepts = accepts  # what an entry point must name (a factory, unless said otherwise)
+        self._registered: dict[str, FactoryT] = {}
+        self._loaded: dict[str, FactoryT] = {}
 
     def register(self, name: str) -> Callable[[FactoryT], FactoryT]:
-        """Decorator: ``@EXECUTORS.register("sample")`` over a factory function."""
+        """Decorator: ``@AGENTS.register("mine")`` over a factory, for this process only."""
 
         def add(factory: FactoryT) -> FactoryT:
-            if name in self._factories:
+            if name in self:
                 raise ValueError(f"{self.kind} {name!r} is registered twice")
-            self._factories[name] = factory
+            self._registered[name] = factory
             return factory
 
         return add
 
-    def get(self, name: str) -> FactoryT:
-        try:
-            return self._factories[name]
-        except KeyError:
-            raise ConfigError(self.unknown(name)) from None
+    def _declared(self) -> dict[str, tuple[EntryPoint, ...]]:
+        return plugins.declared(self.group) if self.group else {}
 
-    def unknown(self, name: str) -> str:
-        return f"{self.config_key}: unknown {self.kind} {name!r} (registered: {', '.join(self.names())})"
+    def get(self, name: str, *, asked_by: str | None = None) -> FactoryT:
+        """The factory ``name`` (its entry point imported on first use); ``asked_by`` is where the
+        name came from when not ``config_key`` (a command's argument)."""
+        if name in self._registered:
+            return self._registered[name]
+        if name in self._loaded:
+            return self._loaded[name]
+        entries = self._declared().get(name)
+        if not entries:
+            raise ConfigError(self.unknown(name, asked_by))
+        if len(entries) > 1:
+            owners = " and ".join(plugins.distribution(e) for e in entries)
+            raise ConfigError(f"{self.kind} {name!r} is registered twice (group {self.group}): by {owners}")
+        loaded = plugins.load(entries[0])
+        if not self._accepts(loaded):
+            raise ConfigError(
+                f"the entry point {name} = {entries[0].value!r} (group {self.group}) of "
+                f"{plugins.distribution(entries[0])} names no {self.kind}: {loaded!r}"
+            )
+        self._loaded[name] = cast(FactoryT, loaded)
+        return self._loaded[name]
+
+    def unknown(self, name: str, asked_by: str | None = None) -> str:
+        return f"{asked_by or self.config_key}: {unknown_message(self.kind, name, self.names())}"
 
     def names(self) -> list[str]:
-        return sorted(self._factories)
+        return sorted({*self._registered, *self._declared()})
 
     def __contains__(self, name: object) -> bool:
-        return name in self._factories
+        return name in self._registered or name in self._declared()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
 
+def unknown_message(kind: str, name: str, registered: list[str]) -> str:
+    return f"unknown {kind} {name!r} (registered: {', '.join(registered) or REINSTALL_HINT})"
+
+
 @dataclass(frozen=True)
 class Resources:
-    """What a factory may build from: the workspace's configuration, paths and store, and its one
-    LLM client (made on first use, so offline runs never build it)."""
+    """What a factory may build from: the workspace's configuration, paths and store, its one LLM
+    client (made on first use, so offline runs never build it), and its environments."""
 
     config: OvtuiConfig
     paths: WorkspacePaths
     store: MemoryStore
     llm: Callable[[], LLMClient]
+    _environments: dict[str, Environment] = field(default_factory=dict, compare=False, repr=False)
+
+    def environment(self, name: str | None = None) -> Environment:
+        """The environment ``name`` — by default ``[trainer] environment``, the one the local
+        datasets' cases are for (it validates and grades them) — built once."""
+        name = name or self.config.trainer.environment
+        if name not in self._environments:
+            self._environments[name] = ENVIRONMENTS.get(name)(self.config)
+        return self._environments[name]
+
+    def hotness(self) -> HotnessMix:
+        """Where an agent (or a session's extraction) records the memories it retrieves, and how
+        much their hotness weighs in its ranking."""
+        from ovtui.memory.hotness import HotnessLog, HotnessMix
+
+        cfg = self.config.retrieval
+        return HotnessMix(HotnessLog(self.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
 
 
 @dataclass(frozen=True)
@@ -105,137 +173,99 @@ class CaseSelection:
     limit: int | None = None
 
 
-@dataclass(frozen=True)
-class Backends:
-    """Who does the thinking inside the analyzer, the estimator and the optimizer."""
+class CaseSource(Protocol):
+    """Where a dataset's cases come from, and who runs them when the source does (a remote service
+    runs its own cases; a local file leaves them to ``[trainer] agent``)."""
 
-    extractor: TrajectoryExtractor
-    proposer: GradientProposer
-    merger: PlanMerger
+    def cases(self, resources: Resources, selection: CaseSelection) -> CaseLoader: ...
+
+    def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None: ...
 
 
-ExecutorFactory = Callable[[Resources], RolloutExecutor]
-CaseSourceFactory = Callable[[Resources, CaseSelection], CaseLoader]
+def _is_case_source(candidate: object) -> bool:
+    return callable(getattr(candidate, "cases", None)) and callable(getattr(candidate, "executor", None))
+
+
+EnvironmentFactory = Callable[["OvtuiConfig | None"], "Environment"]
+ExecutorFactory = Callable[[Resources], "RolloutExecutor"]
 # A trainer is built per run, around that run's engine, starting from the policy set as loaded.
-TrainerFactory = Callable[[Resources, "TrainingEngine", "ExperienceSet"], PolicyTrainer]
-BackendFactory = Callable[[Resources], Backends]
+TrainerFactory = Callable[[Resources, "TrainingEngine", "ExperienceSet"], "PolicyTrainer"]
+BackendFactory = Callable[[Resources], "Backends"]
 
-EXECUTORS: Registry[ExecutorFactory] = Registry("executor", "[trainer] agent")
-CASE_SOURCES: Registry[CaseSourceFactory] = Registry("case source", "dataset")
-TRAINERS: Registry[TrainerFactory] = Registry("trainer", "[trainer] train_with / stream_with")
-BACKENDS: Registry[BackendFactory] = Registry("backend", "[llm] backend")
+ENVIRONMENTS: Registry[EnvironmentFactory] = Registry(
+    "environment", "[trainer] environment", "ovtui.environments"
+)
+AGENTS: Registry[ExecutorFactory] = Registry("agent", "[trainer] agent", "ovtui.agents")
+CASE_SOURCES: Registry[CaseSource] = Registry(
+    "case source", "[datasets.NAME] source", "ovtui.case_sources", accepts=_is_case_source
+)
+TRAINERS: Registry[TrainerFactory] = Registry(
+    "trainer", "[trainer] train_with / stream_with", "ovtui.trainers"
+)
+BACKENDS: Registry[BackendFactory] = Registry("backend", "[llm] backend", "ovtui.backends")
 
-
-# --- executors: who runs a case -------------------------------------------------------------------
-def hotness_mix(resources: Resources) -> HotnessMix:
-    """Where an agent (or a session's extraction) records the memories it retrieves, and how much
-    their hotness weighs in its ranking."""
-    from ovtui.memory.hotness import HotnessLog, HotnessMix
-
-    cfg = resources.config.retrieval
-    return HotnessMix(HotnessLog(resources.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
-
-
-@EXECUTORS.register("sample")
-def _sample_agent(resources: Resources) -> RolloutExecutor:
-    from ovtui.environments.sample.agent import SampleAgentExecutor
-
-    return SampleAgentExecutor(hotness=hotness_mix(resources))
+LOCAL_SOURCE = "jsonl"  # the case source of a dataset no [datasets.NAME] declares: datasets/NAME/*.jsonl
 
 
-@EXECUTORS.register("llm")
-def _single_turn_llm(resources: Resources) -> RolloutExecutor:
-    from ovtui.environments.sample.evaluator import SampleEvaluator
-    from ovtui.train.components.rollout_executor import SingleTurnLLMRolloutExecutor
-
-    return SingleTurnLLMRolloutExecutor(
-        resources.llm(), evaluator=SampleEvaluator(), hotness=hotness_mix(resources)
-    )
+# --- agents: one of ovtui.agents, or an environment's own ------------------------------------------
+def agent_names() -> list[str]:
+    return sorted({*AGENTS.names(), *ENVIRONMENTS.names()})
 
 
-@EXECUTORS.register("tau2-replay")
-def _tau2_replay(resources: Resources) -> RolloutExecutor:
-    """Recorded tau2 airline conversations (``[tau2] replay``), replayed and graded offline."""
-    from ovtui.environments.tau2_airline.replay import ReplayRolloutExecutor
-
-    replay = resources.config.tau2.replay
-    if not replay:
-        raise ConfigError('[trainer] agent = "tau2-replay" needs [tau2] replay = "<recorded.jsonl>"')
-    return ReplayRolloutExecutor.from_file(resources.paths.inside(resources.paths.root / replay))
+def _environment_of_agent(name: str) -> str | None:
+    """The environment whose own agent ``name`` is (an agent of that name comes first), or None."""
+    return name if name not in AGENTS and name in ENVIRONMENTS else None
 
 
-# --- case sources: where cases come from ----------------------------------------------------------
-@CASE_SOURCES.register("jsonl")
-def _jsonl_cases(resources: Resources, query: CaseSelection) -> CaseLoader:
-    from ovtui.train.components.case_loader import JsonlCaseLoader
-
-    return JsonlCaseLoader(resources.paths, query.dataset, query.split, query.batch_size, query.limit)
-
-
-@CASE_SOURCES.register("remote")
-def _remote_cases(resources: Resources, query: CaseSelection) -> CaseLoader:
-    """A dataset declared as ``[datasets.NAME] url = …``: its cases come from the service (whose
-    executions the workspace then uses as its executor, see ``Workspace.executor``)."""
-    from ovtui.wiring.remote_datasets import remote_case_loader
-
-    return remote_case_loader(resources.config, query.dataset, query.split, query.batch_size, query.limit)
+def agent(name: str, resources: Resources) -> RolloutExecutor:
+    """The executor ``[trainer] agent = name`` stands for, built from ``resources``."""
+    environment = _environment_of_agent(name)
+    if environment is not None:
+        return resources.environment(environment).agent(resources.hotness())
+    if name not in AGENTS:
+        raise ConfigError(f"{AGENTS.config_key}: {unknown_message('agent', name, agent_names())}")
+    return AGENTS.get(name)(resources)
 
 
-# --- trainers: how rollouts are fed to the engine -------------------------------------------------
-@TRAINERS.register("batch")
-def _batch_trainer(resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
-    from ovtui.train.components.policy_trainer import BatchPolicyTrainer
-
-    return BatchPolicyTrainer(engine)
-
-
-@TRAINERS.register("streaming")
-def _streaming_trainer(
-    resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
-) -> PolicyTrainer:
-    from ovtui.train.components.policy_trainer import StreamingPolicyTrainer, StreamingPolicyTrainerConfig
-
-    cfg = resources.config.trainer
-    limits = StreamingPolicyTrainerConfig(cfg.max_gradients_per_update, cfg.max_wait_seconds)
-    return StreamingPolicyTrainer(engine, policy_set, limits)
+def agent_reader(name: str, environment: Callable[[str], Environment]) -> ExperienceReader | None:
+    """How the agent ``name`` reads experiences: its environment's reader for an environment's own
+    agent, None (it reads anything) for any other."""
+    own = _environment_of_agent(name)
+    return environment(own).reader if own is not None else None
 
 
-@TRAINERS.register("session-commit")
-def _session_commit_trainer(
-    resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
-) -> PolicyTrainer:
-    """Rollouts sent as sessions to ``[sessions] api_url`` (ovtui serve or OpenViking), which trains."""
-    from ovtui.core.api_keys import api_key_from_env
-    from ovtui.train.components.session_commit_trainer import SessionCommitPolicyTrainer
-
-    cfg = resources.config.sessions
-    return SessionCommitPolicyTrainer(
-        cfg.api_url,
-        api_key=api_key_from_env(cfg.api_key_env, "[sessions] api_key_env"),
-        timeout=cfg.commit_timeout,
-        max_in_flight=cfg.max_in_flight,
-    )
+def case_source(config: OvtuiConfig, dataset: str) -> CaseSource:
+    """The case source of ``dataset``: the one its ``[datasets.NAME]`` names, else local files."""
+    declared = config.datasets.get(dataset)
+    return CASE_SOURCES.get(declared.source if declared is not None else LOCAL_SOURCE)
 
 
-# --- backends: who turns evidence into drafts -----------------------------------------------------
-@BACKENDS.register("offline")
-def _offline_backends(resources: Resources) -> Backends:
-    from ovtui.train.backends.offline import (
-        OfflineGradientProposer,
-        OfflinePlanMerger,
-        OfflineTrajectoryExtractor,
-    )
+# --- the names a configuration gives, checked -------------------------------------------------------
+def unknown_names(config: OvtuiConfig) -> list[tuple[str, str]]:
+    """(the key as a dotted path, the problem) for each component name in ``config`` that nothing
+    registers, e.g. ``("trainer.agent", "unknown agent 'nobody' (registered: llm, sample, …)")``."""
+    trainer, sessions = config.trainer, config.sessions
+    chosen = [
+        ("llm.backend", config.llm.backend, BACKENDS.kind, BACKENDS.names()),
+        ("trainer.environment", trainer.environment, ENVIRONMENTS.kind, ENVIRONMENTS.names()),
+        ("trainer.agent", trainer.agent, AGENTS.kind, agent_names()),
+        ("trainer.train_with", trainer.train_with, TRAINERS.kind, TRAINERS.names()),
+        ("trainer.stream_with", trainer.stream_with, TRAINERS.kind, TRAINERS.names()),
+        ("sessions.train_with", sessions.train_with, TRAINERS.kind, TRAINERS.names()),
+        *(
+            (f"datasets.{name}.source", remote.source, CASE_SOURCES.kind, CASE_SOURCES.names())
+            for name, remote in config.datasets.items()
+        ),
+    ]
+    return [
+        (key, unknown_message(kind, value, names)) for key, value, kind, names in chosen if value not in names
+    ]
 
-    return Backends(OfflineTrajectoryExtractor(), OfflineGradientProposer(), OfflinePlanMerger())
 
-
-@BACKENDS.register("openai")
-def _llm_backends(resources: Resources) -> Backends:
-    from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
-
-    client, store = resources.llm(), resources.store
-    return Backends(
-        LLMTrajectoryExtractor(client, store),
-        LLMGradientProposer(client, store),
-        LLMPlanMerger(client, store),
-    )
+def check_names(config: OvtuiConfig, source: Path | str) -> None:
+    """Raise a ConfigError naming ``source`` (the workspace's ovtui.toml) and every key whose
+    component name nothing registers — the shape a schema error of ovtui.toml has."""
+    problems = unknown_names(config)
+    if problems:
+        lines = [f"{source}: invalid configuration", *(f"  [{key}] {problem}" for key, problem in problems)]
+        raise ConfigError("\n".join(lines))

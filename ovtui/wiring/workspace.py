@@ -35,6 +35,7 @@ from ovtui.core.events import EventBus, Listener
 from ovtui.core.fileformat import MemoryFile
 from ovtui.core.interfaces import (
     CaseLoader,
+    ExperienceReader,
     PolicyTrainer,
     PolicyUpdater,
     RolloutEvaluator,
@@ -45,7 +46,7 @@ from ovtui.memory.store import MemoryStore
 from ovtui.storage.config_file import load_config, save_config
 from ovtui.storage.event_log import EventLog
 from ovtui.storage.opening import recover_on_start, require_workspace
-from ovtui.storage.paths import WorkspacePaths
+from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.gradient_estimator import ExperienceGradientEstimator
@@ -65,7 +66,16 @@ from ovtui.train.review.policy import (
     evidence_for,
     stale_subplan,
 )
-from ovtui.wiring.registry import BACKENDS, CASE_SOURCES, EXECUTORS, TRAINERS, CaseSelection, Resources
+from ovtui.wiring.registry import (
+    BACKENDS,
+    TRAINERS,
+    CaseSelection,
+    Resources,
+    agent,
+    agent_reader,
+    case_source,
+    check_names,
+)
 
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
@@ -80,6 +90,7 @@ if TYPE_CHECKING:
     from ovtui.sessions.store import SessionStore
     from ovtui.storage.jobs import JobStore
     from ovtui.storage.watching import WorkspaceChanges
+    from ovtui.train.backends.session_extraction import SessionExtractor
     from ovtui.train.review.replan import ReplanResult
 
 
@@ -138,6 +149,7 @@ class Workspace:
         root = Path(root)
         require_workspace(root)
         self.config = config or load_config(root)
+        check_names(self.config, root / CONFIG_FILE)
         self.store, self.recovered = open_memory(root, self.config.workspace.user)
         self.paths = self.store.paths
         self.pending = PendingPlans(self.store)
@@ -173,17 +185,17 @@ class Workspace:
         return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
 
     def executor(self, dataset: str | None = None) -> RolloutExecutor:
-        """Who runs the cases: a remote dataset's services ([datasets.NAME] url), else [trainer] agent."""
-        if dataset is not None and dataset in self.config.datasets:
-            from ovtui.wiring.remote_datasets import remote_executor
-
-            return remote_executor(self.config, dataset)
-        return EXECUTORS.get(self.config.trainer.agent)(self.resources)
+        """Who runs the cases: the dataset's case source when it runs its own (a remote service),
+        else ``[trainer] agent``."""
+        if dataset is not None:
+            own = case_source(self.config, dataset).executor(self.resources, dataset)
+            if own is not None:
+                return own
+        return agent(self.config.trainer.agent, self.resources)
 
     def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
-        source = "remote" if dataset in self.config.datasets else "jsonl"
-        query = CaseSelection(dataset, split, batch_size, limit)
-        return CASE_SOURCES.get(source)(self.resources, query)
+        selection = CaseSelection(dataset, split, batch_size, limit)
+        return case_source(self.config, dataset).cases(self.resources, selection)
 
     def trials(self, trials: int | None) -> int:
         """Runs of each eval case: ``trials`` (checked) or ``[trainer] eval_trials``."""
@@ -227,7 +239,37 @@ class Workspace:
             concurrency=self.config.trainer.rollout_concurrency,
             wait_for_review=wait_for_review,
             gate=ValidationGate(validation, self.executor()) if validation else None,
-            agent=self.config.trainer.agent,
+            reader=self.experience_reader(),
+        )
+
+    def experience_reader(self) -> ExperienceReader | None:
+        """How ``[trainer] agent`` reads experiences (None: it reads anything), for Review's notes."""
+        return agent_reader(self.config.trainer.agent, self.resources.environment)
+
+    def session_committer(self, sessions: SessionStore, run: RunContext) -> SessionCommitter:
+        """The committer of this workspace's sessions: its backend's session extractor, and the
+        ``[sessions] train_with`` trainer around an engine of ``run`` for the commits' cases."""
+        from ovtui.sessions.commit import SessionCommitter, SessionTraining
+
+        async def training() -> SessionTraining:
+            review, name = self.config.review, self.config.sessions.train_with
+            engine = self.engine(run, approve=review.policy, dry_run=review.dry_run, wait_for_review=False)
+            trainer = self.trainer(name, engine, await self.loader.load())
+            if not isinstance(trainer, StreamingTrainer):
+                raise OvtuiError(f"[sessions] train_with: trainer {name!r} cannot take rollouts one by one")
+            return SessionTraining(trainer, engine.analyzer)
+
+        def extractor() -> SessionExtractor:
+            return BACKENDS.get(self.config.llm.backend)(self.resources).session_extractor
+
+        return SessionCommitter(
+            self.store,
+            self.pending,
+            sessions,
+            run,
+            extractor=extractor,
+            training=training,
+            settings=self.config.sessions,
         )
 
     def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
@@ -423,14 +465,9 @@ class Workspace:
 
     def evaluator_for(self, case: Case) -> RolloutEvaluator | None:
         """The evaluator that can grade ``case`` (for inbox rollouts that come without one): the
-        sample environment's, when every rubric criterion is of a kind it checks."""
-        from ovtui.environments.sample.criteria import CRITERION_KINDS
-        from ovtui.environments.sample.evaluator import SampleEvaluator
-
-        criteria = case.rubric.criteria
-        if criteria and all(c.metadata.get("kind") in CRITERION_KINDS for c in criteria):
-            return SampleEvaluator()
-        return None
+        environment of the local datasets (``[trainer] environment``), when it grades such a case."""
+        environment = self.resources.environment()
+        return environment if environment.can_grade(case) else None
 
     # --- review: the plans that wait for a person -----------------------------------------------
     def pending_plans(self) -> list[PendingPlan]:
@@ -468,9 +505,9 @@ class Workspace:
 
     def unread_lines(self, content: str) -> list[str]:
         """What in an experience's text the configured agent would not act on, one note a line."""
-        from ovtui.train.review.readability import unread_notes
+        from ovtui.train.review.gates.readability import unread_notes
 
-        return [note for _, note in unread_notes(self.config.trainer.agent, content)]
+        return [note for _, note in unread_notes(self.experience_reader(), content)]
 
     def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
         return self.pending.decide(plan_id, item, decision, note)
@@ -679,12 +716,6 @@ class Workspace:
         from ovtui.sessions.store import SessionStore
 
         return SessionStore(self.paths, on_wait=on_wait)
-
-    def session_committer(self, sessions: SessionStore, run: RunContext) -> SessionCommitter:
-        """Phase 2 of a commit (extract, train, record) for every commit of ``run``."""
-        from ovtui.sessions.commit import SessionCommitter
-
-        return SessionCommitter(self, sessions, run)
 
     def session_inbox(self, committer: SessionCommitter, events: EventBus) -> SessionInbox:
         """``inbox/sessions/``: each conversation file dropped there committed by ``committer``."""

@@ -24,7 +24,7 @@ from ovtui.memory.types import default_registry
 from ovtui.protocols.sessions import MemoryPolicy
 from ovtui.sessions.peers import PEER_INVALID, PEER_NOT_ALLOWED, PEERS_OFF, apply_policy
 from ovtui.storage.paths import WorkspacePaths
-from ovtui.train.backends.offline.session_extractor import ExtractedMemory, Extraction
+from ovtui.train.backends.session_extraction import ExtractedMemory, Extraction
 
 PREFIX = "viking://user/default/"
 ALICE = {"role": "user", "content": "My name is Alice Moreau. I prefer trains.", "peer_id": "alice"}

@@ -20,11 +20,11 @@ from ovtui.memory.history import HistoryStore
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert
 from ovtui.protocols.sessions import AddMessageRequest
-from ovtui.sessions.commit import CommitOutcome, SessionCommitter
+from ovtui.sessions.commit import CommitOutcome
 from ovtui.sessions.inbox import commit_messages
 from ovtui.sessions.store import SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater
-from ovtui.train.backends.offline.session_extractor import ExtractedMemory
+from ovtui.train.backends.session_extraction import ExtractedMemory
 from ovtui.wiring.workspace import Workspace
 
 
@@ -37,7 +37,7 @@ def workspace(tmp: Path, extra: str = "") -> Workspace:
 
 async def commit_all(ws: Workspace, conversations: dict[str, list[dict[str, Any]]]) -> list[CommitOutcome]:
     sessions = SessionStore(ws.paths)
-    committer = SessionCommitter(ws, sessions, RunContext())
+    committer = ws.session_committer(sessions, RunContext())
     try:
         return list(
             await asyncio.gather(

@@ -1,4 +1,5 @@
-"""Components by name: a new executor is one registration plus one line of ovtui.toml."""
+"""Components by name: a new agent is one registration plus one line of ovtui.toml; a name nothing
+registers is refused when the workspace opens, naming ovtui.toml, the key and the registered names."""
 
 from __future__ import annotations
 
@@ -7,13 +8,21 @@ from pathlib import Path
 import pytest
 from workspace_support import build_sample_workspace
 
+from ovtui.core.config import OvtuiConfig
 from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import Case, ExperienceSet, Rollout
+from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.core.errors import ConfigError
+from ovtui.core.interfaces import CaseLoader, RolloutExecutor
+from ovtui.environments.base import Environment, EnvironmentDefaults
 from ovtui.environments.sample.agent import SampleAgentExecutor
-from ovtui.storage.config_file import load_config
-from ovtui.wiring.registry import EXECUTORS, Registry, Resources
+from ovtui.environments.sample.generate import generate_dataset
+from ovtui.testing.helpers import KEY_ENV
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
+from ovtui.train.components.case_loader import ListCaseLoader
+from ovtui.wiring.registry import AGENTS, CASE_SOURCES, ENVIRONMENTS, CaseSelection, Registry, Resources
 from ovtui.wiring.workspace import TrainOptions, Workspace
+
+pytest_plugins = ["ovtui.testing.fixtures"]
 
 SEEN: list[ExecutionContext] = []
 
@@ -28,7 +37,7 @@ class RecordingExecutor:
         return await SampleAgentExecutor().execute(cases, policy_set, context)
 
 
-@EXECUTORS.register("recording-sample")
+@AGENTS.register("recording-sample")
 def _recording(resources: Resources) -> RecordingExecutor:
     return RecordingExecutor()
 
@@ -59,10 +68,11 @@ async def test_a_registered_executor_is_used_when_the_config_names_it(sample: Pa
 def test_an_unregistered_name_is_a_config_error_listing_the_registered_ones(sample: Path) -> None:
     _set_agent(sample, "nobody")
     with pytest.raises(ConfigError) as caught:
-        load_config(sample)
+        Workspace(sample)
     message = str(caught.value)
-    assert "trainer.agent" in message and "'nobody'" in message
-    assert all(name in message for name in ("llm", "sample"))
+    assert message.startswith(f"{sample / 'ovtui.toml'}: invalid configuration")
+    assert "[trainer.agent] unknown agent 'nobody'" in message
+    assert all(name in message for name in ("llm", "recording-sample", "sample", "tau2-replay"))
 
 
 def test_a_name_registers_once_and_lookups_name_the_config_key() -> None:
@@ -73,3 +83,87 @@ def test_a_name_registers_once_and_lookups_name_the_config_key() -> None:
     assert registry.get("one") == 1 and list(registry) == ["one"]
     with pytest.raises(ConfigError, match=r"\[ui\] widget: unknown widget 'two' \(registered: one\)"):
         registry.get("two")
+
+
+class AlwaysPasses(EnvironmentDefaults):
+    """An environment whose evaluator passes every rollout: who grades shows in the report."""
+
+    name = "always-passes"
+    description = "grades everything passed"
+
+    def splits(self) -> list[str]:
+        return []
+
+    def cases(self, split: str) -> list[Case]:
+        return []
+
+    async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
+        raise AssertionError("the llm agent runs the cases, not this environment")
+
+    async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
+        return RubricEvaluation(passed=True, score=1.0, metadata={"evaluator": self.name})
+
+
+@ENVIRONMENTS.register("always-passes")
+def _always_passes(config: OvtuiConfig | None) -> Environment:
+    return AlwaysPasses()
+
+
+async def test_the_llm_agent_is_graded_by_the_environment_of_the_datasets(
+    sample: Path, fake: FakeOpenAIServer
+) -> None:
+    fake.respond_with(lambda request: Reply.text("I cannot help with that."))
+    _set_agent(sample, "llm")
+    config = sample / "ovtui.toml"
+    llm = f'[llm]\nbase_url = "{fake.base_url}"\napi_key_env = "{KEY_ENV}"\nmax_retries = 0\n'
+    config.write_text(config.read_text(encoding="utf-8").replace("[llm]\n", llm), encoding="utf-8")
+
+    by_the_sample = (await Workspace(sample).evaluate(trials=1)).stages[0]
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("[trainer]\n", '[trainer]\nenvironment = "always-passes"\n'))
+    by_the_other = (await Workspace(sample).evaluate(trials=1)).stages[0]
+
+    assert by_the_sample.cases == by_the_other.cases > 0
+    # An answer without a tool call fails most of the sample's rubrics, none of the other's.
+    assert by_the_sample.passed < by_the_sample.cases
+    assert by_the_other.passed == by_the_other.cases
+    assert len(fake.chat_requests) == 2 * by_the_sample.cases
+
+
+class GeneratedCases:
+    """A case source that makes its cases (the sample's generator) and leaves them to the agent."""
+
+    def __init__(self) -> None:
+        self.asked: list[CaseSelection] = []
+
+    def cases(self, resources: Resources, selection: CaseSelection) -> CaseLoader:
+        self.asked.append(selection)
+        train, test = generate_dataset(7, 5, 3)
+        return ListCaseLoader(train if selection.split == "train" else test, selection.batch_size)
+
+    def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None:
+        return None
+
+
+GENERATED = GeneratedCases()
+CASE_SOURCES.register("generated")(GENERATED)
+
+
+async def test_a_dataset_declared_with_a_registered_source_takes_its_cases_from_it(sample: Path) -> None:
+    config = sample / "ovtui.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8") + '\n[datasets.made]\nsource = "generated"\n', encoding="utf-8"
+    )
+    GENERATED.asked.clear()
+    report = await Workspace(sample).train(TrainOptions(dataset="made", epochs=1, approve="all"))
+    assert report.errors == [] and report.dataset == "made"
+    assert {(s.dataset, s.split) for s in GENERATED.asked} == {("made", "train"), ("made", "test")}
+    epoch, final = report.stage("train_epoch"), report.stage("final_eval")
+    assert epoch is not None and final is not None and (epoch.cases, final.cases) == (5, 3)
+
+
+def test_the_remote_source_needs_a_url(sample: Path) -> None:
+    config = sample / "ovtui.toml"
+    config.write_text(config.read_text(encoding="utf-8") + '\n[datasets.served]\nsplit = "test"\n')
+    with pytest.raises(ConfigError, match=r"\[datasets.served\] url: the remote case source needs"):
+        Workspace(sample).case_loader("served", "test", 8)

@@ -1,14 +1,23 @@
-"""The sample help-desk environment behind the Environment interface (cases from the seeded generator,
-the scripted agent, the deterministic rubric evaluator)."""
+"""The sample help-desk environment behind the Environment interface: cases from the seeded
+generator, the scripted agent (which reads experiences by rules, so it says which lines it cannot
+use), the deterministic rubric evaluator, and the checks a case must pass to be run and graded here.
+
+Registered as ``sample`` by ovtui's entry point ``ovtui.environments: sample = …:environment``, like
+any other package's environment."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
+from ovtui.core.interfaces import ExperienceReader, RolloutExecutor
 from ovtui.environments.base import check_split
 from ovtui.environments.sample.agent import ExperienceLibrary, SampleAgentExecutor
+from ovtui.environments.sample.criteria import CRITERION_KINDS
 from ovtui.environments.sample.evaluator import SampleEvaluator
 from ovtui.environments.sample.generate import (
     DEFAULT_SEED,
@@ -16,25 +25,51 @@ from ovtui.environments.sample.generate import (
     DEFAULT_TRAIN_COUNT,
     generate_dataset,
 )
+from ovtui.environments.sample.guidance import unread_lines
+from ovtui.environments.sample.validate import case_problems
+
+if TYPE_CHECKING:
+    from ovtui.core.config import OvtuiConfig
+    from ovtui.memory.hotness import HotnessMix
 
 LIBRARY_CACHE = 8  # snapshots whose parsed experiences stay indexed (one per epoch is typical)
+
+
+@dataclass(frozen=True)
+class SampleAgentReader:
+    """The scripted agent's reading of experiences: the Approach and Reflect lines its vocabulary
+    (``guidance``) turns into no rule or sequence are lines it cannot act on."""
+
+    name: str = "the sample agent"
+
+    def unread_lines(self, content: str) -> list[tuple[int, str]]:
+        return unread_lines(content)
+
+
+READER: ExperienceReader = SampleAgentReader()
 
 
 class SampleEnvironment:
     name = "sample"
     description = "the sample airline help desk (seeded cases, scripted agent, rubric evaluator)"
+    reader: ExperienceReader | None = READER
 
     def __init__(
         self, seed: int = DEFAULT_SEED, train: int = DEFAULT_TRAIN_COUNT, test: int = DEFAULT_TEST_COUNT
     ) -> None:
-        train_cases, test_cases = generate_dataset(seed, train, test)
-        self._cases = {"train": train_cases, "test": test_cases}
+        self._counts = (seed, train, test)
         self._agent = SampleAgentExecutor()
         self._evaluator = SampleEvaluator()
         self._libraries: OrderedDict[str, ExperienceLibrary] = OrderedDict()
 
+    @cached_property
+    def _cases(self) -> dict[str, list[Case]]:
+        """Generated when first asked for: a workspace that only grades or validates never pays."""
+        train_cases, test_cases = generate_dataset(*self._counts)
+        return {"train": train_cases, "test": test_cases}
+
     def splits(self) -> list[str]:
-        return list(self._cases)
+        return ["train", "test"]
 
     def cases(self, split: str) -> list[Case]:
         check_split(self, split)
@@ -60,3 +95,19 @@ class SampleEnvironment:
 
     async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
         return self._evaluator.evaluate_sync(rollout)
+
+    def agent(self, hotness: HotnessMix | None) -> RolloutExecutor:
+        return SampleAgentExecutor(hotness=hotness)
+
+    def case_problems(self, case: Case) -> list[str]:
+        return case_problems(case)
+
+    def can_grade(self, case: Case) -> bool:
+        """When every rubric criterion is of a kind the evaluator checks."""
+        criteria = case.rubric.criteria
+        return bool(criteria) and all(c.metadata.get("kind") in CRITERION_KINDS for c in criteria)
+
+
+def environment(config: OvtuiConfig | None = None) -> SampleEnvironment:
+    """The entry point's factory (the sample needs nothing of the configuration)."""
+    return SampleEnvironment()

@@ -1,4 +1,4 @@
-"""Files bundled in ``ovtui/sample_env/data/`` (policy, wordings, starter memories)."""
+"""Files bundled in ``ovtui/environments/sample/data/`` (policy, wordings, starter memories)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from ovtui.core.domain import (
     RubricCriterion,
     RubricEvaluation,
 )
-from ovtui.environments.base import EnvironmentError_, check_split
+from ovtui.environments.base import EnvironmentDefaults, EnvironmentError_, check_split
 from ovtui.environments.scoring import RecordError
 from ovtui.environments.tau2_airline import data
 from ovtui.environments.tau2_airline.conversation import Conversation
@@ -129,7 +129,7 @@ def record_fields(record: dict[str, Any]) -> tuple[str, list[ToolCall], list[str
     return task_id, calls, texts, termination
 
 
-class AirlineEnvironment:
+class AirlineEnvironment(EnvironmentDefaults):
     name = "tau2-airline"
     description = "tau2-bench airline domain (MIT data © 2025 Sierra Research)"
 
@@ -137,8 +137,8 @@ class AirlineEnvironment:
         self, agent: LLMClient | None = None, user: LLMClient | None = None, *, max_turns: int = 30
     ) -> None:
         self._splits = data.splits()
-        self.agent = agent
-        self.user = user or agent
+        self.agent_model = agent
+        self.user_model = user or agent
         self.max_turns = max_turns
 
     @classmethod
@@ -159,12 +159,14 @@ class AirlineEnvironment:
         return [case_for(task_id, split) for task_id in self._splits[split]]
 
     async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
-        if self.agent is None or self.user is None:
+        if self.agent_model is None or self.user_model is None:
             raise EnvironmentError_(
                 "tau2-airline needs models for the agent and the user simulator: [llm] backend = "
                 '"openai" (and optionally [user_simulator]) in the config given to `ovtui env serve --config`'
             )
-        conversation = Conversation(self.agent, self.user, case, policy_set, max_turns=self.max_turns)
+        conversation = Conversation(
+            self.agent_model, self.user_model, case, policy_set, max_turns=self.max_turns
+        )
         termination = await conversation.run()
         rollout = Rollout(
             case=case,
@@ -174,6 +176,14 @@ class AirlineEnvironment:
         )
         rollout.evaluation = await self.evaluate(rollout)
         return rollout
+
+    def case_problems(self, case: Case) -> list[str]:
+        task_id = str(case.input.get("task_id", ""))
+        return [] if task_id in data.tasks() else [f"input.task_id: no airline task {task_id!r}"]
+
+    def can_grade(self, case: Case) -> bool:
+        """A case of a tau2 airline task (graded by the tau2 reward of that task)."""
+        return str(case.input.get("task_id", "")) in data.tasks()
 
     async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
         calls, texts = calls_and_texts(rollout)

@@ -8,6 +8,7 @@ and-swap bases and provenance. A backend only turns evidence into drafts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from pydantic import Field
@@ -23,6 +24,7 @@ from ovtui.core.domain import (
     Trajectory,
     TrajectoryOutcome,
 )
+from ovtui.train.backends.session_extraction import SessionExtractor
 
 
 class TrajectoryDraft(Model):
@@ -78,3 +80,14 @@ class PlanMerger(Protocol):
     async def merge(
         self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet, similar: list[Experience]
     ) -> list[MergeDecision]: ...
+
+
+@dataclass(frozen=True)
+class Backends:
+    """What a backend provides (its ``ovtui.backends`` entry point builds one): who does the thinking
+    inside the analyzer, the estimator and the optimizer, and who reads a committed session."""
+
+    extractor: TrajectoryExtractor
+    proposer: GradientProposer
+    merger: PlanMerger
+    session_extractor: SessionExtractor

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from ovtui.environments.registry import get_environment
 from ovtui.environments.tau2_airline.data import splits, tasks
 from ovtui.environments.tau2_airline.db import AirlineDB
 from ovtui.environments.tau2_airline.reward import READ_ONLY, ToolCall, score
 from ovtui.environments.tau2_airline.tools import AirlineTools
+from ovtui.wiring.registry import ENVIRONMENTS
 
 
 def gold_calls(task_id: str) -> list[ToolCall]:
@@ -238,7 +238,7 @@ def test_env_score_command_scores_lines_in_order_and_names_a_bad_line(tmp_path: 
 
 
 def test_cases_follow_tau2_splits() -> None:
-    environment = get_environment("tau2-airline")
+    environment = ENVIRONMENTS.get("tau2-airline")(None)
     train = environment.cases("train")
     assert [c.input["task_id"] for c in train] == splits()["train"]
     assert train[0].rubric.criteria[0].name == "tau2_reward"

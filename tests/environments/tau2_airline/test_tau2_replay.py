@@ -8,8 +8,8 @@ from pathlib import Path
 
 from workspace_support import build_sample_workspace
 
-from ovtui.environments.registry import get_environment
 from ovtui.environments.tau2_airline.data import tasks
+from ovtui.wiring.registry import ENVIRONMENTS
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 
@@ -31,7 +31,7 @@ def record(task_id: str, *, solve: bool, rollout_id: str) -> dict[str, object]:
 
 async def test_train_from_recorded_conversations(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
-    environment = get_environment("tau2-airline")
+    environment = ENVIRONMENTS.get("tau2-airline")(None)
     train, test = environment.cases("train")[:6], environment.cases("test")[:4]
     folder = root / "datasets" / "airline"
     folder.mkdir(parents=True)
@@ -46,6 +46,7 @@ async def test_train_from_recorded_conversations(tmp_path: Path) -> None:
         ]
     (root / "recorded.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     config = (root / "ovtui.toml").read_text().replace('agent = "sample"', 'agent = "tau2-replay"')
+    config = config.replace("[trainer]\n", '[trainer]\nenvironment = "tau2-airline"\n')
     config = config.replace("[trainer]\n", "[trainer]\neval_trials = 2\n")
     (root / "ovtui.toml").write_text(config + '\n[tau2]\nreplay = "recorded.jsonl"\n')
 

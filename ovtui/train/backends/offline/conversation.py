@@ -3,7 +3,7 @@
 A conversation case is known by its rubric, not by where it came from: a criterion of kind
 ``tool_calls_complete`` (every tool call completed; ``answers_after_tools``: the assistant answered
 after its last call) — the structured evaluation a committed conversation carries
-(``ovtui.train.backends.offline.session_extractor``). One tool call, or a failed one, is then
+(``ovtui.train.backends.session_extraction``). One tool call, or a failed one, is then
 worth learning from:
 
 - all criteria met: one ``answered`` lesson — for a request like <the task's words>, the calls in
@@ -29,9 +29,8 @@ from ovtui.train.backends.offline.facts import Facts
 from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson
 from ovtui.train.backends.offline.steps import ASK_TO_CONFIRM, rollout_steps, tool_failed
 from ovtui.train.backends.offline.text import error_kind, mask_values
+from ovtui.train.backends.session_extraction import TOOL_CALLS_COMPLETE
 
-TOOL_CALLS_COMPLETE = "tool_calls_complete"
-ANSWERS_AFTER_TOOLS = "answers_after_tools"
 _ARG = re.compile(r"[^\w.\-]+")
 # A capitalised word that opens no sentence or phrase reads as a name ("my friend Alice").
 _INNER_CAPITAL = re.compile(r"(?<=[^.!?:\s]) +[A-Z][a-z]+\b")

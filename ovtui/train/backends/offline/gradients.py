@@ -17,8 +17,6 @@ from __future__ import annotations
 from ovtui.core.domain import Experience, Message, RolloutAnalysis, RubricCriterion, Trajectory
 from ovtui.train.backends.base import ExperienceProposal
 from ovtui.train.backends.offline.conversation import (
-    ANSWERS_AFTER_TOOLS,
-    TOOL_CALLS_COMPLETE,
     answered_lesson,
     error_lessons,
     is_conversation,
@@ -32,6 +30,7 @@ from ovtui.train.backends.offline.sections import EXAMPLE_PREFIX, SECTIONS, Expe
 from ovtui.train.backends.offline.steps import ASK_TO_CONFIRM, first_request, rollout_steps
 from ovtui.train.backends.offline.text import jaccard, name_tokens, scrub_specifics
 from ovtui.train.backends.offline.trajectory import OFFLINE_LABEL, task_name, task_words, with_article
+from ovtui.train.backends.session_extraction import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
 
 NAME_SIMILARITY = 0.5
 

@@ -8,7 +8,7 @@ The offline extractor is deliberately limited, and real within its limits (READM
   (statements and values; what the offline learner shows as its example) and its task signature
   a few of that pattern's words (``request_signature``), so the same kind of request from many
   sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
-  (``components/offline/conversation.py``);
+  (``ovtui.train.backends.offline.conversation``);
 - **profile** facts the user states about themself: "my name is …", "I am a/an …", "I work as/at
   …", "I live in …";
 - **preferences** the user states: "I prefer …", "I like …", "I don't like …", "always …",
@@ -32,14 +32,19 @@ job. Messages with a ``peer_id`` are attributed to that peer.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
 
-from ovtui.core.domain import Case, CriterionResult, Rubric, RubricCriterion, RubricEvaluation, ToolPart
+from ovtui.core.domain import Case, Rubric, ToolPart
 from ovtui.core.names import slugify
-from ovtui.protocols.sessions import SessionMessage
-from ovtui.train.backends.offline.conversation import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
+from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
 from ovtui.train.backends.offline.text import STOPWORDS, mask_values
+from ovtui.train.backends.session_extraction import (
+    CONVERSATION_CRITERIA,
+    ExtractedMemory,
+    Extraction,
+    case_metadata,
+    session_case_name,
+    tool_parts,
+)
 
 _SENTENCE = re.compile(r"[^.!?\n。！？]+")
 _PROFILE = [
@@ -62,35 +67,6 @@ SIGNATURE_WORDS = 6
 _ENTITY_KEYS = re.compile(r"^(?:.*_id|id|name|.*_name|email|code|.*_code|number|.*_number)$", re.I)
 MAX_ENTITY_VALUE = 120
 TOPIC_WORDS = 4
-
-
-@dataclass
-class ExtractedMemory:
-    """One memory a conversation gives: its type, its name (None for a one-file type), the fields
-    to merge, and whose it is (a peer's id, or None for the user).
-
-    ``merge`` says how it meets its file: ``lines`` (the offline extractor: the content's lines the
-    file lacks are appended) or ``ops`` (a model's operation: every field by its merge op, SEARCH/
-    REPLACE blocks included). ``seen`` is, for ``ops``, the file (content and fields) as the model
-    saw it, or None when it saw no file."""
-
-    memory_type: str
-    name: str | None
-    fields: dict[str, Any]
-    peer_id: str | None = None
-    merge: Literal["lines", "ops"] = "lines"
-    seen: dict[str, Any] | None = None
-    # Trajectories this memory produced (a case's runs): linked from it in the same write.
-    produced: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Extraction:
-    memories: list[ExtractedMemory] = field(default_factory=list)
-    cases: list[Case] = field(default_factory=list)
-    model_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
 
 
 def _sentences(text: str) -> list[str]:
@@ -155,27 +131,6 @@ def _entities(message: SessionMessage) -> list[ExtractedMemory]:
     return found
 
 
-def _tool_parts(messages: list[SessionMessage]) -> list[ToolPart]:
-    return [p for m in messages if m.role in ("assistant", "tool") for p in m.to_message().tool_parts]
-
-
-# What a plain conversation can show about any case (``evaluate_conversation`` checks them); the
-# kinds are what the offline learner reads of them (never their wording).
-CONVERSATION_CRITERIA = (
-    RubricCriterion(
-        name="tools_succeed",
-        description="every tool call completes without an error",
-        metadata={"kind": TOOL_CALLS_COMPLETE},
-    ),
-    RubricCriterion(
-        name="answers_user",
-        description="the assistant answers the request",
-        required=False,
-        metadata={"kind": ANSWERS_AFTER_TOOLS},
-    ),
-)
-
-
 def _content_words(clause: str) -> list[str]:
     """The words of a masked clause that say what is asked: no placeholder, name or filler."""
     tokens = re.findall(r"<?[A-Za-z][A-Za-z']*>?", clause)
@@ -206,24 +161,9 @@ def request_signature(request: str, tools: list[ToolPart]) -> str:
     return slugify(" ".join(kept[:SIGNATURE_WORDS]), fallback="conversation")
 
 
-def session_case_name(name: str, session_id: str, archive_name: str) -> str:
-    """A case's name made unique to its commit: the same task in two sessions is two cases."""
-    return f"{name}_{session_id}_{archive_name}"[:120]
-
-
-def case_metadata(messages: list[SessionMessage], session_id: str, archive_name: str) -> dict[str, Any]:
-    failed = [p.tool_name for p in _tool_parts(messages) if p.tool_status == "error"]
-    return {
-        "source": "session_commit",
-        "session_id": session_id,
-        "archive": archive_name,
-        "failed_tools": failed,
-    }
-
-
 def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) -> Case | None:
     """The conversation as a training case, when the assistant used tools in it."""
-    tools = _tool_parts(messages)
+    tools = tool_parts(messages)
     if not tools:
         return None
     request = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
@@ -276,32 +216,10 @@ def extract_offline(messages: list[SessionMessage], session_id: str, archive_nam
     return extraction
 
 
-def evaluate_conversation(case: Case, messages: list[SessionMessage]) -> RubricEvaluation:
-    """The case's rubric checked on what the conversation shows: did every tool call complete, and
-    did the assistant answer after its last tool call. No grader took part, so this is the only
-    signal a plain conversation gives; a training session brings its own OutcomeEvaluation."""
-    failed = case.metadata.get("failed_tools") or []
-    last_tool = max((i for i, m in enumerate(messages) if m.to_message().tool_parts), default=-1)
-    answered = any(m.role == "assistant" and m.text.strip() for m in messages[last_tool + 1 :])
-    results = [
-        CriterionResult(
-            criterion_name="tools_succeed",
-            passed=not failed,
-            score=0.0 if failed else 1.0,
-            feedback=[f"tool call failed: {name}" for name in failed],
-        ),
-        CriterionResult(
-            criterion_name="answers_user",
-            passed=answered,
-            score=1.0 if answered else 0.0,
-            feedback=[] if answered else ["the assistant did not answer after its last tool call"],
-        ),
-    ]
-    passed = not failed
-    return RubricEvaluation(
-        passed=passed,
-        score=sum(r.score for r in results) / len(results),
-        criterion_results=results,
-        feedback=[f for r in results for f in r.feedback],
-        metadata={"source": "session_conversation"},
-    )
+class OfflineSessionExtractor:
+    """The offline backend's SessionExtractor: ``extract_offline``, the policy applied by the committer."""
+
+    async def extract(
+        self, messages: list[SessionMessage], session_id: str, archive_name: str, policy: MemoryPolicy
+    ) -> Extraction:
+        return extract_offline(messages, session_id, archive_name)

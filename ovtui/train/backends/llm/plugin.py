@@ -1,0 +1,24 @@
+"""The ``openai`` backend's entry point: the model (``[llm]``, any OpenAI-compatible endpoint)
+extracts trajectories, proposes and merges edits, and reads committed sessions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ovtui.train.backends.base import Backends
+
+if TYPE_CHECKING:
+    from ovtui.wiring.registry import Resources
+
+
+def backends(resources: Resources) -> Backends:
+    from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
+    from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
+
+    client, store = resources.llm(), resources.store
+    return Backends(
+        LLMTrajectoryExtractor(client, store),
+        LLMGradientProposer(client, store),
+        LLMPlanMerger(client, store),
+        LLMSessionExtractor(client, store, resources.hotness()),
+    )

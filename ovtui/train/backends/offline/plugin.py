@@ -1,0 +1,27 @@
+"""The ``offline`` backend's entry point: deterministic extraction, proposal, merging and session
+reading, no model and no network."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ovtui.train.backends.base import Backends
+
+if TYPE_CHECKING:
+    from ovtui.wiring.registry import Resources
+
+
+def backends(resources: Resources) -> Backends:
+    from ovtui.train.backends.offline import (
+        OfflineGradientProposer,
+        OfflinePlanMerger,
+        OfflineTrajectoryExtractor,
+    )
+    from ovtui.train.backends.offline.session_extractor import OfflineSessionExtractor
+
+    return Backends(
+        OfflineTrajectoryExtractor(),
+        OfflineGradientProposer(),
+        OfflinePlanMerger(),
+        OfflineSessionExtractor(),
+    )
