@@ -37,7 +37,11 @@ from ovtui.environments.sample.generate import (  # noqa: E402
     write_dataset,
 )
 from ovtui.environments.sample.workspace import DATASET  # noqa: E402
+from ovtui.memory.store import MemoryStore  # noqa: E402
 from ovtui.memory.types import EXPERIENCES  # noqa: E402
+from ovtui.train.components.experience_set_loader import ExperienceSetLoader  # noqa: E402
+from ovtui.train.review.pending import PendingPlans  # noqa: E402
+from ovtui.wiring.composition import Composition  # noqa: E402
 from ovtui.wiring.workspace import Workspace  # noqa: E402
 
 TOPICS = ["billing", "seating", "meals", "loyalty", "baggage", "pets", "visas", "wifi", "lounges", "upgrades"]
@@ -71,7 +75,9 @@ async def run_once(
     """Wall seconds for the whole path, CPU seconds of this process (every thread) meanwhile, and
     how many batches wrote something. CPU varies less than wall time on a shared machine."""
     workspace = Workspace(root)
-    engine = workspace.engine(RunContext(), approve="all", dry_run=False, wait_for_review=False)
+    store = MemoryStore.open(root)  # the kernel composed as the workspace's train run composes it
+    kernel = Composition(workspace.config, store, PendingPlans(store), ExperienceSetLoader(store))
+    engine = kernel.engine(RunContext(), approve="all", dry_run=False, wait_for_review=False)
     policy = workspace.experiences()
     wrote = 0
     started, cpu = time.perf_counter(), time.process_time()

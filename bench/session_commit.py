@@ -35,7 +35,6 @@ from session_support import CONVERSATION
 from ovtui.cli.init import init_workspace
 from ovtui.core.context import RunContext
 from ovtui.protocols.sessions import AddMessageRequest
-from ovtui.sessions.store import SessionStore
 from ovtui.testing.openai_server import FakeOpenAIServer
 from ovtui.testing.session_model import SessionModel
 from ovtui.wiring.workspace import Workspace
@@ -60,7 +59,7 @@ def workspace(parent: Path, name: str, model_url: str | None) -> Path:
 def in_process(root: Path, repeat: int) -> list[float]:
     async def run() -> list[float]:
         ws = Workspace(root)
-        sessions = SessionStore(ws.paths)
+        sessions = ws.session_store()
         committer = ws.session_committer(sessions, RunContext())
         times = []
         for i in range(repeat):

@@ -40,7 +40,9 @@ from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan  # noqa: E402
 from ovtui.core.fileformat import render_memory  # noqa: E402
 from ovtui.environments.sample.generate import generate_dataset, write_cases  # noqa: E402
 from ovtui.environments.sample.workspace import write_sample_workspace  # noqa: E402
+from ovtui.memory.store import MemoryStore  # noqa: E402
 from ovtui.testing.big_workspace import EXPERIENCES_DIR, experience_fields, write_experiences, write_history  # noqa: E402
+from ovtui.train.review.pending import PendingPlans  # noqa: E402
 from ovtui.train.review.policy import ItemDecision  # noqa: E402
 
 PREFIX = "viking://user/default/memories/experiences/"
@@ -79,7 +81,7 @@ def park_big_plan(workspace: Any) -> None:
         confidence=0.9,
     )
     plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "benchbigplan"})
-    workspace.pending.park(plan, [ItemDecision(item=0)])
+    PendingPlans(MemoryStore.open(workspace.root)).park(plan, [ItemDecision(item=0)])  # as a run parks it
 
 
 class Frames:

@@ -14,14 +14,17 @@ from textual.app import App
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widget import Widget
-from workspace_support import EXPERIENCES, build_workspace, experience_uri, trajectory_uri
+from workspace_support import (
+    EXPERIENCES,
+    build_workspace,
+    experience_uri,
+    plans_of,
+    trajectory_uri,
+)
 
 from ovtui.app.app import OvtuiApp
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.fileformat import render_memory
-from ovtui.memory.history import HistoryStore
-from ovtui.memory.store import MemoryStore
-from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ItemDecision, PendingPlan
 from ovtui.wiring.workspace import Workspace
 
@@ -34,22 +37,6 @@ def make_workspace(root: Path) -> Workspace:
     (root / "ovtui.toml").write_text('[review]\npolicy = "ask"\n', encoding="utf-8")
     freeze_mtimes(root)
     return Workspace(root)
-
-
-def memory_of(workspace: Workspace) -> MemoryStore:
-    """The workspace's memory opened on its own, as another process opens it: for a test to leave
-    what a run or an agent would have left (the app and the CLI use only the facade)."""
-    return MemoryStore.open(workspace.root, workspace.config.workspace.user)
-
-
-def plans_of(workspace: Workspace) -> PendingPlans:
-    """The workspace's pending plans, for a test to park what a run would have parked."""
-    return PendingPlans(memory_of(workspace))
-
-
-def history_of(workspace: Workspace) -> HistoryStore:
-    """The workspace's history records on disk, for a test to write or count them directly."""
-    return HistoryStore(memory_of(workspace).paths)
 
 
 def freeze_mtimes(root: Path) -> None:

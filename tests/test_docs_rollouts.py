@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, kernel_of
 
 from ovtui.core.domain import Rollout
 from ovtui.wiring.workspace import Workspace
@@ -19,7 +19,7 @@ def test_the_example_is_a_complete_valid_rollout(tmp_path: Path) -> None:
     rollout = Rollout.model_validate_json(example)
     assert rollout.evaluation is not None and rollout.messages and rollout.case.rubric.criteria
     # Without its evaluation, nothing in a workspace could grade this case: it would be quarantined.
-    assert Workspace(build_sample_workspace(tmp_path / "ws")).evaluator_for(rollout.case) is None
+    assert kernel_of(Workspace(build_sample_workspace(tmp_path / "ws"))).evaluator_for(rollout.case) is None
 
 
 def test_the_readme_links_the_page() -> None:

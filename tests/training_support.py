@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from workspace_support import build_sample_workspace, pristine_sample
+from workspace_support import build_sample_workspace, memory_of, pristine_sample
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout
@@ -60,11 +60,11 @@ def seeded_workspace(root: Path, cases: list[Case], start: ExperienceSet) -> Pat
     """A sample workspace whose experiences are ``start`` and whose dataset holds ``cases``."""
     build_sample_workspace(root)
     workspace = Workspace(root)
-    folder = workspace.store.type_dir(EXPERIENCES)
+    folder = memory_of(workspace).type_dir(EXPERIENCES)
     shutil.rmtree(folder)
     folder.mkdir(parents=True)
     for experience in start.policies:
         memory = file_from_experience(experience)
         (folder / f"{experience.name}.md").write_text(memory.render(), encoding="utf-8")
-    write_cases(workspace.paths.datasets / DATASET / "train.jsonl", cases)
+    write_cases(memory_of(workspace).paths.datasets / DATASET / "train.jsonl", cases)
     return root

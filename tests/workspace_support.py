@@ -18,6 +18,12 @@ from typing import Any
 from watchfiles import watch
 
 from ovtui.core.fileformat import render_memory
+from ovtui.memory.history import HistoryStore
+from ovtui.memory.store import MemoryStore
+from ovtui.train.components.experience_set_loader import ExperienceSetLoader
+from ovtui.train.review.pending import PendingPlans
+from ovtui.wiring.composition import Composition
+from ovtui.wiring.workspace import Workspace
 
 USER = "default"
 PREFIX = f"viking://user/{USER}/"
@@ -77,6 +83,29 @@ def build_workspace(root: Path) -> Path:
         }
         (traj_dir / f"{name}.md").write_text(render_memory(content, fields), encoding="utf-8")
     return root
+
+
+def memory_of(workspace: Workspace) -> MemoryStore:
+    """The workspace's memory opened on its own, as another process opens it: for a test to leave
+    what a run or an agent would have left, or to look at the files (the product uses the facade)."""
+    return MemoryStore.open(workspace.root, workspace.config.workspace.user)
+
+
+def plans_of(workspace: Workspace) -> PendingPlans:
+    """The workspace's pending plans, for a test to park what a run would have parked."""
+    return PendingPlans(memory_of(workspace))
+
+
+def history_of(workspace: Workspace) -> HistoryStore:
+    """The workspace's history records on disk, for a test to write or count them directly."""
+    return HistoryStore(memory_of(workspace).paths)
+
+
+def kernel_of(workspace: Workspace) -> Composition:
+    """The kernel's components composed for the workspace as its use cases compose them, for a test
+    of one component (an engine with a component swapped, a case source, a trainer's factory)."""
+    store = memory_of(workspace)
+    return Composition(workspace.config, store, PendingPlans(store), ExperienceSetLoader(store))
 
 
 def build_sample_workspace(root: Path) -> Path:

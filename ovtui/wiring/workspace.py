@@ -1,18 +1,20 @@
 """The one object the CLI, the app and the servers drive: a workspace, its use cases and the read
-models its screens show, with its kernel wired from ovtui.toml.
+models its screens show.
 
 Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); read models: pending
 plans, history records, memories by type, one memory, hotness, sessions. Callers never reach the
-parts (paths, store, pending plans, loader): what they need is a method here.
+parts (paths, store, pending plans, loader, the kernel's components): what they need is a method
+here. The kernel is assembled by ``ovtui.wiring.composition`` when a use case first needs it, and
+the modules behind each use case are imported when it runs, so opening a workspace to read its
+history stays quick.
 
 Every coroutine here keeps the event loop free: file work and lock waits run in threads
 (``asyncio.to_thread``). The synchronous methods do file work in the caller's thread: the app calls
-them from its thread workers, the CLI directly. Nothing here knows about Textual. Long operations
-take listeners (progress, logs, usage, pending plans) and an asyncio.Event for cancellation, and
-return a RunReport. Which component stands behind each Protocol is looked up by name in
-``ovtui.wiring.registry``; this module only assembles them.
+them from its workers, the CLI directly. Nothing here knows about Textual. Long operations take
+listeners (progress, logs, usage, pending plans) and an asyncio.Event for cancellation, and return
+a RunReport.
 """
 
 from __future__ import annotations
@@ -24,63 +26,25 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ovtui.core.config import MAX_TRIALS, OvtuiConfig
-from ovtui.core.context import RunContext
-from ovtui.core.domain import Case, Experience, ExperienceSet, PolicyApplyResult, PolicyPlanItem
 from ovtui.core.errors import ConfigError, OvtuiError, RunCancelled
-from ovtui.core.events import EventBus, Listener
-from ovtui.core.fileformat import MemoryFile
-from ovtui.core.interfaces import (
-    CaseLoader,
-    ExperienceReader,
-    PolicyTrainer,
-    PolicyUpdater,
-    RolloutEvaluator,
-    RolloutExecutor,
-    StreamingTrainer,
-)
 from ovtui.memory.store import MemoryStore
 from ovtui.storage.config_file import load_config, save_config
-from ovtui.storage.event_log import EventLog
 from ovtui.storage.opening import recover_on_start, require_workspace
 from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
-from ovtui.train.components.case_loader import ListCaseLoader
-from ovtui.train.components.experience_set_loader import ExperienceSetLoader
-from ovtui.train.components.gradient_estimator import ExperienceGradientEstimator
-from ovtui.train.components.policy_optimizer import PatchMergePolicyOptimizer
-from ovtui.train.components.snapshotter import ContentHashPolicySnapshotter
-from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
-from ovtui.train.engine import PolicyTrainingEngine
-from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
-from ovtui.train.reports import RunReport, RunTally
-from ovtui.train.review.gates.validation import ValidationGate, split_validation
-from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import (
-    Decision,
-    PendingPlan,
-    ReviewPolicy,
-    apply_reviewed,
-    evidence_for,
-    stale_subplan,
-)
-from ovtui.wiring.registry import (
-    BACKENDS,
-    TRAINERS,
-    CaseSelection,
-    Resources,
-    agent,
-    agent_reader,
-    case_source,
-    check_names,
-)
+from ovtui.wiring.registry import check_names
 
 if TYPE_CHECKING:
-    from ovtui.llm.client import LLMClient
-    from ovtui.llm.usage import CallUsage
-    from ovtui.memory.history import HistoryEntry
+    from ovtui.core.context import RunContext
+    from ovtui.core.domain import Case, Experience, ExperienceSet, PolicyApplyResult, PolicyPlanItem
+    from ovtui.core.events import EventBus, Listener
+    from ovtui.core.fileformat import MemoryFile
+    from ovtui.core.interfaces import CaseLoader
+    from ovtui.memory.history import HistoryEntry, HistoryStore
     from ovtui.memory.hotness import Usage
     from ovtui.memory.memory_diff import MemoryDiff
     from ovtui.memory.revert import RevertResult
@@ -88,10 +52,15 @@ if TYPE_CHECKING:
     from ovtui.sessions.inbox import SessionInbox
     from ovtui.sessions.overview import SessionView
     from ovtui.sessions.store import SessionStore
+    from ovtui.storage.event_log import EventLog
     from ovtui.storage.jobs import JobStore
     from ovtui.storage.watching import WorkspaceChanges
-    from ovtui.train.backends.session_extraction import SessionExtractor
+    from ovtui.train.components.experience_set_loader import ExperienceSetLoader
+    from ovtui.train.reports import RunReport
+    from ovtui.train.review.pending import PendingPlans
+    from ovtui.train.review.policy import Decision, PendingPlan
     from ovtui.train.review.replan import ReplanResult
+    from ovtui.wiring.composition import Composition
 
 
 INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
@@ -150,54 +119,42 @@ class Workspace:
         require_workspace(root)
         self.config = config or load_config(root)
         check_names(self.config, root / CONFIG_FILE)
-        self.store, self.recovered = open_memory(root, self.config.workspace.user)
-        self.paths = self.store.paths
-        self.pending = PendingPlans(self.store)
-        self.loader = ExperienceSetLoader(self.store)
-        self._llm: LLMClient | None = None
-        self._run_events: EventBus | None = None  # where the LLM client's usage goes during a run
-        self.resources = Resources(self.config, self.paths, self.store, self.llm_client)
+        self._store, self.recovered = open_memory(root, self.config.workspace.user)
+        self._paths = self._store.paths
 
     @property
     def root(self) -> Path:
-        return self.paths.root
+        return self._paths.root
 
     @property
     def backend_label(self) -> str:
         return "offline" if self.config.llm.backend == "offline" else f"llm:{self.config.llm.model}"
 
-    # --- wiring: components by name from ovtui.wiring.registry ------------------------------------------
-    def llm_client(self) -> LLMClient:
-        if self._llm is None:
-            from ovtui.llm.client import LLMClient
+    # --- the parts, each made when a use case first needs it --------------------------------------
+    @cached_property
+    def _pending(self) -> PendingPlans:
+        from ovtui.train.review.pending import PendingPlans
 
-            cache = self.paths.state / "llm_cache" if self.config.llm.cache else None
-            self._llm = LLMClient(self.config.llm, cache_dir=cache, on_call=self._report_usage)
-        return self._llm
+        return PendingPlans(self._store)
 
-    def _report_usage(self, stage: str, usage: CallUsage, latency: float) -> None:
-        if self._run_events is not None:
-            self._run_events.emit("usage", **usage.to_event(), latency=latency)
+    @cached_property
+    def _loader(self) -> ExperienceSetLoader:
+        from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 
-    def updater(self, dry_run: bool) -> PolicyUpdater:
-        from ovtui.train.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
+        return ExperienceSetLoader(self._store)
 
-        return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
+    @cached_property
+    def _kernel(self) -> Composition:
+        from ovtui.wiring.composition import Composition
 
-    def executor(self, dataset: str | None = None) -> RolloutExecutor:
-        """Who runs the cases: the dataset's case source when it runs its own (a remote service),
-        else ``[trainer] agent``."""
-        if dataset is not None:
-            own = case_source(self.config, dataset).executor(self.resources, dataset)
-            if own is not None:
-                return own
-        return agent(self.config.trainer.agent, self.resources)
+        return Composition(self.config, self._store, self._pending, self._loader)
 
-    def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
-        selection = CaseSelection(dataset, split, batch_size, limit)
-        return case_source(self.config, dataset).cases(self.resources, selection)
+    def _history(self) -> HistoryStore:
+        from ovtui.memory.history import HistoryStore
 
-    def trials(self, trials: int | None) -> int:
+        return HistoryStore(self._paths)
+
+    def _trials(self, trials: int | None) -> int:
         """Runs of each eval case: ``trials`` (checked) or ``[trainer] eval_trials``."""
         if trials is None:
             return self.config.trainer.eval_trials
@@ -205,100 +162,13 @@ class Workspace:
             raise OvtuiError(f"trials must be 1 to {MAX_TRIALS} (got {trials})")
         return trials
 
-    def eval_cases(self, dataset: str, split: str, batch_size: int, trials: int = 1) -> CaseLoader:
-        """An eval split, each case run ``trials`` times."""
-        cases = self.case_loader(dataset, split, batch_size)
-        if trials == 1:
-            return cases
-        from ovtui.train.components.trials import RepeatedCases
-
-        return RepeatedCases(cases, trials)
-
-    def trainer(self, name: str, engine: PolicyTrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
-        return TRAINERS.get(name)(self.resources, engine, policy_set)
-
-    def engine(
-        self,
-        run: RunContext,
-        *,
-        approve: str,
-        dry_run: bool,
-        wait_for_review: bool,
-        validation: list[Case] | None = None,
-    ) -> PolicyTrainingEngine:
-        backends = BACKENDS.get(self.config.llm.backend)(self.resources)
-        return PolicyTrainingEngine(
-            TrajectoryRolloutAnalyzer(self.store, backends.extractor),
-            ExperienceGradientEstimator(self.store, backends.proposer),
-            PatchMergePolicyOptimizer(self.store, backends.merger),
-            self.updater(dry_run),
-            self.loader,
-            review=ReviewPolicy(approve),
-            pending=self.pending,
-            run=run,
-            concurrency=self.config.trainer.rollout_concurrency,
-            wait_for_review=wait_for_review,
-            gate=ValidationGate(validation, self.executor()) if validation else None,
-            reader=self.experience_reader(),
-        )
-
-    def experience_reader(self) -> ExperienceReader | None:
-        """How ``[trainer] agent`` reads experiences (None: it reads anything), for Review's notes."""
-        return agent_reader(self.config.trainer.agent, self.resources.environment)
-
-    def session_committer(self, sessions: SessionStore, run: RunContext) -> SessionCommitter:
-        """The committer of this workspace's sessions: its backend's session extractor, and the
-        ``[sessions] train_with`` trainer around an engine of ``run`` for the commits' cases."""
-        from ovtui.sessions.commit import SessionCommitter, SessionTraining
-
-        async def training() -> SessionTraining:
-            review, name = self.config.review, self.config.sessions.train_with
-            engine = self.engine(run, approve=review.policy, dry_run=review.dry_run, wait_for_review=False)
-            trainer = self.trainer(name, engine, await self.loader.load())
-            if not isinstance(trainer, StreamingTrainer):
-                raise OvtuiError(f"[sessions] train_with: trainer {name!r} cannot take rollouts one by one")
-            return SessionTraining(trainer, engine.analyzer)
-
-        def extractor() -> SessionExtractor:
-            return BACKENDS.get(self.config.llm.backend)(self.resources).session_extractor
-
-        return SessionCommitter(
-            self.store,
-            self.pending,
-            sessions,
-            run,
-            extractor=extractor,
-            training=training,
-            settings=self.config.sessions,
-        )
-
-    def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
-        """Held-out cases for the gate: ``validation.jsonl`` if the dataset has one, else a stable
-        ``[trainer] validation`` share of the train split, which is then not trained on (streaming,
-        which trains on the inbox, passes the train split itself)."""
-        if (self.paths.datasets / dataset / "validation.jsonl").exists():
-            loader = self.case_loader(dataset, "validation", batch)
-            return list(loader.cases) if isinstance(loader, ListCaseLoader) else []
-        if self.config.trainer.validation <= 0 or not isinstance(train_cases, ListCaseLoader):
-            return []
-        train_cases.cases, held_out = split_validation(train_cases.cases, self.config.trainer.validation)
-        return held_out
-
-    def _stream_validation(self) -> list[Case]:
-        dataset, batch = self.config.trainer.dataset, self.config.trainer.batch_size
-        try:
-            return self.validation_cases(dataset, self.case_loader(dataset, "train", batch), batch)
-        except OvtuiError:
-            return []  # no dataset to validate against: the gate parks plans for the person
-
-    def save_report(self, report: RunReport) -> Path:
+    def _save_report(self, report: RunReport) -> None:
         from ovtui.storage.fsio import atomic_write_text
 
         path = self.report_path(report.run_id)
         atomic_write_text(
-            path, report.model_dump_json(indent=2), root=self.paths.root, temp_dir=self.paths.runs
+            path, report.model_dump_json(indent=2), root=self._paths.root, temp_dir=self._paths.runs
         )
-        return path
 
     # --- runs ----------------------------------------------------------------------------------
     @asynccontextmanager
@@ -306,12 +176,18 @@ class Workspace:
         self, command: str, dataset: str, listeners: list[Listener] | None, cancel: asyncio.Event | None
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
+        from ovtui.core.context import RunContext
+        from ovtui.core.events import EventBus
+        from ovtui.storage.event_log import EventLog
+        from ovtui.train.reports import RunReport
+
         run_id = run_stamp()
-        log = EventLog(self.paths, run_id)
+        log = EventLog(self._paths, run_id)
         events = EventBus([log, *(listeners or [])])
         run = RunContext(run_id, events, cancel or asyncio.Event())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
-        self._run_events = events
+        kernel = self._kernel
+        kernel.run_events = events
         try:
             yield report, run
         except RunCancelled:
@@ -320,18 +196,18 @@ class Workspace:
             report.cancelled = True
             raise
         finally:
-            report.usage = self._usage()
+            report.usage = kernel.usage()
             try:
                 await asyncio.to_thread(self._close_report, report)
             finally:  # cancelled again meanwhile: the thread still saves the report
                 events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
-                self._run_events = None
+                kernel.run_events = None
                 log.close()
 
     def _close_report(self, report: RunReport) -> None:
         # Plans parked during the run but settled before its end are no longer waiting.
-        report.pending_plans = [p for p in report.pending_plans if self.pending.is_waiting(p)]
-        self.save_report(report)
+        report.pending_plans = [p for p in report.pending_plans if self._pending.is_waiting(p)]
+        self._save_report(report)
 
     @staticmethod
     def _started(run: RunContext, report: RunReport, **settings: Any) -> None:
@@ -360,27 +236,28 @@ class Workspace:
         # None means "from the config"; 0 epochs is a real choice (evaluate only), so no `or` here.
         batch = cfg.batch_size if options.batch_size is None else options.batch_size
         epochs = cfg.epochs if options.epochs is None else options.epochs
-        trials = self.trials(options.trials)
+        trials = self._trials(options.trials)
         if epochs < 0 or batch < 1 or (options.limit or 0) < 0:
             raise OvtuiError(
                 f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
                 f"limit ≥ 0 (got {options.limit})"
             )
         async with self._run("train", dataset, listeners, cancel) as (report, run):
+            kernel = self._kernel
 
             def read_cases() -> tuple[CaseLoader, CaseLoader | None, list[Case]]:
-                train_cases = self.case_loader(dataset, "train", batch, options.limit)
+                train_cases = kernel.case_loader(dataset, "train", batch, options.limit)
                 split = options.eval_split
-                eval_cases = self.eval_cases(dataset, split, batch, trials) if split else None
-                return train_cases, eval_cases, self.validation_cases(dataset, train_cases, batch)
+                eval_cases = kernel.eval_cases(dataset, split, batch, trials) if split else None
+                return train_cases, eval_cases, kernel.validation_cases(dataset, train_cases, batch)
 
             train_cases, eval_cases, validation = await asyncio.to_thread(read_cases)
-            engine = self.engine(
+            engine = kernel.engine(
                 run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
             )
-            policy_set = await self.loader.load()
-            trainer = self.trainer(self.config.trainer.train_with, engine, policy_set)
-            pipeline = self._pipeline(trainer, run, dataset, report)
+            policy_set = await self._loader.load()
+            trainer = kernel.trainer(self.config.trainer.train_with, engine, policy_set)
+            pipeline = kernel.pipeline(trainer, run, dataset, report)
             self._started(run, report, epochs=epochs, approve=approve, dry_run=dry_run)
             result = await pipeline.train(train_cases, policy_set, epochs=epochs, eval_cases=eval_cases)
             report.stages = result.stages
@@ -404,26 +281,16 @@ class Workspace:
         """Accuracy of the current policy; eval never analyzes or writes memory (only its report).
         ``trials`` runs each case that many times (pass^k); None = ``[trainer] eval_trials``."""
         dataset = dataset or self.config.trainer.dataset
-        runs = self.trials(trials)
+        runs = self._trials(trials)
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
             batch = self.config.trainer.batch_size
-            cases = await asyncio.to_thread(self.eval_cases, dataset, split, batch, runs)
-            policy_set = await self.loader.load()
-            pipeline = self._pipeline(None, run, dataset, report)  # eval never trains: no engine, no trainer
+            cases = await asyncio.to_thread(self._kernel.eval_cases, dataset, split, batch, runs)
+            policy_set = await self._loader.load()
+            pipeline = self._kernel.pipeline(None, run, dataset, report)  # eval never trains: no engine
             self._started(run, report)
             evaluation = await pipeline.eval(cases, policy_set)
             report.stages.append(evaluation.report)
         return report
-
-    def _pipeline(
-        self, trainer: PolicyTrainer | None, run: RunContext, dataset: str, report: RunReport
-    ) -> OfflinePolicyOptimizationPipeline:
-        executor = self.executor(dataset)
-        # A remote executor's per-service counts are the report's (the same Counter, filled live).
-        report.services = getattr(executor, "counts", report.services)
-        return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run
-        )
 
     async def stream(
         self,
@@ -435,20 +302,23 @@ class Workspace:
         wait_for_review: bool = False,
     ) -> RunReport:
         """Train from ``inbox/rollouts/`` until ``stop`` is set (``train --watch``, the app's streaming)."""
+        from ovtui.core.interfaces import StreamingTrainer
         from ovtui.train.inbox import InboxProcessor
+        from ovtui.train.reports import RunTally
 
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
         async with self._run("stream", INBOX_LABEL, listeners, None) as (report, run):
-            validation = await asyncio.to_thread(self._stream_validation)
-            engine = self.engine(
+            kernel = self._kernel
+            validation = await asyncio.to_thread(kernel.stream_validation)
+            engine = kernel.engine(
                 run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
             )
             name = self.config.trainer.stream_with
-            trainer = self.trainer(name, engine, await self.loader.load())
+            trainer = kernel.trainer(name, engine, await self._loader.load())
             if not isinstance(trainer, StreamingTrainer):
                 raise OvtuiError(f"[trainer] stream_with: trainer {name!r} cannot take rollouts one by one")
-            inbox = InboxProcessor(self.paths, trainer.submit_rollout, run.events, self.evaluator_for)
+            inbox = InboxProcessor(self._paths, trainer.submit_rollout, run.events, kernel.evaluator_for)
             tally = RunTally()
             run.events.listeners.append(tally)
             self._started(run, report, approve=approve, dry_run=dry_run)
@@ -463,30 +333,24 @@ class Workspace:
                     report.errors.append(f"{inbox.rejected_count} file(s) rejected")
         return report
 
-    def evaluator_for(self, case: Case) -> RolloutEvaluator | None:
-        """The evaluator that can grade ``case`` (for inbox rollouts that come without one): the
-        environment of the local datasets (``[trainer] environment``), when it grades such a case."""
-        environment = self.resources.environment()
-        return environment if environment.can_grade(case) else None
-
     # --- review: the plans that wait for a person -----------------------------------------------
     def pending_plans(self) -> list[PendingPlan]:
         """The plans waiting for review, oldest first."""
-        return self.pending.list()
+        return self._pending.list()
 
     def pending_plan(self, plan_id: str) -> PendingPlan:
-        return self.pending.get(plan_id)
+        return self._pending.get(plan_id)
 
     def resolve_plan(self, ref: str) -> str:
         """The id of the one waiting plan ``ref`` names (an id or a unique part of one)."""
-        return self.pending.resolve(ref)
+        return self._pending.resolve(ref)
 
     def is_waiting(self, plan_id: str) -> bool:
-        return self.pending.is_waiting(plan_id)
+        return self._pending.is_waiting(plan_id)
 
     def refresh_stale(self) -> list[str]:
         """Mark the items whose target file changed since planning; the plans that changed."""
-        return self.pending.refresh_stale(self.experiences())
+        return self._pending.refresh_stale(self.experiences())
 
     def planned_uri(self, item: PolicyPlanItem) -> str | None:
         """The file an item writes: its own URI, or for a new memory planned by name (a session's
@@ -497,9 +361,9 @@ class Workspace:
         from ovtui.memory.targets import plan_target
 
         try:
-            if self.store.registry.get(item.memory_type).timestamped:
+            if self._store.registry.get(item.memory_type).timestamped:
                 return None
-            return plan_target(self.store, item).uri
+            return plan_target(self._store, item).uri
         except (OvtuiError, OSError):
             return None
 
@@ -507,23 +371,23 @@ class Workspace:
         """What in an experience's text the configured agent would not act on, one note a line."""
         from ovtui.train.review.gates.readability import unread_notes
 
-        return [note for _, note in unread_notes(self.experience_reader(), content)]
+        return [note for _, note in unread_notes(self._kernel.experience_reader(), content)]
 
     def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
-        return self.pending.decide(plan_id, item, decision, note)
+        return self._pending.decide(plan_id, item, decision, note)
 
     def decide_items(
         self, plan_id: str, items: list[int] | None, decision: Decision, note: str = ""
     ) -> PendingPlan:
         """Decide ``items`` (None: every undecided one) of a plan at once."""
-        return self.pending.decide_items(plan_id, items, decision, note)
+        return self._pending.decide_items(plan_id, items, decision, note)
 
     def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
-        return self.pending.decide_all(plan_id, decision, note)
+        return self._pending.decide_all(plan_id, decision, note)
 
     def edit_item(self, plan_id: str, item: int, content: str) -> PendingPlan:
         """A reviewer's own text for an item: what the apply will write instead of the proposal."""
-        return self.pending.edit_after(plan_id, item, content)
+        return self._pending.edit_after(plan_id, item, content)
 
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
         """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.
@@ -533,7 +397,9 @@ class Workspace:
         ``<plan_id>-stale``. ``describe_apply`` says which happened. The plan is claimed for the
         whole apply, so it is applied once however many processes try; the others get
         ``PlanSettledError`` saying who applied it."""
-        async with self.pending.claimed([plan_id]) as claim:
+        from ovtui.train.review.policy import apply_reviewed, evidence_for, stale_subplan
+
+        async with self._pending.claimed([plan_id]) as claim:
             # Under the plan's lock from here: a second apply (any process) waits, then finds it settled.
             [pending] = claim.plans
             if not dry_run:
@@ -541,7 +407,7 @@ class Workspace:
             if pending.undecided:
                 raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
             result, chosen = await apply_reviewed(
-                self.updater(dry_run), pending.plan, pending.decisions, await self.loader.load()
+                self._kernel.updater(dry_run), pending.plan, pending.decisions, await self._loader.load()
             )
             if dry_run:
                 return result
@@ -553,27 +419,29 @@ class Workspace:
         if stale:
             subplan = stale_subplan(pending.plan, stale)
             evidence = evidence_for(subplan, pending.evidence)
-            parked = await asyncio.to_thread(self.pending.park_stale, subplan, pending.run_id, evidence)
+            parked = await asyncio.to_thread(self._pending.park_stale, subplan, pending.run_id, evidence)
             result.metadata["stale_plan"] = parked.plan_id
         return result
 
     def discard_pending(self, plan_id: str) -> None:
-        self.pending.settle(self.pending.get(plan_id), "discarded", None)
+        self._pending.settle(self._pending.get(plan_id), "discarded", None)
 
     async def replan(self, plan_ids: list[str], listeners: list[Listener] | None = None) -> ReplanResult:
         """Re-plan waiting plans against the current experiences, as one fresh plan."""
+        from ovtui.core.context import RunContext
+        from ovtui.core.events import EventBus
         from ovtui.train.review.replan import replan
 
         run = RunContext(events=EventBus(listeners))
-        engine = self.engine(run, approve="ask", dry_run=False, wait_for_review=False)
-        return await replan(engine, self.pending, plan_ids, await self.loader.load())
+        engine = self._kernel.engine(run, approve="ask", dry_run=False, wait_for_review=False)
+        return await replan(engine, self._pending, plan_ids, await self._loader.load())
 
     async def replan_stale(self, listeners: list[Listener] | None = None) -> ReplanResult | None:
         """Re-plan every waiting plan that has a stale item, in one action (None: none is stale)."""
         from ovtui.train.review.replan import stale_plan_ids
 
-        policy_set = await self.loader.load()
-        plan_ids = await asyncio.to_thread(stale_plan_ids, self.pending, policy_set)
+        policy_set = await self._loader.load()
+        plan_ids = await asyncio.to_thread(stale_plan_ids, self._pending, policy_set)
         return await self.replan(plan_ids, listeners) if plan_ids else None
 
     # --- history: what changed memory, and undoing it ---------------------------------------------
@@ -586,54 +454,50 @@ class Workspace:
         limit: int | None = None,
     ) -> list[HistoryEntry]:
         """The history records, newest first, filtered by kind, a touched URI and a text."""
-        from ovtui.memory.history import HistoryStore
 
-        return HistoryStore(self.paths).list(kind=kind, uri=uri, text=text, limit=limit)
+        return self._history().list(kind=kind, uri=uri, text=text, limit=limit)
 
     def newest_history(self, count: int) -> list[HistoryEntry]:
         """The newest ``count`` records, from the index's last lines (quick on any history)."""
-        from ovtui.memory.history import HistoryStore
 
-        return HistoryStore(self.paths).newest(count)
+        return self._history().newest(count)
 
     def resolve_record(self, ref: str) -> str:
         """The id of the one record ``ref`` names (an id or a unique part of one)."""
-        from ovtui.memory.history import HistoryStore
 
-        return HistoryStore(self.paths).resolve(ref)
+        return self._history().resolve(ref)
 
     def history_record(self, record_id: str) -> MemoryDiff:
-        from ovtui.memory.history import HistoryStore
 
-        return HistoryStore(self.paths).get(record_id)
+        return self._history().get(record_id)
 
     async def revert(self, ref: str, *, dry_run: bool = False, force: bool = False) -> RevertResult:
         """Apply the inverse of a record (an id or a unique part of one); it gets its own record.
         Files changed after the record make it refuse (``RevertConflictError``) unless ``force``."""
         from ovtui.memory.revert import arevert
 
-        return await arevert(self.store, ref, dry_run=dry_run, force=force)
+        return await arevert(self._store, ref, dry_run=dry_run, force=force)
 
     # --- memories: what the workspace holds --------------------------------------------------------
     def experiences(self, previous: ExperienceSet | None = None) -> ExperienceSet:
         """The experiences as they are; given the last snapshot, only files changed since are read."""
-        return self.loader.load_sync(previous)
+        return self._loader.load_sync(previous)
 
     def first_experiences(self, count: int) -> list[Experience]:
         """The first ``count`` experiences, read quickly for a first screenful."""
-        return self.loader.first(count)
+        return self._loader.first(count)
 
     def memory_types(self) -> list[str]:
         """The declared memory types, experiences first, then by name."""
-        return self.store.registry.browse_order()
+        return self._store.registry.browse_order()
 
     def memories(self, memory_type: str) -> MemoryListing:
         """Every file of a type: the user's, then each peer's (for a type that peers may hold)."""
-        schema = self.store.registry.get(memory_type)
+        schema = self._store.registry.get(memory_type)
         listing = MemoryListing()
-        for peer in [None, *self.store.peers()] if schema.peer_enabled else [None]:
+        for peer in [None, *self._store.peers()] if schema.peer_enabled else [None]:
             try:
-                report = self.store.load_type(memory_type, peer)
+                report = self._store.load_type(memory_type, peer)
             except OvtuiError as exc:
                 if peer is None:
                     raise
@@ -641,21 +505,21 @@ class Workspace:
                 continue
             whose = f" · peer {peer}" if peer else ""
             for memory in report.files:
-                name = schema.name_of(memory.fields, self.paths.relative_of(memory.uri or ""))
+                name = schema.name_of(memory.fields, self._paths.relative_of(memory.uri or ""))
                 listing.files.append((name + whose, memory))
             listing.problems += [str(p) for p in report.problems]
         return listing
 
     def memory(self, uri: str) -> MemoryFile | None:
         """One memory file by URI (None: no such file)."""
-        return self.store.read_uri(uri)
+        return self._store.read_uri(uri)
 
     def modified_times(self, memory_type: str) -> dict[str, float]:
         """When each file right in a type's folder last changed, by URI: one directory scan instead
         of a checked path and a stat per file (10,000 of those took a third of a second)."""
-        prefix = self.store.type_uri(memory_type) + "/"
+        prefix = self._store.type_uri(memory_type) + "/"
         found: dict[str, float] = {}
-        with suppress(OSError), os.scandir(self.store.type_dir(memory_type)) as entries:
+        with suppress(OSError), os.scandir(self._store.type_dir(memory_type)) as entries:
             for entry in entries:
                 with suppress(OSError):
                     found[prefix + entry.name] = entry.stat().st_mtime
@@ -664,7 +528,7 @@ class Workspace:
     def modified_time(self, uri: str) -> float | None:
         """When one memory file last changed (None: it cannot be read)."""
         try:
-            return self.paths.path_for(uri).stat().st_mtime
+            return self._paths.path_for(uri).stat().st_mtime
         except (OvtuiError, OSError):
             return None
 
@@ -672,22 +536,22 @@ class Workspace:
         """Each memory's uses, by URI; ``OvtuiError`` naming the file when it cannot be read."""
         from ovtui.memory.hotness import HotnessLog
 
-        return HotnessLog(self.paths).usage()
+        return HotnessLog(self._paths).usage()
 
     def display_path(self, uri: str | None) -> str:
         """A URI as a workspace-relative path (never a tmp or home path on screen)."""
         if not uri:
             return ""
-        prefix = self.paths.uri_prefix
+        prefix = self._paths.uri_prefix
         return uri[len(prefix) :] if uri.startswith(prefix) else uri
 
     def path_for(self, uri: str) -> Path:
         """Where a memory's file is on disk (to print for the person to open)."""
-        return self.paths.path_for(uri)
+        return self._paths.path_for(uri)
 
     def report_path(self, run_id: str) -> Path:
         """Where a run's report is saved."""
-        return self.paths.runs / run_id / REPORT_FILE
+        return self._paths.runs / run_id / REPORT_FILE
 
     def watch(
         self, *, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None, **timing: int
@@ -695,7 +559,7 @@ class Workspace:
         """Classified bursts of changes to the workspace's files until ``stop`` is set."""
         from ovtui.storage.watching import watch_workspace
 
-        return watch_workspace(self.paths, stop=stop, ready=ready, **timing)
+        return watch_workspace(self._paths, stop=stop, ready=ready, **timing)
 
     def save_theme(self, theme: str) -> None:
         """Remember the app's theme in ovtui.toml (``OSError`` when it cannot be written)."""
@@ -709,34 +573,42 @@ class Workspace:
         """Every session with its commits, the most recently active first."""
         from ovtui.sessions.overview import session_views
 
-        return session_views(self.paths)
+        return session_views(self._paths)
 
     def session_store(self, on_wait: Any = None) -> SessionStore:
         """The sessions' files; ``on_wait(session_id)`` hears when another process holds one."""
         from ovtui.sessions.store import SessionStore
 
-        return SessionStore(self.paths, on_wait=on_wait)
+        return SessionStore(self._paths, on_wait=on_wait)
+
+    def session_committer(self, sessions: SessionStore, run: RunContext) -> SessionCommitter:
+        """The committer of this workspace's sessions (phase 2 of a commit: extract, train, record)."""
+        return self._kernel.session_committer(sessions, run)
 
     def session_inbox(self, committer: SessionCommitter, events: EventBus) -> SessionInbox:
         """``inbox/sessions/``: each conversation file dropped there committed by ``committer``."""
         from ovtui.sessions.inbox import SessionInbox
 
-        return SessionInbox(self.paths, committer, events)
+        return SessionInbox(self._paths, committer, events)
 
     def session_tasks(self, folder: Path | None = None, *, prefix: str) -> JobStore:
         """The job store of commits running in the background (its folder: under the state)."""
         from ovtui.sessions.overview import TASKS_DIR
         from ovtui.storage.jobs import JobStore
 
-        return JobStore(folder or self.paths.state / TASKS_DIR, prefix=prefix)
+        return JobStore(folder or self._paths.state / TASKS_DIR, prefix=prefix)
 
     def event_log(self, run_id: str) -> EventLog:
         """A listener writing a run's events to its log under ``runs/``."""
-        return EventLog(self.paths, run_id)
+        from ovtui.storage.event_log import EventLog
+
+        return EventLog(self._paths, run_id)
 
     async def commit(self, path: Path, session_id: str | None = None) -> CommitOutcome:
         """Commit a conversation file (a message per line) as session ``session_id`` (default: the
         file's name), the way the session API commits one: archived, extracted, trained, recorded."""
+        from ovtui.core.context import RunContext
+        from ovtui.core.events import EventBus
         from ovtui.sessions.inbox import commit_messages, read_conversation, session_of
 
         sessions = self.session_store()
@@ -747,8 +619,3 @@ class Workspace:
             return await commit_messages(committer, session, messages)
         finally:
             await committer.close()
-
-    def _usage(self) -> dict[str, dict[str, float | int]]:
-        if self._llm is None:
-            return {}
-        return dict(self._llm.usage.snapshot())

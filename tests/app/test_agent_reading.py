@@ -4,8 +4,8 @@ any leaked case values."""
 
 from __future__ import annotations
 
-from app_support import MakeApp, edit_experience, plans_of, screen_text, settle
-from workspace_support import experience_uri
+from app_support import MakeApp, edit_experience, screen_text, settle
+from workspace_support import experience_uri, plans_of
 
 from ovtui.app.views.review import item_header
 from ovtui.app.widgets.vim_table import VimTable

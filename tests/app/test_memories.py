@@ -3,8 +3,9 @@ Memories screen lists it under its type, and History reverts it."""
 
 from __future__ import annotations
 
-from app_support import MakeApp, memory_of, notifications, plans_of, screen_text, settle
+from app_support import MakeApp, notifications, screen_text, settle
 from textual.widgets import Select
+from workspace_support import memory_of, plans_of
 
 from ovtui.app.screens.history import HistoryScreen
 from ovtui.app.screens.memories import MemoriesScreen

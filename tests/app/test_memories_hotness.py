@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from app_support import MakeApp, memory_of, press_and_settle, screen_text
+from app_support import MakeApp, press_and_settle, screen_text
+from workspace_support import kernel_of, memory_of
 
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.context import ExecutionContext
@@ -53,7 +54,7 @@ async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
     workspace = Workspace(root)
     usage = workspace.hotness()
     final = workspace.experiences()
-    cases = workspace.case_loader(workspace.config.trainer.dataset, "test", 100)
+    cases = kernel_of(workspace).case_loader(workspace.config.trainer.dataset, "test", 100)
     assert isinstance(cases, ListCaseLoader)
     rerun = SampleAgentExecutor().execute_sync(cases.cases, final, ExecutionContext("check"))
     by_name = {e.name: e.uri for e in final.policies}

@@ -8,10 +8,8 @@ from app_support import (
     PLAN_ID,
     MakeApp,
     edit_experience,
-    history_of,
     notifications,
     park_demo_plan,
-    plans_of,
     press_and_settle,
     screen_text,
     settle,
@@ -21,6 +19,7 @@ from filelock import FileLock
 from plan_support import park_peer_preference
 from textual import events
 from textual.widgets import DataTable, Static
+from workspace_support import history_of, plans_of
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.evidence import EvidenceScreen

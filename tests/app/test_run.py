@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from app_support import MakeApp, notifications, plans_of, wait_group
+from app_support import MakeApp, notifications, wait_group
 from server_support import start_cli_server, stop
 from textual.notifications import Notify
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Log
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, plans_of
 
 from ovtui.app.app import OvtuiApp
 from ovtui.app.messages import RunEvents, RunFinished

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app_support import MakeApp, demo_plan, make_workspace, memory_of, park_demo_plan, press_and_settle
+from app_support import MakeApp, demo_plan, make_workspace, park_demo_plan, press_and_settle
+from workspace_support import memory_of
 
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.train.review.policy import ReviewPolicy, apply_reviewed

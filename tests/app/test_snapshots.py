@@ -10,8 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from app_support import SnapCompare, history_of, make_workspace, park_demo_plan
+from app_support import SnapCompare, make_workspace, park_demo_plan
 from textual.pilot import Pilot
+from workspace_support import history_of
 
 from ovtui.app.app import OvtuiApp
 from ovtui.core.decisions import ReviewDecision

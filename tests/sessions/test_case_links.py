@@ -17,10 +17,9 @@ import httpx2 as httpx
 import pytest
 from server_support import threaded_server
 from session_support import CONVERSATION
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, history_of, memory_of
 
 from ovtui.core.fileformat import MemoryFile, parse_memory
-from ovtui.memory.history import HistoryStore
 from ovtui.memory.links import DERIVED_FROM, PRODUCED
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.revert import revert
@@ -61,7 +60,7 @@ def commit_conversation(client: httpx.Client, session_id: str) -> dict[str, Any]
 
 
 def read(ws: Workspace, uri: str) -> MemoryFile:
-    return parse_memory(ws.paths.path_for(uri).read_text(encoding="utf-8"), uri=uri)
+    return parse_memory(ws.path_for(uri).read_text(encoding="utf-8"), uri=uri)
 
 
 def relations(memory: MemoryFile, key: str) -> set[tuple[str, str, str]]:
@@ -71,8 +70,8 @@ def relations(memory: MemoryFile, key: str) -> set[tuple[str, str, str]]:
 def run_of(ws: Workspace, case_uri: str) -> str:
     """The one trajectory whose ``case_uris`` names the case."""
     found = [
-        ws.paths.uri_for(path)
-        for path in ws.paths.root.joinpath("memories/trajectories").glob("*.md")
+        memory_of(ws).paths.uri_for(path)
+        for path in ws.root.joinpath("memories/trajectories").glob("*.md")
         if case_uri in (parse_memory(path.read_text(encoding="utf-8")).fields.get("case_uris") or [])
     ]
     assert len(found) == 1, found
@@ -93,7 +92,7 @@ class Committed:
 
 def commit_one(client: httpx.Client, ws: Workspace) -> Committed:
     task = commit_conversation(client, "s1")
-    history = HistoryStore(ws.paths)
+    history = history_of(ws)
     by_kind = {history.get(r).kind: r for r in task["result"]["history_ids"]}
     commit_id = by_kind.pop("session_commit")
     [training_id] = by_kind.values()
@@ -134,7 +133,7 @@ def test_case_links_its_trajectory_and_experiences_and_revert_takes_the_experien
         assert (case_uri, uri, PRODUCED) in relations(read(ws, uri), "backlinks")
 
     # reverting the training's record removes the experience links; the trajectory's stays
-    revert(ws.store, done.training_id)
+    revert(memory_of(ws), done.training_id)
     assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)}
     assert relations(read(ws, trajectory_uri), "backlinks") == {(case_uri, trajectory_uri, PRODUCED)}
 
@@ -147,8 +146,8 @@ def test_the_commit_record_reverts_first_keeping_links_added_after_it(
     trajectory_uri = run_of(ws, done.case_uri)
     # the training's record changed the case file (its experience links) after the commit's record:
     # relations are no conflict, so the older record reverts on its own
-    result = revert(ws.store, done.commit_id)
-    assert done.case_uri in result.deleted_uris and not ws.paths.path_for(done.case_uri).exists()
+    result = revert(memory_of(ws), done.commit_id)
+    assert done.case_uri in result.deleted_uris and not ws.path_for(done.case_uri).exists()
     backlinks = relations(read(ws, trajectory_uri), "backlinks")
     assert not any(source == done.case_uri for source, _, _ in backlinks)  # the commit's link went
     assert any(link_type == DERIVED_FROM for _, _, link_type in backlinks)  # the training's stayed
@@ -162,12 +161,10 @@ def test_a_plan_approved_in_review_links_the_case_to_its_experiences(
     task = commit_conversation(client, "s1")
     [plan_id] = task["result"]["pending_plans"]
     [commit_id] = task["result"]["history_ids"]  # only the user memories: the plan waits
-    [case_uri] = [
-        op.uri for op in HistoryStore(ws.paths).get(commit_id).operations.adds if op.memory_type == "cases"
-    ]
+    [case_uri] = [op.uri for op in history_of(ws).get(commit_id).operations.adds if op.memory_type == "cases"]
     trajectory_uri = run_of(ws, case_uri)
     assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)}
-    ws.pending.decide_all(plan_id, "approved")
+    ws.decide_all(plan_id, "approved")
     applied = asyncio.run(ws.apply_pending(plan_id))
     assert applied.written_uris
     assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)} | {

@@ -10,19 +10,17 @@ from typing import Any
 
 import pytest
 from session_support import CONVERSATION
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, history_of, memory_of, plans_of
 
 from ovtui.checks.workspace import CheckReport, check_memories
 from ovtui.cli.main import main as cli_main
 from ovtui.core.context import RunContext
 from ovtui.core.fileformat import parse_memory
-from ovtui.memory.history import HistoryStore
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert
 from ovtui.protocols.sessions import AddMessageRequest
 from ovtui.sessions.commit import CommitOutcome
 from ovtui.sessions.inbox import commit_messages
-from ovtui.sessions.store import SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater
 from ovtui.train.backends.session_extraction import ExtractedMemory
 from ovtui.wiring.workspace import Workspace
@@ -36,7 +34,7 @@ def workspace(tmp: Path, extra: str = "") -> Workspace:
 
 
 async def commit_all(ws: Workspace, conversations: dict[str, list[dict[str, Any]]]) -> list[CommitOutcome]:
-    sessions = SessionStore(ws.paths)
+    sessions = ws.session_store()
     committer = ws.session_committer(sessions, RunContext())
     try:
         return list(
@@ -69,7 +67,7 @@ def test_commit_writes_user_memories_recorded_and_revertible(tmp_path: Path) -> 
     assert preference.read_text().startswith("- I prefer window seats\n")
     assert "order_id" in (root / "memories/entities/order_id/1234.md").read_text()
     assert len(list((root / "memories/cases").glob("*.md"))) == 1
-    history = HistoryStore(ws.paths)
+    history = history_of(ws)
     records = {rid: history.get(rid) for rid in outcome.history_ids}
     [user_record] = [rid for rid, r in records.items() if r.kind == "session_commit"]
     added = {op.uri.split("/memories/", 1)[1] for op in records[user_record].operations.adds}
@@ -78,7 +76,7 @@ def test_commit_writes_user_memories_recorded_and_revertible(tmp_path: Path) -> 
     diff_uris = set(outcome.diff.operations.uris())
     assert {op.uri for op in records[user_record].operations.adds} <= diff_uris
     assert any("/experiences/" in uri for uri in diff_uris)
-    revert(ws.store, user_record)
+    revert(memory_of(ws), user_record)
     assert not (root / "memories/profile.md").exists()
 
 
@@ -86,7 +84,7 @@ def test_repeated_facts_are_no_ops_and_new_lines_merge(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     asyncio.run(commit_all(ws, {"s1": CONVERSATION}))
     [again] = asyncio.run(commit_all(ws, {"s2": CONVERSATION}))
-    history = HistoryStore(ws.paths)
+    history = history_of(ws)
     records = [history.get(rid) for rid in again.history_ids]
     [user_record] = [r for r in records if r.kind == "session_commit"]
     # the same facts again change no file; only the conversation's own case is new (and its run's
@@ -125,8 +123,8 @@ def test_review_switch_parks_user_memories(tmp_path: Path, capsys: pytest.Captur
     [outcome] = asyncio.run(commit_all(ws, {"s1": [*CONVERSATION, peer_line]}))
     assert not (ws.root / "memories/profile.md").exists()
     assert outcome.peers.routed == {"bob": 1}
-    [plan_id] = [p for p in outcome.pending_plans if ws.pending.is_waiting(p)]
-    pending = ws.pending.get(plan_id)
+    [plan_id] = [p for p in outcome.pending_plans if ws.is_waiting(p)]
+    pending = ws.pending_plan(plan_id)
     # bob's preference waits too, aimed at bob's space; nothing of bob's is written before Review
     [bobs] = [item for item in pending.plan.items if item.peer_id == "bob"]
     assert bobs.memory_type == "preferences" and not (ws.root / "peers").exists()
@@ -140,7 +138,7 @@ def test_review_switch_parks_user_memories(tmp_path: Path, capsys: pytest.Captur
     }
     assert outcome.diff.metadata["pending_plans"] == outcome.pending_plans
     # approved in Review, bob's preference is written to bob's space, the user's to the user's
-    ws.pending.decide_all(plan_id, "approved")
+    ws.decide_all(plan_id, "approved")
     applied = asyncio.run(ws.apply_pending(plan_id))
     assert not applied.item_errors, applied.item_errors
     assert (ws.root / "peers/bob/memories/preferences/trains.md").is_file()
@@ -166,7 +164,7 @@ def test_model_operations_merge_in_order_and_a_stale_search_is_an_error(tmp_path
     asyncio.run(commit_all(ws, {"seed": [{"role": "user", "content": "My name is Ana Ruiz."}]}))
     base = parse_memory((ws.root / "memories/profile.md").read_text()).content
     assert base == "- My name is Ana Ruiz"
-    updater = StreamingMemoryUpdater(ws.store, ws.pending)
+    updater = StreamingMemoryUpdater(memory_of(ws), plans_of(ws))
     rename = render_blocks([SearchReplace(base, "- The user's name is Ana Ruiz-Marín.")])
     group = [
         _op(rename, base),
@@ -189,7 +187,7 @@ def test_model_operations_merge_in_order_and_a_stale_search_is_an_error(tmp_path
 
 def test_an_add_only_name_taken_twice_keeps_the_first_and_reports_the_other(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    updater = StreamingMemoryUpdater(ws.store, ws.pending)
+    updater = StreamingMemoryUpdater(memory_of(ws), plans_of(ws))
 
     def event(content: str) -> ExtractedMemory:
         return ExtractedMemory(
@@ -216,10 +214,12 @@ def test_a_batch_is_written_at_max_operations_after_the_wait_and_on_close(tmp_pa
     """StreamingMemoryUpdater's three triggers while another commit is still extracting (so the
     queue is never idle): the operation count, the wait, and close."""
     ws = workspace(tmp_path)
-    history = HistoryStore(ws.paths)
+    history = history_of(ws)
 
     async def run() -> None:
-        by_count = StreamingMemoryUpdater(ws.store, ws.pending, max_operations=3, max_wait_seconds=3600)
+        by_count = StreamingMemoryUpdater(
+            memory_of(ws), plans_of(ws), max_operations=3, max_wait_seconds=3600
+        )
         by_count.begin()  # a commit still extracting: nothing is flushed for being idle
         first = asyncio.create_task(by_count.submit([_preference("aisle"), _preference("tea")], "a1"))
         await asyncio.sleep(0)  # let it queue (a yield, not a wait)
@@ -227,12 +227,16 @@ def test_a_batch_is_written_at_max_operations_after_the_wait_and_on_close(tmp_pa
         second = await by_count.submit([_preference("quiet")], "a2")  # 3 operations: written now
         assert second.history_id and (await first).history_id == second.history_id
 
-        by_wait = StreamingMemoryUpdater(ws.store, ws.pending, max_operations=100, max_wait_seconds=0.05)
+        by_wait = StreamingMemoryUpdater(
+            memory_of(ws), plans_of(ws), max_operations=100, max_wait_seconds=0.05
+        )
         by_wait.begin()
         waited = await asyncio.wait_for(by_wait.submit([_preference("window")], "a3"), 30)
         assert waited.history_id and waited.history_id != second.history_id
 
-        by_close = StreamingMemoryUpdater(ws.store, ws.pending, max_operations=100, max_wait_seconds=3600)
+        by_close = StreamingMemoryUpdater(
+            memory_of(ws), plans_of(ws), max_operations=100, max_wait_seconds=3600
+        )
         by_close.begin()
         parked = asyncio.create_task(by_close.submit([_preference("vegan")], "a4"))
         await asyncio.sleep(0)
@@ -260,5 +264,5 @@ def test_a_nul_in_a_tool_argument_is_reported_never_written_as_an_unreadable_fil
     assert any("NUL" in error for error in outcome.errors)
     assert (ws.root / "memories/entities/order_id/77.md").is_file()  # the rest of the batch is written
     report = CheckReport()
-    check_memories(ws.store, report)
+    check_memories(memory_of(ws), report)
     assert report.ok, report.problems  # no file ovtui cannot read back

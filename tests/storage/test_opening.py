@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from workspace_support import memory_of
 
 from ovtui.cli.main import main
 from ovtui.core.errors import OvtuiError
@@ -43,7 +44,7 @@ def test_opening_finishes_an_interrupted_apply(tmp_path: Path) -> None:
     assert main(["init", str(root)]) == 0
     ops = [FileOp("memories/experiences/recovered.md", "write", "## Situation\n- recovered\n", None)]
     txid = "20260101T000000000000_abcdef"
-    journal = Journal(Workspace(root).paths)
+    journal = Journal(memory_of(Workspace(root)).paths)
     journal.dir.mkdir(parents=True, exist_ok=True)
     # A manifest made durable, then the process died before any target was written.
     journal.dir.joinpath(f"{txid}.json").write_text(render_manifest(txid, ops), encoding="utf-8")

@@ -2,7 +2,7 @@
 outside, and every CLI command run once in a real process — the canary is unchanged and nothing
 appears next to it.
 
-The paths come from the code (the bookkeeping list in ``workspace.paths`` and the memory type
+The paths come from the code (the bookkeeping list in ``WorkspacePaths`` and the memory type
 registry), and the commands from the CLI's own command table, so a new writer or command is covered.
 """
 
@@ -91,7 +91,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     from ovtui.cli.main import main
 
     assert main(["train", str(root), "--limit", "2", "--no-eval"]) == 0
-    record_id = HistoryStore(workspace.paths).list(kind="apply")[0].id
+    record_id = workspace.history(kind="apply")[0].id
     return root, record_id, rollouts[0].model_dump_json()
 
 

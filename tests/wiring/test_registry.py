@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, kernel_of
 
 from ovtui.core.config import OvtuiConfig
 from ovtui.core.context import ExecutionContext
@@ -166,4 +166,4 @@ def test_the_remote_source_needs_a_url(sample: Path) -> None:
     config = sample / "ovtui.toml"
     config.write_text(config.read_text(encoding="utf-8") + '\n[datasets.served]\nsplit = "test"\n')
     with pytest.raises(ConfigError, match=r"\[datasets.served\] url: the remote case source needs"):
-        Workspace(sample).case_loader("served", "test", 8)
+        kernel_of(Workspace(sample)).case_loader("served", "test", 8)

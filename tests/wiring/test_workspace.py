@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, kernel_of
 
 from ovtui.core.context import ExecutionContext, RunContext
 from ovtui.core.domain import ExperienceSet, PatchSemanticGradient, PolicyUpdatePlan
@@ -125,19 +125,20 @@ async def test_stale_items_are_replanned_once_and_keep_the_concurrent_edit(sampl
     workspace = Workspace(sample)
     seen: list[Event] = []
     run = RunContext(events=EventBus([seen.append]))
-    engine = workspace.engine(run, approve="all", dry_run=False, wait_for_review=False)
-    interfering = InterferingOptimizer(workspace.store, OfflinePlanMerger())
+    kernel = kernel_of(workspace)
+    engine = kernel.engine(run, approve="all", dry_run=False, wait_for_review=False)
+    interfering = InterferingOptimizer(kernel.store, OfflinePlanMerger())
     engine.optimizer = interfering
-    executor = workspace.executor()
-    policy = ExperienceSetLoader(workspace.store).load_sync()
+    executor = kernel.executor()
+    policy = ExperienceSetLoader(kernel.store).load_sync()
 
     # Train twice so the second plan edits files that exist (the edit happens between plan and apply).
-    cases = JsonlCaseLoader(workspace.paths, "support", "train").cases[:10]
+    cases = JsonlCaseLoader(kernel.paths, "support", "train").cases[:10]
     for _ in range(2):
         rollouts = await executor.execute(cases, policy, ExecutionContext("snap"))
         estimated = await engine.analyze_and_estimate(rollouts, policy)
         outcome = await engine.plan_and_apply(estimated.gradients, policy, analyses=estimated.analyses)
-        policy = await workspace.loader.load(previous=policy)
+        policy = await kernel.loader.load(previous=policy)
     assert interfering.edits == 1
     hand_edited = [t for t in _experience_texts(sample).values() if "added by hand" in t]
     assert len(hand_edited) == 1, "the concurrent edit was lost"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app_support import make_workspace
 from plan_support import append_line, apply, experience, fixed_clock, snapshot
-from workspace_support import experience_uri
+from workspace_support import experience_uri, memory_of
 
 from ovtui.core.domain import (
     Case,
@@ -223,7 +223,7 @@ async def test_trajectories_carry_task_query_and_openviking_names(store: MemoryS
 async def test_a_plan_parked_in_the_old_format_is_listed_and_applied(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "ws")
     uri = experience_uri("refund_status")
-    current = workspace.store.read_uri(uri)
+    current = workspace.memory(uri)
     assert current is not None
     old_item = {  # as plans were written before items carried a memory type
         "kind": "upsert_experience",
@@ -246,10 +246,10 @@ async def test_a_plan_parked_in_the_old_format_is_listed_and_applied(tmp_path: P
         "status": "pending",
         "history_id": None,
     }
-    folder = workspace.paths.state / "pending"
+    folder = memory_of(workspace).paths.state / "pending"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "oldplan1.json").write_text(json.dumps(parked), encoding="utf-8")
-    (listed,) = workspace.pending.list()
+    (listed,) = workspace.pending_plans()
     assert listed.plan.items[0].memory_type == "experiences" and listed.plan.items[0].kind == "upsert"
     result = await workspace.apply_pending("oldplan1")
     assert not result.errors and result.written_uris == [uri]

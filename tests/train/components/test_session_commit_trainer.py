@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from server_support import threaded_server
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, kernel_of
 
 from ovtui.core.domain import (
     Case,
@@ -123,7 +123,8 @@ def test_registered_by_name(tmp_path: Path) -> None:
         (root / "ovtui.toml").read_text() + '\n[sessions]\napi_url = "http://127.0.0.1:9"\n'
     )
     workspace = Workspace(root, load_config(root))
-    trainer = TRAINERS.get("session-commit")(workspace.resources, None, ExperienceSet(root_uri="x"))  # type: ignore[arg-type]
+    resources = kernel_of(workspace).resources
+    trainer = TRAINERS.get("session-commit")(resources, None, ExperienceSet(root_uri="x"))  # type: ignore[arg-type]
     assert isinstance(trainer, SessionCommitPolicyTrainer) and trainer.base_url == "http://127.0.0.1:9"
     asyncio.run(trainer.close())
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from plan_support import append_line, killed_copy
+from workspace_support import history_of, memory_of
 
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
@@ -425,10 +426,10 @@ def test_an_apply_killed_at_any_step_is_finished_once_by_the_next_apply(
         except PlanSettledError as exc:
             assert "was already applied" in str(exc), crash_after
             told_applied += 1
-        applies = [e for e in HistoryStore(workspace.paths).entries().values() if e.plan_id == "race1"]
+        applies = [e for e in history_of(workspace).entries().values() if e.plan_id == "race1"]
         assert len(applies) == 1, crash_after
-        assert workspace.pending.get("race1").status == "applied", crash_after
-        assert _version(workspace.store, "refund_status") == _version(
+        assert workspace.pending_plan("race1").status == "applied", crash_after
+        assert _version(memory_of(workspace), "refund_status") == _version(
             MemoryStore.open(counted), "refund_status"
         )
         shutil.rmtree(root)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from repo_paths import FIXTURES
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, kernel_of
 
 from ovtui.core.domain import Case, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.environments.sample import SampleAgentExecutor
@@ -19,7 +19,6 @@ from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.review.gates.leaks import mark_leaks
 from ovtui.train.review.gates.validation import ValidationGate, split_validation, validation_line
-from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ReviewPolicy
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
@@ -112,7 +111,7 @@ async def test_the_gate_applies_an_improving_plan_and_parks_a_worsening_one(tmp_
     worsening = await workspace.train(TrainOptions(dataset="trap", epochs=1, eval_split=None))
     assert worsening.pending_plans and not worsening.history_ids, worsening.summary()
     assert experiences(root) == learned  # nothing of the worsening plan was applied
-    [pending] = [PendingPlans(workspace.store).get(p) for p in worsening.pending_plans]
+    [pending] = [workspace.pending_plan(p) for p in worsening.pending_plans]
     validation = pending.plan.metadata["validation"]
     assert validation["after"] < validation["before"] and validation["lost"]
     assert all(d.decision == "pending" and d.note.startswith("held: validation ") for d in pending.decisions)
@@ -157,7 +156,7 @@ async def test_items_list_their_evidence_and_what_they_might_break(tmp_path: Pat
     root = build_sample_workspace(tmp_path / "ws")
     workspace = Workspace(root)
     report = await workspace.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
-    [first, *_] = [PendingPlans(workspace.store).get(p) for p in report.pending_plans]
+    [first, *_] = [workspace.pending_plan(p) for p in report.pending_plans]
     for item in first.plan.items:
         assert item.metadata["evidence"], item.target_name
         assert set(item.metadata["evidence"]) <= set(item.evidence_trajectory_uris)
@@ -186,6 +185,6 @@ async def test_a_validation_share_of_the_train_split_feeds_the_gate(tmp_path: Pa
 def test_streaming_validates_against_the_dataset_too(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     held_out = read_cases(root / "datasets/support/test.jsonl")[:4]
-    assert Workspace(root)._stream_validation() == []  # nothing configured: the gate will park
+    assert kernel_of(Workspace(root)).stream_validation() == []  # nothing configured: the gate will park
     write_cases(root / "datasets/support/validation.jsonl", held_out)
-    assert Workspace(root)._stream_validation() == held_out
+    assert kernel_of(Workspace(root)).stream_validation() == held_out

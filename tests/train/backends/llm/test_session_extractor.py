@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workspace_support import build_sample_workspace
+from workspace_support import build_sample_workspace, memory_of
 
 from ovtui.protocols.sessions import AddMessageRequest, MemoryPolicy, SessionMessage
 from ovtui.testing.helpers import make_client
@@ -35,7 +35,7 @@ def asked_schema(fake: FakeOpenAIServer) -> dict[str, Any]:
 async def test_types_follow_the_policy_and_peer_ids_pass_through(
     tmp_path: Path, fake: FakeOpenAIServer
 ) -> None:
-    store = Workspace(build_sample_workspace(tmp_path / "ws")).store
+    store = memory_of(Workspace(build_sample_workspace(tmp_path / "ws")))
     client = make_client(fake)
     extractor = LLMSessionExtractor(client, store)
     fake.push(
@@ -69,7 +69,7 @@ async def test_types_follow_the_policy_and_peer_ids_pass_through(
 
 
 async def test_a_policy_that_allows_nothing_costs_no_call(tmp_path: Path, fake: FakeOpenAIServer) -> None:
-    store = Workspace(build_sample_workspace(tmp_path / "ws")).store
+    store = memory_of(Workspace(build_sample_workspace(tmp_path / "ws")))
     client = make_client(fake)
     nothing = MemoryPolicy.model_validate({"self": {"enabled": False}, "peer": {"enabled": False}})
     extraction = await LLMSessionExtractor(client, store).extract(

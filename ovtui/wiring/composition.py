@@ -1,0 +1,207 @@
+"""The composition root: the kernel's components for one workspace, each looked up by name in
+``ovtui.wiring.registry`` (from ovtui.toml) and assembled here, and nowhere else.
+
+Only the ``Workspace`` facade builds one, when a use case first needs the kernel (the history and
+the other read models never do, so ``ovtui history`` loads none of this). The facade's callers see
+use cases, never these builders.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ovtui.core.errors import OvtuiError
+from ovtui.core.interfaces import (
+    CaseLoader,
+    ExperienceReader,
+    PolicyTrainer,
+    PolicyUpdater,
+    RolloutEvaluator,
+    RolloutExecutor,
+    StreamingTrainer,
+)
+from ovtui.train.components.case_loader import ListCaseLoader
+from ovtui.train.components.gradient_estimator import ExperienceGradientEstimator
+from ovtui.train.components.policy_optimizer import PatchMergePolicyOptimizer
+from ovtui.train.components.snapshotter import ContentHashPolicySnapshotter
+from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
+from ovtui.train.engine import PolicyTrainingEngine
+from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
+from ovtui.train.review.gates.validation import ValidationGate, split_validation
+from ovtui.train.review.policy import ReviewPolicy
+from ovtui.wiring.registry import (
+    BACKENDS,
+    TRAINERS,
+    CaseSelection,
+    Resources,
+    agent,
+    agent_reader,
+    case_source,
+)
+
+if TYPE_CHECKING:
+    from ovtui.core.config import OvtuiConfig
+    from ovtui.core.context import RunContext
+    from ovtui.core.domain import Case, ExperienceSet
+    from ovtui.core.events import EventBus
+    from ovtui.llm.client import LLMClient
+    from ovtui.llm.usage import CallUsage
+    from ovtui.memory.store import MemoryStore
+    from ovtui.sessions.commit import SessionCommitter
+    from ovtui.sessions.store import SessionStore
+    from ovtui.train.backends.session_extraction import SessionExtractor
+    from ovtui.train.components.experience_set_loader import ExperienceSetLoader
+    from ovtui.train.reports import RunReport
+    from ovtui.train.review.pending import PendingPlans
+
+
+class Composition:
+    def __init__(
+        self, config: OvtuiConfig, store: MemoryStore, pending: PendingPlans, loader: ExperienceSetLoader
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.paths = store.paths
+        self.pending = pending
+        self.loader = loader
+        self._llm: LLMClient | None = None
+        self.run_events: EventBus | None = None  # where the LLM client's usage goes during a run
+        self.resources = Resources(self.config, self.paths, self.store, self.llm_client)
+
+    def llm_client(self) -> LLMClient:
+        if self._llm is None:
+            from ovtui.llm.client import LLMClient
+
+            cache = self.paths.state / "llm_cache" if self.config.llm.cache else None
+            self._llm = LLMClient(self.config.llm, cache_dir=cache, on_call=self._report_usage)
+        return self._llm
+
+    def _report_usage(self, stage: str, usage: CallUsage, latency: float) -> None:
+        if self.run_events is not None:
+            self.run_events.emit("usage", **usage.to_event(), latency=latency)
+
+    def usage(self) -> dict[str, dict[str, float | int]]:
+        """What the LLM client's calls cost so far, by stage (nothing when no call was made)."""
+        if self._llm is None:
+            return {}
+        return dict(self._llm.usage.snapshot())
+
+    def updater(self, dry_run: bool) -> PolicyUpdater:
+        from ovtui.train.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
+
+        return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
+
+    def executor(self, dataset: str | None = None) -> RolloutExecutor:
+        """Who runs the cases: the dataset's case source when it runs its own (a remote service),
+        else ``[trainer] agent``."""
+        if dataset is not None:
+            own = case_source(self.config, dataset).executor(self.resources, dataset)
+            if own is not None:
+                return own
+        return agent(self.config.trainer.agent, self.resources)
+
+    def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
+        selection = CaseSelection(dataset, split, batch_size, limit)
+        return case_source(self.config, dataset).cases(self.resources, selection)
+
+    def eval_cases(self, dataset: str, split: str, batch_size: int, trials: int = 1) -> CaseLoader:
+        """An eval split, each case run ``trials`` times."""
+        cases = self.case_loader(dataset, split, batch_size)
+        if trials == 1:
+            return cases
+        from ovtui.train.components.trials import RepeatedCases
+
+        return RepeatedCases(cases, trials)
+
+    def trainer(self, name: str, engine: PolicyTrainingEngine, policy_set: ExperienceSet) -> PolicyTrainer:
+        return TRAINERS.get(name)(self.resources, engine, policy_set)
+
+    def engine(
+        self,
+        run: RunContext,
+        *,
+        approve: str,
+        dry_run: bool,
+        wait_for_review: bool,
+        validation: list[Case] | None = None,
+    ) -> PolicyTrainingEngine:
+        backends = BACKENDS.get(self.config.llm.backend)(self.resources)
+        return PolicyTrainingEngine(
+            TrajectoryRolloutAnalyzer(self.store, backends.extractor),
+            ExperienceGradientEstimator(self.store, backends.proposer),
+            PatchMergePolicyOptimizer(self.store, backends.merger),
+            self.updater(dry_run),
+            self.loader,
+            review=ReviewPolicy(approve),
+            pending=self.pending,
+            run=run,
+            concurrency=self.config.trainer.rollout_concurrency,
+            wait_for_review=wait_for_review,
+            gate=ValidationGate(validation, self.executor()) if validation else None,
+            reader=self.experience_reader(),
+        )
+
+    def experience_reader(self) -> ExperienceReader | None:
+        """How ``[trainer] agent`` reads experiences (None: it reads anything), for Review's notes."""
+        return agent_reader(self.config.trainer.agent, self.resources.environment)
+
+    def session_committer(self, sessions: SessionStore, run: RunContext) -> SessionCommitter:
+        """The committer of this workspace's sessions: its backend's session extractor, and the
+        ``[sessions] train_with`` trainer around an engine of ``run`` for the commits' cases."""
+        from ovtui.sessions.commit import SessionCommitter, SessionTraining
+
+        async def training() -> SessionTraining:
+            review, name = self.config.review, self.config.sessions.train_with
+            engine = self.engine(run, approve=review.policy, dry_run=review.dry_run, wait_for_review=False)
+            trainer = self.trainer(name, engine, await self.loader.load())
+            if not isinstance(trainer, StreamingTrainer):
+                raise OvtuiError(f"[sessions] train_with: trainer {name!r} cannot take rollouts one by one")
+            return SessionTraining(trainer, engine.analyzer)
+
+        def extractor() -> SessionExtractor:
+            return BACKENDS.get(self.config.llm.backend)(self.resources).session_extractor
+
+        return SessionCommitter(
+            self.store,
+            self.pending,
+            sessions,
+            run,
+            extractor=extractor,
+            training=training,
+            settings=self.config.sessions,
+        )
+
+    def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
+        """Held-out cases for the gate: ``validation.jsonl`` if the dataset has one, else a stable
+        ``[trainer] validation`` share of the train split, which is then not trained on (streaming,
+        which trains on the inbox, passes the train split itself)."""
+        if (self.paths.datasets / dataset / "validation.jsonl").exists():
+            loader = self.case_loader(dataset, "validation", batch)
+            return list(loader.cases) if isinstance(loader, ListCaseLoader) else []
+        if self.config.trainer.validation <= 0 or not isinstance(train_cases, ListCaseLoader):
+            return []
+        train_cases.cases, held_out = split_validation(train_cases.cases, self.config.trainer.validation)
+        return held_out
+
+    def stream_validation(self) -> list[Case]:
+        dataset, batch = self.config.trainer.dataset, self.config.trainer.batch_size
+        try:
+            return self.validation_cases(dataset, self.case_loader(dataset, "train", batch), batch)
+        except OvtuiError:
+            return []  # no dataset to validate against: the gate parks plans for the person
+
+    def evaluator_for(self, case: Case) -> RolloutEvaluator | None:
+        """The evaluator that can grade ``case`` (for inbox rollouts that come without one): the
+        environment of the local datasets (``[trainer] environment``), when it grades such a case."""
+        environment = self.resources.environment()
+        return environment if environment.can_grade(case) else None
+
+    def pipeline(
+        self, trainer: PolicyTrainer | None, run: RunContext, dataset: str, report: RunReport
+    ) -> OfflinePolicyOptimizationPipeline:
+        executor = self.executor(dataset)
+        # A remote executor's per-service counts are the report's (the same Counter, filled live).
+        report.services = getattr(executor, "counts", report.services)
+        return OfflinePolicyOptimizationPipeline(
+            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run
+        )
