@@ -132,9 +132,7 @@ def session_commit_trainer(
 
 # --- agents: who runs a case ----------------------------------------------------------------------
 def llm_agent(resources: Resources) -> RolloutExecutor:
-    """One chat call per case to ``[llm]``, graded by the environment the cases are for."""
+    """One chat call per case to ``[llm]`` (graded, as every agent is, by the datasets' environment)."""
     from ovtui.train.components.rollout_executor import SingleTurnLLMRolloutExecutor
 
-    return SingleTurnLLMRolloutExecutor(
-        resources.llm(), evaluator=resources.environment(), hotness=resources.hotness()
-    )
+    return SingleTurnLLMRolloutExecutor(resources.llm(), hotness=resources.hotness())

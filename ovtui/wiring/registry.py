@@ -224,7 +224,9 @@ def agent(name: str, resources: Resources) -> RolloutExecutor:
         return resources.environment(environment).agent(resources.hotness())
     if name not in AGENTS:
         raise ConfigError(f"{AGENTS.config_key}: {unknown_message('agent', name, agent_names())}")
-    return AGENTS.get(name)(resources)
+    from ovtui.train.components.graded_executor import GradedRolloutExecutor
+
+    return GradedRolloutExecutor(AGENTS.get(name)(resources), resources.environment())
 
 
 def agent_reader(name: str, environment: Callable[[str], Environment]) -> ExperienceReader | None:

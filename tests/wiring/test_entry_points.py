@@ -1,4 +1,4 @@
-"""An environment, a backend or a trainer from another package is one module and one entry point.
+"""An environment, an agent, a backend or a trainer from another package is one module and one entry point.
 
 Each is a package written here into a folder with its distribution metadata (``plugin_support``),
 seen by a real ``ovtui`` process through PYTHONPATH — nothing of ovtui is changed or told about
@@ -290,6 +290,50 @@ def test_a_trainer_from_another_package_feeds_the_engine(tmp_path: Path) -> None
     )
     assert _report(root)["history_ids"]  # what it trained was applied
     assert sum(int(n) for n in (root / "tally.txt").read_text().split()) == 3
+
+
+TOY_AGENT = '''
+    """An agent that never calls a tool: it answers every request at once, politely and wrongly."""
+
+    from ovtui.core.domain import Message, Rollout, TextPart
+
+
+    class HastyAgent:
+        def __init__(self, tally):
+            self.tally = tally
+
+        async def execute(self, cases, policy_set, context):
+            with self.tally.open("a", encoding="utf-8") as out:
+                out.write(f"{len(cases)}\\n")
+            return [
+                Rollout(
+                    case=case,
+                    messages=[Message(role="assistant", parts=[TextPart(text="Done, have a nice day!")])],
+                    policy_snapshot_id=context.policy_snapshot_id,
+                )
+                for case in cases
+            ]
+
+
+    def agent(resources):
+        return HastyAgent(resources.paths.root / "tally.txt")
+'''
+
+
+def test_an_agent_from_another_package_runs_the_cases_and_the_datasets_environment_grades_them(
+    tmp_path: Path,
+) -> None:
+    entry = {"ovtui.agents": {"hasty": "toy_agent.plugin:agent"}}
+    root = _train_the_sample_with(
+        tmp_path, "toy_agent", TOY_AGENT, entry, ('agent = "sample"', 'agent = "hasty"')
+    )
+    report = _report(root)
+    ran = sum(int(n) for n in (root / "tally.txt").read_text().split())
+    baseline, final = _stage(report, "baseline_eval"), _stage(report, "final_eval")
+    assert ran == 3 + baseline["cases"] + final["cases"]  # every case it was given, trained and evaluated
+    # Graded by the sample environment's rubric (an ungraded rollout would stop the eval): an agent
+    # that calls no tool fails the cases that need one, and what it learned cannot change it.
+    assert final["passed"] == baseline["passed"] < baseline["cases"]
 
 
 @pytest.mark.parametrize(

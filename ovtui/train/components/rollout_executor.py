@@ -2,7 +2,8 @@
 
 The agent is the model itself: a system prompt carrying the experiences most relevant to the
 case's request (lexical ranking over the policy set, deprecated and archived ones left out), then
-the user's query. The evaluator, when given, grades the rollout right away so ``eval`` works.
+the user's query. The rollouts come back ungraded: the environment the cases are for grades them
+(``train.components.graded_executor``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, Experience, ExperienceSet, Message, Rollout, TextPart
-from ovtui.core.interfaces import RolloutEvaluator
 from ovtui.core.rollouts import user_query
 from ovtui.memory.hotness import HotnessMix
 from ovtui.memory.search import LexicalIndex, tokenize
@@ -51,7 +51,6 @@ class SingleTurnLLMRolloutExecutor:
     def __init__(
         self,
         client: LLMClient,
-        evaluator: RolloutEvaluator | None = None,
         *,
         max_experiences: int = 5,
         system_prompt: str = SYSTEM_PROMPT,
@@ -60,7 +59,6 @@ class SingleTurnLLMRolloutExecutor:
     ) -> None:
         self.hotness = hotness
         self.client = client
-        self.evaluator = evaluator
         self.max_experiences = max_experiences
         self.system_prompt = system_prompt
         self.stage = stage
@@ -102,6 +100,4 @@ class SingleTurnLLMRolloutExecutor:
                 "finish_reason": reply.finish_reason,
             },
         )
-        if self.evaluator is not None:
-            rollout.evaluation = await self.evaluator.evaluate(rollout)
         return rollout

@@ -9,6 +9,7 @@ from ovtui.llm.client import LLMClient
 from ovtui.memory.store import MemoryStore
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
+from ovtui.train.components.graded_executor import GradedRolloutExecutor
 from ovtui.train.components.rollout_executor import SingleTurnLLMRolloutExecutor
 
 pytest_plugins = ["ovtui.testing.fixtures"]  # the `fake` server and `client` fixtures
@@ -19,6 +20,9 @@ def case(name: str, query: str) -> Case:
 
 
 class ConfirmEvaluator:
+    def can_grade(self, case: Case) -> bool:
+        return case.name != "ungradable"
+
     async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
         passed = "confirm" in rollout.messages[-1].text.lower()
         return RubricEvaluation(passed=passed, score=float(passed))
@@ -35,7 +39,8 @@ async def test_one_call_per_case_with_relevant_experiences(
         return Reply.text("Please confirm the cancellation." if "cancel" in query else "Here is your refund.")
 
     fake.respond_with(reply)
-    executor = SingleTurnLLMRolloutExecutor(client, ConfirmEvaluator(), max_experiences=2)
+    agent = SingleTurnLLMRolloutExecutor(client, max_experiences=2)
+    executor = GradedRolloutExecutor(agent, ConfirmEvaluator())
     cases = [case("c1", "I want to cancel my booking"), case("c2", "Where is my refund?")]
     rollouts = await executor.execute(cases, policy, ExecutionContext(policy_snapshot_id="snap-1"))
 
@@ -58,6 +63,19 @@ async def test_one_call_per_case_with_relevant_experiences(
     assert "address_change" not in cancel_system  # archived experiences are left out
     assert "response_format" not in fake.chat_requests[0].body
     assert client.usage.stage("rollout").calls == 2
+
+
+async def test_a_case_the_environment_cannot_grade_stays_ungraded(
+    fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
+) -> None:
+    fake.respond_with(lambda request: Reply.text("Please confirm."))
+    empty = ExperienceSetLoader(store).load_sync().model_copy(update={"policies": []})
+    executor = GradedRolloutExecutor(SingleTurnLLMRolloutExecutor(client), ConfirmEvaluator())
+    graded, ungraded = await executor.execute(
+        [case("c", "hello"), case("ungradable", "hello")], empty, ExecutionContext(policy_snapshot_id="s")
+    )
+    assert graded.evaluation == RubricEvaluation(passed=True, score=1.0)
+    assert ungraded.evaluation is None
 
 
 async def test_without_evaluator_and_with_a_refusal(
