@@ -1,4 +1,4 @@
-"""What a stage is told besides its inputs (seed 000 §7), as typed objects.
+"""What a stage is told besides its inputs, as typed objects.
 
 ``RunContext`` is one run (train, eval, stream): its id, where its events go, and the flag that
 cancels it. ``ExecutionContext`` is what an executor needs for one batch of cases. ``ApplyOptions``

@@ -1,7 +1,7 @@
 """ExtractLoop: ask a model for memory operations, let it look things up, and check every answer.
 
 One round is one call. The normal case is exactly one call: everything the model needs is
-prefetched into the prompt. Beyond that (seed 004 §3.3, bounded by ``max_iterations``):
+prefetched into the prompt. Beyond that (bounded by ``max_iterations``):
 
 - the model may request look-ups (read / search / ls) instead of answering → run them, next round;
 - an edit or delete of an existing file whose text the model has not seen → that file is fetched

@@ -1,4 +1,4 @@
-"""Field-level unified diffs of memory files, as a merge prompt shows a proposal (seed 000 §10.2).
+"""Field-level unified diffs of memory files, as a merge prompt shows a proposal.
 
 Only changed fields appear. Strings are diffed line by line; dicts and lists are JSON-formatted
 (sorted keys, indented) and then diffed, so a changed list item shows as one line. ``content`` is

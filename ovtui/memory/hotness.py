@@ -1,4 +1,4 @@
-"""Hotness (seed 004 §3.7): how often and how recently a memory was used, as a score in [0, 1].
+"""Hotness: how often and how recently a memory was used, as a score in [0, 1].
 
 A use is a memory retrieved into a prompt or a rollout. Uses are appended to
 ``.ovtui/hotness.jsonl`` (one line per use: uri and time; appends never rewrite a memory file, so

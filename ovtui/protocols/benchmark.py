@@ -1,5 +1,6 @@
-"""The wire format of the benchmark protocol (seed 000 §15.6): pydantic models, so FastAPI validates
-requests (422 naming the field) and publishes them at ``/openapi.json``; the client uses the same."""
+"""The wire format of the benchmark protocol (cases by query, executions by id, polled): pydantic
+models, so FastAPI validates requests (422 naming the field) and publishes them at
+``/openapi.json``; the client uses the same."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The wire and file shapes of sessions (seed 004): messages with text and tool parts and a
+"""The wire and file shapes of sessions: messages with text and tool parts and a
 ``peer_id``, the per-session MemoryPolicy, and the request bodies of OpenViking's session API.
 
 Request bodies ignore keys they do not know (OpenViking clients send more than ovtui uses:

@@ -1,6 +1,6 @@
-"""A rollout sent as a session (seed 000 §12, §15.4): a CaseSpec message first (the case, its rubric
-and task context, never the evaluation), the rollout's messages with tool results as tool parts,
-an OutcomeEvaluation message last (the training signal).
+"""A rollout sent as a session, so a session server trains on it: a CaseSpec message first (the
+case, its rubric and task context, never the evaluation), the rollout's messages with tool
+results as tool parts, an OutcomeEvaluation message last (the training signal).
 
 ``SessionCommitPolicyTrainer`` writes this shape; a commit whose first message is a CaseSpec takes
 the training fast path (no user-memory extraction: the conversation is a benchmark episode).
@@ -18,7 +18,7 @@ from ovtui.core.errors import OvtuiError, first_problem
 
 CASESPEC_HEADER = "[OpenViking Training CaseSpec]"
 OUTCOME_HEADER = "[OpenViking OutcomeEvaluation]"
-# Case input keys a CaseSpec keeps (seed 000 §12): the task, never the policy or run bookkeeping.
+# Case input keys a CaseSpec keeps: the task, never the policy or run bookkeeping.
 DROPPED_INPUT_KEYS = frozenset({"policy", "data_root", "rollout_metadata", "policy_snapshot_id"})
 
 

@@ -2,7 +2,7 @@
 
 URIs are OpenViking's: ``viking://user/<user>/memories/experiences/x.md`` maps to
 ``<root>/memories/experiences/x.md``. Memories about a peer (someone else in the user's
-conversations, seed 004 §3.4) live in that peer's own space, ``peers/<peer_id>/``, which holds the
+conversations) live in that peer's own space, ``peers/<peer_id>/``, which holds the
 same type folders (``peers/alice/memories/profile.md``). Names that come from outside (an LLM, a
 rollout file, a memory file, a peer id) are validated before they become paths: no separators, no
 ``..``, no control characters, not a reserved device name, bounded length.
@@ -133,7 +133,7 @@ def linkless_path(root: str, rel: str) -> str:
 
 @dataclass(frozen=True)
 class WorkspacePaths:
-    """The layout of one workspace folder (DESIGN §3)."""
+    """The layout of one workspace folder: where each kind of file lives, and its URIs."""
 
     root: Path
     user: str = "default"
