@@ -21,6 +21,7 @@ import asyncio
 import builtins
 import os
 import socket
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
@@ -43,7 +44,10 @@ from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
 from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus
 
 LOCKS_FOLDER = ".locks"
+# A plan lock is held for one small file write: a waiter first retries at once (1 ms) and then less
+# and less often, so a long wait (another process applying) does not keep a core busy.
 _LOCK_POLL_S = 0.001
+_LOCK_POLL_MAX_S = 0.05
 # A waiting run hears of a settled plan within a watcher step; it re-reads the file at least this
 # often anyway (a lost file event costs a second, never a hang).
 _WATCH_DEBOUNCE_MS = 20
@@ -131,12 +135,19 @@ class PendingPlans:
 
     def _acquire(self, plan_id: str, lock: FileLock, timeout: float | None = None) -> None:
         wait = self.lock_timeout if timeout is None else timeout
-        try:
-            lock.acquire(timeout=wait, poll_interval=_LOCK_POLL_S)
-        except Timeout:
-            raise OvtuiError(
-                f"pending plan {plan_id!r} stayed locked for {wait:.0f}s by another writer"
-            ) from None
+        deadline = time.monotonic() + wait
+        poll = _LOCK_POLL_S
+        while True:
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                lock.acquire(timeout=min(remaining, poll * 10), poll_interval=poll)
+                return
+            except Timeout:
+                if time.monotonic() >= deadline:
+                    raise OvtuiError(
+                        f"pending plan {plan_id!r} stayed locked for {wait:.0f}s by another writer"
+                    ) from None
+                poll = min(poll * 2, _LOCK_POLL_MAX_S)
 
     @contextmanager
     def _locked(self, plan_id: str) -> Iterator[None]:

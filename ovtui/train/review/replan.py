@@ -10,6 +10,7 @@ on the same base does not turn into a pile again. ``ovtui review replan`` and th
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from ovtui.core.domain import ExperienceSet, RolloutAnalysis
@@ -57,7 +58,7 @@ async def replan(
     """Re-estimate and re-plan the evidence of ``plan_ids`` against ``policy_set`` as one plan."""
     if not plan_ids:
         raise OvtuiError("no plan to re-plan")
-    plans = [pending.get(plan_id) for plan_id in dict.fromkeys(plan_ids)]
+    plans = await asyncio.to_thread(lambda: [pending.get(plan_id) for plan_id in dict.fromkeys(plan_ids)])
     for waiting in plans:
         if waiting.status != "pending":
             raise OvtuiError(f"plan {waiting.plan_id} is {waiting.status}, not waiting for review")
@@ -79,13 +80,17 @@ async def replan(
     # old plans are re-read under their locks, so a plan applied or re-planned elsewhere in the
     # meantime is refused before a second fresh plan is parked for it.
     async with pending.claimed(result.replaced) as claim:
-        if plan.items:
-            plan.metadata["replan_of"] = result.replaced
-            decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
-            fresh = pending.park(plan, decisions, run_id=None, evidence=evidence)
-            result.plan_id, result.items = fresh.plan_id, len(plan.items)
-        for old in claim.plans:
-            claim.settle(old, "replanned", None, replaced_by=result.plan_id)
+
+        def park_and_settle() -> None:  # file work, off the event loop
+            if plan.items:
+                plan.metadata["replan_of"] = result.replaced
+                decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+                fresh = pending.park(plan, decisions, run_id=None, evidence=evidence)
+                result.plan_id, result.items = fresh.plan_id, len(plan.items)
+            for old in claim.plans:
+                claim.settle(old, "replanned", None, replaced_by=result.plan_id)
+
+        await asyncio.to_thread(park_and_settle)
     if result.plan_id is not None:
         engine.events.emit(
             "plan_pending", plan_id=result.plan_id, items=result.items, replan_of=result.replaced
