@@ -15,7 +15,7 @@ from session_support import ok
 from workspace_support import build_sample_workspace
 
 from ovtui.core.fileformat import MemoryFile, parse_memory
-from ovtui.servers.session_api import create_session_app
+from ovtui.servers.openviking.app import create_session_app
 from ovtui.testing.openai_server import FakeOpenAIServer
 from ovtui.testing.session_model import SessionModel
 from ovtui.wiring.workspace import Workspace

@@ -12,7 +12,7 @@ import httpx2 as httpx
 from server_support import threaded_server
 from workspace_support import build_sample_workspace
 
-from ovtui.servers.session_api import create_session_app
+from ovtui.servers.openviking.app import create_session_app
 from ovtui.wiring.workspace import Workspace
 
 CONVERSATION: list[dict[str, Any]] = [

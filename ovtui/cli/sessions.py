@@ -30,7 +30,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 def run_serve(args: argparse.Namespace) -> int:
     from ovtui.servers.base.binding import resolve_api_key
     from ovtui.servers.base.run import run_server
-    from ovtui.servers.session_api import create_session_app
+    from ovtui.servers.openviking.app import create_session_app
     from ovtui.wiring.workspace import Workspace
 
     api_key = resolve_api_key(args.host, args.api_key_env)

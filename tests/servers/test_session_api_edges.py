@@ -18,7 +18,7 @@ from workspace_support import build_sample_workspace
 
 from ovtui.core.context import RunContext
 from ovtui.core.events import Event, EventBus
-from ovtui.servers.session_api import create_session_app
+from ovtui.servers.openviking.app import create_session_app
 from ovtui.sessions import store as session_store
 from ovtui.sessions.inbox import SessionInbox
 from ovtui.wiring.workspace import Workspace

@@ -19,7 +19,7 @@ from server_support import threaded_server
 from workspace_support import build_sample_workspace
 
 from ovtui.core.events import Event
-from ovtui.servers.session_api import create_session_app
+from ovtui.servers.openviking.app import create_session_app
 from ovtui.sessions import store as session_store
 from ovtui.wiring.workspace import Workspace
 

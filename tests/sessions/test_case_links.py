@@ -23,7 +23,7 @@ from ovtui.core.fileformat import MemoryFile, parse_memory
 from ovtui.memory.links import DERIVED_FROM, PRODUCED
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.revert import revert
-from ovtui.servers.session_api import create_session_app
+from ovtui.servers.openviking.app import create_session_app
 from ovtui.wiring.workspace import Workspace
 
 

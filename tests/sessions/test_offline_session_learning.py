@@ -18,7 +18,7 @@ from workspace_support import build_sample_workspace
 
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.fileformat import parse_memory
-from ovtui.servers.session_api import create_session_app
+from ovtui.servers.openviking.app import create_session_app
 from ovtui.train.backends.offline.sections import parse_sections
 from ovtui.wiring.workspace import Workspace
 

@@ -25,7 +25,7 @@ from ovtui.core.domain import (
     ToolPart,
 )
 from ovtui.memory.memory_diff import MemoryDiff
-from ovtui.servers.session_api import create_session_app
+from ovtui.servers.openviking.app import create_session_app
 from ovtui.storage.config_file import load_config
 from ovtui.train.components.session_commit_trainer import SessionCommitPolicyTrainer
 from ovtui.wiring.registry import TRAINERS

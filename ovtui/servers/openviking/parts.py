@@ -1,0 +1,38 @@
+"""What the routes of one server share: the workspace facade, its sessions, the committer, the
+task store and the pool that runs commits (made inside the running loop, on first use)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ovtui.core.events import EventBus
+from ovtui.servers.base.pool import WorkerPool
+from ovtui.sessions.commit import SessionCommitter
+from ovtui.sessions.store import SessionStore
+from ovtui.storage.jobs import JobStore
+from ovtui.wiring.workspace import Workspace
+
+
+@dataclass
+class ServerParts:
+    workspace: Workspace
+    sessions: SessionStore
+    committer: SessionCommitter
+    tasks: JobStore
+    events: EventBus
+    workers: int = 4
+    _pool: WorkerPool | None = field(default=None, init=False)
+
+    @property
+    def pool(self) -> WorkerPool:
+        if self._pool is None:  # its semaphore belongs to the loop that first uses it
+            self._pool = WorkerPool(self.tasks, self.workers)
+        return self._pool
+
+    @property
+    def pending_tasks(self) -> int:
+        return self._pool.pending if self._pool is not None else 0
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()

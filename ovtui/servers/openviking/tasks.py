@@ -1,0 +1,64 @@
+"""Task routes: a commit's background task, polled by id or listed."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from ovtui.servers.openviking.envelope import fail, ok
+from ovtui.servers.openviking.parts import ServerParts
+from ovtui.sessions.overview import TASK_STATUS
+from ovtui.storage.jobs import Job
+
+TASK_TYPE = "session_commit"
+TASK_PREFIX = "task_"
+TaskStatus = Literal["pending", "running", "completed", "failed"]  # TASK_STATUS's values
+
+
+def task_body(job: Job) -> dict[str, Any]:
+    session_id, _, archive = job.label.partition(":")
+    return {
+        "task_id": job.id,
+        "task_type": TASK_TYPE,
+        "status": TASK_STATUS[job.status],
+        "resource_id": session_id,
+        "archive": archive,
+        "created_at": job.created_at,
+        "updated_at": job.updated_at,
+        "result": job.result,
+        "error": job.error,
+    }
+
+
+def tasks_router(parts: ServerParts) -> APIRouter:
+    router = APIRouter(prefix="/api/v1/tasks", tags=["tasks"])
+
+    @router.get("/{task_id}")
+    async def get_task(task_id: str, wait: float = Query(0.0, ge=0.0, le=30.0)) -> JSONResponse:
+        job = parts.tasks.get(task_id)
+        if job is None:
+            return fail("NOT_FOUND", f"task {task_id!r} not found", 404)
+        if not job.finished and wait > 0:
+            await parts.pool.wait(task_id, wait)
+        return ok(task_body(job))
+
+    @router.get("")
+    async def list_tasks(
+        task_type: str | None = Query(None),
+        status: TaskStatus | None = None,
+        resource_id: str | None = Query(None),
+        limit: int = Query(50, ge=1, le=1000),
+    ) -> JSONResponse:
+        bodies = [task_body(j) for j in parts.tasks.jobs.values()]
+        if task_type is not None:
+            bodies = [b for b in bodies if b["task_type"] == task_type]
+        if status is not None:
+            bodies = [b for b in bodies if b["status"] == status]
+        if resource_id is not None:
+            bodies = [b for b in bodies if b["resource_id"] == resource_id]
+        bodies.sort(key=lambda b: b["created_at"], reverse=True)
+        return ok(bodies[:limit])
+
+    return router
