@@ -41,6 +41,7 @@ from ovtui.sessions.session_files import (
     SessionFolder,
     archive_number,
     storage_error,
+    sweep_temps,
 )
 from ovtui.storage import fsio
 
@@ -62,8 +63,9 @@ class Committed:
 
 def settle(session: SessionFolder) -> tuple[SessionMeta, LiveFile]:
     """The session's meta and live file after finishing or taking back a commit a crash
-    interrupted and repairing a torn last line."""
+    interrupted, repairing a torn last line and removing the temp files of killed writers."""
     meta = session.read_meta()
+    sweep_temps(session.folder, root=session.paths.root)
     number = meta.commit_count + 1
     while True:
         archive = session.archive(f"archive_{number:03d}")

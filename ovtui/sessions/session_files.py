@@ -230,6 +230,18 @@ class SessionFolder:
         return LiveFile(live.data, live.messages, live.line_ends, b"")
 
 
+def sweep_temps(folder: Path, *, root: Path) -> None:
+    """Remove the temp files in ``folder`` that a writer killed mid-write left (its process gone)."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    for name in names:
+        writer = fsio.temp_writer(name)
+        if writer is not None and not fsio.writer_alive(writer):
+            fsio.remove_file(folder / name, root=root, sync_dir=False)
+
+
 def read_live_file(path: Path, *, shown: str) -> LiveFile:
     """A live messages file: every whole line a message (a bad one an error naming the file and
     line), an unfinished last line set aside as ``torn``."""

@@ -58,6 +58,7 @@ from ovtui.sessions.session_files import (
     check_session_id,
     read_messages,
     storage_error,
+    sweep_temps,
 )
 from ovtui.storage import fsio
 from ovtui.storage.paths import WorkspacePaths
@@ -455,7 +456,10 @@ class SessionStore:
             settle(self._session(session_id))
         found = []
         for archive in self.archives(session_id):
-            record = None if archive.diff_path.is_file() else self.commit_record(archive)
+            if archive.diff_path.is_file():
+                continue
+            sweep_temps(archive.folder, root=self.paths.root)  # a memory_diff.json a kill cut short
+            record = self.commit_record(archive)
             if record is not None:
                 found.append((archive, record))
         return found

@@ -120,7 +120,8 @@ COMMIT = """
 import sys
 from ovtui.sessions.store import SessionStore
 from ovtui.storage.paths import WorkspacePaths
-SessionStore(WorkspacePaths(sys.argv[1])).commit("s", keep_recent_count=int(sys.argv[2]), task_id="task_x", origin="api")
+store = SessionStore(WorkspacePaths(sys.argv[1]))
+store.commit("s", keep_recent_count=int(sys.argv[2]), task_id="task_x", origin="api")
 """
 
 
@@ -186,3 +187,28 @@ def test_an_older_ovtuis_interrupted_commit_gives_its_messages_back(store: Sessi
     done = store.commit("s")  # left alone: the commit takes the next number
     assert isinstance(done, Committed) and done.archive.name == "archive_002"
     assert (mine / "notes.txt").is_file()
+
+
+APPEND = """
+import sys
+from ovtui.protocols.sessions import AddMessageRequest
+from ovtui.sessions.store import SessionStore
+from ovtui.storage.paths import WorkspacePaths
+store = SessionStore(WorkspacePaths(sys.argv[1]))
+store.append("s", [AddMessageRequest(role="user", content="two").to_stored("m2")])
+"""
+
+
+def test_the_temp_file_of_a_writer_killed_mid_write_is_swept(store: SessionStore) -> None:
+    store.append("s", [said("one")])
+    child = subprocess.run(
+        [sys.executable, "-c", APPEND, str(store.paths.root)],
+        env={**os.environ, "OVTUI_CRASH_AT": "temp:meta.json"},  # killed writing the meta's temp file
+        capture_output=True,
+        text=True,
+    )
+    assert child.returncode == -9, child.stderr
+    assert len(list(store.folder("s").glob(".meta.json.*.tmp"))) == 1
+    store.append("s", [said("three")])
+    assert not list(store.folder("s").glob(".meta.json.*.tmp"))
+    assert texts(store, "s") == ["one", "two", "three"]  # its whole line kept: at most once

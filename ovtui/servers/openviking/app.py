@@ -40,16 +40,8 @@ def create_session_app(
     log = workspace.event_log(run_id)
     events = EventBus([log])
 
-    def waiting(session_id: str) -> None:
-        events.log(f"session {session_id!r} is locked by another process: waiting for it", level="warning")
-
-    def notice(message: str) -> None:
-        events.log(message, level="warning")
-
-    sessions = workspace.session_store(on_wait=waiting)
-    sessions.on_notice = notice
+    sessions = workspace.session_store()
     tasks = workspace.session_tasks(state, prefix=TASK_PREFIX)
-    tasks.on_log_error = notice
     parts = ServerParts(
         workspace=workspace,
         sessions=sessions,
@@ -58,6 +50,10 @@ def create_session_app(
         events=events,
         workers=workers,
     )
+    sessions.on_wait = lambda session_id: parts.say(
+        f"session {session_id!r} is locked by another process: waiting for it"
+    )
+    sessions.on_notice = tasks.on_log_error = parts.say
 
     commits = CommitTasks(parts)
 

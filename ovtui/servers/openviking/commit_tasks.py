@@ -79,9 +79,7 @@ class CommitTasks:
                     parts.sessions.record_outcome, archive.session_id, outcome.memories_extracted, usage
                 )
             except (SessionError, OSError) as exc:  # the totals are a summary; the commit stands
-                parts.events.log(
-                    f"session {archive.session_id!r}: totals not updated: {exc}", level="warning"
-                )
+                parts.say(f"session {archive.session_id!r}: totals not updated: {exc}", level="warning")
             return result
 
         return parts.pool.submit(task_label(archive), work, job_id=task_id)
@@ -95,18 +93,20 @@ class CommitTasks:
                     if record.origin != "local" and record.task_id is not None:
                         found.append((archive, record, sessions.messages(session_id, archive)))
             except (SessionError, OSError) as exc:
-                self.parts.events.log(f"session {session_id!r}: not checked at start: {exc}", level="warning")
+                self.parts.say(f"session {session_id!r}: not checked at start: {exc}")
         return found
 
     async def recover(self) -> None:
         """Give every archive its task (see the module's docstring)."""
-        tasks, events = self.parts.tasks, self.parts.events
+        tasks = self.parts.tasks
         for archive, record, messages in await asyncio.to_thread(self._scan):
             assert record.task_id is not None
             job = tasks.get(record.task_id)
             if job is None:
                 self.start(archive, messages, record.policy(), record.task_id)
-                events.log(f"{archive.uri}: its task was never recorded; queued as {record.task_id}")
+                self.parts.say(
+                    f"{archive.uri}: its task was never recorded; queued as {record.task_id}", "info"
+                )
             elif job.status == JobStatus.FAILED and job.error == INTERRUPTED:
                 tasks.amend(job, error=interrupted(archive.session_id, archive.name))
         for job in list(tasks.jobs.values()):

@@ -4,6 +4,7 @@ running loop, on first use)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from ovtui.core.events import EventBus
@@ -31,6 +32,11 @@ class ServerParts:
         if self._pool is None:  # its semaphore belongs to the loop that first uses it
             self._pool = WorkerPool(self.tasks, self.workers)
         return self._pool
+
+    def say(self, message: str, level: str = "warning") -> None:
+        """A line for the server's event log; one the disk cannot take is not a request's failure."""
+        with contextlib.suppress(OSError):
+            self.events.log(message, level=level)
 
     @property
     def pending_tasks(self) -> int:

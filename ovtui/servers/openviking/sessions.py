@@ -161,7 +161,7 @@ def sessions_router(parts: ServerParts, commits: CommitTasks) -> APIRouter:
                 )
             )
         except (SessionError, PoolFull) as exc:  # the messages are stored; the next write tries again
-            parts.events.log(f"session {session_id!r}: automatic commit not made: {exc}", level="warning")
+            parts.say(f"session {session_id!r}: automatic commit not made: {exc}")
             return None
         if not isinstance(done, Committed):
             return None
