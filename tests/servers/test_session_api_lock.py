@@ -68,6 +68,13 @@ def hold_lock(root: Path) -> subprocess.Popen[str]:
     return holder
 
 
+def release(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.write("release\n")
+    holder.stdin.flush()
+    assert holder.wait(timeout=30) == 0
+
+
 def post_message(url: str, session_id: str) -> httpx.Response:
     with httpx.Client(base_url=url, timeout=60) as client:
         return client.post(f"/api/v1/sessions/{session_id}/messages", json=MESSAGE)
@@ -106,10 +113,7 @@ def test_other_requests_are_served_while_one_waits_for_a_lock_another_process_ho
                 assert result(client.post("/api/v1/sessions/s2/messages", json=MESSAGE))["message_count"] == 1
                 assert result(client.get("/api/v1/sessions/s2"))["message_count"] == 1
             assert not blocked.done()  # the holder still has s1
-            assert holder.stdin is not None
-            holder.stdin.write("release\n")
-            holder.stdin.flush()
-            assert holder.wait(timeout=30) == 0
+            release(holder)
             assert result(blocked.result(timeout=30))["message_count"] == 1
     finally:
         if holder.poll() is None:
@@ -158,9 +162,7 @@ def test_requests_piling_on_a_held_session_never_slow_the_others(
                     )
             still = [f for f in piled if not f.done()]
             assert len(still) == session_calls.WAITERS
-            assert holder.stdin is not None
-            holder.stdin.write("release\n")
-            holder.stdin.flush()
+            release(holder)
             assert sorted(result(f.result(timeout=30))["message_count"] for f in still) == [1, 2]
     finally:
         if holder.poll() is None:
