@@ -179,8 +179,10 @@ def commit_live(
     archive = next_archive(session, meta)
     _archive_live(session, archive, live, record)
     try:
-        finish_meta(session, meta, archive, record)
+        finish_meta(session, meta, archive, record)  # its folder sync makes the commit point durable
     except SessionError as exc:  # the commit stands; the next writer of the session settles it
+        with suppress(OSError):
+            fsio.fsync_dir(session.folder)
         session.notice(f"{exc} (the commit of {archive.name} stands; its count is written next time)")
     return Committed(archive, live.messages[:split], record, live.messages[split:])
 
@@ -192,20 +194,20 @@ def _archive_live(session: SessionFolder, archive: Archive, live: LiveFile, reco
     target = archive.record_path
     try:
         fsio.make_dirs(archive.folder, root=root)
-        session.write_record(archive, record)
+        session.write_record(archive, record, sync_dir=False)
         fsio.crash_point("session_commit:recorded")
         target = archive.messages_path
         if record.kept_messages == 0:
             link_or_copy(session, path, archive.messages_path)
         else:
             fsio.atomic_write_bytes(archive.messages_path, live.data[:cut], root=root, sync_dir=False)
-        fsio.fsync_dir(archive.folder)
+        fsio.fsync_dir(archive.folder)  # the record and the messages, durable before the commit point
         fsio.crash_point("session_commit:archived")
         target = path
         if record.kept_messages == 0:
-            fsio.remove_file(path, root=root)
+            fsio.remove_file(path, root=root, sync_dir=False)
         else:
-            fsio.atomic_write_bytes(path, live.data[cut:], root=root)
+            fsio.atomic_write_bytes(path, live.data[cut:], root=root, sync_dir=False)
     except OSError as exc:
         if target == path and not live_unchanged(path, record):
             # Past the commit point (a folder sync failed after the live file changed): it stands.

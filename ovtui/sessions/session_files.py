@@ -192,9 +192,9 @@ class SessionFolder:
         except ValidationError as exc:
             raise SessionError(f"{self.shown(archive.record_path)}: {first_problem(exc)}") from None
 
-    def write_record(self, archive: Archive, record: CommitRecord) -> None:
+    def write_record(self, archive: Archive, record: CommitRecord, *, sync_dir: bool = True) -> None:
         text = record.model_dump_json(indent=1) + "\n"
-        fsio.atomic_write_text(archive.record_path, text, root=self.paths.root)
+        fsio.atomic_write_text(archive.record_path, text, root=self.paths.root, sync_dir=sync_dir)
 
     def repair_torn_line(self) -> LiveFile:
         """The live file with an unfinished last line repaired (the caller holds the lock)."""
