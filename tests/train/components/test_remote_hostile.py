@@ -52,8 +52,9 @@ async def test_each_bad_answer_fails_its_case_and_names_route_and_field() -> Non
     good = [r for r in rollouts if r.case.name not in service.execute]
     assert len(good) == 2 and all(EXECUTION_ERROR not in r.metadata and r.evaluation for r in good)
     assert executor.failures == {url: len(behaviours)} and executor.counts == {url: 2}
-    # The drip was cut at the deadline (a few bytes in), the huge body soon after the limit.
-    assert service.bytes_sent[service_name(service, "drip")] <= DEADLINE / DRIP_EVERY + 1
+    # The drip was cut at the deadline (a few bytes in, with room for a loaded machine's late
+    # timers), the huge body soon after the limit.
+    assert service.bytes_sent[service_name(service, "drip")] < 5 * DEADLINE / DRIP_EVERY
     assert service.bytes_sent[service_name(service, "huge")] < 100 * 1000 * 1000
 
 
