@@ -8,8 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-import threading
 from pathlib import Path
 
 from hostile_service_support import HUGE_BYTES, HostileService, hostile_service
@@ -21,28 +19,30 @@ BEHAVIOURS = ["not_json", "wrong_shape", "poll_not_json", "drip", "huge", "storm
 PEAK_RSS_BYTES = 150 * 1000 * 1000
 
 
+# Runs the command it is given and writes that child's peak RSS (KiB) to the file named first. A
+# small process in between: a child's peak counts the memory of the process it was forked from (the
+# test process, hundreds of MB in a full run), so it is forked from this one instead.
+PEAK_OF_CHILD = """
+import resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+with open(sys.argv[1], "w") as peak:
+    peak.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+sys.exit(code)
+"""
+
+
 def train(root: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """``ovtui train`` in a subprocess: its result and its peak resident memory in bytes (from
-    wait4, which reports that child's own usage)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ovtui", "train", str(root), *args],
-            stdout=out,
-            stderr=err,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        watchdog = threading.Timer(240, proc.kill)
-        watchdog.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            watchdog.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        result = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
-    return result, usage.ru_maxrss * 1024  # Linux counts it in KiB
+    """``ovtui train`` in a subprocess: its result and its peak resident memory in bytes."""
+    peak = root.parent / "peak_rss_kib"
+    command = [sys.executable, "-m", "ovtui", "train", str(root), *args]
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK_OF_CHILD, str(peak), *command],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    return proc, int(peak.read_text()) * 1024  # Linux counts it in KiB
 
 
 def served_workspace(tmp_path: Path, url: str, extra: str = "") -> Path:
