@@ -49,6 +49,13 @@ JSON_BYTES_PER_CHAR = 6
 # ≤ 4 MiB each as memory files) stays far below it for any set that is trained on.
 MAX_REQUEST_BODY_BYTES = 128 * MIB
 
+# --- what ovtui reads from a benchmark service (the remote case source) -------------------------
+# One answer, read up to here and refused past it (never read whole first). An execution carries one
+# rollout, bounded as an inbox rollout file is, plus its few fields around it; a page of cases fits
+# too (a case is at most a dataset line: 16 of the largest, a hundred of a few KiB).
+MAX_SERVICE_ANSWER_BYTES = MAX_ROLLOUT_BYTES + 64 * KIB
+MAX_ERROR_DETAIL_BYTES = 64 * KIB  # of an error answer: only its reason is shown
+
 CUT_MARKER = "[… cut by ovtui: {n} more {unit} …]"
 
 

@@ -139,7 +139,9 @@ class RemoteDatasetConfig(Section):
     filters: dict[str, Any] = Field(default_factory=dict)
     api_key_env: str | None = None
     max_in_flight: int = Field(32, ge=1, le=1024)
-    timeout: float = Field(600.0, gt=0)
+    timeout: float = Field(600.0, gt=0)  # one case, from submit to result
+    request_timeout: float = Field(60.0, gt=0)  # one request, its answer read whole
+    max_pages: int = Field(1000, ge=1)  # of the case query: paging stops with an error past it
 
     @field_validator("url")
     @classmethod

@@ -52,6 +52,8 @@ class RemoteCases:
             api_key=remote_api_key(selection.dataset, remote),
             batch_size=selection.batch_size,
             limit=selection.limit,
+            max_pages=remote.max_pages,
+            request_timeout=remote.request_timeout,
         )
 
     def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None:
@@ -63,6 +65,7 @@ class RemoteCases:
             api_key=remote_api_key(dataset, remote),
             max_in_flight=remote.max_in_flight,
             timeout=remote.timeout,
+            request_timeout=remote.request_timeout,
         )
 
 
