@@ -31,6 +31,7 @@ from ovtui.core.domain import (
     ExperienceSet,
     Message,
     Rollout,
+    RolloutTrainingResult,
     Rubric,
     RubricCriterion,
     RubricEvaluation,
@@ -98,9 +99,31 @@ def memory_files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.glob("memories/**/*.md")}
 
 
-class Collected(list[Event]):
-    def __call__(self, event: Event) -> None:
-        self.append(event)
+def train(
+    url: str,
+    rollouts: list[Rollout],
+    *,
+    local: Path | None = None,
+    events: list[Event] | None = None,
+    **options: Any,
+) -> RolloutTrainingResult:
+    """The trainer's result for ``rollouts`` sent to ``url``; with ``local``, what the server
+    changed comes back to that workspace (its events to ``events``)."""
+
+    async def run() -> RolloutTrainingResult:
+        review = None
+        if local is not None:
+            store = MemoryStore.open(local)
+            review = LocalReview(
+                store, PendingPlans(store), EventBus([events.append]) if events is not None else None
+            )
+        trainer = SessionCommitPolicyTrainer(url, review=review, **{"timeout": 60, **options})
+        try:
+            return await trainer.train_rollouts(rollouts, ExperienceSet(root_uri="x"))
+        finally:
+            await trainer.close()
+
+    return asyncio.run(run())
 
 
 # --- against ovtui serve -------------------------------------------------------------------------
@@ -115,23 +138,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 def test_rollouts_train_ovtui_serve_as_casespec_v1_sessions(served: tuple[str, Path], tmp_path: Path) -> None:
     url, root = served
-    local = MemoryStore.open(build_sample_workspace(tmp_path / "local"))
-    events = Collected()
+    local = build_sample_workspace(tmp_path / "local")
+    events: list[Event] = []
     before = memory_files(root)
-
-    async def run() -> Any:
-        review = LocalReview(local, PendingPlans(local), EventBus([events]))
-        trainer = SessionCommitPolicyTrainer(url, timeout=60, review=review)
-        try:
-            # Two different tasks: whether the server batches them together or not (it flushes as
-            # soon as no other commit is being analysed), each commit's training changes a file.
-            return await trainer.train_rollouts(
-                [rollout(), rollout(action="refund")], ExperienceSet(root_uri="x")
-            )
-        finally:
-            await trainer.close()
-
-    result = asyncio.run(run())
+    # Two different tasks: whether the server batches them together or not (it flushes as soon as
+    # no other commit is being analysed), each commit's training changes a file.
+    result = train(url, [rollout(), rollout(action="refund")], local=local, events=events)
     assert result.errors == []
     tasks = result.metadata["tasks"]
     assert [t["status"] for t in tasks] == ["completed", "completed"]
@@ -164,7 +176,7 @@ def test_rollouts_train_ovtui_serve_as_casespec_v1_sessions(served: tuple[str, P
     for commit in result.metadata["commits"]:
         assert not commit["wait_ignored"] and commit["polls"] <= math.ceil(commit["seconds"] / 10) + 1, commit
     # ovtui's server has no content API yet: what it learned stays there, and the run says so.
-    assert "pending_plan" not in result.metadata and PendingPlans(local).list() == []
+    assert "pending_plan" not in result.metadata and PendingPlans(MemoryStore.open(local)).list() == []
     warnings = [e.data["message"] for e in events if e.kind == "log"]
     assert any("memory_diff not read" in w and "content/read" in w for w in warnings), warnings
 
@@ -172,14 +184,7 @@ def test_rollouts_train_ovtui_serve_as_casespec_v1_sessions(served: tuple[str, P
 def test_a_refused_session_is_that_rollouts_error(served: tuple[str, Path]) -> None:
     url, _ = served
 
-    async def run() -> Any:
-        trainer = SessionCommitPolicyTrainer(url + "/nowhere", timeout=5)
-        try:
-            return await trainer.train_rollouts([rollout()], ExperienceSet(root_uri="x"))
-        finally:
-            await trainer.close()
-
-    result = asyncio.run(run())
+    result = train(url + "/nowhere", [rollout()], timeout=5)
     assert len(result.errors) == 1 and "cancel_order_7" in result.errors[0] and "404" in result.errors[0]
 
 
@@ -285,19 +290,12 @@ def exp(name: str, peer: str | None = None) -> str:
     return f"{PREFIX}{f'peers/{peer}/' if peer else ''}memories/experiences/{name}.md"
 
 
-def test_a_server_that_ignores_wait_is_polled_with_a_doubling_pause(tmp_path: Path) -> None:
+def test_a_server_that_ignores_wait_is_polled_with_a_doubling_pause() -> None:
     fake = FakeOpenViking(diffs=[diff("2026-12-01T10:00:00+00:00")], pending_polls=4)
     schedule = PollSchedule(wait=10.0, first_pause=0.02, max_pause=0.08)
 
-    async def run(url: str) -> Any:
-        trainer = SessionCommitPolicyTrainer(url, timeout=60, poll=schedule)
-        try:
-            return await trainer.train_rollouts([rollout()], ExperienceSet(root_uri="x"))
-        finally:
-            await trainer.close()
-
     with threaded_server(fake.app()) as url:
-        result = asyncio.run(run(url))
+        result = train(url, [rollout()], poll=schedule)
     assert result.errors == []
     (commit,) = result.metadata["commits"]
     assert commit["polls"] == 5 and commit["wait_ignored"] is True and result.metadata["polls"] == 5
@@ -366,21 +364,9 @@ def test_what_the_server_learned_comes_back_as_a_pending_plan(tmp_path: Path) ->
     }
     # The order of the tasks is not the order of the changes.
     fake = FakeOpenViking(diffs=[second, first], files=held)
-    events = Collected()
-
-    async def run(url: str) -> Any:
-        store = MemoryStore.open(root)
-        review = LocalReview(store, PendingPlans(store), EventBus([events]))
-        trainer = SessionCommitPolicyTrainer(url, timeout=60, review=review)
-        try:
-            return await trainer.train_rollouts(
-                [rollout(), rollout(action="refund")], ExperienceSet(root_uri="x")
-            )
-        finally:
-            await trainer.close()
-
+    events: list[Event] = []
     with threaded_server(fake.app()) as url:
-        result = asyncio.run(run(url))
+        result = train(url, [rollout(), rollout(action="refund")], local=root, events=events)
     assert result.errors == []
     review = result.metadata["remote_review"]
     assert review["already_here"] == 1 and review["other_changes"] == 2
@@ -432,16 +418,8 @@ def test_a_local_file_changed_since_parking_is_refused_at_apply(tmp_path: Path) 
         files={exp("seat_selection"): update["after"]},
     )
 
-    async def run(url: str) -> Any:
-        store = MemoryStore.open(root)
-        trainer = SessionCommitPolicyTrainer(url, timeout=60, review=LocalReview(store, PendingPlans(store)))
-        try:
-            return await trainer.train_rollouts([rollout()], ExperienceSet(root_uri="x"))
-        finally:
-            await trainer.close()
-
     with threaded_server(fake.app()) as url:
-        plan_id = asyncio.run(run(url)).metadata["pending_plan"]
+        plan_id = train(url, [rollout()], local=root).metadata["pending_plan"]
     path = root / "memories/experiences/seat_selection.md"
     path.write_text(path.read_text().replace("## Situation", "## Situation\n- Edited here meanwhile.", 1))
     workspace.decide_all(plan_id, "approved")
@@ -456,28 +434,16 @@ def test_a_local_file_changed_since_parking_is_refused_at_apply(tmp_path: Path) 
     not os.environ.get("OVTUI_OPENVIKING_URL"), reason="set OVTUI_OPENVIKING_URL to a real OpenViking"
 )
 def test_against_a_real_openviking_server(tmp_path: Path) -> None:
-    """OpenViking (with agent evolution on) takes the CaseSpec v1 path: its memory_diff holds
-    cases, trajectories and experiences and no user memory, and its experience changes come back
-    here as a pending plan. (With a fake model, the trajectory and experience come from its script.)"""
+    """OpenViking (with agent evolution on) takes the CaseSpec v1 path: its memory_diffs hold
+    cases, trajectories and experiences and no user memory, and the experience it learned comes
+    back here as a pending plan. Run it against a fresh server whose model answers a trajectory and
+    an experience (a scripted fake OpenAI-compatible model will do): a server that learned that
+    experience before changes nothing, so nothing comes back."""
     url = os.environ["OVTUI_OPENVIKING_URL"]
     root = build_sample_workspace(tmp_path / "local")
-    store = MemoryStore.open(root)
-
-    async def run() -> Any:
-        trainer = SessionCommitPolicyTrainer(
-            url,
-            api_key=os.environ.get("OVTUI_OPENVIKING_KEY"),
-            timeout=600,
-            review=LocalReview(store, PendingPlans(store)),
-        )
-        try:
-            # Two at once: OpenViking trains concurrent commits in one batch.
-            pair = [rollout(), rollout(action="refund")]
-            return await trainer.train_rollouts(pair, ExperienceSet(root_uri="x"))
-        finally:
-            await trainer.close()
-
-    result = asyncio.run(run())
+    # Two at once: OpenViking trains concurrent commits in one batch.
+    pair = [rollout(), rollout(action="refund")]
+    result = train(url, pair, local=root, api_key=os.environ.get("OVTUI_OPENVIKING_KEY"), timeout=600)
     assert result.errors == [] and [t["status"] for t in result.metadata["tasks"]] == ["completed"] * 2
     types: set[str] = set()
     for task in result.metadata["tasks"]:
@@ -489,5 +455,5 @@ def test_against_a_real_openviking_server(tmp_path: Path) -> None:
     # OpenViking answers at once whatever `wait` says: polled with a pause, not ~2 times a second.
     for commit in result.metadata["commits"]:
         assert commit["wait_ignored"] is True and commit["polls"] <= commit["seconds"] / 0.5 + 1, commit
-    plan = PendingPlans(store).get(result.metadata["pending_plan"]).plan
+    plan = PendingPlans(MemoryStore.open(root)).get(result.metadata["pending_plan"]).plan
     assert plan.items and all(i.memory_type == "experiences" and i.after_content for i in plan.items)
