@@ -111,6 +111,9 @@ class SessionsConfig(Section):
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
     commit_timeout: float = Field(600.0, gt=0, le=86_400)
     max_in_flight: int = Field(8, ge=1, le=256)
+    # After the session-commit trainer's commits, the experiences the server changed come back as a
+    # pending plan of this workspace (read from each commit's memory_diff on the server).
+    review_remote: bool = True
     # The trainer of a commit's cases (an entry point of ovtui.trainers that takes rollouts one by
     # one), shared by every commit of the process.
     train_with: ComponentName = "streaming-idle"

@@ -8,8 +8,12 @@
    after the repair round) fails the commit before anything is written: no memory, no history
    record, no memory_diff; the archive stays;
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
-   (``[sessions] train_with``, injected too) and the review gate like any rollout (a session of
-   the training protocol — a CaseSpec first — is one rollout directly, without extraction);
+   (``[sessions] train_with``, injected too) and the review gate like any rollout;
+   a training session (``protocols.training_session``: a CaseSpec v1 first, a memory policy of
+   training types only) is one rollout directly, without extraction: its case file, trajectories
+   and experiences come from the case, rubric and evaluation it supplies (the evaluation grades
+   the rollout); a CaseSpec the commit cannot train from fails it with the reason, before
+   anything is written — it is never mined as a conversation;
 3. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
    operations of every history record the commit produced, those records' ids, and the plans
    still waiting for a person.
@@ -22,6 +26,7 @@ one plan (one lock, one apply).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -40,7 +45,14 @@ from ovtui.memory.memory_diff import (
     utc_stamp,
 )
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
-from ovtui.protocols.training_session import is_training_session, rollout_from_messages
+from ovtui.protocols.training_session import (
+    EXPERIENCES,
+    TRAINING_POLICY,
+    TrainingSessionError,
+    casespec_header,
+    is_training_policy,
+    rollout_from_messages,
+)
 from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
@@ -186,9 +198,9 @@ class SessionCommitter:
         plain = [m.to_message() for m in messages]
         outcome = CommitOutcome(archive=archive, diff=MemoryDiff())
         to_write: list[ExtractedMemory] = []
-        if is_training_session(plain):
-            rollouts = [rollout_from_messages(plain, snapshot)]
-            analyses: list[RolloutAnalysis | None] = [None]
+        analyses: list[RolloutAnalysis | None]
+        if casespec_header(plain) is not None:
+            rollouts, analyses, to_write = await self._training_session(plain, archive, policy, snapshot)
             outcome.memories_extracted["cases"] = 1
         else:
             self.memories.begin()
@@ -236,6 +248,32 @@ class SessionCommitter:
         outcome.diff = await asyncio.to_thread(self._diff, outcome)
         await asyncio.to_thread(self.sessions.write_diff, archive, outcome.diff)
         return outcome
+
+    async def _training_session(
+        self, plain: list[Message], archive: Archive, policy: MemoryPolicy, snapshot: str
+    ) -> tuple[list[Rollout], list[RolloutAnalysis | None], list[ExtractedMemory]]:
+        """The rollout a training session supplies, analysed (its trajectories written), and its case
+        memory; the rollout is returned for the trainer only when experiences are allowed."""
+        rollout = rollout_from_messages(plain, snapshot)
+        allowed = policy.memory_types if policy.memory_types is not None else self.store.registry.names()
+        if not is_training_policy(allowed):
+            named = ", ".join(sorted(allowed)) or "nothing"
+            raise TrainingSessionError(
+                "the session starts with a CaseSpec but its memory_policy.memory_types allow "
+                f"{named if policy.memory_types is not None else 'every type (none given)'}: a "
+                "training session allows cases and trajectories (and experiences, to train them) "
+                f"and nothing else — create it with memory_policy {json.dumps(TRAINING_POLICY)}"
+            )
+        uri = case_uri(self.store, rollout.case)
+        rollout.metadata = {"source_archive_uri": archive.uri, **({"case_uris": [uri]} if uri else {})}
+        if EXPERIENCES in allowed:
+            analysis = (await self._analyze([rollout]))[0]
+            trained = [rollout]
+        else:  # trajectories only: no trainer runs after it, so an analysis that fails fails the commit
+            analysis = await (await self.training()).analyzer.analyze(rollout)
+            trained = []
+        produced = [t.uri for t in analysis.trajectories] if analysis else None
+        return trained, [analysis] if trained else [], [case_memory(rollout.case, produced)]
 
     def _case_rollout(
         self,
