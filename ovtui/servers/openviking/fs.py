@@ -1,0 +1,111 @@
+"""``GET /api/v1/fs/ls|tree|stat?uri=``: a folder's entries, the tree below it, one entry, as
+OpenViking answers them (listings with a top-level ``has_more``).
+
+Every parameter OpenViking's SDK sends is accepted (its defaults: ``output=original``,
+``abs_limit``, ``node_limit``, ``offset``, ``overview_limit``, booleans as ``true``/``false``).
+Implemented: ``output`` (``agent``: no name or mode, abstracts; ``original``: the stat entry),
+``simple`` (URIs only), ``recursive``, ``abs_limit``, ``include_abstract``, ``include_overview``,
+``overview_limit``, ``show_all_hidden``, ``node_limit``/``limit``, ``offset``, ``sort_by``,
+``sort_order``, and for tree ``level_limit`` and ``directories_only``. Accepted and ignored:
+``extra_fields``, ``tags``, ``include_tags``. What the caller may not see is left out.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import JSONResponse
+
+from ovtui.memory.retrieval.content import ListOptions
+from ovtui.servers.openviking.parts import ServerParts
+from ovtui.servers.openviking.routing import ACTOR_PEER_HEADER, OpenVikingRoute, full, listing
+
+Output = Literal["agent", "original"]
+REPEATED = Query(None)  # a parameter given any number of times (extra_fields=id&extra_fields=count)
+
+
+def fs_router(parts: ServerParts) -> APIRouter:
+    router = APIRouter(prefix="/api/v1/fs", tags=["fs"], route_class=OpenVikingRoute)
+    workspace = parts.workspace
+
+    @router.get("/ls")
+    async def ls(
+        uri: str = Query(...),
+        simple: bool = Query(False),
+        recursive: bool = Query(False),
+        output: Output = Query("agent"),
+        abs_limit: int = Query(256, ge=0),
+        include_abstract: bool | None = Query(None),
+        include_overview: bool | None = Query(None),
+        overview_limit: int = Query(4000, ge=1),
+        show_all_hidden: bool = Query(False),
+        node_limit: int = Query(1000, ge=1),
+        offset: int = Query(0, ge=0),
+        limit: int | None = Query(None, ge=1),
+        sort_by: Literal["name", "mtime"] | None = Query(None),
+        sort_order: Literal["asc", "desc"] = Query("asc"),
+        extra_fields: list[str] | None = REPEATED,
+        tags: list[str] | None = REPEATED,
+        include_tags: bool = Query(False),
+        actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER),
+    ) -> JSONResponse:
+        options = ListOptions(
+            output=output,
+            recursive=recursive,
+            simple=simple and not extra_fields,
+            abs_limit=abs_limit,
+            include_abstract=include_abstract,
+            include_overview=bool(include_overview),
+            overview_limit=overview_limit,
+            show_all_hidden=show_all_hidden,
+            node_limit=limit or node_limit,
+            offset=offset,
+            sort_by=sort_by,
+            sort_order=sort_order,
+        )
+        entries, more = await workspace.ls(uri, workspace.visibility(None, actor_peer), options)
+        return listing(entries, more)
+
+    @router.get("/tree")
+    async def tree(
+        uri: str = Query(...),
+        output: Output = Query("agent"),
+        abs_limit: int = Query(256, ge=0),
+        include_abstract: bool | None = Query(None),
+        include_overview: bool | None = Query(None),
+        overview_limit: int = Query(4000, ge=1),
+        show_all_hidden: bool = Query(False),
+        directories_only: bool = Query(False),
+        node_limit: int = Query(1000, ge=1),
+        offset: int = Query(0, ge=0),
+        limit: int | None = Query(None, ge=1),
+        level_limit: int = Query(3, ge=1),
+        extra_fields: list[str] | None = REPEATED,
+        tags: list[str] | None = REPEATED,
+        include_tags: bool = Query(False),
+        actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER),
+    ) -> JSONResponse:
+        options = ListOptions(
+            output=output,
+            recursive=True,
+            abs_limit=abs_limit,
+            include_abstract=include_abstract,
+            include_overview=bool(include_overview),
+            overview_limit=overview_limit,
+            show_all_hidden=show_all_hidden,
+            node_limit=limit or node_limit,
+            offset=offset,
+            level_limit=level_limit,
+            directories_only=directories_only,
+        )
+        entries, more = await workspace.ls(uri, workspace.visibility(None, actor_peer), options)
+        return listing(entries, more)
+
+    @router.get("/stat")
+    async def stat(
+        uri: str = Query(...), actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER)
+    ) -> JSONResponse:
+        return full(await workspace.stat(uri, workspace.visibility(None, actor_peer)))
+
+    return router
