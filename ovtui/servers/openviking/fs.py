@@ -22,6 +22,7 @@ from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.routing import ACTOR_PEER_HEADER, OpenVikingRoute, full, listing
 
 Output = Literal["agent", "original"]
+AGENT_OUTPUT = Query("agent")  # the server's default (OpenViking's SDK sends output=original)
 REPEATED = Query(None)  # a parameter given any number of times (extra_fields=id&extra_fields=count)
 
 
@@ -34,7 +35,7 @@ def fs_router(parts: ServerParts) -> APIRouter:
         uri: str = Query(...),
         simple: bool = Query(False),
         recursive: bool = Query(False),
-        output: Output = Query("agent"),
+        output: Output = AGENT_OUTPUT,
         abs_limit: int = Query(256, ge=0),
         include_abstract: bool | None = Query(None),
         include_overview: bool | None = Query(None),
@@ -70,7 +71,7 @@ def fs_router(parts: ServerParts) -> APIRouter:
     @router.get("/tree")
     async def tree(
         uri: str = Query(...),
-        output: Output = Query("agent"),
+        output: Output = AGENT_OUTPUT,
         abs_limit: int = Query(256, ge=0),
         include_abstract: bool | None = Query(None),
         include_overview: bool | None = Query(None),
