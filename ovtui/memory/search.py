@@ -14,7 +14,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -51,6 +51,25 @@ Copied = set[str] | _EveryTerm  # the terms whose postings an index change may w
 
 def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in _STOP]
+
+
+def stem(word: str) -> str:
+    """A crude stemmer, enough for "refunded"/"refund" and "cancelled"/"cancel" to meet."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) >= 4 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeious":
+        word = word[:-1]
+    return word
+
+
+def stemmed_tokens(text: str) -> list[str]:
+    """``tokenize`` with each word stemmed: what retrieval indexes and queries with, so a request
+    saying "cancelled" finds the memory saying "cancel"."""
+    return [stem(token) for token in tokenize(text)]
 
 
 @lru_cache(maxsize=32768)
@@ -158,10 +177,17 @@ class LexicalIndex:
         found = len(self._postings.get(term, ()))
         return math.log(1 + (self.size - found + 0.5) / (found + 0.5))
 
-    def matches(self, query: Sequence[str]) -> tuple[dict[Hashable, float], float]:
+    def knows(self, term: str) -> bool:
+        return term in self._postings
+
+    def matches(
+        self, query: Sequence[str], known: Collection[str] | None = None
+    ) -> tuple[dict[Hashable, float], float]:
         """The BM25 score of every document holding a query word, by key, and the most any document
-        could score (each scored word, and each unknown one, repeated without end): dividing by it
-        gives a score in [0, 1) that means the same whatever the size of the index."""
+        could score (each scored word repeated without end): dividing by it gives a score in
+        [0, 1) that means the same whatever the size of the index. A word no document holds (an
+        id) is no evidence either way and does not count, unless it is in ``known`` (words other
+        indexes searched with this one hold: there it is a word this index lacks)."""
         totals: dict[Hashable, float] = {}
         # In a large set, a word found in most documents barely moves a score but touches every one.
         common = self.size // 2 if self.size >= COMMON_AFTER else self.size + 1
@@ -169,8 +195,8 @@ class LexicalIndex:
         terms = [t for t in words if t in self._postings and len(self._postings[t]) <= common]
         if len(terms) > MAX_QUERY_TERMS:
             terms = sorted(terms, key=lambda t: (-self._idf(t), t))[:MAX_QUERY_TERMS]
-        unknown = sum(t not in self._postings for t in words)
-        full = (sum(map(self._idf, terms)) + unknown * self._idf("")) * (K1 + 1)
+        lacking = sum(t not in self._postings for t in words & set(known or ()))
+        full = (sum(map(self._idf, terms)) + lacking * self._idf("")) * (K1 + 1)
         average = (self._total_length / self.size) if self.size else 0.0
         base, per_word = K1 * (1 - B), K1 * B / (average or 1.0)
         lengths = self._lengths

@@ -219,8 +219,7 @@ class Lister:
 
     def listing(self, located: Located, options: ListOptions) -> tuple[list[Any], bool]:
         """The entries of ``ls``/``tree``, and whether more lie beyond ``offset + node_limit``."""
-        info = _exists(located)
-        if not stat.S_ISDIR(info.st_mode):
+        if not located.path.is_dir():
             raise not_found(located.uri, "directory")
         chosen: list[tuple[Located, str]] = []
         more = False

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ovtui.core.domain import PolicyStatus
 from ovtui.core.fileformat import MemoryFile
-from ovtui.memory.search import tokenize
+from ovtui.memory.search import stemmed_tokens
 from ovtui.memory.types import EXPERIENCES, MemoryTypeSchema
 
 ABSTRACT_CHARS = 300
@@ -114,4 +114,4 @@ def document(
 
 
 def tokens_of(name: str, body: str) -> list[str]:
-    return tokenize(indexed_text(name, body))
+    return stemmed_tokens(indexed_text(name, body))

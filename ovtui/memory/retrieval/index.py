@@ -330,12 +330,18 @@ class MemoryIndex:
                 return filters.accepts(docs[uri])
 
             pool = limit * POOL if mix is not None else limit
+            shards = [
+                shard
+                for memory_type, shard in sorted(self._shards.items())
+                if filters.memory_types is None or memory_type in filters.memory_types
+            ]
+            # A word one type's files lack counts against them, as it does in one index of everything.
+            known = {t for t in tokens if any(s.lexical.knows(t) for s in shards)}
             found: list[Ranked] = []
-            for memory_type, shard in sorted(self._shards.items()):
-                if filters.memory_types is None or memory_type in filters.memory_types:
-                    found += shard.candidates(
-                        tokens, pool=pool, vector=vector, accept=accept, threshold=threshold
-                    )
+            for shard in shards:
+                found += shard.candidates(
+                    tokens, pool=pool, vector=vector, accept=accept, threshold=threshold, known=known
+                )
             return [Hit(docs[r.key], r.score) for r in finish(found, limit, mix)]
 
     def browse(self, filters: Filters, *, limit: int) -> list[Hit]:

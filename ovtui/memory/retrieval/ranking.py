@@ -4,8 +4,8 @@ mixed with hotness.
 
 Scores mean the same whatever the size of the index, so a threshold can be set once: the lexical
 score is BM25 divided by the most any document could score for the query (each of its words
-repeated without end; a document of average length holding each word once scores 0.45), the
-dense one the cosine (negative counts as 0).
+repeated without end; a document of average length holding each word once scores 0.45; words no
+document holds, such as ids, do not count), the dense one the cosine (negative counts as 0).
 Fusion (``[embedding] fusion``): ``weighted`` is ``(1 - w) · lexical + w · dense``; ``rrf`` is
 reciprocal-rank fusion of the two rankings (k = 60), scaled to 1 for a document first in both.
 bench/retrieval.py measures both against lexical alone. Hotness is mixed last, over the relevant
@@ -14,7 +14,7 @@ documents only (``HotnessMix``'s contract: a memory matching nothing is never br
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 Mix = Callable[[list[str], list[float]], list[float]]
 RRF_K = 60
 POOL = 4  # candidates ranked per hit asked for, so hotness and filters have something to reorder
+
+
+def position_key(position: int) -> str:
+    """The key of a document known by its place in a list (keys tie-break in their order)."""
+    return f"{position:08d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +87,10 @@ class RankedIndex:
         if self._vectors is not None:
             self._vectors.discard(key)
 
-    def lexical_scores(self, tokens: Sequence[str]) -> dict[Hashable, float]:
-        totals, full = self.lexical.matches(tokens)
+    def lexical_scores(
+        self, tokens: Sequence[str], known: Collection[str] | None = None
+    ) -> dict[Hashable, float]:
+        totals, full = self.lexical.matches(tokens, known)
         return {key: score / full for key, score in totals.items()} if full > 0 else {}
 
     def _dense(
@@ -124,11 +131,12 @@ class RankedIndex:
         vector: np.ndarray | None = None,
         accept: Callable[[str], bool] | None = None,
         threshold: float | None = None,
+        known: Collection[str] | None = None,
     ) -> list[Ranked]:
-        """``rank`` before hotness: the best ``pool`` by relevance alone."""
-        lexical = {
-            str(k): s for k, s in self.lexical_scores(tokens).items() if accept is None or accept(str(k))
-        }
+        """``rank`` before hotness: the best ``pool`` by relevance alone (``known``: the query words
+        indexes ranked alongside this one hold, so their scores compare; ``LexicalIndex.matches``)."""
+        scores = self.lexical_scores(tokens, known)
+        lexical = {str(k): s for k, s in scores.items() if accept is None or accept(str(k))}
         if vector is None or self._vectors is None or not len(self._vectors):
             fused = lexical
         else:

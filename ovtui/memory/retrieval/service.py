@@ -14,7 +14,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ovtui.core.errors import OvtuiError
@@ -24,7 +24,7 @@ from ovtui.memory.retrieval.content import Lister, ListOptions, read
 from ovtui.memory.retrieval.documents import MemoryDoc, cut
 from ovtui.memory.retrieval.index import Filters, Hit, MemoryIndex
 from ovtui.memory.retrieval.ranking import Fusion, Mix
-from ovtui.memory.search import tokenize
+from ovtui.memory.search import stemmed_tokens
 from ovtui.memory.store import MemoryStore
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ ABSTRACTS_DIR = ".ovtui/abstracts"
 MAX_VECTOR_CACHE_BYTES = 512 * 1024 * 1024
 MAX_ABSTRACT_CACHE_BYTES = 64 * 1024 * 1024
 QUERY_VECTORS_KEPT = 256
-CONTEXT_WEIGHT = 0.3  # a session's recent messages next to the query itself, in search
+CONTEXT_WEIGHT = 0.4  # a session's recent messages next to the query itself, in search
 SummaryKind = Literal["abstract", "overview"]
 # A model's abstract or overview of a memory's text (``[llm]``), when one is configured.
 Summarize = Callable[[SummaryKind, str], Awaitable[str]]
@@ -150,26 +150,34 @@ class Retrieval:
             return self.index.browse(filters, limit=query.limit)
         context = query.context.strip()
         found = self.index.search(
-            tokenize(query.text),
+            stemmed_tokens(query.text),
             filters,
             limit=query.limit * 4 if context else query.limit,
             vector=vectors.get(query.text),
             threshold=query.threshold,
             mix=self.mix,
         )
-        if not context or not found:
+        if not context:
             return found
-        # The session's words reorder what the query found; they never bring in what it did not.
-        these = replace(filters, prefixes=tuple(h.doc.uri for h in found))
+        # What the session said lately counts next to the query: it reorders the query's hits and
+        # brings in the memories it matches itself (a vague "what now?" after "my bag is lost").
         around = self.index.search(
-            tokenize(context), these, limit=len(found), vector=vectors.get(query.context)
+            stemmed_tokens(context),
+            filters,
+            limit=query.limit * 4,
+            vector=vectors.get(query.context),
+            mix=self.mix,
         )
-        boost = {h.doc.uri: h.score for h in around}
+        docs = {h.doc.uri: h.doc for h in [*found, *around]}
+        mine, theirs = {h.doc.uri: h.score for h in found}, {h.doc.uri: h.score for h in around}
         scored = [
-            Hit(h.doc, (1 - CONTEXT_WEIGHT) * h.score + CONTEXT_WEIGHT * boost.get(h.doc.uri, 0.0))
-            for h in found
+            Hit(doc, (1 - CONTEXT_WEIGHT) * mine.get(uri, 0.0) + CONTEXT_WEIGHT * theirs.get(uri, 0.0))
+            for uri, doc in docs.items()
         ]
-        return sorted(scored, key=lambda h: (-h.score, h.doc.uri))[: query.limit]
+        floor = query.threshold or 0.0
+        return sorted((h for h in scored if h.score > floor), key=lambda h: (-h.score, h.doc.uri))[
+            : query.limit
+        ]
 
     async def _query_vectors_of(self, texts: Sequence[str]) -> dict[str, Any]:
         """Unit vectors of the query texts (none without an embedder, or when it fails)."""
