@@ -53,8 +53,10 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in _STOP]
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A crude stemmer, enough for "refunded"/"refund" and "cancelled"/"cancel" to meet."""
+    """A crude stemmer, enough for "refunded"/"refund" and "cancelled"/"cancel" to meet (cached:
+    a workspace's vocabulary is small next to the words it indexes)."""
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
@@ -151,7 +153,15 @@ class LexicalIndex:
         """Index ``document`` under ``key``, replacing what the key held."""
         if key in self._tokens:
             self.discard(key)
-        self._add(key, document, _OWN)
+        self._tokens[key] = document
+        self._lengths[key] = len(document)
+        postings = self._postings
+        for term, count in Counter(document).items():
+            found = postings.get(term)
+            if found is None:
+                postings[term] = {key: count}
+            else:
+                found[key] = count
         self.size += 1
         self._total_length += len(document)
         self._positions = None

@@ -3,8 +3,11 @@ models its screens show.
 
 Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
-``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); read models: pending
-plans, history records, memories by type, one memory, hotness, sessions. Callers never reach the
+``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
+``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
+``delete_session`` (what an agent reads back, each for a ``Visibility``), with ``record_uses``
+where a served memory is recorded; read models: pending plans, history records, memories by type,
+one memory, hotness, sessions. Callers never reach the
 parts (paths, store, pending plans, loader, the kernel's components): what they need is a method
 here. The kernel is assembled by ``ovtui.wiring.composition`` when a use case first needs it, and
 the modules behind each use case are imported when it runs, so opening a workspace to read its

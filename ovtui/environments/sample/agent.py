@@ -3,9 +3,9 @@
 Without experiences it does the obvious thing at once (cancels, refunds, grants a goodwill credit)
 and so breaks the policy in exactly the ways the rubric checks. With experiences it retrieves the
 ones that fit the request (the ranking every ovtui retriever shares, over its own words; then it
-reads each Situation to judge whether it applies), and follows their Approach sequences and Reflect rules as far as its vocabulary
-(``guidance``) understands them. Nothing it learns is tied to a case: rules name tools and
-situations, and arguments come from the request and from lookups.
+reads each Situation to judge whether it applies), and follows their Approach sequences and Reflect
+rules as far as its vocabulary (``guidance``) understands them. Nothing it learns is tied to a
+case: rules name tools and situations, and arguments come from the request and from lookups.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ documents only (``HotnessMix``'s contract: a memory matching nothing is never br
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -135,17 +136,20 @@ class RankedIndex:
     ) -> list[Ranked]:
         """``rank`` before hotness: the best ``pool`` by relevance alone (``known``: the query words
         indexes ranked alongside this one hold, so their scores compare; ``LexicalIndex.matches``)."""
-        scores = self.lexical_scores(tokens, known)
-        lexical = {str(k): s for k, s in scores.items() if accept is None or accept(str(k))}
+        scores = {str(k): v for k, v in self.lexical_scores(tokens, known).items()}
+        wanted = pool * POOL  # candidates of each kind: a document outside both cannot be fused into the pool
+        lexical = _best_accepted(scores, wanted, accept)
         if vector is None or self._vectors is None or not len(self._vectors):
             fused = lexical
         else:
-            dense, cosine = self._dense(vector, pool, accept)
+            dense, cosine = self._dense(vector, wanted, accept)
             for key in lexical:
                 dense.setdefault(key, max(0.0, cosine(key)))
+            for key in dense:
+                lexical.setdefault(key, scores.get(key, 0.0))
             fused = self._fuse(lexical, dense)
         floor = 0.0 if threshold is None else threshold
-        return sorted((Ranked(k, s) for k, s in fused.items() if s > floor), key=_order)[:pool]
+        return heapq.nsmallest(pool, (Ranked(k, v) for k, v in fused.items() if v > floor), key=_order)
 
     def _fuse(self, lexical: dict[str, float], dense: dict[str, float]) -> dict[str, float]:
         keys = lexical.keys() | dense.keys()
@@ -159,6 +163,19 @@ class RankedIndex:
             for rank, key in enumerate(order, start=1):
                 fused[key] += 1 / (RRF_K + rank) / best
         return fused
+
+
+def _best_accepted(
+    scores: dict[str, float], count: int, accept: Callable[[str], bool] | None
+) -> dict[str, float]:
+    """The ``count`` best-scoring keys ``accept`` takes (ties: by key), looking at as few as it can."""
+    step = count
+    while True:
+        best = heapq.nsmallest(step, scores.items(), key=lambda pair: (-pair[1], pair[0]))
+        chosen = [(k, v) for k, v in best if accept is None or accept(k)]
+        if len(chosen) >= count or step >= len(scores):
+            return dict(chosen[:count])
+        step *= 4
 
 
 def _order(ranked: Ranked) -> tuple[float, str]:

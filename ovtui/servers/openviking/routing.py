@@ -10,7 +10,7 @@ app's own handlers (and the older routes' 422) stay as they are.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import Request, Response
@@ -78,7 +78,7 @@ def answer_error(exc: Exception) -> JSONResponse:
 class OpenVikingRoute(APIRoute):
     """A route answering its validation and ovtui errors in OpenViking's shapes (see above)."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def route(request: Request) -> Response:
