@@ -12,9 +12,10 @@ Implemented: ``output`` (``agent``: no name or mode, abstracts; ``original``: th
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import JSONResponse
 
 from ovtui.memory.retrieval.content import ListOptions
@@ -26,82 +27,84 @@ AGENT_OUTPUT = Query("agent")  # the server's default (OpenViking's SDK sends ou
 REPEATED = Query(None)  # a parameter given any number of times (extra_fields=id&extra_fields=count)
 
 
+@dataclass(frozen=True)
+class Listed:
+    """The parameters ``ls`` and ``tree`` share: where, what each entry shows, which page."""
+
+    uri: str
+    options: ListOptions
+    extra_fields: list[str] | None
+    actor_peer: str | None
+
+
+def listed(
+    uri: str = Query(...),
+    output: Output = AGENT_OUTPUT,
+    abs_limit: int = Query(256, ge=0),
+    include_abstract: bool | None = Query(None),
+    include_overview: bool | None = Query(None),
+    overview_limit: int = Query(4000, ge=1),
+    show_all_hidden: bool = Query(False),
+    node_limit: int = Query(1000, ge=1),
+    offset: int = Query(0, ge=0),
+    limit: int | None = Query(None, ge=1),
+    extra_fields: list[str] | None = REPEATED,
+    tags: list[str] | None = REPEATED,
+    include_tags: bool = Query(False),
+    actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER),
+) -> Listed:
+    options = ListOptions(
+        output=output,
+        abs_limit=abs_limit,
+        include_abstract=include_abstract,
+        include_overview=bool(include_overview),
+        overview_limit=overview_limit,
+        show_all_hidden=show_all_hidden,
+        node_limit=limit or node_limit,
+        offset=offset,
+    )
+    return Listed(uri, options, extra_fields, actor_peer)
+
+
+LISTED = Depends(listed)
+
+
 def fs_router(parts: ServerParts) -> APIRouter:
     router = APIRouter(prefix="/api/v1/fs", tags=["fs"], route_class=OpenVikingRoute)
     workspace = parts.workspace
 
+    async def answer(asked: Listed, options: ListOptions) -> JSONResponse:
+        visibility = workspace.visibility(None, asked.actor_peer)
+        entries, more = await workspace.ls(asked.uri, visibility, options)
+        return listing(entries, more)
+
     @router.get("/ls")
     async def ls(
-        uri: str = Query(...),
+        asked: Listed = LISTED,
         simple: bool = Query(False),
         recursive: bool = Query(False),
-        output: Output = AGENT_OUTPUT,
-        abs_limit: int = Query(256, ge=0),
-        include_abstract: bool | None = Query(None),
-        include_overview: bool | None = Query(None),
-        overview_limit: int = Query(4000, ge=1),
-        show_all_hidden: bool = Query(False),
-        node_limit: int = Query(1000, ge=1),
-        offset: int = Query(0, ge=0),
-        limit: int | None = Query(None, ge=1),
         sort_by: Literal["name", "mtime"] | None = Query(None),
         sort_order: Literal["asc", "desc"] = Query("asc"),
-        extra_fields: list[str] | None = REPEATED,
-        tags: list[str] | None = REPEATED,
-        include_tags: bool = Query(False),
-        actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER),
     ) -> JSONResponse:
-        options = ListOptions(
-            output=output,
+        options = replace(
+            asked.options,
             recursive=recursive,
-            simple=simple and not extra_fields,
-            abs_limit=abs_limit,
-            include_abstract=include_abstract,
-            include_overview=bool(include_overview),
-            overview_limit=overview_limit,
-            show_all_hidden=show_all_hidden,
-            node_limit=limit or node_limit,
-            offset=offset,
+            simple=simple and not asked.extra_fields,
             sort_by=sort_by,
             sort_order=sort_order,
         )
-        entries, more = await workspace.ls(uri, workspace.visibility(None, actor_peer), options)
-        return listing(entries, more)
+        return await answer(asked, options)
 
     @router.get("/tree")
     async def tree(
-        uri: str = Query(...),
-        output: Output = AGENT_OUTPUT,
-        abs_limit: int = Query(256, ge=0),
-        include_abstract: bool | None = Query(None),
-        include_overview: bool | None = Query(None),
-        overview_limit: int = Query(4000, ge=1),
-        show_all_hidden: bool = Query(False),
+        asked: Listed = LISTED,
         directories_only: bool = Query(False),
-        node_limit: int = Query(1000, ge=1),
-        offset: int = Query(0, ge=0),
-        limit: int | None = Query(None, ge=1),
         level_limit: int = Query(3, ge=1),
-        extra_fields: list[str] | None = REPEATED,
-        tags: list[str] | None = REPEATED,
-        include_tags: bool = Query(False),
-        actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER),
     ) -> JSONResponse:
-        options = ListOptions(
-            output=output,
-            recursive=True,
-            abs_limit=abs_limit,
-            include_abstract=include_abstract,
-            include_overview=bool(include_overview),
-            overview_limit=overview_limit,
-            show_all_hidden=show_all_hidden,
-            node_limit=limit or node_limit,
-            offset=offset,
-            level_limit=level_limit,
-            directories_only=directories_only,
+        options = replace(
+            asked.options, recursive=True, level_limit=level_limit, directories_only=directories_only
         )
-        entries, more = await workspace.ls(uri, workspace.visibility(None, actor_peer), options)
-        return listing(entries, more)
+        return await answer(asked, options)
 
     @router.get("/stat")
     async def stat(
