@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from ovtui.memory.retrieval.access import Visibility
     from ovtui.memory.retrieval.content import ListOptions
     from ovtui.memory.retrieval.service import FindQuery, Found, Retrieval, SummaryKind
-    from ovtui.memory.retrieval.uses import UseRecorder, UseVia
     from ovtui.memory.revert import RevertResult
     from ovtui.sessions.commit import CommitOutcome, SessionCommitter
     from ovtui.sessions.inbox import SessionInbox
@@ -659,18 +658,14 @@ class Workspace:
         answer, _ = await self._kernel.llm_client().complete_text("retrieval_summary", messages)
         return answer
 
-    @cached_property
-    def _uses(self) -> UseRecorder:
-        from ovtui.memory.hotness import HotnessLog
-        from ovtui.memory.retrieval.uses import HotnessUses
-
-        return HotnessUses(HotnessLog(self._paths))
-
-    def record_uses(self, consumer: str | None, uris: Sequence[str], via: UseVia) -> None:
-        """The one place a memory served to a consumer (a session, a rollout) is recorded; a use
-        without a consumer (a find no session asked for) is not one."""
+    def record_uses(self, consumer: str | None, uris: Sequence[str], via: str) -> None:
+        """The one place a memory served to a consumer (a session; ``via``: find, search, read,
+        mcp) is recorded; a use without a consumer (a find no session asked for) is not one. File
+        work: call it in a thread."""
         if consumer and uris:
-            self._uses.record_uses(consumer, list(uris), via)
+            from ovtui.memory.hotness import HotnessLog
+
+            HotnessLog(self._paths).record_use(uris)
 
     def visibility(self, session_id: str | None = None, actor_peer: str | None = None) -> Visibility:
         """What a caller sees: its user's space, and the peers the session's MemoryPolicy allows
