@@ -21,8 +21,12 @@ from ovtui.core.context import RunContext
 from ovtui.core.events import EventBus
 from ovtui.servers.base.app import create_app
 from ovtui.servers.openviking.commit_tasks import TASK_PREFIX, CommitTasks
+from ovtui.servers.openviking.content import content_router
 from ovtui.servers.openviking.envelope import answer_errors_in_the_envelope
+from ovtui.servers.openviking.fs import fs_router
 from ovtui.servers.openviking.parts import ServerParts
+from ovtui.servers.openviking.search import search_router
+from ovtui.servers.openviking.session_context import session_context_router
 from ovtui.servers.openviking.sessions import sessions_router
 from ovtui.servers.openviking.tasks import tasks_router
 from ovtui.wiring.workspace import Workspace, run_stamp
@@ -82,6 +86,10 @@ def create_session_app(
     answer_errors_in_the_envelope(app)
     app.include_router(sessions_router(parts, commits))
     app.include_router(tasks_router(parts))
+    app.include_router(search_router(parts))
+    app.include_router(content_router(parts))
+    app.include_router(fs_router(parts))
+    app.include_router(session_context_router(parts))
     app.state.parts = parts
     app.state.sessions = sessions
     app.state.committer = parts.committer

@@ -1,7 +1,7 @@
 """SingleTurnLLMRolloutExecutor: one chat call per case, with the relevant experiences in the prompt.
 
 The agent is the model itself: a system prompt carrying the experiences most relevant to the
-case's request (lexical ranking over the policy set, deprecated and archived ones left out), then
+case's request (the ranking every ovtui retriever shares, deprecated and archived ones left out), then
 the user's query. The rollouts come back ungraded: the environment the cases are for grades them
 (``train.components.graded_executor``).
 """
@@ -15,7 +15,8 @@ from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, Experience, ExperienceSet, Message, Rollout, TextPart
 from ovtui.core.rollouts import user_query
 from ovtui.memory.hotness import HotnessMix
-from ovtui.memory.search import LexicalIndex, tokenize
+from ovtui.memory.retrieval.ranking import RankedIndex, position_key
+from ovtui.memory.search import stemmed_tokens
 
 if TYPE_CHECKING:  # the openai client loads only when an LLM executor is built
     from ovtui.llm.client import LLMClient
@@ -29,17 +30,21 @@ EXPERIENCES_HEADER = "Follow these experiences learned from earlier conversation
 def relevant_experiences(
     policy_set: ExperienceSet, query: str, limit: int, hotness: HotnessMix | None = None
 ) -> list[Experience]:
-    """The experiences most relevant to ``query``; with hotness, relevance and hotness mixed over
-    the lexical matches (a memory that matches nothing is never brought in by being hot)."""
+    """The experiences most relevant to ``query`` (the ranking every ovtui retriever shares); with
+    hotness, relevance and hotness mixed over the matches (a memory that matches nothing is never
+    brought in by being hot). The chosen ones are recorded as used."""
     active = [p for p in policy_set.policies if p.status.serves]
-    index = LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
-    wanted = limit if hotness is None or hotness.weight <= 0 else limit * 4
-    matches = index.top(tokenize(query), wanted)
-    if hotness is not None and hotness.weight > 0 and matches:
-        mixed = hotness.mixed([active[i].uri for i, _ in matches], [score for _, score in matches])
-        order = sorted(range(len(matches)), key=lambda k: (-mixed[k], matches[k][0]))
-        matches = [matches[k] for k in order]
-    chosen = [active[i] for i, _ in matches[:limit]]
+    index = RankedIndex.of(
+        [(position_key(i), stemmed_tokens(f"{p.name} {p.content}")) for i, p in enumerate(active)]
+    )
+    mix = None
+    if hotness is not None and hotness.weight > 0:
+        weighed = hotness
+
+        def mix(keys: list[str], relevance: list[float]) -> list[float]:
+            return weighed.mixed([active[int(k)].uri for k in keys], relevance)
+
+    chosen = [active[int(r.key)] for r in index.rank(stemmed_tokens(query), limit=limit, mix=mix)]
     if hotness is not None:
         hotness.log.record_use(e.uri for e in chosen)
     return chosen
