@@ -10,7 +10,9 @@
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
    (``[sessions] train_with``, injected too) and the review gate like any rollout (a session of
    the training protocol — a CaseSpec first — is one rollout directly, without extraction);
-3. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
+3. the commit's outcome in the use ledger (``sessions.outcomes``): the experiences the session
+   read through its own tool calls, and how its cases went, linked to every memory it used;
+4. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
    operations of every history record the commit produced, those records' ids, and the plans
    still waiting for a person.
 
@@ -41,6 +43,7 @@ from ovtui.memory.memory_diff import (
 )
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
 from ovtui.protocols.training_session import is_training_session, rollout_from_messages
+from ovtui.sessions.outcomes import commit_outcome
 from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
@@ -55,6 +58,7 @@ from ovtui.train.backends.session_extraction import (
 if TYPE_CHECKING:
     from ovtui.core.config import SessionsConfig
     from ovtui.core.context import RunContext
+    from ovtui.memory.ledger import UseLedger
     from ovtui.memory.store import MemoryStore
     from ovtui.train.review.pending import PendingPlans
 
@@ -139,8 +143,10 @@ class SessionCommitter:
         extractor: Callable[[], SessionExtractor],
         training: Callable[[], Awaitable[SessionTraining]],
         settings: SessionsConfig,
+        ledger: UseLedger | None = None,
     ) -> None:
         self.store = store
+        self.ledger = ledger  # where the commit's outcome is linked to the memories the session used
         self.paths = store.paths
         self.sessions = sessions
         self.run = run
@@ -227,15 +233,32 @@ class SessionCommitter:
         if written.pending_plan:
             outcome.pending_plans.append(written.pending_plan)
         outcome.errors += written.errors
+        results: list[RolloutTrainingResult] = []
         if rollouts:
             trainer = (await self.training()).trainer
             runs = zip(rollouts, analyses, strict=True)
             results = await asyncio.gather(*(trainer.submit_rollout(r, a) for r, a in runs))
             self._collect(outcome, results)
+        if self.ledger is not None:  # how it went, linked to the memories the session used
+            await asyncio.to_thread(
+                self._record_outcome, self.ledger, archive, messages, rollouts, analyses, results
+            )
         # Reading records and writing the diff are file work: off the loop the server's routes share.
         outcome.diff = await asyncio.to_thread(self._diff, outcome)
         await asyncio.to_thread(self.sessions.write_diff, archive, outcome.diff)
         return outcome
+
+    def _record_outcome(
+        self,
+        ledger: UseLedger,
+        archive: Archive,
+        messages: list[SessionMessage],
+        rollouts: list[Rollout],
+        analyses: list[RolloutAnalysis | None],
+        results: list[RolloutTrainingResult],
+    ) -> None:
+        record = commit_outcome(self.store, archive.session_id, messages, rollouts, analyses, results)
+        ledger.try_record([record])
 
     def _case_rollout(
         self,

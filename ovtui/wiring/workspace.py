@@ -4,7 +4,8 @@ models its screens show.
 Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); read models: pending
-plans, history records, memories by type, one memory, hotness, sessions. Callers never reach the
+plans, history records, memories by type, one memory, memory uses (the use ledger), sessions;
+``record_uses`` (what a find, a search or a read served to a session). Callers never reach the
 parts (paths, store, pending plans, loader, the kernel's components): what they need is a method
 here. The kernel is assembled by ``ovtui.wiring.composition`` when a use case first needs it, and
 the modules behind each use case are imported when it runs, so opening a workspace to read its
@@ -22,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,7 +46,8 @@ if TYPE_CHECKING:
     from ovtui.core.fileformat import MemoryFile
     from ovtui.core.interfaces import CaseLoader
     from ovtui.memory.history import HistoryEntry, HistoryStore
-    from ovtui.memory.hotness import Usage
+    from ovtui.memory.ledger import UseLedger
+    from ovtui.memory.ledger_state import Fed, Usage, Via
     from ovtui.memory.memory_diff import MemoryDiff
     from ovtui.memory.revert import RevertResult
     from ovtui.sessions.commit import CommitOutcome, SessionCommitter
@@ -532,11 +534,41 @@ class Workspace:
         except (OvtuiError, OSError):
             return None
 
-    def hotness(self) -> dict[str, Usage]:
-        """Each memory's uses, by URI; ``OvtuiError`` naming the file when it cannot be read."""
-        from ovtui.memory.hotness import HotnessLog
+    # --- the use ledger: what each memory was used by, and how it went -----------------------------
+    @cached_property
+    def _ledger(self) -> UseLedger:
+        from ovtui.memory.ledger import UseLedger
 
-        return HotnessLog(self._paths).usage()
+        return UseLedger(self._paths)
+
+    def memory_uses(self) -> dict[str, Usage]:
+        """Each memory's uses, consumers and outcomes, by URI; ``OvtuiError`` naming the file when
+        the ledger cannot be read."""
+        return self._ledger.usage()
+
+    def memory_use(self, uri: str) -> Usage | None:
+        """One memory's record (None: never used); ``OvtuiError`` as ``memory_uses``."""
+        return self._ledger.usage_of(uri)
+
+    def memory_fed(self, uri: str) -> list[Fed]:
+        """The newest results a memory fed (the trajectories among them), newest first."""
+        return self._ledger.fed(uri)
+
+    def record_uses(
+        self,
+        session_id: str,
+        uris: Iterable[str],
+        via: Via,
+        versions: Mapping[str, int] | None = None,
+    ) -> None:
+        """The memories served to session ``session_id`` (a find, a search, a read, an MCP call):
+        one use each, linked to the session's outcome when it is committed. A ledger that cannot be
+        written is logged, naming the file; serving goes on. File work: call it in a thread."""
+        from ovtui.memory.ledger_state import Use, session_consumer
+
+        consumer = session_consumer(session_id)
+        known = versions or {}
+        self._ledger.try_record(Use(uri, consumer, via, known.get(uri)) for uri in uris)
 
     def display_path(self, uri: str | None) -> str:
         """A URI as a workspace-relative path (never a tmp or home path on screen)."""

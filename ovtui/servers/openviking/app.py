@@ -19,6 +19,7 @@ from ovtui.core.context import RunContext
 from ovtui.core.events import EventBus
 from ovtui.servers.base.app import create_app
 from ovtui.servers.openviking.envelope import answer_errors_in_the_envelope
+from ovtui.servers.openviking.evolution import evolution_router
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.sessions import sessions_router
 from ovtui.servers.openviking.tasks import TASK_PREFIX, tasks_router
@@ -74,6 +75,7 @@ def create_session_app(
     answer_errors_in_the_envelope(app)
     app.include_router(sessions_router(parts))
     app.include_router(tasks_router(parts))
+    app.include_router(evolution_router(parts))
     app.state.parts = parts
     app.state.sessions = sessions
     app.state.committer = parts.committer
