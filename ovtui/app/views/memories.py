@@ -61,7 +61,7 @@ def usage_panel(
 ) -> str:
     """The view's Markdown about a memory's uses and what came of them."""
     if usage is None or usage.count == 0:
-        return "*never used: no find, search, read or agent has been served this memory yet*"
+        return "*not used yet*"
     lines = [
         f"**used {usage.count}×** by {usage.sessions} session(s) or rollout(s) · last "
         f"{moment(usage.last_used, minutes=True)} UTC · hotness {hot:.2f} · success {share(usage)}",
