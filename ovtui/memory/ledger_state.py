@@ -27,7 +27,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal
 
 from ovtui.core.bounds import (
     LEDGER_CONSUMERS,
@@ -80,13 +80,8 @@ class Use:
     via: Via = "agent"
     version: int | None = None
 
-    def record(self, at: float) -> dict[str, Any]:
-        line: dict[str, Any] = {"use": self.uri, "via": self.via, "at": at}
-        if self.consumer is not None:
-            line["by"] = self.consumer
-        if self.version is not None:
-            line["v"] = self.version
-        return line
+    def row(self) -> list[Any]:
+        return ["u", self.uri, self.consumer, self.via, self.version]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,19 +102,9 @@ class Outcome:
     key: str | None = None
     final: bool = False
 
-    def record(self, at: float) -> dict[str, Any]:
-        line: dict[str, Any] = {
-            "outcome": self.consumer,
-            "at": at,
-            "results": [[r.outcome, r.trajectory] for r in self.results],
-        }
-        if self.reads:
-            line["reads"] = [list(read) for read in self.reads]
-        if self.key is not None:
-            line["key"] = self.key
-        if self.final:
-            line["final"] = True
-        return line
+    def row(self) -> list[Any]:
+        results = [[r.outcome, r.trajectory] for r in self.results]
+        return ["o", self.consumer, results, [list(read) for read in self.reads], self.key, self.final]
 
 
 Record = Use | Outcome
@@ -156,52 +141,57 @@ def rollout_outcomes(rollouts: Iterable[Rollout], analyses: Iterable[RolloutAnal
 
 
 def encode(records: Iterable[Record], at: float) -> bytes:
-    return "".join(json.dumps(r.record(at), ensure_ascii=False) + "\n" for r in records).encode()
+    """One log line for one call's records: ``{"at": t, "r": [row, …]}`` (a row is a JSON array:
+    one ``json.loads`` per call, however many uses it records)."""
+    rows = [r.row() for r in records]
+    return (json.dumps({"at": at, "r": rows}, ensure_ascii=False) + "\n").encode() if rows else b""
 
 
 def _version(value: object) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError("version")
-    return value
-
-
-def _via(value: object) -> Via:
-    for via in get_args(Via):
-        if value == via:
-            return cast(Via, via)
-    return "agent"
+    if value is None or (type(value) is int):
+        return value
+    raise TypeError("version")
 
 
 def _text(value: object) -> str:
-    if not isinstance(value, str):
+    if type(value) is not str:
         raise TypeError("text")
     return value
 
 
-def parse(entry: Any) -> tuple[Record, float] | None:
-    """A log line's record and time; None for the header. Raises on a malformed one."""
+def _optional_text(value: object) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _checked(row: Any) -> Record:
+    """A log row as its record, its types checked (raises on a malformed one)."""
+    if row[0] == "u":
+        _, uri, consumer, via, version = row
+        return Use(_text(uri), _optional_text(consumer), via, _version(version))
+    if row[0] == "o":
+        _, consumer, results, reads, key, final = row
+        return Outcome(
+            _text(consumer),
+            tuple(Result(normal_outcome(o), _optional_text(t)) for o, t in results),
+            tuple((_text(uri), _version(v)) for uri, v in reads),
+            _optional_text(key),
+            final is True,
+        )
+    raise KeyError(f"no record kind {row[0]!r}")
+
+
+def parse(entry: Any) -> tuple[list[Record], float]:
+    """A log line's records, checked, and their time (none: the header). Raises on a malformed
+    line: it is skipped whole, as the one write of one call."""
     if not isinstance(entry, dict):
         raise TypeError("not an object")
-    if "use" in entry:
-        by = entry.get("by")
-        consumer = None if by is None else _text(by)
-        use = Use(_text(entry["use"]), consumer, _via(entry.get("via")), _version(entry.get("v")))
-        return use, float(entry["at"])
-    if "outcome" in entry:
-        results = tuple(
-            Result(normal_outcome(o), None if t is None else _text(t)) for o, t in entry["results"]
-        )
-        reads = tuple((_text(uri), _version(v)) for uri, v in entry.get("reads", ()))
-        key = None if entry.get("key") is None else _text(entry["key"])
-        final = entry.get("final") is True
-        return Outcome(_text(entry["outcome"]), results, reads, key, final), float(entry["at"])
+    if "r" in entry:
+        return [_checked(row) for row in entry["r"]], float(entry["at"])
     if "uri" in entry:  # the hotness log's line: a use with no consumer
-        return Use(_text(entry["uri"]), None), float(entry["at"])
+        return [Use(_text(entry["uri"]), None)], float(entry["at"])
     if "log" in entry:
-        return None
-    raise KeyError("no record")
+        return [], 0.0
+    raise KeyError("no records")
 
 
 # --- what the records fold into ------------------------------------------------------------------
@@ -303,11 +293,11 @@ class LedgerState:
     def fold_line(self, line: bytes) -> None:
         """Fold one log line; a line that does not read (cut by a crash) is skipped whole."""
         try:
-            parsed = parse(json.loads(line))
-        except (ValueError, KeyError, TypeError):
+            records, at = parse(json.loads(line))
+        except (ValueError, KeyError, TypeError, IndexError):
             return
-        if parsed is not None:
-            self.apply(*parsed)
+        for record in records:
+            self.apply(record, at)
 
     def apply(self, record: Record, at: float) -> None:
         if isinstance(record, Use):
@@ -321,31 +311,43 @@ class LedgerState:
         memory.uses += count
         memory.last = max(memory.last, last_used)
 
-    def _touch(self, consumer: str, at: float) -> _Consumer:
-        entry = self.consumers.pop(consumer, None) or _Consumer()
-        entry.at = max(entry.at, at)
-        self.consumers[consumer] = entry  # now the most recently active
-        while len(self.consumers) > LEDGER_CONSUMERS:
-            del self.consumers[next(iter(self.consumers))]
-        return entry
+    def _touch(self, consumer: str, at: float, known: _Consumer | None) -> _Consumer:
+        """``consumer``'s entry (``known``, or a new one), now the most recently active."""
+        consumers = self.consumers
+        if known is None:
+            known = consumers[consumer] = _Consumer(at)
+            while len(consumers) > LEDGER_CONSUMERS:
+                del consumers[next(iter(consumers))]
+            return known
+        known.at = max(known.at, at)
+        if next(reversed(consumers)) != consumer:  # a batch's uses are by the last one: no move
+            del consumers[consumer]
+            consumers[consumer] = known
+        return known
 
     def _use(self, uri: str, consumer: str | None, at: float, version: int | None, *, once: bool) -> None:
         known = self.consumers.get(consumer) if consumer is not None else None
         if once and known is not None and uri in known.open:
             return  # already used since its last outcome: the tool call reports that use
-        memory = self.memories.setdefault(uri, _Memory())
+        memory = self.memories.get(uri)
+        if memory is None:
+            memory = self.memories[uri] = _Memory()
         memory.uses += 1
-        memory.last = max(memory.last, at)
+        if at > memory.last:
+            memory.last = at
         if version is not None:
             memory.count_version(version)
         if consumer is None:
             return
-        entry = self._touch(consumer, at)
+        entry = self._touch(consumer, at, known)
         if uri not in entry.seen and len(entry.seen) < LEDGER_MEMORIES_PER_CONSUMER:
             entry.seen.add(uri)
             memory.sessions += 1
-        if uri in entry.open or len(entry.open) < LEDGER_MEMORIES_PER_CONSUMER:
-            entry.open[uri] = version if version is not None else entry.open.get(uri)
+        if version is not None:
+            if uri in entry.open or len(entry.open) < LEDGER_MEMORIES_PER_CONSUMER:
+                entry.open[uri] = version
+        elif uri not in entry.open and len(entry.open) < LEDGER_MEMORIES_PER_CONSUMER:
+            entry.open[uri] = None
 
     def _outcome(self, outcome: Outcome, at: float) -> None:
         known = self.consumers.get(outcome.consumer)
@@ -353,7 +355,7 @@ class LedgerState:
             return  # this commit is folded already
         for uri, version in outcome.reads:
             self._use(uri, outcome.consumer, at, version, once=True)
-        entry = self._touch(outcome.consumer, at)
+        entry = self._touch(outcome.consumer, at, self.consumers.get(outcome.consumer))
         if outcome.key is not None:
             entry.keys.append(outcome.key)
             del entry.keys[:-LEDGER_KEYS_PER_CONSUMER]

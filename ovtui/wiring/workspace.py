@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -554,21 +554,27 @@ class Workspace:
         """The newest results a memory fed (the trajectories among them), newest first."""
         return self._ledger.fed(uri)
 
-    def record_uses(
-        self,
-        session_id: str,
-        uris: Iterable[str],
-        via: Via,
-        versions: Mapping[str, int] | None = None,
-    ) -> None:
-        """The memories served to session ``session_id`` (a find, a search, a read, an MCP call):
-        one use each, linked to the session's outcome when it is committed. A ledger that cannot be
-        written is logged, naming the file; serving goes on. File work: call it in a thread."""
+    def record_uses(self, consumer: str | None, uris: Sequence[str], via: Via) -> None:
+        """The memories served to session ``consumer`` (a find, a search, a read, an MCP call): a
+        use each, with the version of each experience as it is now, linked to the session's outcome
+        when it is committed. A use without a consumer (a find no session asked for) is not one. A
+        ledger that cannot be written is logged, naming the file; serving goes on. File work: call
+        it in a thread."""
+        if not consumer or not uris:
+            return
+        from ovtui.memory.experience_uris import owned_experience_uri
         from ovtui.memory.ledger_state import Use, session_consumer
 
-        consumer = session_consumer(session_id)
-        known = versions or {}
-        self._ledger.try_record(Use(uri, consumer, via, known.get(uri)) for uri in uris)
+        who = session_consumer(consumer)
+        uses = []
+        for uri in uris:
+            version = None
+            if owned_experience_uri(uri, self._paths.user) is not None:  # what Review asks about
+                with suppress(OvtuiError, OSError):
+                    memory = self._store.read_uri(uri)
+                    version = memory.version if memory is not None else None
+            uses.append(Use(uri, who, via, version))
+        self._ledger.try_record(uses)
 
     def display_path(self, uri: str | None) -> str:
         """A URI as a workspace-relative path (never a tmp or home path on screen)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -19,11 +19,11 @@ def call(
     output: str = "",
     *,
     tool_id: str = "t",
-    status: str = "completed",
+    status: Literal["completed", "error", "pending", "running"] = "completed",
 ) -> Message:
     part = ToolPart(
         tool_id=tool_id, tool_name=name, tool_input=tool_input or {}, tool_output=output, tool_status=status
-    )  # type: ignore[arg-type]
+    )
     return Message(role="assistant", parts=[part])
 
 
