@@ -34,49 +34,35 @@ def is_read_tool(name: str) -> bool:
     return lowered in READ_TOOLS or _MCP_READ.fullmatch(lowered) is not None
 
 
-def _uris(value: Any, depth: int = 0) -> Iterator[str]:
+def _nodes(value: Any, depth: int = 0) -> Iterator[Any]:
+    """``value`` and every value inside it (JSON: objects, arrays, strings, numbers)."""
+    yield value
+    if depth >= _MAX_DEPTH:
+        return
+    inner = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in inner:
+        yield from _nodes(item, depth + 1)
+
+
+def _uris(value: Any) -> Iterator[str]:
     """Every string under a ``uri`` or ``uris`` key, at any depth."""
-    if depth > _MAX_DEPTH:
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in ("uri", "uris"):
-                if isinstance(item, str):
-                    yield item
-                elif isinstance(item, list):
-                    yield from (u for u in item if isinstance(u, str))
-            else:
-                yield from _uris(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _uris(item, depth + 1)
+    for node in _nodes(value):
+        if isinstance(node, dict):
+            for key in ("uri", "uris"):
+                found = node.get(key)
+                if isinstance(found, str):
+                    yield found
+                elif isinstance(found, list):
+                    yield from (u for u in found if isinstance(u, str))
 
 
-def _texts(value: Any, depth: int = 0) -> Iterator[str]:
-    if depth > _MAX_DEPTH:
-        return
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _texts(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item, depth + 1)
-
-
-def _failures(value: Any, depth: int = 0) -> Iterator[str]:
+def _failures(value: Any) -> set[str]:
     """The URIs a multi-read's output marks failed (``{"uri": …, "success": false}``)."""
-    if depth > _MAX_DEPTH:
-        return
-    if isinstance(value, dict):
-        if value.get("success") is False and isinstance(value.get("uri"), str):
-            yield value["uri"]
-        for item in value.values():
-            yield from _failures(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _failures(item, depth + 1)
+    return {
+        node["uri"]
+        for node in _nodes(value)
+        if isinstance(node, dict) and node.get("success") is False and isinstance(node.get("uri"), str)
+    }
 
 
 def _parsed(output: str) -> Any:
@@ -87,9 +73,9 @@ def _parsed(output: str) -> Any:
 
 
 def _failed(output: Any, names: set[str]) -> bool:
-    if names & set(_failures(output)):
+    if names & _failures(output):
         return True
-    for text in _texts(output):
+    for text in (node for node in _nodes(output) if isinstance(node, str)):
         for name in names:
             if f"(nothing found at {name})" in text:
                 return True

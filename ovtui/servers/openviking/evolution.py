@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 from typing import Any, TypeVar
@@ -189,24 +190,30 @@ def outcomes(workspace: Workspace, query: OutcomesQuery) -> dict[str, Any]:
     }
 
 
+async def serve(
+    request: Request,
+    workspace: Workspace,
+    model: type[QueryT],
+    reply: Callable[[Workspace, QueryT], dict[str, Any]],
+) -> JSONResponse:
+    """``reply`` to the request's query, read as ``model`` (file work: in a thread)."""
+    try:
+        query = parsed(model, request)
+        return answer(await asyncio.to_thread(reply, workspace, query))
+    except Refused as refused:
+        return refused.response()
+
+
 def evolution_router(parts: ServerParts) -> APIRouter:
     router = APIRouter(prefix="/api/v1/agent-evolution", tags=["agent-evolution"])
     workspace = parts.workspace
 
     @router.get("/experiences/trajectories")
     async def list_trajectories(request: Request) -> JSONResponse:
-        try:
-            query = parsed(TrajectoriesQuery, request)
-            return answer(await asyncio.to_thread(trajectories, workspace, query))
-        except Refused as refused:
-            return refused.response()
+        return await serve(request, workspace, TrajectoriesQuery, trajectories)
 
     @router.get("/experiences/outcomes")
     async def outcome_distribution(request: Request) -> JSONResponse:
-        try:
-            query = parsed(OutcomesQuery, request)
-            return answer(await asyncio.to_thread(outcomes, workspace, query))
-        except Refused as refused:
-            return refused.response()
+        return await serve(request, workspace, OutcomesQuery, outcomes)
 
     return router
