@@ -10,15 +10,17 @@
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
    (``[sessions] train_with``, injected too) and the review gate like any rollout (a session of
    the training protocol — a CaseSpec first — is one rollout directly, without extraction);
-3. the commit's outcome in the use ledger (``sessions.outcomes``): the experiences the session
-   read through its own tool calls, and how its cases went, linked to every memory it used;
-4. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
+3. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
    operations of every history record the commit produced, those records' ids, and the plans
    still waiting for a person.
 
 The trainer is shared by every commit of the process and flushes when no other commit is still
 being analysed, so a lone commit does not wait for a batching window and concurrent commits share
 one plan (one lock, one apply).
+
+Before its memory_diff, a commit tells the use ledger how it went (``sessions.outcomes``): the
+experiences the session read through its own tool calls, and its cases' results, linked to every
+memory the session used since its last commit.
 """
 
 from __future__ import annotations
