@@ -47,7 +47,9 @@ from ovtui.storage.paths import (
     LEDGER_LOCK_FILE,
     LEDGER_LOG_FILE,
     LEDGER_SUMMARY_FILE,
-    STATE_DIR,
+    LEGACY_HOTNESS_LOCK_FILE,
+    LEGACY_HOTNESS_LOG_FILE,
+    LEGACY_HOTNESS_SUMMARY_FILE,
     WorkspacePaths,
 )
 
@@ -55,10 +57,6 @@ _LOCK_POLL_S = 0.001  # appends hold the lock for one write: wait in small steps
 _LOCK_TIMEOUT_S = 30.0
 _MOVE_ASIDE = "move it aside to count uses afresh"
 _MAX_LINE_BYTES = 1024 * 1024  # a record is well under it; a longer line is garbage, skipped in pieces
-# What an older ovtui kept (uses only): taken into the ledger once, then removed.
-LEGACY_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"
-LEGACY_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"
-LEGACY_LOCK_FILE = f"{STATE_DIR}/hotness.lock"
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +129,7 @@ class UseLedger:
         self.path = paths.root / LEDGER_LOG_FILE
         self.summary_path = paths.root / LEDGER_SUMMARY_FILE
         self.lock_path = paths.root / LEDGER_LOCK_FILE
-        self.legacy_paths = (paths.root / LEGACY_LOG_FILE, paths.root / LEGACY_SUMMARY_FILE)
+        self.legacy_paths = (paths.root / LEGACY_HOTNESS_LOG_FILE, paths.root / LEGACY_HOTNESS_SUMMARY_FILE)
         self.compact_at = compact_at
         self.read_limit = read_limit  # the largest log a read takes in (compaction streams any size)
         self._seen: _Seen | None = None
@@ -216,7 +214,7 @@ class UseLedger:
             self._fold_legacy(state, limit=None)
             state.migrated = True
             self._write_summary(state)
-        for path in [*present, self.paths.root / LEGACY_LOCK_FILE]:
+        for path in [*present, self.paths.root / LEGACY_HOTNESS_LOCK_FILE]:
             fsio.remove_file(path, root=self.paths.root)
 
     def _memory_exists(self, uri: str) -> bool:

@@ -55,6 +55,10 @@ CONFIG_FILE = "ovtui.toml"
 LEDGER_LOG_FILE = f"{STATE_DIR}/ledger.jsonl"  # one line per use of a memory or outcome of a consumer
 LEDGER_SUMMARY_FILE = f"{STATE_DIR}/ledger.json"  # the records folded out of the log
 LEDGER_LOCK_FILE = f"{STATE_DIR}/ledger.lock"  # taken for one append or one compaction
+# What an older ovtui kept (uses only), until the use ledger takes it in and removes it.
+LEGACY_HOTNESS_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"
+LEGACY_HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"
+LEGACY_HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"
 BOOKKEEPING_FILES = (
     LOCK_FILE,
     LOCK_HOLDER_FILE,
@@ -63,6 +67,9 @@ BOOKKEEPING_FILES = (
     LEDGER_LOG_FILE,
     LEDGER_SUMMARY_FILE,
     LEDGER_LOCK_FILE,
+    LEGACY_HOTNESS_LOG_FILE,
+    LEGACY_HOTNESS_SUMMARY_FILE,
+    LEGACY_HOTNESS_LOCK_FILE,
 )
 
 # A workspace user: the <user> of every URI (one folder level, so stricter than a name).

@@ -28,7 +28,7 @@ from ovtui.core.domain import (
 )
 from ovtui.core.errors import OvtuiError
 from ovtui.memory import ledger_state
-from ovtui.memory.ledger import LEGACY_LOG_FILE, LEGACY_SUMMARY_FILE, UseLedger
+from ovtui.memory.ledger import UseLedger
 from ovtui.memory.ledger_state import (
     OUTCOMES,
     ROLLOUT_ID,
@@ -41,6 +41,8 @@ from ovtui.memory.ledger_state import (
     rollout_outcomes,
 )
 from ovtui.storage import fsio
+from ovtui.storage.paths import LEGACY_HOTNESS_LOG_FILE as LEGACY_LOG_FILE
+from ovtui.storage.paths import LEGACY_HOTNESS_SUMMARY_FILE as LEGACY_SUMMARY_FILE
 from ovtui.storage.paths import WorkspacePaths
 
 NOW = 1_800_000_000.0
