@@ -21,6 +21,10 @@
 The trainer is shared by every commit of the process and flushes when no other commit is still
 being analysed, so a lone commit does not wait for a batching window and concurrent commits share
 one plan (one lock, one apply).
+
+Before its memory_diff, a commit tells the use ledger how it went (``sessions.outcomes``): the
+experiences the session read through its own tool calls, and its cases' results, linked to every
+memory the session used since its last commit.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from ovtui.protocols.training_session import (
     is_training_policy,
     rollout_from_messages,
 )
+from ovtui.sessions.outcomes import commit_outcome
 from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
@@ -67,6 +72,7 @@ from ovtui.train.backends.session_extraction import (
 if TYPE_CHECKING:
     from ovtui.core.config import SessionsConfig
     from ovtui.core.context import RunContext
+    from ovtui.memory.ledger import UseLedger
     from ovtui.memory.store import MemoryStore
     from ovtui.train.review.pending import PendingPlans
 
@@ -151,8 +157,10 @@ class SessionCommitter:
         extractor: Callable[[], SessionExtractor],
         training: Callable[[], Awaitable[SessionTraining]],
         settings: SessionsConfig,
+        ledger: UseLedger | None = None,
     ) -> None:
         self.store = store
+        self.ledger = ledger  # where the commit's outcome is linked to the memories the session used
         self.paths = store.paths
         self.sessions = sessions
         self.run = run
@@ -239,11 +247,16 @@ class SessionCommitter:
         if written.pending_plan:
             outcome.pending_plans.append(written.pending_plan)
         outcome.errors += written.errors
+        results: list[RolloutTrainingResult] = []
         if rollouts:
             trainer = (await self.training()).trainer
             runs = zip(rollouts, analyses, strict=True)
             results = await asyncio.gather(*(trainer.submit_rollout(r, a) for r, a in runs))
             self._collect(outcome, results)
+        if self.ledger is not None:  # how it went, linked to the memories the session used
+            await asyncio.to_thread(
+                self._record_outcome, self.ledger, archive, messages, rollouts, analyses, results
+            )
         # Reading records and writing the diff are file work: off the loop the server's routes share.
         outcome.diff = await asyncio.to_thread(self._diff, outcome)
         await asyncio.to_thread(self.sessions.write_diff, archive, outcome.diff)
@@ -274,6 +287,18 @@ class SessionCommitter:
             trained = []
         produced = [t.uri for t in analysis.trajectories] if analysis else None
         return trained, [analysis] if trained else [], [case_memory(rollout.case, produced)]
+
+    def _record_outcome(
+        self,
+        ledger: UseLedger,
+        archive: Archive,
+        messages: list[SessionMessage],
+        rollouts: list[Rollout],
+        analyses: list[RolloutAnalysis | None],
+        results: list[RolloutTrainingResult],
+    ) -> None:
+        record = commit_outcome(self.store, archive.session_id, messages, rollouts, analyses, results)
+        ledger.try_record([record])
 
     def _case_rollout(
         self,

@@ -6,8 +6,8 @@ Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_ite
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
 ``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
 ``delete_session`` (what an agent reads back, each for a ``Visibility``), with ``record_uses``
-where a served memory is recorded; read models: pending plans, history records, memories by type,
-one memory, hotness, sessions. Callers never reach the
+where a served memory is recorded in the use ledger; read models: pending plans, history records,
+memories by type, one memory, memory uses (the use ledger), sessions. Callers never reach the
 parts (paths, store, pending plans, loader, the kernel's components): what they need is a method
 here. The kernel is assembled by ``ovtui.wiring.composition`` when a use case first needs it, and
 the modules behind each use case are imported when it runs, so opening a workspace to read its
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from ovtui.core.fileformat import MemoryFile
     from ovtui.core.interfaces import CaseLoader
     from ovtui.memory.history import HistoryEntry, HistoryStore
-    from ovtui.memory.hotness import Usage
+    from ovtui.memory.ledger import UseLedger
+    from ovtui.memory.ledger_state import Fed, Usage, Via
     from ovtui.memory.memory_diff import MemoryDiff
     from ovtui.memory.retrieval.access import Visibility
     from ovtui.memory.retrieval.content import ListOptions
@@ -539,11 +540,47 @@ class Workspace:
         except (OvtuiError, OSError):
             return None
 
-    def hotness(self) -> dict[str, Usage]:
-        """Each memory's uses, by URI; ``OvtuiError`` naming the file when it cannot be read."""
-        from ovtui.memory.hotness import HotnessLog
+    # --- the use ledger: what each memory was used by, and how it went -----------------------------
+    @cached_property
+    def _ledger(self) -> UseLedger:
+        from ovtui.memory.ledger import UseLedger
 
-        return HotnessLog(self._paths).usage()
+        return UseLedger(self._paths)
+
+    def memory_uses(self) -> dict[str, Usage]:
+        """Each memory's uses, consumers and outcomes, by URI; ``OvtuiError`` naming the file when
+        the ledger cannot be read."""
+        return self._ledger.usage()
+
+    def memory_use(self, uri: str) -> Usage | None:
+        """One memory's record (None: never used); ``OvtuiError`` as ``memory_uses``."""
+        return self._ledger.usage_of(uri)
+
+    def memory_fed(self, uri: str) -> list[Fed]:
+        """The newest results a memory fed (the trajectories among them), newest first."""
+        return self._ledger.fed(uri)
+
+    def record_uses(self, consumer: str | None, uris: Sequence[str], via: Via) -> None:
+        """The memories served to session ``consumer`` (a find, a search, a read, an MCP call): a
+        use each, with the version of each experience as it is now, linked to the session's outcome
+        when it is committed. A use without a consumer (a find no session asked for) is not one. A
+        ledger that cannot be written is logged, naming the file; serving goes on. File work: call
+        it in a thread."""
+        if not consumer or not uris:
+            return
+        from ovtui.memory.experience_uris import owned_experience_uri
+        from ovtui.memory.ledger_state import Use, session_consumer
+
+        who = session_consumer(consumer)
+        uses = []
+        for uri in uris:
+            version = None
+            if owned_experience_uri(uri, self._paths.user) is not None:  # what Review asks about
+                with suppress(OvtuiError, OSError):
+                    memory = self._store.read_uri(uri)
+                    version = memory.version if memory is not None else None
+            uses.append(Use(uri, who, via, version))
+        self._ledger.try_record(uses)
 
     def display_path(self, uri: str | None) -> str:
         """A URI as a workspace-relative path (never a tmp or home path on screen)."""
@@ -657,15 +694,6 @@ class Workspace:
         messages = [{"role": "system", "content": SUMMARY_PROMPTS[kind]}, {"role": "user", "content": text}]
         answer, _ = await self._kernel.llm_client().complete_text("retrieval_summary", messages)
         return answer
-
-    def record_uses(self, consumer: str | None, uris: Sequence[str], via: str) -> None:
-        """The one place a memory served to a consumer (a session; ``via``: find, search, read,
-        mcp) is recorded; a use without a consumer (a find no session asked for) is not one. File
-        work: call it in a thread."""
-        if consumer and uris:
-            from ovtui.memory.hotness import HotnessLog
-
-            HotnessLog(self._paths).record_use(uris)
 
     def visibility(self, session_id: str | None = None, actor_peer: str | None = None) -> Visibility:
         """What a caller sees: its user's space, and the peers the session's MemoryPolicy allows

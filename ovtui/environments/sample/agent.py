@@ -43,6 +43,7 @@ from ovtui.environments.sample.understanding import (
     read_request,
 )
 from ovtui.memory.hotness import HotnessMix, blend
+from ovtui.memory.ledger_state import ROLLOUT_ID, Use, new_rollout_id, rollout_consumer
 from ovtui.memory.retrieval.ranking import Mix, RankedIndex, position_key
 from ovtui.train.backends.offline.sections import parse_sections
 from ovtui.train.backends.offline.text import scrub_specifics, tokenize
@@ -75,9 +76,7 @@ class ExperienceLibrary:
         # do not reorder its later cases, so a batch ranks the same whatever order it runs in).
         weight = hotness.weight if hotness is not None else 0.0
         heat = (
-            hotness.log.scores([p.uri for p in self.experiences], half_life_days=hotness.half_life_days)
-            if hotness is not None and weight > 0
-            else None
+            hotness.scores([p.uri for p in self.experiences]) if hotness is not None and weight > 0 else None
         )
         self._mix: Mix | None = None
         if heat is not None:
@@ -340,10 +339,12 @@ class SampleAgentExecutor:
         self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
     ) -> list[Rollout]:
         library = ExperienceLibrary(policy_set, top_k=self.top_k, hotness=self.hotness)
-        used: list[str] = []
+        if self.hotness is None:
+            return [self.run_case(case, library, context.policy_snapshot_id) for case in cases]
+        used: list[Use] = []
         rollouts = [self.run_case(case, library, context.policy_snapshot_id, used) for case in cases]
-        if self.hotness is not None:
-            self.hotness.log.record_use(used)  # one append for the batch: a use per experience per case
+        # One append for the batch: a use per experience per case, each by its rollout.
+        self.hotness.ledger.try_record(used)
         return rollouts
 
     def run_case(
@@ -351,25 +352,28 @@ class SampleAgentExecutor:
         case: Case,
         library: ExperienceLibrary,
         policy_snapshot_id: str = "",
-        used: list[str] | None = None,
+        used: list[Use] | None = None,
     ) -> Rollout:
-        """One case; the URIs of the experiences it retrieved are added to ``used``."""
+        """One case; with ``used``, the rollout gets an id and a use of each experience it
+        retrieved, by that rollout, is added to ``used``."""
         request = read_request(str(case.input.get("user_query", "")))
         experiences = library.relevant(request)
-        if used is not None:
-            used += [e.uri for e in experiences]
         conversation = Conversation(case, library.guidance_for(experiences), request)
         conversation.run()
+        metadata: dict[str, object] = {
+            "agent": AGENT_LABEL,
+            "tools_used": list(conversation.done),
+            "iterations": sum(m.role == "assistant" for m in conversation.messages),
+            "experiences_used": [e.name for e in experiences],
+            "intent": request.intent,
+        }
+        if used is not None:
+            rollout_id = metadata[ROLLOUT_ID] = new_rollout_id()
+            used += [Use(e.uri, rollout_consumer(rollout_id), "agent", e.version) for e in experiences]
         return Rollout(
             case=case,
             messages=conversation.messages,
             policy_snapshot_id=policy_snapshot_id,
             evaluation=grade(case, conversation.messages, conversation.db),
-            metadata={
-                "agent": AGENT_LABEL,
-                "tools_used": list(conversation.done),
-                "iterations": sum(m.role == "assistant" for m in conversation.messages),
-                "experiences_used": [e.name for e in experiences],
-                "intent": request.intent,
-            },
+            metadata=metadata,
         )

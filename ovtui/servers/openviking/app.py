@@ -23,6 +23,7 @@ from ovtui.servers.base.app import create_app
 from ovtui.servers.openviking.commit_tasks import TASK_PREFIX, CommitTasks
 from ovtui.servers.openviking.content import content_router
 from ovtui.servers.openviking.envelope import answer_errors_in_the_envelope
+from ovtui.servers.openviking.evolution import evolution_router
 from ovtui.servers.openviking.fs import fs_router
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.search import search_router
@@ -90,6 +91,7 @@ def create_session_app(
     app.include_router(content_router(parts))
     app.include_router(fs_router(parts))
     app.include_router(session_context_router(parts))
+    app.include_router(evolution_router(parts))
     app.state.parts = parts
     app.state.sessions = sessions
     app.state.committer = parts.committer

@@ -15,6 +15,7 @@ from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, Experience, ExperienceSet, Message, Rollout, TextPart
 from ovtui.core.rollouts import user_query
 from ovtui.memory.hotness import HotnessMix
+from ovtui.memory.ledger_state import ROLLOUT_ID, Use, new_rollout_id, rollout_consumer
 from ovtui.memory.retrieval.ranking import RankedIndex, position_key
 from ovtui.memory.search import stemmed_tokens
 
@@ -32,7 +33,7 @@ def relevant_experiences(
 ) -> list[Experience]:
     """The experiences most relevant to ``query`` (the ranking every ovtui retriever shares); with
     hotness, relevance and hotness mixed over the matches (a memory that matches nothing is never
-    brought in by being hot). The chosen ones are recorded as used."""
+    brought in by being hot). The caller records their use: it knows who used them."""
     active = [p for p in policy_set.policies if p.status.serves]
     index = RankedIndex.of(
         [(position_key(i), stemmed_tokens(f"{p.name} {p.content}")) for i, p in enumerate(active)]
@@ -44,10 +45,7 @@ def relevant_experiences(
         def mix(keys: list[str], relevance: list[float]) -> list[float]:
             return weighed.mixed([active[int(k)].uri for k in keys], relevance)
 
-    chosen = [active[int(r.key)] for r in index.rank(stemmed_tokens(query), limit=limit, mix=mix)]
-    if hotness is not None:
-        hotness.log.record_use(e.uri for e in chosen)
-    return chosen
+    return [active[int(r.key)] for r in index.rank(stemmed_tokens(query), limit=limit, mix=mix)]
 
 
 class SingleTurnLLMRolloutExecutor:
@@ -87,6 +85,12 @@ class SingleTurnLLMRolloutExecutor:
     async def _run(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
         query = user_query(case)
         experiences = relevant_experiences(policy_set, query, self.max_experiences, self.hotness)
+        used: dict[str, object] = {}
+        if self.hotness is not None and experiences:
+            # Each rollout is the consumer of what it retrieved; the run links its outcome when graded.
+            used[ROLLOUT_ID] = rollout_id = new_rollout_id()
+            uses = [Use(e.uri, rollout_consumer(rollout_id), "agent", e.version) for e in experiences]
+            await asyncio.to_thread(self.hotness.ledger.try_record, uses)
         messages = [
             {"role": "system", "content": self.system_message(experiences)},
             {"role": "user", "content": query},
@@ -103,6 +107,7 @@ class SingleTurnLLMRolloutExecutor:
                 "executor": "single_turn_llm",
                 "experiences": [e.name for e in experiences],
                 "finish_reason": reply.finish_reason,
+                **used,
             },
         )
         return rollout
