@@ -20,11 +20,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, TextResourceContents
-from retrieval_support import trained_sample
+from retrieval_support import ledger_uses, trained_sample
 from server_support import start_cli_server, stop
 
-from ovtui.memory.ledger_state import Use, parse, session_consumer
-from ovtui.storage.paths import LEDGER_LOG_FILE
+from ovtui.memory.ledger_state import Use
 from ovtui.wiring.workspace import Workspace
 
 HOME = "viking://user/default"
@@ -89,11 +88,7 @@ async def refusal_of(session: ClientSession, tool: str, **arguments: Any) -> str
 
 
 def mcp_uses(root: Path, session_id: str) -> list[Use]:
-    """The uses the ledger's log holds for the session, served through MCP."""
-    log = root / LEDGER_LOG_FILE
-    records = [r for line in log.read_text().splitlines() if line for r in parse(json.loads(line))[0]]
-    consumer = session_consumer(session_id)
-    return [r for r in records if isinstance(r, Use) and r.consumer == consumer and r.via == "mcp"]
+    return ledger_uses(root, session_id, "mcp")
 
 
 async def check_tools(session: ClientSession, root: Path, session_id: str) -> None:
