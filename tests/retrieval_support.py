@@ -19,6 +19,7 @@ from ovtui.memory.ledger_state import Use, Via, parse, session_consumer
 from ovtui.storage.paths import LEDGER_LOG_FILE
 
 BOB_PREFERENCE = "Bob always wants an aisle seat near the front of the plane."
+SECRET = "the-sentinel-outside-the-workspace"
 
 
 def trained_sample(root: Path) -> Path:
@@ -33,6 +34,16 @@ def trained_sample(root: Path) -> Path:
     (folder / "seating.md").write_text(
         render_memory(BOB_PREFERENCE, {"topic": "seating", "memory_type": "preferences"})
     )
+    return root
+
+
+def with_a_link_out(root: Path) -> Path:
+    """``root`` with an experience that is a symlink to ``SECRET``'s file outside the workspace
+    (``root``'s sibling folder ``outside``)."""
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text(SECRET)
+    (root / "memories" / "experiences" / "escape.md").symlink_to(outside / "secret.md")
     return root
 
 

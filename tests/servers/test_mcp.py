@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,7 +21,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, TextResourceContents
-from retrieval_support import ledger_uses, trained_sample
+from retrieval_support import SECRET, ledger_uses, trained_sample, with_a_link_out
 from server_support import start_cli_server, stop
 
 from ovtui.memory.ledger_state import Use
@@ -30,18 +31,12 @@ HOME = "viking://user/default"
 CANCEL_REQUEST = "Customer C7642 here - booking B53N8D has to be cancelled, please."
 CANCELLATION = f"{HOME}/memories/experiences/booking_cancellation.md"
 TOOLS = ["add_messages", "commit_session", "list_memories", "read_memory", "search_memories"]
-SECRET = "the-sentinel-outside-the-workspace"
 TIMEOUT_S = 60
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = trained_sample(tmp_path_factory.mktemp("mcp") / "ws")
-    outside = root.parent / "outside"
-    outside.mkdir()
-    (outside / "secret.md").write_text(SECRET)
-    (root / "memories" / "experiences" / "escape.md").symlink_to(outside / "secret.md")
-    return root
+    return with_a_link_out(trained_sample(tmp_path_factory.mktemp("mcp") / "ws"))
 
 
 @asynccontextmanager
@@ -221,3 +216,18 @@ async def test_mcp_on_serve_takes_the_same_key(workspace: Path) -> None:
             assert found["memories"][0]["uri"].startswith(f"{HOME}/memories/")
     finally:
         stop(proc)
+
+
+def test_a_folder_that_is_no_workspace_is_one_line_on_stderr_and_nothing_on_the_wire(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ovtui", "mcp", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"ovtui: error: {tmp_path} is not an ovtui workspace (no ovtui.toml and no memories/): "
+        f"create one with `ovtui init {tmp_path}`"
+    ]
