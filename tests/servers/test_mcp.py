@@ -148,6 +148,9 @@ async def check_tools(session: ClientSession, root: Path, session_id: str) -> No
     assert denied.startswith("uri: ") and "PERMISSION_DENIED" in denied
     bad_limit = await refusal_of(session, "search_memories", query="q", limit=0)
     assert "limit" in bad_limit
+    assert "query" in await refusal_of(session, "search_memories", query="   ")
+    folder = await refusal_of(session, "read_memory", uri=f"{HOME}/memories/experiences")
+    assert folder.startswith("uri: Directory URI is not readable as a file") and "INVALID_ARGUMENT" in folder
     bad_role = await refusal_of(session, "add_messages", session_id=session_id, messages=[{"role": "robot"}])
     assert "messages.0" in bad_role, bad_role
     assert sorted(u.uri for u in mcp_uses(root, session_id)) == sorted([*hits, CANCELLATION])  # no more

@@ -66,10 +66,16 @@ OptionalSession = Annotated[
 ]
 
 
+URI_REFUSALS = frozenset({"INVALID_URI", "PERMISSION_DENIED", "NOT_FOUND"})
+
+
 def refusal(exc: OvtuiError, argument: str) -> ToolError:
-    """A refusal as one line starting with the argument it is about, with OpenViking's code."""
+    """A refusal as one line starting with the argument it is about (``argument`` for what a URI
+    names; an invalid argument's message names its own), with OpenViking's code."""
     if isinstance(exc, AccessError):
-        return ToolError(f"{argument}: {exc} ({exc.code})")
+        about_a_uri = exc.code in URI_REFUSALS or "resource" in (exc.details or {})
+        where = f"{argument}: " if about_a_uri else ""
+        return ToolError(f"{where}{exc} ({exc.code})")
     if isinstance(exc, SessionError):
         return ToolError(f"session_id: {exc} ({exc.code})")
     return ToolError(f"{argument}: {exc}")
@@ -127,7 +133,7 @@ class MemoryServer(MCPServer[Any]):
 
         @self.tool()
         async def search_memories(
-            query: Annotated[str, Field(min_length=1, description="what to find: the user's request")],
+            query: Annotated[str, Field(pattern=r"\S", description="what to find: the user's request")],
             session_id: OptionalSession = None,
             target_uri: Annotated[str, Field(description="a folder to search under; '' = all")] = "",
             memory_types: Annotated[
@@ -208,9 +214,9 @@ class MemoryServer(MCPServer[Any]):
                     raise ToolError(f"session_id: {exc}; try again shortly (RESOURCE_EXHAUSTED)") from None
                 if answer.job is None:
                     return answer.body
-                job = answer.job
-                while not job.finished:
-                    await self.parts.pool.wait(job.id, COMMIT_POLL_S)
+                job, pool = answer.job, self.parts.pool
+                while not job.finished and pool.running(job.id):  # a job the server cancelled ends too
+                    await pool.wait(job.id, COMMIT_POLL_S)
                     job = self.parts.tasks.get(job.id) or job
                 return {**answer.body, "task": task_body(job)}
 
