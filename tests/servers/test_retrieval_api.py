@@ -15,12 +15,14 @@ import httpx2 as httpx
 import pytest
 from retrieval_support import (
     BOB_PREFERENCE,
+    SECRET,
     compact_ok,
     error_of,
     full_ok,
     listing_ok,
     served,
     trained_sample,
+    with_a_link_out,
 )
 from session_support import CONVERSATION
 
@@ -30,16 +32,12 @@ from ovtui.wiring.workspace import Workspace
 HOME = "viking://user/default"
 CANCEL_REQUEST = "Customer C7642 here - booking B53N8D has to be cancelled, please."  # a held-out case
 HIT_KEYS = ["context_type", "uri", "level", "score", "abstract", "tags", "memory_type"]
-SECRET = "the-sentinel-outside-the-workspace"
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = trained_sample(tmp_path_factory.mktemp("retrieval") / "ws")
+    root = with_a_link_out(trained_sample(tmp_path_factory.mktemp("retrieval") / "ws"))
     outside = root.parent / "outside"
-    outside.mkdir()
-    (outside / "secret.md").write_text(SECRET)
-    (root / "memories" / "experiences" / "escape.md").symlink_to(outside / "secret.md")
     (root / "memories" / "config_link.md").symlink_to(root / "ovtui.toml")
     (root / "memories" / "outside_dir").symlink_to(outside)
     return root
