@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -32,6 +33,7 @@ from ovtui.app.views.review import (
     apply_label,
     apply_message,
     apply_preview,
+    fared_text,
     format_warning,
     item_header,
     item_row,
@@ -42,6 +44,7 @@ from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
+from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.policy import Decision, PendingPlan
 
 NEEDS_ITEM = {"decide", "undo_decision", "note", "edit", "evidence"}
@@ -171,9 +174,20 @@ class ReviewScreen(MainScreen):
         # Read live, so an edit made in $EDITOR is judged as it is now.
         item.metadata["unread_lines"] = self.workspace.unread_lines(item.after_content or "")
         where = self.relative(self.workspace.planned_uri(item))
-        summary.update(item_header(self.plan, index, item, self.relative, where))
+        fared = self._fared(item, current)
+        summary.update(item_header(self.plan, index, item, self.relative, where, fared))
         self.query_one("#item-header-scroll", VerticalScroll).scroll_home(animate=False)
         diff.show([item_section(item, current, where)])
+
+    def _fared(self, item: PolicyPlanItem, current: MemoryFile | None) -> Text | None:
+        """How the experience the item edits has fared (None: the item edits no experience)."""
+        if item.memory_type != EXPERIENCES or current is None or current.uri is None:
+            return None
+        try:
+            usage = self.workspace.memory_use(current.uri)
+        except OvtuiError as exc:
+            return Text(f"uses not shown: {exc}", style="yellow")
+        return fared_text(usage, current.version)
 
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:
