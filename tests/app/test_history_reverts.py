@@ -5,6 +5,8 @@ asked, undoing a revert, the conflict dialog that names the later records, empty
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from app_support import (
     PLAN_ID,
@@ -78,6 +80,14 @@ class Shown:
             await pilot.pause()
 
 
+@asynccontextmanager
+async def in_history(app: App[None], watch: Shown) -> AsyncIterator[Pilot[None]]:
+    """The app running on the History screen, ``watch`` seeing every message it posts."""
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+        await press_and_settle(pilot, "3")
+        yield pilot
+
+
 def text_of(app: App[None], widget: Widget) -> str:
     return " ".join(widget_text(app, widget).split())
 
@@ -92,10 +102,8 @@ async def test_after_a_revert_the_cursor_stays_on_the_record_shown_so_the_first_
     """The revert's record is sorted in above the cursor: the cursor stays on the record shown, and
     the first j goes on to the next one (it once moved onto the record already shown: ignored)."""
     earlier, later = await apply_demo_then_a_later_edit(workspace)
-    app = make_app(workspace)
-    watch = Shown()
-    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
-        await press_and_settle(pilot, "3")
+    app, watch = make_app(workspace), Shown()
+    async with in_history(app, watch) as pilot:
         screen = app.screen
         assert isinstance(screen, HistoryScreen) and screen.record_id == later
         await press_and_settle(pilot, "ctrl+r")
@@ -112,10 +120,8 @@ async def test_a_reverted_record_is_marked_refused_again_up_front_and_its_revert
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     _, later = await apply_demo_then_a_later_edit(workspace)
-    app = make_app(workspace)
-    watch = Shown()
-    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
-        await press_and_settle(pilot, "3")
+    app, watch = make_app(workspace), Shown()
+    async with in_history(app, watch) as pilot:
         await press_and_settle(pilot, "ctrl+r")
         await press_and_settle(pilot, "enter")
         revert = workspace.history()[0].id
@@ -148,10 +154,9 @@ async def test_the_revert_conflict_dialog_names_the_later_records_to_revert_firs
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     earlier, later = await apply_demo_then_a_later_edit(workspace)
-    app = make_app(workspace)
-    watch = Shown()
-    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
-        await press_and_settle(pilot, "3", "j")  # the earlier record
+    app, watch = make_app(workspace), Shown()
+    async with in_history(app, watch) as pilot:
+        await press_and_settle(pilot, "j")  # the earlier record
         await watch.record(pilot, earlier)
         await press_and_settle(pilot, "ctrl+r")
         await press_and_settle(pilot, "enter")

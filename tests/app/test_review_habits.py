@@ -43,6 +43,12 @@ async def in_review(
         yield pilot
 
 
+def demo_app(workspace: Workspace, make_app: MakeApp) -> OvtuiApp:
+    """The app on a workspace where the demo plan waits, every item undecided."""
+    park_demo_plan(workspace)
+    return make_app(workspace)
+
+
 def decisions(workspace: Workspace) -> list[tuple[str, str]]:
     return [(d.decision, d.note) for d in workspace.pending_plan(PLAN_ID).decisions]
 
@@ -58,8 +64,7 @@ async def test_a_saved_note_survives_the_next_approve_or_reject_into_the_record_
 ) -> None:
     """A note saved with Enter, then `a` or `r`: the note stays in the plan, the record and History
     (`a`/`r` once wrote an empty note over it)."""
-    park_demo_plan(workspace)
-    app = make_app(workspace)
+    app = demo_app(workspace, make_app)
     async with in_review(app) as pilot:
         await write_note(pilot, "checked the refund path")
         await press_and_settle(pilot, "a")  # item 0, then the cursor moves on to item 1
@@ -85,8 +90,7 @@ async def test_a_saved_note_survives_the_next_approve_or_reject_into_the_record_
 async def test_undo_puts_a_decision_back_to_pending_and_keeps_its_note(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    park_demo_plan(workspace)
-    app = make_app(workspace)
+    app = demo_app(workspace, make_app)
     messages: list[object] = []
     async with in_review(app, messages) as pilot:
         await write_note(pilot, "looks right")
@@ -145,8 +149,7 @@ async def test_review_at_80x24_keeps_its_keys_targets_and_summary_in_reach(
     """At 80×24: the footer ends with the help key, the target names are whole, the summary scrolls to
     its why and warnings, and `u` says why the diff stays unified (it once changed nothing visible)."""
     park_long_summary_plan(workspace)
-    park_demo_plan(workspace)
-    app = make_app(workspace)
+    app = demo_app(workspace, make_app)
     messages: list[object] = []
     async with in_review(app, messages, size=(80, 24)) as pilot:
         footer = screen_text(app).splitlines()[-1]
@@ -176,8 +179,7 @@ async def test_review_at_80x24_keeps_its_keys_targets_and_summary_in_reach(
 async def test_escape_goes_back_to_the_items_and_q_quits_from_there(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    park_demo_plan(workspace)
-    app = make_app(workspace)
+    app = demo_app(workspace, make_app)
     async with in_review(app) as pilot:
         items = app.screen.query_one("#items", VimTable)
         await press_and_settle(pilot, "l")
@@ -193,8 +195,7 @@ async def test_escape_goes_back_to_the_items_and_q_quits_from_there(
 async def test_the_focused_pane_is_marked_by_a_bar_not_only_a_colour(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    park_demo_plan(workspace)
-    app = make_app(workspace)
+    app = demo_app(workspace, make_app)
     async with in_review(app) as pilot:
         items = app.screen.query_one("#items", VimTable)
         diff = app.screen.query_one(FieldDiff)
