@@ -184,9 +184,10 @@ def test_rollouts_train_ovtui_serve_as_casespec_v1_sessions(served: tuple[str, P
     items = {i.target_name: i for i in pending.plan.items}
     assert {"cancel_order", "refund_order"} <= set(items)
     for name in ("cancel_order", "refund_order"):
-        served = (root / "memories" / "experiences" / f"{name}.md").read_text()
-        assert items[name].before_content is None and items[name].after_content
-        assert items[name].after_content.strip() in served
+        on_server = (root / "memories" / "experiences" / f"{name}.md").read_text()
+        after = items[name].after_content
+        assert items[name].before_content is None and after
+        assert after.strip() in on_server
 
 
 def test_a_refused_session_is_that_rollouts_error(served: tuple[str, Path]) -> None:
