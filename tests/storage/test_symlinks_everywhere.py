@@ -48,7 +48,7 @@ print(json.dumps(codes))
 
 
 def commands(ws: Path, record_id: str) -> list[list[str]]:
-    """Every command once (the two servers last: they run until interrupted)."""
+    """Every command once (the servers last: they run until interrupted or their input ends)."""
     w = str(ws)
     return [
         ["check", w],
@@ -64,6 +64,7 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["init", w],
         ["commit", w, str(ws.parent / CONVERSATION)],
         ["train", w, "--watch"],
+        ["mcp", w],
         ["serve", w, "--port", "0"],
     ]
 
