@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ovtui.wiring.workspace import Workspace
 
 T = TypeVar("T")
+UNSEAL_HELP = "score the eval split even if [evaluation] sealed names it (the scoring is counted)"
 TRIALS_HELP = "runs of each eval case; above 1 the report gives pass^k (default: [trainer] eval_trials)"
 
 
@@ -113,6 +114,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
     train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
+    train.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     train.add_argument(
         "--watch", action="store_true", help="stream rollouts from inbox/rollouts/ until interrupted"
     )
@@ -125,6 +127,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     evaluate.add_argument("--dataset")
     evaluate.add_argument("--split", default="test")
     evaluate.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
+    evaluate.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     evaluate.set_defaults(handler=run_eval)
 
 
@@ -160,6 +163,7 @@ def run_train(args: argparse.Namespace) -> int:
         eval_split=None if args.no_eval else "test",
         limit=args.limit,
         trials=args.trials,
+        unseal=args.unseal,
     )
     report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
     progress.clear()
@@ -197,7 +201,7 @@ def run_eval(args: argparse.Namespace) -> int:
     report = asyncio.run(
         _cancellable(
             lambda cancel: workspace.evaluate(
-                args.dataset, args.split, [progress], cancel, trials=args.trials
+                args.dataset, args.split, [progress], cancel, trials=args.trials, unseal=args.unseal
             )
         )
     )

@@ -87,7 +87,9 @@ class EvaluationConfig(Section):
     k: float = Field(2.0, ge=0, le=10)
     # Splits scored only on explicit request (`--unseal`); each scoring is counted and reported, a
     # guard against tuning to the test.
-    sealed: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(default_factory=list, max_length=64)
+    sealed: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        default_factory=list, max_length=64
+    )
 
 
 class WorkspaceConfig(Section):

@@ -64,7 +64,7 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     n = a_only + b_only
     if n == 0:
         return 1.0
-    tail = sum(comb(n, i) for i in range(min(a_only, b_only) + 1)) / 2**n
+    tail: float = sum(comb(n, i) for i in range(min(a_only, b_only) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 

@@ -2,11 +2,12 @@
 
 A policy decides per item: ``all`` approves everything, ``none`` rejects everything,
 ``confidence>=X`` approves items at or above X, ``gate`` approves what validation finds better by
-the paired rule (Δ > k·SE, ``ovtui.train.paired``), ``ask`` parks the plan in ``.ovtui/pending/`` for the app (the store is
-``ovtui.train.review.pending``; the words are parsed by ``ovtui.core.review_grammar``). Whether
-approved by a policy or by a person, a plan is applied by the same ``apply_reviewed`` path, so files
-and records are identical. A parked plan keeps its evidence (the analysed rollouts) so it can be
-re-planned later against the policy set as it is then (``ovtui.train.review.replan``). The app and
+the paired rule (Δ > k·SE, ``ovtui.train.paired``), ``ask`` parks the plan in ``.ovtui/pending/``
+for the app (the store is ``ovtui.train.review.pending``; the words are parsed by
+``ovtui.core.review_grammar``). Whether approved by a policy or by a person, a plan is applied by
+the same ``apply_reviewed`` path, so files and records are identical. A parked plan keeps its
+evidence (the analysed rollouts) so it can be re-planned later against the policy set as it is
+then (``ovtui.train.review.replan``). The app and
 ``ovtui review`` share all of this.
 """
 

@@ -1,6 +1,7 @@
 """Issue #12 items 3–5: a plan is run on held-out cases before it is applied (in an overlay that never
 touches the workspace); the gate applies a plan that makes validation better by the paired rule
-(Δ > k·SE) and parks one that does not; each item lists its evidence and counter-evidence; an item carrying a case's values is held."""
+(Δ > k·SE) and parks one that does not; each item lists its evidence and counter-evidence; an item
+carrying a case's values is held."""
 
 from __future__ import annotations
 
@@ -123,7 +124,9 @@ def test_the_gate_approves_only_a_gain_beyond_k_standard_errors() -> None:
     plan.metadata["validation"] = {"before": 5, "after": 6, "cases": 10, "gained": ["c1"], "lost": []}
     [held] = ReviewPolicy("gate", gate_k=2).decisions(plan)
     assert held.decision == "pending"
-    assert held.note == "held: validation 5/10 → 6/10, flips +1 −0: no gain beyond 2·SE (Δ +10.0%, 2·SE 20.0%)"
+    assert (
+        held.note == "held: validation 5/10 → 6/10, flips +1 −0: no gain beyond 2·SE (Δ +10.0%, 2·SE 20.0%)"
+    )
     [approved] = ReviewPolicy("gate", gate_k=0.5).decisions(plan)
     assert approved.decision == "approved" and approved.note.startswith("auto: gate (validation 5/10 → 6/10")
     # Validation that does not drop is no longer enough: nothing gained, nothing approved.
