@@ -366,9 +366,7 @@ class Workspace:
         current = await self._loader.load()
 
         def policies() -> tuple[NamedPolicy, NamedPolicy]:
-            return named_policy(self._store, options.a, current), named_policy(
-                self._store, options.b, current
-            )
+            return self.policy(options.a, current), self.policy(options.b, current)
 
         a, b = await asyncio.to_thread(policies)
         async with self._run("compare", dataset, listeners, cancel) as (report, run):
@@ -580,6 +578,13 @@ class Workspace:
     def experiences(self, previous: ExperienceSet | None = None) -> ExperienceSet:
         """The experiences as they are; given the last snapshot, only files changed since are read."""
         return self._loader.load_sync(previous)
+
+    def policy(self, ref: str, current: ExperienceSet | None = None) -> NamedPolicy:
+        """A policy to compare: ``current``, a history record (the experiences right after it) or a
+        folder of experience files; built in memory, nothing written."""
+        from ovtui.memory.policy_at import named_policy
+
+        return named_policy(self._store, ref, current if current is not None else self.experiences())
 
     def first_experiences(self, count: int) -> list[Experience]:
         """The first ``count`` experiences, read quickly for a first screenful."""

@@ -10,7 +10,7 @@ import pytest
 from workspace_support import build_sample_workspace
 
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.policy_at import CURRENT, named_policy
+from ovtui.memory.policy_at import CURRENT
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 
@@ -31,27 +31,29 @@ async def test_the_policy_after_a_record_is_the_files_as_that_record_left_them(t
     assert second.history_ids and contents(root / "memories/experiences") != then
     before_files = {p.name: p.read_bytes() for p in (root / "memories/experiences").glob("*.md")}
 
-    store, current = workspace._store, workspace.experiences()
-    rebuilt = named_policy(store, first.history_ids[-1][-6:], current)  # a unique part of the id
+    current = workspace.experiences()
+    rebuilt = workspace.policy(first.history_ids[-1][-6:], current)  # a unique part of the id
     assert rebuilt.label == f"history/{first.history_ids[-1]}"
     assert {p.name: p.content for p in rebuilt.policy_set.policies} == then
     assert {p.name: p.read_bytes() for p in (root / "memories/experiences").glob("*.md")} == before_files
-    assert named_policy(store, CURRENT, current).policy_set is current
+    assert workspace.policy(CURRENT, current).policy_set is current
 
     saved = tmp_path / "saved"
     shutil.copytree(root / "memories/experiences", saved)
-    from_folder = named_policy(store, str(saved), current)
+    from_folder = workspace.policy(str(saved))
     assert {p.name: p.content for p in from_folder.policy_set.policies} == contents(saved)
-    assert all(p.uri.startswith(store.type_uri("experiences") + "/") for p in from_folder.policy_set.policies)
+    assert all(p.uri.startswith(current.root_uri + "/") for p in from_folder.policy_set.policies)
 
 
 def test_a_name_that_is_nothing_says_what_it_could_have_been(tmp_path: Path) -> None:
     workspace = Workspace(build_sample_workspace(tmp_path / "ws"))
-    with pytest.raises(OvtuiError, match=r"'nope' is not `current`, a folder of experience files or a history"):
-        named_policy(workspace._store, "nope", workspace.experiences())
+    with pytest.raises(
+        OvtuiError, match=r"'nope' is not `current`, a folder of experience files or a history"
+    ):
+        workspace.policy("nope")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "..hidden.md").write_text("x", encoding="utf-8")  # skipped: a dot file
     (bad / "con.md").write_text("## Situation\n- x\n", encoding="utf-8")
     with pytest.raises(OvtuiError, match="experience file name"):
-        named_policy(workspace._store, str(bad), workspace.experiences())
+        workspace.policy(str(bad))
