@@ -59,7 +59,7 @@ def _write_html(workspace: Workspace, report: RunReport, path: Path) -> str:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from ovtui.cli.train import ProgressLine
+    from ovtui.cli.train import ProgressLine, cancellable
     from ovtui.wiring.workspace import CompareOptions
 
     workspace = open_workspace(args.workspace)
@@ -67,7 +67,7 @@ def run_compare(args: argparse.Namespace) -> int:
         a=args.a, b=args.b, dataset=args.dataset, split=args.split, trials=args.trials, unseal=args.unseal
     )
     progress = ProgressLine()
-    report = asyncio.run(workspace.compare(options, [progress]))
+    report = asyncio.run(cancellable(lambda cancel: workspace.compare(options, [progress], cancel)))
     progress.clear()
     if report.comparison is None:  # cancelled before the three runs were done
         print(report.summary())

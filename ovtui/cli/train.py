@@ -165,12 +165,12 @@ def run_train(args: argparse.Namespace) -> int:
         trials=args.trials,
         unseal=args.unseal,
     )
-    report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
+    report = asyncio.run(cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
     progress.clear()
     return _finish(report, workspace)
 
 
-async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: str = "") -> T:
+async def cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: str = "") -> T:
     """Ctrl-C asks the run to stop between batches instead of killing it mid-apply."""
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -185,7 +185,7 @@ async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce:
 
 async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
     listeners: list[Listener] = [progress, WatchLog(progress)]
-    report = await _cancellable(
+    report = await cancellable(
         lambda stop: workspace.stream(listeners, stop, approve=args.approve, dry_run=args.dry_run),
         announce=f"watching inbox/rollouts/ of {workspace_label(workspace.root)} — Ctrl-C to stop",
     )
@@ -199,7 +199,7 @@ def run_eval(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
     progress = ProgressLine()
     report = asyncio.run(
-        _cancellable(
+        cancellable(
             lambda cancel: workspace.evaluate(
                 args.dataset, args.split, [progress], cancel, trials=args.trials, unseal=args.unseal
             )

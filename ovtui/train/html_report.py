@@ -23,6 +23,9 @@ EVAL_STAGES = ("baseline_eval", "final_eval", "eval", "compare_a", "compare_b", 
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 300, 56, 24, 20, 56
 Y_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 CELL, NAME_WIDTH, HEADER = 18, 220, 90
+# A stage whose flips are counted against another than the one before it: the A/A null's run of A
+# against A's first run (not against B).
+FLIP_REFERENCE = {"compare_aa": "compare_a"}
 MAX_MAP_CASES = 400  # rows of the flips map; the table below still lists every case
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#111}
@@ -140,14 +143,16 @@ def flips_map(report: RunReport) -> str:
             f'<text x="{NAME_WIDTH - 4}" y="{y + 13}" text-anchor="end" font-size="11">{escape(case)}</text>'
         )
         before: bool | None = None
+        seen: dict[str, bool] = {}
         for j, s in enumerate(stages):
             trials = s.results.get(case)
             if not trials:
                 continue
             glyph, fill = _mark(trials)
             now = _majority(trials)
-            flip = "" if before is None or before == now else ("gained" if now else "lost")
-            before = now
+            reference = seen.get(FLIP_REFERENCE.get(s.stage, ""), before)
+            flip = "" if reference is None or reference == now else ("gained" if now else "lost")
+            before = seen[s.stage] = now
             stroke = ' stroke="#000" stroke-width="3"' if flip else ' stroke="#fff"'
             x = NAME_WIDTH + CELL * j
             glyph += {"gained": "↑", "lost": "↓", "": ""}[flip]

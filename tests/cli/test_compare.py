@@ -63,6 +63,10 @@ def test_a_policy_against_itself_is_noise_and_bad_names_are_one_line(trained: tu
     assert bad.stderr.startswith(
         "ovtui: error: 'no-such-thing' is not `current`, a folder of experience files"
     )
+    html = root.parent / "none.html"
+    missing = run_ovtui("report", "no-such-run", "-w", str(root), "--html", str(html), cwd=root.parent)
+    assert missing.returncode == 2 and not html.exists()
+    assert missing.stderr == "ovtui: error: run 'no-such-run': no run with a report matches it under runs/\n"
 
 
 def test_a_sealed_split_is_scored_only_on_request_and_every_scoring_is_counted(tmp_path: Path) -> None:

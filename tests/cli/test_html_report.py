@@ -117,4 +117,6 @@ def test_compare_writes_its_verdict_and_both_policies_into_one_page(tmp_path: Pa
         a["data-case"] for a in page.all("rect", "cell") if a["data-stage"] == "compare_b" and a["data-flip"]
     }
     assert lost_or_gained == set(data["flips"]["gained"]) | set(data["flips"]["lost"])
+    # A again is marked against A's first run, not against B: the scripted agent never flips there.
+    assert not [a for a in page.all("rect", "cell") if a["data-stage"] == "compare_aa" and a["data-flip"]]
     assert len(text.encode()) < 200_000
