@@ -1,13 +1,15 @@
 """The one object the CLI, the app and the servers drive: a workspace, its use cases and the read
 models its screens show.
 
-Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_items`` /
+Use cases: ``train``, ``evaluate``, ``stream``, ``compare`` (runs; a sealed split only when asked,
+and counted); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
 ``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
 ``delete_session`` (what an agent reads back, each for a ``Visibility``), with ``record_uses``
 where a served memory is recorded in the use ledger; read models: pending plans, history records,
-memories by type, one memory, memory uses (the use ledger), sessions. Callers never reach the
+memories by type, one memory, memory uses (the use ledger), sessions, a policy by name
+(``policy``), a run's report and its HTML page (``run_report``, ``html_report``). Callers never reach the
 parts (paths, store, pending plans, loader, the kernel's components): what they need is a method
 here. The kernel is assembled by ``ovtui.wiring.composition`` when a use case first needs it, and
 the modules behind each use case are imported when it runs, so opening a workspace to read its
@@ -197,27 +199,23 @@ class Workspace:
             path, report.model_dump_json(indent=2), root=self._paths.root, temp_dir=self._paths.runs
         )
 
-    def _sealed_key(self, dataset: str, split: str | None, unseal: bool) -> str | None:
-        """``<dataset>/<split>`` when the split is sealed and ``unseal`` asks to score it; None when
-        it is not sealed. A sealed split not asked for is refused, saying how often it was scored."""
+    async def _sealed(self, dataset: str, split: str | None, unseal: bool) -> dict[str, int]:
+        """For a run about to score ``split``: nothing when the split is not sealed; when it is and
+        ``unseal`` asks to score it, ``{"<dataset>/<split>": runs that scored it}``, this one
+        counted; when it is not asked for, refused, saying how often it was scored. Counted before
+        the run opens, so a refused or unreadable count leaves no run behind."""
         if split is None or split not in self.config.evaluation.sealed:
-            return None
+            return {}
+        from ovtui.storage.sealed import count_scoring, sealed_scores
+
         key = f"{dataset}/{split}"
         if not unseal:
-            from ovtui.storage.sealed import sealed_scores
-
-            scored = sealed_scores(self._paths).get(key, 0)
+            scored = (await asyncio.to_thread(sealed_scores, self._paths)).get(key, 0)
             raise OvtuiError(
                 f"split {split!r} is sealed ([evaluation] sealed): it is scored only on explicit "
                 f"request (--unseal); {key} has been scored {scored} time(s)"
             )
-        return key
-
-    async def _count_sealed(self, report: RunReport, key: str | None) -> None:
-        if key is not None:
-            from ovtui.storage.sealed import count_scoring
-
-            report.sealed[key] = await asyncio.to_thread(count_scoring, self._paths, self._store.lock, key)
+        return {key: await asyncio.to_thread(count_scoring, self._paths, self._store.lock, key)}
 
     # --- runs ----------------------------------------------------------------------------------
     @asynccontextmanager
@@ -291,9 +289,9 @@ class Workspace:
                 f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
                 f"limit ≥ 0 (got {options.limit})"
             )
-        sealed = self._sealed_key(dataset, options.eval_split, options.unseal)
+        sealed = await self._sealed(dataset, options.eval_split, options.unseal)
         async with self._run("train", dataset, listeners, cancel) as (report, run):
-            await self._count_sealed(report, sealed)
+            report.sealed = sealed
             kernel = self._kernel
 
             def read_cases() -> tuple[CaseLoader, CaseLoader | None, list[Case]]:
@@ -335,9 +333,9 @@ class Workspace:
         A sealed split is scored only with ``unseal`` (and counted)."""
         dataset = dataset or self.config.trainer.dataset
         runs = self._trials(trials)
-        sealed = self._sealed_key(dataset, split, unseal)
+        sealed = await self._sealed(dataset, split, unseal)
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
-            await self._count_sealed(report, sealed)
+            report.sealed = sealed
             batch = self.config.trainer.batch_size
             cases = await asyncio.to_thread(self._kernel.eval_cases, dataset, split, batch, runs)
             policy_set = await self._loader.load()
@@ -362,15 +360,15 @@ class Workspace:
 
         dataset = options.dataset or self.config.trainer.dataset
         trials = self._trials(options.trials)
-        sealed = self._sealed_key(dataset, options.split, options.unseal)
         current = await self._loader.load()
 
         def policies() -> tuple[NamedPolicy, NamedPolicy]:
             return self.policy(options.a, current), self.policy(options.b, current)
 
-        a, b = await asyncio.to_thread(policies)
+        a, b = await asyncio.to_thread(policies)  # a name that is no policy counts no scoring
+        sealed = await self._sealed(dataset, options.split, options.unseal)
         async with self._run("compare", dataset, listeners, cancel) as (report, run):
-            await self._count_sealed(report, sealed)
+            report.sealed = sealed
             batch = self.config.trainer.batch_size
             cases = await asyncio.to_thread(self._kernel.eval_cases, dataset, options.split, batch, trials)
             pipeline = self._kernel.pipeline(None, run, dataset, report, record_outcomes=False)

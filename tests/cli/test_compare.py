@@ -89,5 +89,10 @@ def test_a_sealed_split_is_scored_only_on_request_and_every_scoring_is_counted(t
     assert json.loads(compared.stdout)["sealed"] == {"support/test": 2}
     again = run_ovtui("eval", str(root), cwd=tmp_path)
     assert "support/test has been scored 2 time(s)" in again.stderr
+    (root / ".ovtui" / "sealed.json").write_text("[1, 2]", encoding="utf-8")
+    broken = run_ovtui("eval", str(root), "--unseal", cwd=tmp_path)
+    assert broken.returncode == 2
+    assert broken.stderr == "ovtui: error: .ovtui/sealed.json: not a JSON object of counts\n"
+    assert len(list((root / "runs").iterdir())) == 2  # the eval and the compare: the refusal left no run
     other = run_ovtui("eval", str(root), "--split", "train", cwd=tmp_path)  # an unsealed split: as ever
     assert other.returncode == 0 and "sealed split" not in other.stdout
