@@ -78,6 +78,10 @@ def run_compare(args: argparse.Namespace) -> int:
         data["report"] = where(workspace.report_path(report.run_id))
         data["html"] = html
         data["sealed"] = report.sealed
+        first, second, again = (s.results for s in report.stages)
+        data["per_case"] = {
+            c: {"a": first[c], "b": second[c], "a_again": again.get(c, [])} for c in sorted(first)
+        }
         print(json.dumps(data, ensure_ascii=False))
         return 0
     print(report.summary())

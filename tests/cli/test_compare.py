@@ -38,6 +38,7 @@ def test_compare_prints_one_object_that_agrees_with_the_runs_it_made(trained: tu
     results = stage_results(root, data["run_id"])
     a, b, again = results["compare_a"], results["compare_b"], results["compare_aa"]
     assert set(a) == set(b) == set(again) and all(len(t) == 2 for t in a.values())  # same cases, same trials
+    assert data["per_case"] == {c: {"a": a[c], "b": b[c], "a_again": again[c]} for c in a}
     rate = {
         name: sum(sum(t) for t in r.values()) / sum(len(t) for t in r.values()) for name, r in results.items()
     }
