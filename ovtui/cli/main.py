@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 
-from ovtui.cli import check, env, history, init, mcp_command, revert, review, sessions, train
+from ovtui.cli import check, compare, env, history, init, mcp_command, revert, review, sessions, train
 from ovtui.core.errors import OvtuiError
 
 # command name -> the module defining it. Add new commands here.
@@ -33,6 +33,8 @@ COMMANDS: dict[str, ModuleType] = {
     "serve": sessions,
     "commit": sessions,
     "mcp": mcp_command,
+    "compare": compare,
+    "report": compare,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

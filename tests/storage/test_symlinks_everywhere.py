@@ -58,6 +58,8 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["train", w, "--limit", "2", "--no-eval", "--dry-run"],
         ["train", w, "--limit", "2", "--no-eval"],
         ["eval", w, "--split", "test"],
+        ["compare", record_id, "current", "-w", w, "--html", str(ws.parent / "compare.html")],
+        ["report", "-w", w, "--html", str(ws.parent / "report.html")],
         ["revert", record_id, "-w", w, "--force"],
         ["review", "list", "-w", w],
         ["review", "replan", "--all-stale", "-w", w],
