@@ -307,17 +307,20 @@ class HistoryStore:
 
     def _repair(self, entries: dict[str, HistoryEntry], *, rewrite: bool, added: list[HistoryEntry]) -> None:
         """Bring the index in line with the folders, only while holding the workspace lock (a reader
-        never writes without it); when someone else holds it the listing is right anyway."""
+        never writes without it); when someone else holds it, or the disk takes no writes (full,
+        read-only), the listing is right anyway and a later listing repairs it."""
         lock = WorkspaceLock(self.paths.state, root=self.root)
         try:
             lock.acquire("repair history index", timeout=0)
-        except LockTimeoutError:
+        except (LockTimeoutError, OSError):
             return
         try:
             if rewrite:
                 self.rebuild_index(entries)
             else:
                 self.append_index(*added)
+        except OSError:
+            pass  # the index is only a cache of the folders: the next listing tries again
         finally:
             lock.release()
 
