@@ -91,7 +91,9 @@ def _waiting(workspace: Workspace) -> list[PendingPlan]:
     try:
         workspace.refresh_stale()
     except OSError as exc:
-        print(f"ovtui: note: stale marks not brought up to date: {os_error_line(exc, where)}", file=sys.stderr)
+        print(
+            f"ovtui: note: stale marks not brought up to date: {os_error_line(exc, where)}", file=sys.stderr
+        )
     return workspace.pending_plans()
 
 

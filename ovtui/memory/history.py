@@ -196,7 +196,7 @@ class HistoryStore:
             # A line torn by a crash must not swallow the next one.
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data
-            os.write(fd, data)
+            fsio.write_all(fd, data, path=self.index_path)
         finally:
             os.close(fd)
         fsio.crash_point()

@@ -6,11 +6,11 @@ an ``OSError`` that lacks one (``os.write`` says "No space left on device" but n
 commands and the servers can say ``runs/x/report.json: No space left on device`` in one line
 (``os_error_line``) for any failure of the disk, and the tests can make any operation fail.
 
-``OVTUI_FAULT=ERRNO:OPERATION:GLOB[:FROM]`` in the environment (or ``set_fault`` in-process) makes
-the named operation raise ``OSError(ERRNO)`` for every path matching the glob, from its ``FROM``-th
-match on (default 1: at once; a disk that fills midway stays full):
-``OVTUI_FAULT=ENOSPC:write:*/memories/*`` or ``OVTUI_FAULT=EROFS:*:*``. The operations are
-``OPERATIONS``; ``*`` is any of them.
+``OVTUI_FAULT=ERRNO:OPERATIONS:GLOB[:FROM]`` in the environment (or ``set_fault`` in-process)
+makes the named operations raise ``OSError(ERRNO)`` for every path matching the glob, from the
+``FROM``-th match on (default 1: at once; a disk that fills midway stays full):
+``OVTUI_FAULT=ENOSPC:write:*/memories/*`` or ``OVTUI_FAULT=EROFS:writes:/srv/ws/*``. The operations
+are ``OPERATIONS``, comma-separated; ``writes`` is all of them but ``read``, ``*`` all of them.
 """
 
 from __future__ import annotations
@@ -33,16 +33,20 @@ OPERATIONS = ("mkdir", "create", "open", "write", "fsync", "rename", "remove", "
 _REMEDIES = {
     errno.ENOSPC: "free some space and run it again",
     errno.EDQUOT: "free some space and run it again",
-    errno.EROFS: "the workspace is read-only: check, history and review list/show still work there",
+    errno.EROFS: "a read-only file system: check, history and review list/show still work on one",
     errno.EACCES: "ovtui may not write there: check the owner and the permissions",
     errno.EPERM: "ovtui may not write there: check the owner and the permissions",
 }
 
 
+WRITES = tuple(op for op in OPERATIONS if op != "read")
+_GROUPS = {"*": OPERATIONS, "writes": WRITES}
+
+
 @dataclass(frozen=True)
 class Fault:
     code: int
-    operation: str  # one of OPERATIONS, or "*"
+    operations: frozenset[str]
     pattern: str  # a glob over the absolute path
     start: int = 1
 
@@ -50,20 +54,26 @@ class Fault:
     def parse(cls, spec: str) -> Fault:
         parts = spec.split(":")
         if len(parts) not in (3, 4):
-            raise OvtuiError(f"{FAULT_ENV}={spec!r}: expected ERRNO:OPERATION:GLOB[:FROM]")
-        name, operation, pattern = parts[:3]
+            raise OvtuiError(f"{FAULT_ENV}={spec!r}: expected ERRNO:OPERATIONS:GLOB[:FROM]")
+        name, listed, pattern = parts[:3]
         code = getattr(errno, name, None)
-        if not isinstance(code, int):
+        if not name.startswith("E") or not isinstance(code, int):
             raise OvtuiError(f"{FAULT_ENV}={spec!r}: {name!r} is not an errno name (ENOSPC, EACCES, …)")
-        if operation != "*" and operation not in OPERATIONS:
-            raise OvtuiError(f"{FAULT_ENV}={spec!r}: the operation is one of {', '.join(OPERATIONS)} or *")
+        operations: set[str] = set()
+        for operation in listed.split(","):
+            if operation not in OPERATIONS and operation not in _GROUPS:
+                raise OvtuiError(
+                    f"{FAULT_ENV}={spec!r}: {operation!r} is not an operation "
+                    f"({', '.join(OPERATIONS)}, writes or *)"
+                )
+            operations.update(_GROUPS.get(operation, (operation,)))
         start = parts[3] if len(parts) == 4 else "1"
         if not start.isdigit() or int(start) < 1:
             raise OvtuiError(f"{FAULT_ENV}={spec!r}: FROM is a whole number of at least 1")
-        return cls(code, operation, pattern, int(start))
+        return cls(code, frozenset(operations), pattern, int(start))
 
     def matches(self, operation: str, path: str) -> bool:
-        return self.operation in ("*", operation) and fnmatch.fnmatchcase(path, self.pattern)
+        return operation in self.operations and fnmatch.fnmatchcase(path, self.pattern)
 
 
 _fault_spec = os.environ.get(FAULT_ENV) or None
@@ -102,7 +112,7 @@ def naming(path: Path | str) -> Iterator[None]:
         shown = os.fspath(path)
         named = None if exc.filename is None else os.path.basename(os.fsdecode(exc.filename))
         if named is None or (named.startswith(".") and named.endswith(TEMP_SUFFIX)):
-            exc.filename, exc.filename2 = shown, None
+            exc.filename = shown
         raise
 
 

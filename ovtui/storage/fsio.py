@@ -137,6 +137,17 @@ def make_dirs(folder: Path | str, *, root: Path | str) -> None:
         os.makedirs(full, exist_ok=True)
 
 
+def make_root(root: Path | str) -> None:
+    """Create a workspace's own folder (and the folders on the way): the one folder that no
+    workspace contains, so the containment rule does not apply."""
+    full = os.path.abspath(os.fspath(root))
+    if os.path.isdir(full):
+        return
+    with naming(full):
+        fault_point("mkdir", full)
+        os.makedirs(full, exist_ok=True)
+
+
 def open_in_place(path: Path | str, flags: int, *, root: Path | str, mode: int = 0o644) -> int:
     """A descriptor for writing ``path`` in place (``flags`` e.g. ``O_APPEND``), never through a
     final symbolic link; its folder is created on demand."""

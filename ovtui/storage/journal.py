@@ -278,9 +278,7 @@ class Journal:
         target = manifest_path.with_suffix(".discarded")
         with naming(target):
             fault_point("rename", target)
-            os.rename(
-                fsio.contained(manifest_path, root=self._root), fsio.contained(target, root=self._root)
-            )
+            os.rename(fsio.contained(manifest_path, root=self._root), fsio.contained(target, root=self._root))
         report.discarded.append(f"{self.paths.relative(manifest_path)} ({why})")
 
     def _sweep(self, folder: Path, report: RecoveryReport, *, names: set[str] | None) -> None:

@@ -27,7 +27,7 @@ def open_for_reading(path: Path | str) -> BinaryIO:
     """``path`` opened to read its bytes (through the ``read`` fault point; errors name it)."""
     with naming(path):
         fault_point("read", path)
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+        return open(path, "rb")  # the caller closes it
 
 
 def read_bounded(path: Path | str, limit: int, *, what: str, shown: str | None = None) -> bytes:
@@ -48,7 +48,9 @@ def read_json(path: Path | str, limit: int, *, what: str, shown: str | None = No
     return parse_json(read_bounded(path, limit, what=what, shown=shown), source=shown or str(path))
 
 
-def read_model(path: Path | str, model: type[ModelT], limit: int, *, what: str, shown: str | None = None) -> ModelT:
+def read_model(
+    path: Path | str, model: type[ModelT], limit: int, *, what: str, shown: str | None = None
+) -> ModelT:
     """``model`` validated from the JSON in ``path`` (pydantic's parser, nesting bounded as in
     ``parse_json``); a file over ``limit`` bytes is an ``OvtuiError``, a wrong one pydantic's
     ``ValidationError`` as from ``model_validate_json``."""

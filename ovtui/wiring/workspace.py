@@ -206,12 +206,11 @@ class Workspace:
             report.usage = kernel.usage()
             try:
                 await asyncio.to_thread(self._close_report, report)
-            except OSError as exc:
+            except OSError:
+                # The disk that stopped the run (full, read-only) refuses its report too: the run's
+                # own error is the one to show, in one line.
                 if not failed:
                     raise
-                # The disk that stopped the run (full, read-only) refuses its report too: the run's
-                # own error is the one to show; this one goes to the log.
-                events.log(f"report not saved: {exc}", level="error")
             finally:  # cancelled again meanwhile: the thread still saves the report
                 events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
                 kernel.run_events = None

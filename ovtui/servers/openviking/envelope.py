@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ovtui.core.errors import OvtuiError
+from ovtui.servers.base.app import disk_error
 from ovtui.sessions.store import SessionError
 
 HTTP_STATUS = {"NOT_FOUND": 404, "FAILED_PRECONDITION": 409, "RESOURCE_EXHAUSTED": 429, "UNAVAILABLE": 503}
@@ -46,6 +47,12 @@ def answer_errors_in_the_envelope(app: FastAPI) -> None:
     @app.exception_handler(OvtuiError)
     async def ovtui_error(request: Request, exc: OvtuiError) -> JSONResponse:
         return fail("INVALID_ARGUMENT", str(exc), 400)
+
+    @app.exception_handler(OSError)
+    async def disk(request: Request, exc: OSError) -> JSONResponse:
+        parts = getattr(request.app.state, "parts", None)  # the path as the workspace knows it
+        status, code, message = disk_error(exc, None if parts is None else parts.workspace.root)
+        return fail(code, message, status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
