@@ -13,6 +13,7 @@ Sizes are bounded where the bytes are read (``storage.reading``), before they ar
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic_core import from_json
@@ -23,24 +24,19 @@ from ovtui.core.errors import OvtuiError
 # above anything ovtui writes (a memory's fields nest a few levels; a plan or record under ten).
 MAX_JSON_DEPTH = 200
 _DEPTH_MESSAGE = "recursion limit exceeded"
+_WHERE = re.compile(r"at line (\d+) column \d+")
 
 
 class JsonError(OvtuiError, ValueError):
-    """A JSON text that does not parse or nests too deeply; ``source`` names where it came from."""
+    """A JSON text that does not parse or nests too deeply (``too_deep``); ``source`` names where
+    it came from, ``line`` the line of the text where the parser stopped (1 when it does not say)."""
 
-    def __init__(self, source: str, reason: str) -> None:
+    def __init__(self, source: str, reason: str, line: int = 1, *, too_deep: bool = False) -> None:
         self.source = source
         self.reason = reason
+        self.line = line
+        self.too_deep = too_deep
         super().__init__(f"{source}: {reason}")
-
-
-def json_problem(exc: ValueError) -> str:
-    """What a parse error of pydantic-core says, in the words ovtui uses."""
-    message = str(exc)
-    if _DEPTH_MESSAGE in message:
-        where = message.split(_DEPTH_MESSAGE, 1)[1].strip()
-        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels ({where or 'near the start'})"
-    return f"not valid JSON: {message}"
 
 
 def parse_json(data: str | bytes, *, source: str) -> Any:
@@ -49,4 +45,11 @@ def parse_json(data: str | bytes, *, source: str) -> Any:
     try:
         return from_json(data)
     except ValueError as exc:
-        raise JsonError(source, json_problem(exc)) from None
+        message = str(exc)
+        found = _WHERE.search(message)
+        line = int(found.group(1)) if found else 1
+        if _DEPTH_MESSAGE in message:
+            where = message.split(_DEPTH_MESSAGE, 1)[1].strip() or "near the start"
+            reason = f"JSON nested deeper than {MAX_JSON_DEPTH} levels ({where})"
+            raise JsonError(source, reason, line, too_deep=True) from None
+        raise JsonError(source, f"not valid JSON: {message}", line) from None
