@@ -35,7 +35,7 @@ from ovtui.storage.config_file import load_config
 from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER
 from ovtui.storage.reading import jsonl_lines, read_bounded
 from ovtui.train.review.gates.readability import unread_notes
-from ovtui.train.review.policy import PendingPlan
+from ovtui.train.review.pending import read_plan
 from ovtui.wiring.registry import ENVIRONMENTS, agent_reader, unknown_names
 
 SPLITS = ("train", "validation", "test")
@@ -262,10 +262,12 @@ def check_pending(store: MemoryStore, report: CheckReport) -> None:
     folder = store.paths.root / PENDING_FOLDER
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            PendingPlan.model_validate_json(path.read_bytes())
+            read_plan(path)
         except ValidationError as exc:
             problem = f"not a pending plan, skipped by Review: {first_problem(exc, 'file')}"
             report.problems.append(Problem(store.paths.relative(path), 1, problem))
+        except OvtuiError as exc:
+            report.problems.append(Problem(store.paths.relative(path), 1, f"skipped by Review: {exc}"))
         except OSError as exc:
             report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {exc}"))
 

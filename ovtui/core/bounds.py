@@ -27,6 +27,11 @@ MAX_CONFIG_BYTES = 256 * KIB  # ovtui.toml
 HOTNESS_COMPACT_BYTES = 1 * MIB
 MAX_HOTNESS_LOG_BYTES = 16 * MIB
 MAX_HOTNESS_SUMMARY_BYTES = 16 * MIB
+# A history record or a plan waiting for review holds the texts (before and after) of every file
+# one apply touches: far above any real one, a bound only against a file that is not one.
+MAX_RECORD_BYTES = 256 * MIB
+MAX_CACHE_ENTRY_BYTES = 64 * MIB  # one answer of the model, cached
+# JSON nests at most ``core.bounded_json.MAX_JSON_DEPTH`` levels, in any file (its parser's limit).
 
 # --- what flows into a memory file --------------------------------------------------------------
 MAX_MEMORY_TEXT_BYTES = 1 * MIB  # one text field of a memory (its body included), UTF-8

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.errors import LockTimeoutError, UnsafePathError
 from ovtui.storage import fsio
 from ovtui.storage.faults import fault_point, naming
@@ -52,9 +53,9 @@ class WorkspaceLock:
         try:
             fd = os.open(self.holder_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
             with os.fdopen(fd, "rb") as handle:
-                info = json.loads(handle.read(_HOLDER_BYTES))
+                info = parse_json(handle.read(_HOLDER_BYTES), source=str(self.holder_path))
             return f"pid {info['pid']} on {info['host']} ({info['purpose']}, since {info['since']})"
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             return "an unknown process"
 
     def acquire(self, purpose: str = "apply", timeout: float | None = None) -> None:
