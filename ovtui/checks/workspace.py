@@ -169,6 +169,41 @@ def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report
         )
 
 
+def check_file_names(store: MemoryStore, report: CheckReport) -> None:
+    """Memory files whose names ovtui would never write: file names are lower-cased from the
+    memory's name (as OpenViking writes them), so every plan item for ``Refund_Request.md`` targets
+    ``refund_request.md`` and is refused; two files whose names differ only in case name one memory."""
+    spaces: list[str | None] = [None, *store.peers()]
+    for memory_type in store.registry.names():
+        schema = store.registry.get(memory_type)
+        if not schema.placeholders():
+            continue  # a one-file type: its name is fixed by the declaration
+        for peer in spaces if schema.peer_enabled else [None]:
+            by_folded: dict[str, list[Path]] = {}
+            for path in store.list_paths(memory_type, peer):
+                by_folded.setdefault(str(path.with_name(path.name.lower())), []).append(path)
+            for folded, paths in by_folded.items():
+                _report_case_names(store, Path(folded), paths, report)
+
+
+def _report_case_names(store: MemoryStore, folded: Path, paths: list[Path], report: CheckReport) -> None:
+    for path in paths:
+        if path.name == folded.name:
+            continue
+        rel = store.paths.relative(path)
+        if len(paths) > 1:
+            message = (
+                f"collides with {folded.name} ignoring case: both name one memory; merge this file "
+                f"into {folded.name} and remove {path.name}"
+            )
+        else:
+            message = (
+                f"ovtui writes this memory as {folded.name} (file names are lower-case, as OpenViking "
+                f"writes them), so every plan item for it is refused: rename {path.name} to {folded.name}"
+            )
+        report.problems.append(Problem(rel, 1, message))
+
+
 def _check_case(memory: MemoryFile, rel: str, text: str, report: CheckReport) -> None:
     """A case memory (of either tool) must be convertible to a training Case."""
     try:
@@ -276,6 +311,7 @@ def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     config = check_config(store, report)
     check_memories(store, report)
+    check_file_names(store, report)
     check_pending(store, report)
     if config is None:
         check_datasets(store, report)  # the environment is not known for sure: the cases as Cases only
