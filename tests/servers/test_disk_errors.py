@@ -18,7 +18,7 @@ from ovtui.storage.faults import FAULT_ENV
 @pytest.mark.parametrize(
     ("fault", "status", "code", "cause"),
     [
-        ("ENOSPC", 507, "RESOURCE_EXHAUSTED", "No space left on device"),
+        ("ENOSPC", 507, "INSUFFICIENT_STORAGE", "No space left on device"),
         ("EROFS", 503, "UNAVAILABLE", "Read-only file system"),
     ],
 )
@@ -55,5 +55,5 @@ def test_any_server_answers_a_disk_error_in_one_line_without_its_folder(tmp_path
         answer = client.post("/write")
     assert answer.status_code == 507
     assert answer.json()["detail"].startswith("jobs.jsonl: No space left on device")
-    assert answer.json()["error"]["code"] == "RESOURCE_EXHAUSTED"
+    assert answer.json()["error"]["code"] == "INSUFFICIENT_STORAGE"
     assert str(tmp_path) not in answer.text

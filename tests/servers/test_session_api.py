@@ -89,8 +89,12 @@ def test_invalid_fields_are_named(served: tuple[httpx.Client, Path]) -> None:
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "NOT_FOUND"
     empty = client.post("/api/v1/sessions", json={"session_id": "empty"})
     assert empty.status_code == 200
-    nothing = client.post("/api/v1/sessions/empty/commit")
-    assert nothing.status_code == 409 and "no messages" in nothing.json()["error"]["message"]
+    nothing = ok(client.post("/api/v1/sessions/empty/commit"))  # as OpenViking: skipped, no task
+    assert (nothing["status"], nothing["task_id"], nothing["reason"]) == ("skipped", None, "no_messages")
+    assert nothing["archived"] is False and nothing["archive_uri"] is None
+    never = client.post("/api/v1/sessions/never-made/commit")
+    assert never.status_code == 404 and never.json()["error"]["code"] == "NOT_FOUND"
+    assert client.get("/api/v1/sessions/never-made").status_code == 404  # nothing was made
 
 
 def _tree(root: Path) -> set[str]:

@@ -45,8 +45,8 @@ UNAUTHORIZED_BODY = error_body("UNAUTHENTICATED", UNAUTHORIZED)
 # A disk that refuses a write: full is 507 (retry once there is room), read-only or not permitted
 # 503 (the service cannot write now); anything else the disk says is 500. Each in one line.
 _DISK_ANSWERS = {
-    errno.ENOSPC: (507, "RESOURCE_EXHAUSTED"),
-    errno.EDQUOT: (507, "RESOURCE_EXHAUSTED"),
+    errno.ENOSPC: (507, "INSUFFICIENT_STORAGE"),
+    errno.EDQUOT: (507, "INSUFFICIENT_STORAGE"),
     errno.EROFS: (503, "UNAVAILABLE"),
     errno.EACCES: (503, "UNAVAILABLE"),
     errno.EPERM: (503, "UNAVAILABLE"),
