@@ -679,7 +679,7 @@ class Workspace:
     # --- retrieval: what an agent reads back (find, search, read, ls; a session's context) ----------
     @cached_property
     def _retrieval(self) -> Retrieval:
-        from ovtui.memory.hotness import HotnessLog, HotnessMix
+        from ovtui.memory.hotness import HotnessMix
         from ovtui.memory.retrieval.ranking import Fusion
         from ovtui.memory.retrieval.service import Retrieval
 
@@ -689,7 +689,7 @@ class Workspace:
             from ovtui.llm.embeddings import OpenAIEmbedder
 
             embedder = OpenAIEmbedder(embedding)
-        hot = HotnessMix(HotnessLog(self._paths), cfg.hotness_weight, cfg.hotness_half_life_days)
+        hot = HotnessMix(self._ledger, cfg.hotness_weight, cfg.hotness_half_life_days)
         offline = self.config.llm.backend == "offline"
         return Retrieval(
             self._store,
