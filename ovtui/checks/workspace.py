@@ -29,6 +29,7 @@ from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
 from ovtui.environments.base import Environment
 from ovtui.memory.cases import case_from_memory
+from ovtui.memory.ledger import UseLedger
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.storage.config_file import load_config
@@ -307,12 +308,29 @@ def check_pending(store: MemoryStore, report: CheckReport) -> None:
             report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {exc}"))
 
 
+def check_ledger(store: MemoryStore, report: CheckReport) -> None:
+    """The use ledger reads (its log, its summary, an older ovtui's hotness files): one that does
+    not is named with what to do, as every recorded use will say it again."""
+    ledger = UseLedger(store.paths)
+    try:
+        ledger.usage()
+    except OvtuiError as exc:
+        message = str(exc)
+        files = (ledger.summary_path, ledger.path, *ledger.legacy_paths)
+        for rel in (store.paths.relative(path) for path in files):
+            if message.startswith(rel):
+                report.problems.append(Problem(rel, 1, message[len(rel) :].lstrip(": ")))
+                return
+        report.problems.append(Problem(store.paths.relative(ledger.summary_path), 1, message))
+
+
 def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     config = check_config(store, report)
     check_memories(store, report)
     check_file_names(store, report)
     check_pending(store, report)
+    check_ledger(store, report)
     if config is None:
         check_datasets(store, report)  # the environment is not known for sure: the cases as Cases only
         return report

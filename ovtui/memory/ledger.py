@@ -44,6 +44,7 @@ from ovtui.core.bounds import LEDGER_COMPACT_BYTES, MAX_LEDGER_LOG_BYTES, MAX_LE
 from ovtui.core.errors import LockTimeoutError, OvtuiError, UnsafePathError
 from ovtui.memory.ledger_state import Fed, LedgerState, Record, Usage, encode
 from ovtui.storage import fsio
+from ovtui.storage.faults import os_error_line
 from ovtui.storage.paths import (
     LEDGER_LOCK_FILE,
     LEDGER_LOG_FILE,
@@ -166,7 +167,8 @@ class UseLedger:
                     lines = _header(self._read_summary()[0].log + 1) + lines
                 elif os.pread(fd, 1, size - 1) != b"\n":
                     lines = b"\n" + lines  # the last line was cut by a crash: it stays cut, alone
-                os.write(fd, lines)  # one write per call: a crash cuts at most this call's last line
+                # One write per call: a crash cuts at most this call's last line; a full disk none.
+                fsio.write_all(fd, lines, path=self.path)
                 fsio.crash_point("ledger_appended")
                 size = os.fstat(fd).st_size
             finally:
@@ -176,11 +178,14 @@ class UseLedger:
 
     def try_record(self, records: Iterable[Record]) -> None:
         """``record`` for an agent, a search or a commit: records that cannot be written (a bad
-        summary, a lock held too long) are logged, naming the file, and the work goes on."""
+        summary, a lock held too long, a full or read-only disk) are logged, naming the file, and
+        the work goes on."""
         try:
             self.record(records)
         except OvtuiError as exc:
             log.warning("memory use not recorded: %s", exc)
+        except OSError as exc:
+            log.warning("memory use not recorded: %s", os_error_line(exc, self.paths.relative))
 
     def compact(self) -> None:
         """Fold the log into the summary and start an empty log (``record`` does it past the size)."""

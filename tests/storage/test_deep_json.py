@@ -1,6 +1,7 @@
 """JSON nested deeper than ovtui reads (``[`` × 100,000) in any file ovtui reads is a named problem,
 never a RecursionError: a memory's fields, a plan waiting for review, a history record, the
-journal, the hotness files, a cached answer, a memory type declaration, a recorded rollout."""
+journal, the use ledger (its log, its summary, an older ovtui's hotness summary), a cached answer,
+a memory type declaration, a recorded rollout."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from cli_support import run_ovtui
 from workspace_support import build_sample_workspace
 
 from ovtui.core.bounded_json import MAX_JSON_DEPTH, JsonError, parse_json
-from ovtui.core.errors import ConfigError
+from ovtui.core.errors import ConfigError, OvtuiError
 from ovtui.llm.cache import ResponseCache
+from ovtui.memory.ledger import UseLedger
+from ovtui.memory.ledger_state import Use
 from ovtui.memory.types import load_declarations
+from ovtui.storage.paths import WorkspacePaths
 
 DEEP = "[" * 100_000
 
@@ -83,3 +87,31 @@ def test_a_deep_recorded_rollout_is_a_named_line(tmp_path: Path) -> None:
     assert done.returncode == 1 and "Recursion" not in done.stderr
     assert done.stderr.startswith("r.jsonl:1: JSON nested deeper than")
     assert json.loads(done.stdout.splitlines()[1])["reward"] == 1.0
+
+
+def test_a_deep_line_of_the_use_ledger_is_skipped_and_a_deep_summary_is_named(tmp_path: Path) -> None:
+    ledger = UseLedger(WorkspacePaths(tmp_path))
+    ledger.record([Use("u1", "session:a")])
+    with ledger.path.open("ab") as log:
+        log.write(DEEP.encode() + b"\n")  # a line no parser takes: skipped like a line cut by a crash
+    ledger.record([Use("u1", "session:b")])
+    assert ledger.usage()["u1"].count == 2
+    for summary, what in ((ledger.summary_path, "use ledger"), (ledger.legacy_paths[1], "hotness")):
+        summary.write_text(DEEP)
+        named = rf"^\.ovtui/{summary.name} is not a {what} summary .*nested deeper"
+        with pytest.raises(OvtuiError, match=named):
+            UseLedger(WorkspacePaths(tmp_path)).usage()
+        summary.unlink()
+
+
+def test_train_on_a_workspace_whose_ledger_summary_is_too_deep_says_so_and_goes_on(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    (root / ".ovtui").mkdir(exist_ok=True)
+    (root / ".ovtui/ledger.json").write_text(DEEP)
+    done = run_ovtui("train", str(root), "--epochs", "1", "--approve", "all", "--no-eval", cwd=tmp_path)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0 and "Recursion" not in out and "Traceback" not in out, out
+    assert "memory use not recorded: .ovtui/ledger.json is not a use ledger summary" in done.stderr
+    checked = run_ovtui("check", str(root), cwd=tmp_path)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert ".ovtui/ledger.json:1: is not a use ledger summary (its JSON: JSON nested deeper" in checked.stdout
