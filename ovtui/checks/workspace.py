@@ -305,7 +305,8 @@ def check_pending(store: MemoryStore, report: CheckReport) -> None:
         except OvtuiError as exc:
             report.problems.append(Problem(store.paths.relative(path), 1, f"skipped by Review: {exc}"))
         except OSError as exc:
-            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {exc}"))
+            cause = exc.strerror or str(exc)
+            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {cause}"))
 
 
 def check_ledger(store: MemoryStore, report: CheckReport) -> None:

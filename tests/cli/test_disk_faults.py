@@ -62,6 +62,9 @@ COMMANDS = [
     Command("review show", lambda b, w: ["review", "show", b.waiting, "-w", w], False),
     Command("review approve", lambda b, w: ["review", "approve", b.waiting, "-w", w], True),
     Command("review apply", lambda b, w: ["review", "apply", b.approved, "-w", w], True),
+    Command("review reject", lambda b, w: ["review", "reject", b.waiting, "-w", w], True),
+    Command("review discard", lambda b, w: ["review", "discard", b.waiting, "-w", w], True),
+    Command("review replan", lambda b, w: ["review", "replan", b.waiting, "-w", w], True),
     Command("init", lambda b, w: ["init", str(Path(w).parent / "new"), "--sample"], True),
     Command("commit", lambda b, w: ["commit", w, str(Path(w).parent / "chat.jsonl")], True, "chat.jsonl"),
     Command(
@@ -70,6 +73,8 @@ COMMANDS = [
         False,
         "rollouts.jsonl",
     ),
+    Command("env list", lambda b, w: ["env", "list"], False),
+    Command("env cases", lambda b, w: ["env", "cases", "tau2-airline", "--split", "test"], False),
     Command("serve", lambda b, w: ["serve", w, "--port", "0"], True),
 ]
 # Runs each (folder, fault, argv) through the real entry point in this one process, in that folder
@@ -160,11 +165,13 @@ def _whole(case: Path) -> list[str]:
 
 
 def _one_line_error(done: subprocess.CompletedProcess[str], cause: str) -> str | None:
-    """Why the failure of ``done`` is not one clear line (None: it is): ``ovtui: error: PATH: cause``."""
+    """Why the failure of ``done`` is not one clear line (None: it is): ``ovtui: error: PATH: cause``,
+    or for a file that vanished ``… (PATH does not exist)`` as a command names a record it lacks."""
     errors = [line for line in done.stderr.splitlines() if line.startswith("ovtui: error: ")]
     if len(errors) != 1:
         return f"{len(errors)} error lines: {done.stderr!r}"
-    if not re.match(rf"ovtui: error: .*\S+: {re.escape(cause)}", errors[0]):
+    missing = cause == os.strerror(errno.ENOENT) and re.search(r"\(.*\S+ does not exist\)$", errors[0])
+    if not missing and not re.match(rf"ovtui: error: .*\S+: {re.escape(cause)}", errors[0]):
         return f"the error does not name a file and {cause!r}: {errors[0]!r}"
     return None
 

@@ -310,13 +310,23 @@ class PendingPlans:
         if not matches:
             try:
                 found = self.get(ref)
-            except (OvtuiError, ValueError, OSError):
+            except (OvtuiError, ValueError, FileNotFoundError):
+                # Any other OSError (a plan the disk refuses to read) is said as it is, naming the file.
                 raise OvtuiError(
-                    f"no pending plan matches {ref!r} (`ovtui review list` shows them)"
+                    f"no pending plan matches {ref!r} (`ovtui review list` shows them{self._absent(ref)})"
                 ) from None
             still_open(found)  # settled: say by whom
             return found.plan_id  # parked after the listing above
         raise OvtuiError(f"{ref!r} matches {len(matches)} pending plans: {', '.join(matches[:5])}")
+
+    def _absent(self, ref: str) -> str:
+        """``; FILE does not exist`` naming the file a plan id ``ref`` would be read from ("" for a
+        ``ref`` that is not an id at all)."""
+        try:
+            path = self._path(ref)
+        except OvtuiError:
+            return ""
+        return f"; {self.store.paths.relative(path)} does not exist"
 
     def list(self) -> builtins.list[PendingPlan]:
         """Waiting plans, oldest first; a corrupt file is skipped (it stays on disk for inspection)."""
