@@ -25,7 +25,7 @@ is escaped too, so no parser takes it for the fields comment: in the JSON as ``\
 (JSON reads it back as is), in the body as ``&lt;!-- MEMORY_FIELDS`` (Markdown shows it as
 written; a body that itself holds ``&lt;!-- MEMORY_FIELDS`` gets one more ``amp;``, so every
 body reads back exactly as it was written). A file whose lines end in CRLF (as some editors
-write) reads the same as one with LF and is written back with CRLF.
+write: its fields marker's line tells) reads the same as one with LF and is written back with CRLF.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ LineEnding = Literal["\n", "\r\n"]
 CRLF: Literal["\r\n"] = "\r\n"
 # The comment must close the file: only whitespace may follow it.
 _OPEN = re.compile(r"<!-- MEMORY_FIELDS[ \t]*\n")
+_OPEN_ANY_ENDING = re.compile(r"<!-- MEMORY_FIELDS[ \t]*(\r?)\n")
 
 
 def _closing(text: str) -> tuple[int, int] | None:
@@ -132,6 +133,17 @@ def quoted_marker_line(memory: MemoryFile, text: str) -> int | None:
     return text.count("\n", 0, first) + 1 if first < trailer else None
 
 
+def _line_ending(text: str) -> LineEnding:
+    """The file's style: its fields marker's line ending (the line an editor rewrote with the rest,
+    while a CRLF inside the body of an LF file is text like any other); without a marker, CRLF
+    when every line ends so."""
+    if CRLF not in text:
+        return "\n"
+    for marker in reversed(list(_OPEN_ANY_ENDING.finditer(text))):
+        return CRLF if marker.group(1) else "\n"
+    return CRLF if text.count(CRLF) == text.count("\n") else "\n"
+
+
 def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None) -> MemoryFile:
     """Parse a memory file; ``source`` names the file in errors (with the line of the problem).
 
@@ -141,10 +153,8 @@ def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None)
     """
     if "\x00" in text:
         raise MemoryFormatError(source, "contains a NUL byte (binary file?)")
-    line_ending: LineEnding = "\n"
-    if CRLF in text:  # every CRLF reads as LF; the file's style is its first line's
-        first_break = text.find("\n")
-        line_ending = CRLF if text[first_break - 1 : first_break] == "\r" else "\n"
+    line_ending = _line_ending(text)
+    if line_ending == CRLF:  # every CRLF reads as LF (a CR of its own stays in the text)
         text = text.replace(CRLF, "\n")
     close = _closing(text) if FIELDS_OPEN in text else None
     opens = list(_OPEN.finditer(text, 0, close[1])) if close else []

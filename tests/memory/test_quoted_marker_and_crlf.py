@@ -64,9 +64,12 @@ def test_a_crlf_file_reads_and_is_written_back_with_crlf(store: MemoryStore, tmp
     assert parse_memory(written.decode()).content.endswith("- ALWAYS answer in the customer's language")
 
 
-def test_a_file_mixing_line_endings_reads_and_keeps_its_first_lines_style() -> None:
+def test_the_fields_marker_tells_a_crlf_file_and_a_crlf_in_an_lf_files_body_is_text() -> None:
     lf = render_memory("first\nsecond", {"topic": "t", "memory_type": "experiences"})
-    mixed = lf.replace("\n", "\r\n", 1)  # an editor that wrote only the first line with CRLF
-    memory = parse_memory(mixed)
+    partly = lf.replace("\n", "\r\n").replace("\r\n", "\n", 1)  # one line left as it was
+    memory = parse_memory(partly)
     assert (memory.content, memory.fields["topic"], memory.line_ending) == ("first\nsecond", "t", "\r\n")
-    assert parse_memory(lf.replace("\n", "\r\n").replace("\r\n", "\n", 1)).line_ending == "\n"
+    body_only = parse_memory("first\r\nsecond\r\n")
+    assert (body_only.content, body_only.line_ending) == ("first\nsecond", "\r\n")
+    own = render_memory("a\r\nb", {"topic": "t", "memory_type": "experiences"})  # ovtui's LF file
+    assert parse_memory(own).content == "a\r\nb" and parse_memory(own).render() == own
