@@ -225,7 +225,7 @@ class WorkspacePaths:
             raise UnsafePathError(f"path {str(path)!r} lies outside the workspace {str(self.root)!r}")
         return resolved
 
-    def relative(self, path: Path) -> str:
+    def relative(self, path: Path | str) -> str:
         """A workspace-relative display form (never show tmp or home paths in the UI)."""
         try:
             return Path(path).resolve().relative_to(self.root).as_posix()

@@ -123,11 +123,12 @@ def run_stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + "_" + uuid.uuid4().hex[:6]
 
 
-def open_memory(root: Path, user: str) -> tuple[MemoryStore, str | None]:
+def open_memory(root: Path, user: str, *, reading: bool = False) -> tuple[MemoryStore, str | None]:
     """A workspace folder's memory, once what a crash interrupted (an apply) is finished; and what
-    that recovery did, for the CLI and the app to show."""
+    that recovery did, for the CLI and the app to show. ``reading``: the caller only reads, so a
+    recovery the disk refuses (full, read-only) is said, not raised."""
     store = MemoryStore(WorkspacePaths(root, user))
-    return store, recover_on_start(store.paths, store.lock)
+    return store, recover_on_start(store.paths, store.lock, reading=reading)
 
 
 def memory_to_check(root: Path | str) -> tuple[MemoryStore, str | None]:
@@ -139,16 +140,18 @@ def memory_to_check(root: Path | str) -> tuple[MemoryStore, str | None]:
         user = load_config(root).workspace.user
     except ConfigError:
         user = OvtuiConfig().workspace.user
-    return open_memory(root, user)
+    return open_memory(root, user, reading=True)
 
 
 class Workspace:
-    def __init__(self, root: Path | str, config: OvtuiConfig | None = None) -> None:
+    def __init__(self, root: Path | str, config: OvtuiConfig | None = None, *, reading: bool = False) -> None:
+        """``reading``: opened to read only (history, a plan's listing), so on a full or read-only
+        disk a recovery that cannot be finished is said in ``recovered`` instead of raised."""
         root = Path(root)
         require_workspace(root)
         self.config = config or load_config(root)
         check_names(self.config, root / CONFIG_FILE)
-        self._store, self.recovered = open_memory(root, self.config.workspace.user)
+        self._store, self.recovered = open_memory(root, self.config.workspace.user, reading=reading)
         self._paths = self._store.paths
 
     @property
@@ -235,6 +238,7 @@ class Workspace:
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         kernel = self._kernel
         kernel.run_events = events
+        failed = False
         try:
             yield report, run
         except RunCancelled:
@@ -242,10 +246,18 @@ class Workspace:
         except asyncio.CancelledError:  # the task itself was cancelled (e.g. while waiting for review)
             report.cancelled = True
             raise
+        except BaseException:
+            failed = True
+            raise
         finally:
             report.usage = kernel.usage()
             try:
                 await asyncio.to_thread(self._close_report, report)
+            except OSError:
+                # The disk that stopped the run (full, read-only) refuses its report too: the run's
+                # own error is the one to show, in one line.
+                if not failed:
+                    raise
             finally:  # cancelled again meanwhile: the thread still saves the report
                 events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
                 kernel.run_events = None
