@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Any
 from ovtui.core.domain import Case, Message, Rollout, RolloutAnalysis, RolloutTrainingResult
 from ovtui.core.errors import UnsafePathError
 from ovtui.core.interfaces import RolloutAnalyzer, StreamingTrainer
+from ovtui.core.rollouts import FIRST_MESSAGE_AT, SOURCE_ARCHIVE_URI
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import (
     AddOperation,
     MemoryDiff,
     Operations,
+    SkippedOperation,
     Summary,
     UpdateOperation,
     utc_stamp,
@@ -78,6 +80,8 @@ class CommitOutcome:
     # Files in each peer's space that the commit's records added or changed (a batch shared with
     # concurrent commits counts whole, as the memory_diff lists it).
     peer_files_written: Counter[str] = field(default_factory=Counter)
+    # What was extracted and not written (refused by the policy, left out by the merge).
+    skipped: list[SkippedOperation] = field(default_factory=list)
 
     def peer_summary(self) -> dict[str, Any]:
         """Each peer's memories routed to its space and files written there, and the peer memories
@@ -227,6 +231,7 @@ class SessionCommitter:
         if written.pending_plan:
             outcome.pending_plans.append(written.pending_plan)
         outcome.errors += written.errors
+        outcome.skipped += [*outcome.peers.skipped_operations, *written.skipped]
         if rollouts:
             trainer = (await self.training()).trainer
             runs = zip(rollouts, analyses, strict=True)
@@ -251,7 +256,11 @@ class SessionCommitter:
             messages=plain,
             policy_snapshot_id=snapshot,
             evaluation=evaluate_conversation(case, messages),
-            metadata={"source_archive_uri": archive.uri, **({"case_uris": [uri]} if uri else {})},
+            metadata={
+                SOURCE_ARCHIVE_URI: archive.uri,
+                FIRST_MESSAGE_AT: messages[0].created_at if messages else None,
+                **({"case_uris": [uri]} if uri else {}),
+            },
         )
 
     async def _analyze(self, rollouts: list[Rollout]) -> list[RolloutAnalysis | None]:
@@ -277,19 +286,25 @@ class SessionCommitter:
         """The commit's record: every operation of the history records it produced (a batch shared
         with other commits is listed whole: the record is the unit History reverts)."""
         ops = Operations()
+        skipped = list(outcome.skipped)
         for record_id in outcome.history_ids:
             record = self.history.get(record_id)
             ops.adds += record.operations.adds
             ops.updates += record.operations.updates
             ops.deletes += record.operations.deletes
+            skipped += record.skipped_operations
         outcome.peer_files_written = peer_files(self.paths, [*ops.adds, *ops.updates])
         return MemoryDiff(
             archive_uri=outcome.archive.uri,
             trace_id=f"{outcome.archive.session_id}/{outcome.archive.name}",
             extracted_at=utc_stamp(),
             operations=ops,
+            skipped_operations=skipped,
             summary=Summary(
-                total_adds=len(ops.adds), total_updates=len(ops.updates), total_deletes=len(ops.deletes)
+                total_adds=len(ops.adds),
+                total_updates=len(ops.updates),
+                total_deletes=len(ops.deletes),
+                total_skipped=len(skipped),
             ),
             kind="session_commit",
             metadata={
