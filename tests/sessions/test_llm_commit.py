@@ -53,7 +53,7 @@ def test_a_conversation_becomes_the_models_memories_and_its_case_trains(tmp_path
     )
     answer = conversation_answer()
     assert memory(root, "memories/profile.md").content == PROFILE_LINE
-    assert memory(root, "memories/preferences/seating.md").content == PREFERENCE_LINE
+    assert memory(root, "memories/preferences/default/seating.md").content == PREFERENCE_LINE
     entity = memory(root, "memories/entities/order/order_1234.md")
     assert entity.content == answer["entities"][0]["content"] and entity.fields["category"] == "order"
     [event_path] = root.joinpath("memories/events").rglob("order_cancellation.md")
@@ -71,7 +71,10 @@ def test_a_conversation_becomes_the_models_memories_and_its_case_trains(tmp_path
         (root / "sessions/m1/history/archive_001/memory_diff.json").read_text()
     )
     added = {op.uri for op in diff.operations.adds}
-    assert f"{PREFIX}memories/profile.md" in added and f"{PREFIX}memories/preferences/seating.md" in added
+    assert (
+        f"{PREFIX}memories/profile.md" in added
+        and f"{PREFIX}memories/preferences/default/seating.md" in added
+    )
 
 
 def _patch_seating(request: RecordedRequest) -> Reply:
@@ -84,14 +87,14 @@ def test_a_prefetched_memory_is_patched_not_duplicated(tmp_path: Path) -> None:
     with served(tmp_path, model) as (client, root, fake):
         assert commit(client, "m1", CONVERSATION)["status"] == "completed"
         task = commit(client, "m2", said("These days I'd rather sit by the aisle on flights."))
-        seating = f"{PREFIX}memories/preferences/seating.md"
+        seating = f"{PREFIX}memories/preferences/default/seating.md"
         prompts = [r.prompt_text for r in fake.chat_requests]
     assert task["status"] == "completed", task
     assert task["result"]["token_usage"]["model_calls"] == 1  # shown up front: no look-up round
     assert any("session m2" in p and f"=== FILE {seating}" in p for p in prompts)
-    assert [p.name for p in root.joinpath("memories/preferences").glob("*.md")] == ["seating.md"]
+    assert [p.name for p in root.joinpath("memories/preferences/default").glob("*.md")] == ["seating.md"]
     assert (
-        memory(root, "memories/preferences/seating.md").content
+        memory(root, "memories/preferences/default/seating.md").content
         == "- The user prefers aisle seats on flights."
     )
     [history_id] = task["result"]["history_ids"]
@@ -223,8 +226,8 @@ def test_a_peers_memory_from_the_model_goes_to_the_peers_space(tmp_path: Path) -
         schema = fake.chat_requests[-1].body["response_format"]["json_schema"]["schema"]
     assert task["status"] == "completed", task
     assert schema["properties"]["preferences"]["items"]["properties"]["peer_id"]["enum"] == ["bob"]
-    assert memory(root, "peers/bob/memories/preferences/trains.md").content == "- Bob prefers trains."
-    assert not (root / "memories/preferences/trains.md").exists()
+    assert memory(root, "peers/bob/memories/preferences/bob/trains.md").content == "- Bob prefers trains."
+    assert not (root / "memories/preferences/default/trains.md").exists()
 
 
 def test_a_task_reads_running_while_its_extraction_runs(tmp_path: Path) -> None:
