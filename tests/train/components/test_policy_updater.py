@@ -408,6 +408,6 @@ def test_case_uris_a_trajectory_names_are_checked_before_they_are_linked(store: 
         assert store.paths.path_for(uri).read_bytes() == text
     links = parse_memory(case_path.read_text()).fields["links"]
     assert {(x["to_uri"], x["link_type"]) for x in links} == {
-        (TRAJ, "produced"),
-        (experience_uri("refund_status"), "produced"),
+        (TRAJ, "related_to"),
+        (experience_uri("refund_status"), "related_to"),
     }
