@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
-from server_support import threaded_server
+from server_support import start_cli_server, stop, threaded_server
 from workspace_support import build_sample_workspace
 
 from ovtui.servers.openviking.app import create_session_app
@@ -55,13 +55,29 @@ CONVERSATION: list[dict[str, Any]] = [
 ]
 
 
+def approving_sample_workspace(root: Path) -> Path:
+    """A sample workspace at ``root`` whose plans are applied without review."""
+    build_sample_workspace(root)
+    config = root / "ovtui.toml"
+    config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
+    return root
+
+
+@contextmanager
+def ovtui_serve(root: Path) -> Iterator[str]:
+    """``ovtui serve`` of the workspace at ``root`` in its own process on 127.0.0.1; yields its URL."""
+    proc, url = start_cli_server(["serve", str(root), "--port", "0"])
+    try:
+        yield url
+    finally:
+        stop(proc)
+
+
 @contextmanager
 def served_sample_workspace(root: Path) -> Iterator[tuple[httpx.Client, Path]]:
     """A sample workspace at ``root`` (plans applied without review) behind the session API on
     127.0.0.1; yields a client for it and the workspace root."""
-    build_sample_workspace(root)
-    config = root / "ovtui.toml"
-    config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
+    approving_sample_workspace(root)
     app = create_session_app(Workspace(root), watch_inbox=False)
     with threaded_server(app) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield client, root

@@ -22,11 +22,20 @@ MAX_MEMORY_FILE_BYTES = 4 * MIB  # a memory file (prose, not a data dump)
 MAX_ROLLOUT_BYTES = 16 * MIB  # one inbox rollout file
 MAX_DATASET_LINE_BYTES = 1 * MIB  # one case (a JSONL line)
 MAX_CONFIG_BYTES = 256 * KIB  # ovtui.toml
-# The hotness use log is folded into its summary once it passes this size; neither is read whole
+# The use ledger's log is folded into its summary once it passes this size; neither is read whole
 # above its read limit (a log that big means compaction keeps failing: it is reported, not read).
-HOTNESS_COMPACT_BYTES = 1 * MIB
-MAX_HOTNESS_LOG_BYTES = 16 * MIB
-MAX_HOTNESS_SUMMARY_BYTES = 16 * MIB
+LEDGER_COMPACT_BYTES = 1 * MIB
+MAX_LEDGER_LOG_BYTES = 16 * MIB
+MAX_LEDGER_SUMMARY_BYTES = 128 * MIB
+# What the summary keeps, so it stays bounded however long a workspace is used: per memory the
+# newest results it fed and its newest versions; the consumers (sessions, rollouts) whose uses wait
+# for an outcome or may come again, the least recently active forgotten first, each with at most
+# so many memories and commit keys.
+LEDGER_FED_PER_MEMORY = 50
+LEDGER_VERSIONS_PER_MEMORY = 4
+LEDGER_CONSUMERS = 2048
+LEDGER_MEMORIES_PER_CONSUMER = 128
+LEDGER_KEYS_PER_CONSUMER = 16
 
 # --- what flows into a memory file --------------------------------------------------------------
 MAX_MEMORY_TEXT_BYTES = 1 * MIB  # one text field of a memory (its body included), UTF-8
@@ -48,6 +57,13 @@ JSON_BYTES_PER_CHAR = 6
 # the benchmark service (a case, ≤ 1 MiB as a dataset line, and the experiences of a policy set,
 # ≤ 4 MiB each as memory files) stays far below it for any set that is trained on.
 MAX_REQUEST_BODY_BYTES = 128 * MIB
+
+# --- what ovtui reads from a benchmark service (the remote case source) -------------------------
+# One answer, read up to here and refused past it (never read whole first). An execution carries one
+# rollout, bounded as an inbox rollout file is, plus its few fields around it; a page of cases fits
+# too (a case is at most a dataset line: 16 of the largest, a hundred of a few KiB).
+MAX_SERVICE_ANSWER_BYTES = MAX_ROLLOUT_BYTES + 64 * KIB
+MAX_ERROR_DETAIL_BYTES = 64 * KIB  # of an error answer: only its reason is shown
 
 CUT_MARKER = "[… cut by ovtui: {n} more {unit} …]"
 

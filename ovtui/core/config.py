@@ -10,7 +10,7 @@ An API key never lives here: ``[llm] api_key_env`` names the environment variabl
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -102,6 +102,27 @@ class RetrievalConfig(Section):
     hotness_half_life_days: float = Field(7.0, gt=0, le=3650)
 
 
+class EmbeddingConfig(Section):
+    """``[embedding]``: dense vectors for retrieval from any OpenAI-compatible ``/v1/embeddings``
+    endpoint, fused with the lexical score (the section absent: retrieval is lexical). Vectors are
+    cached per content hash under ``.ovtui/embeddings/``; the key lives in ``api_key_env``."""
+
+    base_url: str = Field("http://127.0.0.1:8000/v1", max_length=2048, pattern=r"^https?://")
+    model: str = Field("text-embedding-3-small", min_length=1, max_length=256)
+    api_key_env: str = Field("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+    # Asked of the endpoint when set (models that can shorten their vectors); else its own size.
+    dimensions: int | None = Field(None, ge=1, le=16_384)
+    batch: int = Field(64, ge=1, le=2048)  # texts per request
+    timeout: float = Field(30.0, gt=0, le=3600)
+    max_retries: int = Field(2, ge=0, le=20)
+    # How vectors travel: base64 (little-endian float32, smaller) or a JSON list of floats.
+    encoding_format: Literal["base64", "float"] = "base64"
+    # The dense share of a hit's score: (1 - weight) · lexical + weight · cosine ("weighted"), or
+    # reciprocal-rank fusion of the two rankings ("rrf").
+    weight: float = Field(0.5, ge=0, le=1)
+    fusion: Literal["weighted", "rrf"] = "weighted"
+
+
 class SessionsConfig(Section):
     """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
     OpenViking server) and how long it waits for a commit's task; how this workspace's own commits
@@ -111,6 +132,9 @@ class SessionsConfig(Section):
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
     commit_timeout: float = Field(600.0, gt=0, le=86_400)
     max_in_flight: int = Field(8, ge=1, le=256)
+    # After the session-commit trainer's commits, the experiences the server changed come back as a
+    # pending plan of this workspace (read from each commit's memory_diff on the server).
+    review_remote: bool = True
     # The trainer of a commit's cases (an entry point of ovtui.trainers that takes rollouts one by
     # one), shared by every commit of the process.
     train_with: ComponentName = "streaming-idle"
@@ -139,7 +163,9 @@ class RemoteDatasetConfig(Section):
     filters: dict[str, Any] = Field(default_factory=dict)
     api_key_env: str | None = None
     max_in_flight: int = Field(32, ge=1, le=1024)
-    timeout: float = Field(600.0, gt=0)
+    timeout: float = Field(600.0, gt=0)  # one case, from submit to result
+    request_timeout: float = Field(60.0, gt=0)  # one request, its answer read whole
+    max_pages: int = Field(1000, ge=1)  # of the case query: paging stops with an error past it
 
     @field_validator("url")
     @classmethod
@@ -170,3 +196,5 @@ class OvtuiConfig(Section):
     tau2: Tau2Config = Field(default_factory=Tau2Config)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    # Dense retrieval: present only when the workspace names an embeddings endpoint.
+    embedding: EmbeddingConfig | None = None

@@ -178,3 +178,15 @@ class ExperienceReader(Protocol):
         ...
 
     def __hash__(self) -> int: ...  # notes are cached per reader and body
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Dense vectors of texts (an OpenAI-compatible ``/v1/embeddings`` endpoint, or a local model):
+    one vector per text, in order, all of one length. ``space`` names the vector space (endpoint,
+    model, size): vectors are cached and compared only within one space."""
+
+    @property
+    def space(self) -> str: ...
+
+    async def embed(self, texts: list[str]) -> list[list[float]]: ...

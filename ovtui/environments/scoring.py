@@ -19,7 +19,10 @@ class RecordError(ValueError):
 
 def record_of(line: str) -> dict[str, Any]:
     """One JSONL line as an object (json.JSONDecodeError or RecordError otherwise)."""
-    record = json.loads(line)
+    try:
+        record = json.loads(line)
+    except RecursionError:  # ``[[[[…`` deeper than the parser goes
+        raise RecordError("nested too deeply to read") from None
     if not isinstance(record, dict):
         raise RecordError("a line must be a JSON object")
     return record

@@ -14,7 +14,7 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -31,8 +31,47 @@ MAX_QUERY_TERMS = 24
 COMMON_AFTER = 50  # documents: from this size on, words in more than half of them are skipped
 
 
+class _EveryTerm:
+    """The copied postings of an index changed in place: all of them are its own already (such an
+    index is never derived from another, nor another from it)."""
+
+    def __contains__(self, term: object) -> bool:
+        return True
+
+    def add(self, term: str) -> None:
+        return None
+
+    def discard(self, term: str) -> None:
+        return None
+
+
+_OWN = _EveryTerm()
+Copied = set[str] | _EveryTerm  # the terms whose postings an index change may write in place
+
+
 def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower().replace("_", " ")) if t not in _STOP]
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude stemmer, enough for "refunded"/"refund" and "cancelled"/"cancel" to meet (cached:
+    a workspace's vocabulary is small next to the words it indexes)."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) >= 4 and word.endswith("e"):
+        word = word[:-1]
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeious":
+        word = word[:-1]
+    return word
+
+
+def stemmed_tokens(text: str) -> list[str]:
+    """``tokenize`` with each word stemmed: what retrieval indexes and queries with, so a request
+    saying "cancelled" finds the memory saying "cancel"."""
+    return [stem(token) for token in tokenize(text)]
 
 
 @lru_cache(maxsize=32768)
@@ -48,6 +87,8 @@ class LexicalIndex:
     snapshot from this one: only documents whose tokens changed are re-indexed, and postings are
     copied on write, so the old index stays valid. A training run applies a plan per batch; a
     rebuild over 1,000 experiences after every apply was the biggest cost of plan-and-apply.
+    ``put`` and ``discard`` change an index in place instead (the workspace's retrieval index,
+    which one lock guards): a changed file costs its own words, not a copy of every posting.
     """
 
     def __init__(self, documents: Sequence[Sequence[str]], keys: Sequence[Hashable] | None = None) -> None:
@@ -81,19 +122,19 @@ class LexicalIndex:
     def shared_keys(self, keys: Sequence[Hashable]) -> int:
         return sum(key in self._tokens for key in keys)
 
-    def _writable(self, term: str, copied: set[str]) -> dict[Hashable, int]:
+    def _writable(self, term: str, copied: Copied) -> dict[Hashable, int]:
         if term not in copied:
             self._postings[term] = dict(self._postings.get(term, {}))
             copied.add(term)
-        return self._postings[term]
+        return self._postings.setdefault(term, {})
 
-    def _add(self, key: Hashable, document: Sequence[str], copied: set[str]) -> None:
+    def _add(self, key: Hashable, document: Sequence[str], copied: Copied) -> None:
         self._tokens[key] = document
         self._lengths[key] = len(document)
         for term, count in Counter(document).items():
             self._writable(term, copied)[key] = count
 
-    def _remove(self, key: Hashable, copied: set[str]) -> None:
+    def _remove(self, key: Hashable, copied: Copied) -> None:
         for term in set(self._tokens.pop(key)):
             posting = self._writable(term, copied)
             del posting[key]
@@ -104,28 +145,81 @@ class LexicalIndex:
 
     def _finish(self, keys: Sequence[Hashable]) -> None:
         self.size = len(keys)
-        self._position = {key: i for i, key in enumerate(keys)}
-        average = (sum(self._lengths.values()) / self.size) if self.size else 0.0
-        self._norm = {k: K1 * (1 - B + B * n / (average or 1.0)) for k, n in self._lengths.items()}
+        self._total_length = sum(self._lengths.values())
+        self._positions: dict[Hashable, int] | None = {key: i for i, key in enumerate(keys)}
+
+    # --- in place ---
+    def put(self, key: Hashable, document: Sequence[str]) -> None:
+        """Index ``document`` under ``key``, replacing what the key held."""
+        if key in self._tokens:
+            self.discard(key)
+        self._tokens[key] = document
+        self._lengths[key] = len(document)
+        postings = self._postings
+        for term, count in Counter(document).items():
+            found = postings.get(term)
+            if found is None:
+                postings[term] = {key: count}
+            else:
+                found[key] = count
+        self.size += 1
+        self._total_length += len(document)
+        self._positions = None
+
+    def discard(self, key: Hashable) -> None:
+        if key not in self._tokens:
+            return
+        self._total_length -= self._lengths[key]
+        self._remove(key, _OWN)
+        self.size -= 1
+        self._positions = None
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._tokens
+
+    @property
+    def _position(self) -> dict[Hashable, int]:
+        if self._positions is None:  # changed in place: the documents in the order they were put
+            self._positions = {key: i for i, key in enumerate(self._tokens)}
+        return self._positions
 
     def _idf(self, term: str) -> float:
-        found = len(self._postings[term])
+        found = len(self._postings.get(term, ()))
         return math.log(1 + (self.size - found + 0.5) / (found + 0.5))
 
-    def _accumulate(self, query: Sequence[str]) -> dict[int, float]:
+    def knows(self, term: str) -> bool:
+        return term in self._postings
+
+    def matches(
+        self, query: Sequence[str], known: Collection[str] | None = None
+    ) -> tuple[dict[Hashable, float], float]:
+        """The BM25 score of every document holding a query word, by key, and the most any document
+        could score (each scored word repeated without end): dividing by it gives a score in
+        [0, 1) that means the same whatever the size of the index. A word no document holds (an
+        id) is no evidence either way and does not count, unless it is in ``known`` (words other
+        indexes searched with this one hold: there it is a word this index lacks)."""
         totals: dict[Hashable, float] = {}
         # In a large set, a word found in most documents barely moves a score but touches every one.
         common = self.size // 2 if self.size >= COMMON_AFTER else self.size + 1
-        terms = [t for t in set(query) if t in self._postings and len(self._postings[t]) <= common]
+        words = set(query)
+        terms = [t for t in words if t in self._postings and len(self._postings[t]) <= common]
         if len(terms) > MAX_QUERY_TERMS:
             terms = sorted(terms, key=lambda t: (-self._idf(t), t))[:MAX_QUERY_TERMS]
-        norm = self._norm
+        lacking = sum(t not in self._postings for t in words & set(known or ()))
+        full = (sum(map(self._idf, terms)) + lacking * self._idf("")) * (K1 + 1)
+        average = (self._total_length / self.size) if self.size else 0.0
+        base, per_word = K1 * (1 - B), K1 * B / (average or 1.0)
+        lengths = self._lengths
         for term in terms:
             idf = self._idf(term)
             for key, count in self._postings[term].items():
-                totals[key] = totals.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm[key])
+                norm = base + per_word * lengths[key]
+                totals[key] = totals.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
+        return totals, full
+
+    def _accumulate(self, query: Sequence[str]) -> dict[int, float]:
         position = self._position
-        return {position[key]: score for key, score in totals.items()}
+        return {position[key]: score for key, score in self.matches(query)[0].items()}
 
     def scores(self, query: Sequence[str]) -> list[float]:
         """One score per document (0 where no query word occurs)."""

@@ -11,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ovtui.core.domain import Case, Experience, Rollout
 
 MAX_PAGE = 1000
+# An execution id goes into the poll route's path: one segment, no "/", no "..", not endless.
+EXECUTION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._~:-]*$"
+MAX_EXECUTION_ID_CHARS = 200
 
 
 class Wire(BaseModel):
@@ -62,7 +65,7 @@ ExecutionState = Literal["queued", "running", "completed", "failed"]
 
 
 class Execution(Wire):
-    execution_id: str
+    execution_id: str = Field(pattern=EXECUTION_ID_PATTERN, max_length=MAX_EXECUTION_ID_CHARS)
     status: ExecutionState
     case_name: str = ""
     created_at: float

@@ -1,23 +1,35 @@
-"""The wire and file shapes of sessions: messages with text and tool parts and a
-``peer_id``, the per-session MemoryPolicy, and the request bodies of OpenViking's session API.
+"""The wire and file shapes of sessions: messages with text, tool, context and image parts and a
+``peer_id``, the per-session MemoryPolicy and auto-commit policy, and the request bodies of
+OpenViking's session API.
 
 Request bodies ignore keys they do not know (OpenViking clients send more than ovtui uses:
-``role_id``, context parts, ``token_budget``…); a known key with a wrong value is an error
-naming the field. What is stored (``SessionMessage``, ``SessionMeta``) forbids unknown keys like
-every other file ovtui reads back.
+``role_id``, ``turn_id``, ``telemetry``…); a known key with a wrong value is an error naming the
+field. What is stored (``SessionMessage``, ``SessionMeta``) forbids unknown keys like every other
+file ovtui reads back.
+
+Context and image parts are stored with their message (an archive keeps the whole conversation)
+but extraction reads text and tool parts only: ``SessionMessage.to_message`` leaves them out, and a
+commit's task result counts what was left out.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ovtui.core.bounds import MAX_BATCH_MESSAGES, MAX_TEXT_CHARS
-from ovtui.core.domain import Message, Part, TextPart, ToolPart
+from ovtui.core.domain import Message, TextPart, ToolPart
 from ovtui.core.errors import UnsafePathError
 from ovtui.core.names import validate_name
+from ovtui.protocols.wire_json import find_unclean
+
+MAX_URI_CHARS = 4096
+# Roles OpenAI-style agents send. OpenViking stores any string; ovtui names a role it would not
+# know how to read (a typo) instead.
+Role = Literal["system", "developer", "user", "assistant", "tool"]
 
 
 def now_iso() -> str:
@@ -37,23 +49,111 @@ def check_peer_id(value: str | None) -> str | None:
 # --- stored -------------------------------------------------------------------------------------
 
 
+class ContextPart(BaseModel):
+    """A memory, resource or skill the agent had in front of it (OpenViking's context part)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["context"] = "context"
+    uri: str = ""
+    context_type: Literal["memory", "resource", "skill"] = "memory"
+    abstract: str = ""
+
+
+class ImageUrl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    detail: str | None = None
+
+
+class ImagePart(BaseModel):
+    """An image the message carried, by URL (a ``data:`` URL included), as OpenAI's API sends it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["image_url"] = "image_url"
+    image_url: ImageUrl
+
+
+StoredPart = Annotated[TextPart | ToolPart | ContextPart | ImagePart, Field(discriminator="type")]
+NOT_EXTRACTED = ("context", "image_url")  # part types stored but not read by extraction
+
+
 class SessionMessage(BaseModel):
     """One line of ``sessions/<id>/messages.jsonl``: a domain Message plus who said it and when."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str
-    role: Literal["system", "user", "assistant", "tool"]
-    parts: list[Part] = Field(default_factory=list)
+    role: Role
+    parts: list[StoredPart] = Field(default_factory=list)
     peer_id: str | None = None
     created_at: str = Field(default_factory=now_iso)
 
     def to_message(self) -> Message:
-        return Message(role=self.role, parts=list(self.parts))
+        """What extraction and training read: text and tool parts; a developer message is the
+        system instructions of newer OpenAI-style agents."""
+        role = "system" if self.role == "developer" else self.role
+        return Message(role=role, parts=[p for p in self.parts if isinstance(p, TextPart | ToolPart)])
 
     @property
     def text(self) -> str:
         return self.to_message().text
+
+
+# --- pending tokens (OpenViking's estimate, so a client's thresholds mean the same here) ---------
+
+# Characters counted as 6 quarter-tokens (1.5 tokens): CJK ideographs, Hangul, kana, CJK symbols,
+# compatibility ideographs, full-width forms. Everything else in the BMP is 1 quarter-token,
+# everything beyond it 8 (2 tokens).
+WIDE_RANGES = (
+    (0x1100, 0x11FF),
+    (0x3000, 0x30FF),
+    (0x3130, 0x318F),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0xFF00, 0xFFEF),
+    (0x20000, 0x2EBEF),
+)
+
+
+def _quarter_tokens(char: str) -> int:
+    code = ord(char)
+    if code < 0x1100:
+        return 1
+    if any(low <= code <= high for low, high in WIDE_RANGES):
+        return 6
+    return 8 if code > 0xFFFF else 1
+
+
+def estimate_tokens(text: str) -> int:
+    """About four ASCII characters a token; wide scripts count more (rounded up)."""
+    if text.isascii():
+        return (len(text) + 3) // 4
+    return (sum(_quarter_tokens(c) for c in text) + 3) // 4
+
+
+def message_tokens(message: SessionMessage) -> int:
+    """What the message adds to a prompt: its texts, context abstracts and tool calls (images 0)."""
+    pieces: list[str] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            pieces.append(part.text)
+        elif isinstance(part, ContextPart):
+            pieces.append(part.abstract)
+        elif isinstance(part, ToolPart):
+            pieces += [part.tool_id, part.tool_name]
+            if part.tool_input:
+                pieces.append(json.dumps(part.tool_input, ensure_ascii=False))
+            pieces.append(part.tool_output)
+    return estimate_tokens("".join(pieces))
+
+
+# --- policies -----------------------------------------------------------------------------------
 
 
 class SelfPolicy(BaseModel):
@@ -94,6 +194,81 @@ class MemoryPolicy(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
 
+MIN_IDLE_TIMEOUT_SECONDS = 300
+# Each field's default and the range a value is clamped to (OpenViking's bounds).
+AUTO_COMMIT_FIELDS: dict[str, tuple[int, int, int]] = {
+    "pending_token_threshold": (150_000, 0, 1_000_000),
+    "message_count_threshold": (100, 0, 1_000),
+    "idle_timeout_seconds": (86_400, 0, 604_800),
+    "keep_recent_count": (0, 0, 1_000),
+    "min_commit_interval_seconds": (0, 0, 604_800),
+}
+
+
+class AutoCommitPolicy(BaseModel):
+    """When a message write commits the session by itself: when its pending tokens or its live
+    message count pass a threshold (strictly; 0 turns that test off), no sooner than
+    ``min_commit_interval_seconds`` after the last automatic commit, keeping the newest
+    ``keep_recent_count`` messages live. ``idle_timeout_seconds`` is stored for OpenViking
+    clients; ovtui runs no idle scanner."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pending_token_threshold: int = AUTO_COMMIT_FIELDS["pending_token_threshold"][0]
+    message_count_threshold: int = AUTO_COMMIT_FIELDS["message_count_threshold"][0]
+    idle_timeout_seconds: int = AUTO_COMMIT_FIELDS["idle_timeout_seconds"][0]
+    keep_recent_count: int = AUTO_COMMIT_FIELDS["keep_recent_count"][0]
+    min_commit_interval_seconds: int = AUTO_COMMIT_FIELDS["min_commit_interval_seconds"][0]
+
+    def due(self, *, message_count: int, pending_tokens: int) -> bool:
+        tokens = self.pending_token_threshold and pending_tokens > self.pending_token_threshold
+        messages = self.message_count_threshold and message_count > self.message_count_threshold
+        return bool(tokens or messages)
+
+
+class AutoCommitPolicyIn(BaseModel):
+    """A policy as a request sets it: fields left out take their defaults, values are clamped to
+    their range; an unknown key or an explicit null is refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pending_token_threshold: int | None = None
+    message_count_threshold: int | None = None
+    idle_timeout_seconds: int | None = None
+    keep_recent_count: int | None = None
+    min_commit_interval_seconds: int | None = None
+
+    @field_validator("idle_timeout_seconds")
+    @classmethod
+    def _idle(cls, value: int | None) -> int | None:
+        if value is not None and value != 0 and value < MIN_IDLE_TIMEOUT_SECONDS:
+            raise ValueError(f"must be 0 or at least {MIN_IDLE_TIMEOUT_SECONDS}")
+        return value
+
+    @model_validator(mode="after")
+    def _no_nulls(self) -> AutoCommitPolicyIn:
+        nulls = sorted(f for f in self.model_fields_set if getattr(self, f) is None)
+        if nulls:
+            raise ValueError(
+                f"{', '.join(nulls)}: must be integers (send auto_commit_policy: null to turn automatic "
+                "commits off)"
+            )
+        return self
+
+    def effective(self) -> AutoCommitPolicy:
+        values = {}
+        for name, (default, low, high) in AUTO_COMMIT_FIELDS.items():
+            given = getattr(self, name)
+            values[name] = default if given is None else min(max(given, low), high)
+        return AutoCommitPolicy(**values)
+
+
+def zero_usage() -> dict[str, int]:
+    return dict.fromkeys(
+        ("prompt_tokens", "completion_tokens", "total_tokens", "cached_tokens", "reasoning_tokens"), 0
+    )
+
+
 class SessionMeta(BaseModel):
     """``sessions/<id>/meta.json``."""
 
@@ -103,7 +278,16 @@ class SessionMeta(BaseModel):
     created_at: str = Field(default_factory=now_iso)
     updated_at: str = Field(default_factory=now_iso)
     memory_policy: dict[str, Any] = Field(default_factory=lambda: MemoryPolicy().dump())
-    commit_count: int = 0
+    auto_commit_policy: AutoCommitPolicy | None = None
+    commit_count: int = 0  # the number of the last archive (archive_NNN)
+    keep_recent_count: int = 0  # the keep window of the last commit asked for
+    total_message_count: int = 0  # every message ever added
+    last_message_at: str = ""
+    last_commit_at: str = ""
+    last_auto_commit_at: str = ""
+    # What the commits' background phases extracted and the model calls they made, summed.
+    memories_extracted: dict[str, int] = Field(default_factory=lambda: {"total": 0})
+    llm_token_usage: dict[str, int] = Field(default_factory=zero_usage)
 
     def policy(self) -> MemoryPolicy:
         return MemoryPolicy.model_validate(self.memory_policy)
@@ -125,18 +309,48 @@ class ToolPartIn(BaseModel):
     tool_output: str = Field("", max_length=MAX_TEXT_CHARS)
     tool_status: Literal["completed", "error", "pending", "running"] = "completed"
 
+    @field_validator("tool_input")
+    @classmethod
+    def _storable(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # A request body is checked before it gets here; a conversation file (its JSON parser
+        # takes NaN and 1e400) is checked here: they would be stored as null.
+        found = find_unclean(value) if value else None
+        if found:
+            raise ValueError(f"{'.'.join(map(str, found.where))}: {found.problem}")
+        return value
+
 
 class ContextPartIn(BaseModel):
-    """OpenViking's context part (a memory or resource the agent read): accepted, not stored."""
-
     type: Literal["context"]
+    uri: str = Field("", max_length=MAX_URI_CHARS)
+    context_type: Literal["memory", "resource", "skill"] = "memory"
+    abstract: str = Field("", max_length=MAX_TEXT_CHARS)
 
 
-PartIn = Annotated[TextPartIn | ToolPartIn | ContextPartIn, Field(discriminator="type")]
+class ImagePartIn(BaseModel):
+    type: Literal["image_url"]
+    image_url: str | ImageUrl
+
+    @field_validator("image_url")
+    @classmethod
+    def _url(cls, value: str | ImageUrl) -> str | ImageUrl:
+        url = value if isinstance(value, str) else value.url
+        if not url.strip():
+            raise ValueError("an image_url part needs a non-empty URL")
+        if len(url) > MAX_TEXT_CHARS:
+            raise ValueError(f"the URL is longer than {MAX_TEXT_CHARS} characters")
+        return value
+
+    def stored(self) -> ImagePart:
+        url = self.image_url if isinstance(self.image_url, ImageUrl) else ImageUrl(url=self.image_url)
+        return ImagePart(image_url=url)
+
+
+PartIn = Annotated[TextPartIn | ToolPartIn | ContextPartIn | ImagePartIn, Field(discriminator="type")]
 
 
 class AddMessageRequest(BaseModel):
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     content: str | None = Field(None, max_length=MAX_TEXT_CHARS)
     parts: list[PartIn] | None = Field(None, max_length=64)
     peer_id: str | None = None
@@ -165,7 +379,7 @@ class AddMessageRequest(BaseModel):
         return self
 
     def to_stored(self, message_id: str) -> SessionMessage:
-        parts: list[TextPart | ToolPart] = []
+        parts: list[TextPart | ToolPart | ContextPart | ImagePart] = []
         if self.parts is not None:  # parts win over content, as in OpenViking
             for part in self.parts:
                 if isinstance(part, TextPartIn):
@@ -180,6 +394,12 @@ class AddMessageRequest(BaseModel):
                             tool_status=part.tool_status,
                         )
                     )
+                elif isinstance(part, ContextPartIn):
+                    parts.append(
+                        ContextPart(uri=part.uri, context_type=part.context_type, abstract=part.abstract)
+                    )
+                else:
+                    parts.append(part.stored())
         elif self.content:
             parts.append(TextPart(text=self.content))
         return SessionMessage(
@@ -198,3 +418,34 @@ class AddMessagesBatchRequest(BaseModel):
 class CreateSessionRequest(BaseModel):
     session_id: str | None = None
     memory_policy: MemoryPolicy | None = None
+    auto_commit_policy: AutoCommitPolicyIn | None = None
+
+
+class UpdateSessionConfigRequest(BaseModel):
+    """``PATCH /sessions/{id}/config``: a field left out is left as it is; ``auto_commit_policy:
+    null`` turns automatic commits off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    auto_commit_policy: AutoCommitPolicyIn | None = None
+    memory_extraction_config: dict[str, Any] | None = None  # OpenViking's event tags: not used
+    telemetry: Any = None
+
+
+class CommitRequest(BaseModel):
+    """``POST /sessions/{id}/commit``: archive all but the newest ``keep_recent_count`` messages."""
+
+    keep_recent_count: int = Field(0, ge=0, le=10_000)
+    reset_context: bool = False
+    retention_mode: Literal["turn_budget"] | None = None
+
+    @model_validator(mode="after")
+    def _supported(self) -> CommitRequest:
+        if self.retention_mode is not None:
+            raise ValueError(
+                "retention_mode: ovtui keeps a window of the newest messages (keep_recent_count), "
+                "not a turn budget"
+            )
+        if self.reset_context and self.keep_recent_count:
+            raise ValueError("reset_context needs keep_recent_count 0")
+        return self

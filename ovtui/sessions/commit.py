@@ -8,8 +8,12 @@
    after the repair round) fails the commit before anything is written: no memory, no history
    record, no memory_diff; the archive stays;
 2. every case becomes a Rollout of the commit's messages and goes through the streaming trainer
-   (``[sessions] train_with``, injected too) and the review gate like any rollout (a session of
-   the training protocol — a CaseSpec first — is one rollout directly, without extraction);
+   (``[sessions] train_with``, injected too) and the review gate like any rollout;
+   a training session (``protocols.training_session``: a CaseSpec v1 first, a memory policy of
+   training types only) is one rollout directly, without extraction: its case file, trajectories
+   and experiences come from the case, rubric and evaluation it supplies (the evaluation grades
+   the rollout); a CaseSpec the commit cannot train from fails it with the reason, before
+   anything is written — it is never mined as a conversation;
 3. one ``memory_diff.json`` in the archive folder, written even when nothing changed: the
    operations of every history record the commit produced, those records' ids, and the plans
    still waiting for a person.
@@ -17,11 +21,16 @@
 The trainer is shared by every commit of the process and flushes when no other commit is still
 being analysed, so a lone commit does not wait for a batching window and concurrent commits share
 one plan (one lock, one apply).
+
+Before its memory_diff, a commit tells the use ledger how it went (``sessions.outcomes``): the
+experiences the session read through its own tool calls, and its cases' results, linked to every
+memory the session used since its last commit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -42,7 +51,15 @@ from ovtui.memory.memory_diff import (
     utc_stamp,
 )
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
-from ovtui.protocols.training_session import is_training_session, rollout_from_messages
+from ovtui.protocols.training_session import (
+    EXPERIENCES,
+    TRAINING_POLICY,
+    TrainingSessionError,
+    casespec_header,
+    is_training_policy,
+    rollout_from_messages,
+)
+from ovtui.sessions.outcomes import commit_outcome
 from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
@@ -57,6 +74,7 @@ from ovtui.train.backends.session_extraction import (
 if TYPE_CHECKING:
     from ovtui.core.config import SessionsConfig
     from ovtui.core.context import RunContext
+    from ovtui.memory.ledger import UseLedger
     from ovtui.memory.store import MemoryStore
     from ovtui.train.review.pending import PendingPlans
 
@@ -143,8 +161,10 @@ class SessionCommitter:
         extractor: Callable[[], SessionExtractor],
         training: Callable[[], Awaitable[SessionTraining]],
         settings: SessionsConfig,
+        ledger: UseLedger | None = None,
     ) -> None:
         self.store = store
+        self.ledger = ledger  # where the commit's outcome is linked to the memories the session used
         self.paths = store.paths
         self.sessions = sessions
         self.run = run
@@ -190,9 +210,13 @@ class SessionCommitter:
         plain = [m.to_message() for m in messages]
         outcome = CommitOutcome(archive=archive, diff=MemoryDiff())
         to_write: list[ExtractedMemory] = []
-        if is_training_session(plain):
-            rollouts = [rollout_from_messages(plain, snapshot)]
-            analyses: list[RolloutAnalysis | None] = [None]
+        analyses: list[RolloutAnalysis | None]
+        if casespec_header(plain) is not None:
+            # The trajectory is named by the rollout's first message: the one after the CaseSpec.
+            first_at = messages[1].created_at if len(messages) > 1 else None
+            rollouts, analyses, to_write = await self._training_session(
+                plain, archive, policy, snapshot, first_at
+            )
             outcome.memories_extracted["cases"] = 1
         else:
             self.memories.begin()
@@ -232,15 +256,67 @@ class SessionCommitter:
             outcome.pending_plans.append(written.pending_plan)
         outcome.errors += written.errors
         outcome.skipped += [*outcome.peers.skipped_operations, *written.skipped]
+        results: list[RolloutTrainingResult] = []
         if rollouts:
             trainer = (await self.training()).trainer
             runs = zip(rollouts, analyses, strict=True)
             results = await asyncio.gather(*(trainer.submit_rollout(r, a) for r, a in runs))
             self._collect(outcome, results)
+        if self.ledger is not None:  # how it went, linked to the memories the session used
+            await asyncio.to_thread(
+                self._record_outcome, self.ledger, archive, messages, rollouts, analyses, results
+            )
         # Reading records and writing the diff are file work: off the loop the server's routes share.
         outcome.diff = await asyncio.to_thread(self._diff, outcome)
         await asyncio.to_thread(self.sessions.write_diff, archive, outcome.diff)
         return outcome
+
+    async def _training_session(
+        self,
+        plain: list[Message],
+        archive: Archive,
+        policy: MemoryPolicy,
+        snapshot: str,
+        first_message_at: str | None,
+    ) -> tuple[list[Rollout], list[RolloutAnalysis | None], list[ExtractedMemory]]:
+        """The rollout a training session supplies, analysed (its trajectories written), and its case
+        memory; the rollout is returned for the trainer only when experiences are allowed."""
+        rollout = rollout_from_messages(plain, snapshot)
+        allowed = policy.memory_types if policy.memory_types is not None else self.store.registry.names()
+        if not is_training_policy(allowed):
+            named = ", ".join(sorted(allowed)) or "nothing"
+            raise TrainingSessionError(
+                "the session starts with a CaseSpec but its memory_policy.memory_types allow "
+                f"{named if policy.memory_types is not None else 'every type (none given)'}: a "
+                "training session allows cases and trajectories (and experiences, to train them) "
+                f"and nothing else — create it with memory_policy {json.dumps(TRAINING_POLICY)}"
+            )
+        uri = case_uri(self.store, rollout.case)
+        rollout.metadata = {
+            SOURCE_ARCHIVE_URI: archive.uri,
+            FIRST_MESSAGE_AT: first_message_at,
+            **({"case_uris": [uri]} if uri else {}),
+        }
+        if EXPERIENCES in allowed:
+            analysis = (await self._analyze([rollout]))[0]
+            trained = [rollout]
+        else:  # trajectories only: no trainer runs after it, so an analysis that fails fails the commit
+            analysis = await (await self.training()).analyzer.analyze(rollout)
+            trained = []
+        produced = [t.uri for t in analysis.trajectories] if analysis else None
+        return trained, [analysis] if trained else [], [case_memory(rollout.case, produced)]
+
+    def _record_outcome(
+        self,
+        ledger: UseLedger,
+        archive: Archive,
+        messages: list[SessionMessage],
+        rollouts: list[Rollout],
+        analyses: list[RolloutAnalysis | None],
+        results: list[RolloutTrainingResult],
+    ) -> None:
+        record = commit_outcome(self.store, archive.session_id, messages, rollouts, analyses, results)
+        ledger.try_record([record])
 
     def _case_rollout(
         self,

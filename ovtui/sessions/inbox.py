@@ -20,7 +20,8 @@ from ovtui.core.events import EventBus
 from ovtui.memory.intake import content_key, record_relpath, was_taken
 from ovtui.protocols.sessions import AddMessageRequest, MemoryPolicy, SessionMessage, now_iso
 from ovtui.sessions.commit import CommitOutcome, SessionCommitter
-from ovtui.sessions.store import Archive, SessionError, SessionStore, check_session_id, read_jsonl
+from ovtui.sessions.session_files import read_jsonl
+from ovtui.sessions.store import Archive, SessionError, SessionStore, check_session_id
 from ovtui.storage import fsio
 from ovtui.storage.paths import WorkspacePaths
 from ovtui.storage.reading import read_bounded

@@ -1,97 +1,158 @@
 """Sessions in the workspace: ``sessions/<id>/{meta.json, messages.jsonl}`` (the live session) and
-``sessions/<id>/history/archive_NNN/{messages.jsonl, memory_diff.json}`` (one per commit).
+``sessions/<id>/history/archive_NNN/{commit.json, messages.jsonl, memory_diff.json}`` (one per
+commit; ``sessions.archiving`` says how one is made in one step or not at all).
 
 A session id becomes a folder name, so it is checked by the workspace's one name rule (no
 separators, no ``..``, no control characters, not a reserved device name, bounded length) before
 anything touches the disk. Every write goes through ``ovtui.storage.fsio`` (inside the root,
 links refused, atomic where a reader may look).
 
-Phase 1 of a commit (``archive``) moves the live ``messages.jsonl`` into the next archive folder
-with one link-then-unlink: a crash between the two leaves the live file as a second link of the
-archived one, which the next open of the session recognises (link count 2) and drops, so no
-message is ever committed twice or lost. A per-session file lock serialises appends and archives
-between processes (the server, ``ovtui commit``, the inbox) and between threads; taking it blocks, so
-the server calls these methods in worker threads, never on its event loop. A lock another holder
-keeps is reported once to ``on_wait`` before the wait, and one still held after ``LOCK_TIMEOUT``
-is an ``UNAVAILABLE`` error naming the session.
+Appends are whole or absent: a batch is written by a loop that writes until every byte is out, and
+a write that fails (a full disk) truncates the file back to where it was, as does a failed meta
+write after it. What a kill leaves (a torn last line, an interrupted commit) is repaired by the
+next writer of the session before it does anything else (``sessions.session_files``,
+``sessions.archiving``), and said in one line to ``on_notice``.
+
+A per-session file lock serialises appends and commits between processes (the server,
+``ovtui commit``, the inbox) and between threads; taking it blocks, so callers run these methods in
+worker threads, never on an event loop. How long to wait for a lock another holder keeps is the
+caller's (``lock_wait``): ``LOCK_TIMEOUT`` by default, and with 0 a held lock is ``SessionLocked``
+at once; a wait is reported to ``on_wait`` first.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ValidationError
 
 from ovtui.core.bounds import MAX_ROLLOUT_BYTES
-from ovtui.core.errors import OvtuiError, UnsafePathError, first_problem
-from ovtui.core.names import validate_name
 from ovtui.memory.memory_diff import MemoryDiff
-from ovtui.protocols.sessions import MemoryPolicy, SessionMessage, SessionMeta, now_iso
+from ovtui.protocols.sessions import (
+    AutoCommitPolicy,
+    MemoryPolicy,
+    SessionMessage,
+    SessionMeta,
+    message_tokens,
+    now_iso,
+)
+from ovtui.sessions.archiving import Committed, Skipped, commit_live, renamed_task, settle
+from ovtui.sessions.session_files import (
+    ARCHIVE_RE,
+    LOCK,
+    META,
+    SESSIONS_DIR,
+    Archive,
+    CommitRecord,
+    SessionError,
+    SessionFolder,
+    SessionLocked,
+    archive_number,
+    check_session_id,
+    read_messages,
+    storage_error,
+    sweep_temps,
+)
 from ovtui.storage import fsio
 from ovtui.storage.paths import WorkspacePaths
-from ovtui.storage.reading import jsonl_lines
 
-Line = TypeVar("Line", bound=BaseModel)
+# What callers of the store use from the modules below it.
+__all__ = [
+    "LOCK_TIMEOUT",
+    "Archive",
+    "CommitRecord",
+    "Committed",
+    "LiveState",
+    "SessionError",
+    "SessionLocked",
+    "SessionStore",
+    "Skipped",
+    "check_session_id",
+    "lock_wait",
+    "set_lock_wait",
+]
 
-SESSIONS_DIR = "sessions"
-MESSAGES = "messages.jsonl"
-META = "meta.json"
-LOCK = "lock"
-DIFF = "memory_diff.json"
-ARCHIVE_RE = re.compile(r"^archive_(\d{3,})$")
 MAX_SESSION_MESSAGES = 10_000
 LOCK_TIMEOUT = 30.0
 
-
-class SessionError(OvtuiError):
-    """A session request that cannot be done (unknown session, nothing to commit)."""
-
-    def __init__(self, message: str, code: str = "INVALID_ARGUMENT") -> None:
-        super().__init__(message)
-        self.code = code
+_lock_wait: ContextVar[float | None] = ContextVar("ovtui_session_lock_wait", default=None)
 
 
-def check_session_id(session_id: str) -> str:
+@contextmanager
+def lock_wait(seconds: float) -> Iterator[None]:
+    """Within this context (and the threads it starts with ``asyncio.to_thread``), a session's
+    lock held elsewhere is waited for at most ``seconds``."""
+    token = _lock_wait.set(seconds)
     try:
-        return validate_name(session_id, what="session_id")
-    except UnsafePathError as exc:
-        raise SessionError(str(exc)) from None
+        yield
+    finally:
+        _lock_wait.reset(token)
+
+
+def set_lock_wait(seconds: float) -> None:
+    """``lock_wait`` for the rest of the current context (a copied context a thread runs in)."""
+    _lock_wait.set(seconds)
 
 
 def new_session_id() -> str:
     return secrets.token_hex(8)
 
 
-@dataclass(frozen=True)
-class Archive:
-    session_id: str
-    name: str  # archive_NNN
-    folder: Path
-    uri: str
+class LiveState:
+    """A session as it stands: its meta and live messages."""
+
+    def __init__(self, meta: SessionMeta, messages: list[SessionMessage]) -> None:
+        self.meta = meta
+        self.messages = messages
 
     @property
-    def messages_path(self) -> Path:
-        return self.folder / MESSAGES
+    def message_count(self) -> int:
+        return len(self.messages)
 
     @property
-    def diff_path(self) -> Path:
-        return self.folder / DIFF
+    def pending_tokens(self) -> int:
+        """The tokens of what a commit would archive now: all but the kept window's messages."""
+        keep = self.meta.keep_recent_count
+        pending = self.messages[: max(len(self.messages) - keep, 0)] if keep else self.messages
+        return sum(message_tokens(m) for m in pending)
+
+    def auto_commit_due(self, policy: AutoCommitPolicy) -> bool:
+        """Whether a message write should commit the session by itself now."""
+        tokens = self.pending_tokens
+        if not (tokens > 0 or self.message_count > policy.keep_recent_count):
+            return False
+        last = self.meta.last_auto_commit_at
+        if policy.min_commit_interval_seconds and last:
+            since = (datetime.now(UTC) - datetime.fromisoformat(last)).total_seconds()
+            if since < policy.min_commit_interval_seconds:
+                return False
+        return policy.due(message_count=self.message_count, pending_tokens=tokens)
 
 
 class SessionStore:
-    def __init__(self, paths: WorkspacePaths, *, on_wait: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        paths: WorkspacePaths,
+        *,
+        on_wait: Callable[[str], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> None:
         self.paths = paths
         self.root = paths.root / SESSIONS_DIR
         self.on_wait = on_wait  # told the session id when its lock is held elsewhere and we wait
+        self.on_notice = on_notice  # told what a repair did (a torn line put aside, a commit finished)
         self._locks: dict[str, FileLock] = {}
+
+    def _notice(self, message: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(message)
 
     # --- locations ---
     def folder(self, session_id: str) -> Path:
@@ -100,72 +161,122 @@ class SessionStore:
     def uri(self, session_id: str) -> str:
         return f"{self.paths.uri_prefix}{SESSIONS_DIR}/{check_session_id(session_id)}"
 
+    def _session(self, session_id: str) -> SessionFolder:
+        return SessionFolder(
+            self.paths,
+            check_session_id(session_id),
+            self.folder(session_id),
+            self.uri(session_id),
+            self._notice,
+        )
+
     def exists(self, session_id: str) -> bool:
         return (self.folder(session_id) / META).is_file()
 
-    @contextmanager
-    def locked(self, session_id: str) -> Iterator[None]:
+    def _must_exist(self, session_id: str) -> None:
+        if not self.exists(session_id):  # before the lock, which would make its folder
+            raise SessionError(f"session {session_id!r} not found", code="NOT_FOUND")
+
+    # --- the lock ---
+    def _lock(self, session_id: str) -> FileLock:
         folder = self.folder(session_id)
         fsio.make_dirs(folder, root=self.paths.root)
         lock = self._locks.get(folder.name)
-        if lock is None:  # one object per session: re-entrant within this process
+        if lock is None:  # one object per session: re-entrant within a thread
             lock = FileLock(fsio.contained(folder / LOCK, root=self.paths.root))
             self._locks[folder.name] = lock
+        return lock
+
+    @contextmanager
+    def locked(self, session_id: str) -> Iterator[None]:
+        lock = self._lock(session_id)
         try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            if self.on_wait is not None:
-                self.on_wait(folder.name)
-            try:
-                lock.acquire(timeout=LOCK_TIMEOUT)
-            except Timeout:
-                raise SessionError(
-                    f"session {folder.name!r} is locked by another writer for more than {LOCK_TIMEOUT:g} s",
-                    code="UNAVAILABLE",
-                ) from None
+            self._acquire(session_id, lock)
+        except OSError as exc:  # a read-only or full disk that cannot hold the lock file
+            raise storage_error(self.paths.relative(Path(lock.lock_file)), exc) from None
         try:
             yield
         finally:
             lock.release()
 
+    def _acquire(self, session_id: str, lock: FileLock) -> None:
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            wait = _lock_wait.get()
+            wait = LOCK_TIMEOUT if wait is None else wait
+            if wait <= 0:
+                raise SessionLocked(session_id, 0) from None
+            if self.on_wait is not None:
+                self.on_wait(session_id)
+            try:
+                lock.acquire(timeout=wait)
+            except Timeout:
+                raise SessionLocked(session_id, wait) from None
+
+    @contextmanager
+    def _locked_if_free(self, session_id: str) -> Iterator[bool]:
+        try:
+            lock = self._lock(session_id)
+            lock.acquire(timeout=0)
+        except (Timeout, OSError):  # held elsewhere, or a disk that cannot hold the lock file
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
+
     # --- sessions ---
-    def create(self, session_id: str | None = None, policy: MemoryPolicy | None = None) -> SessionMeta:
+    def create(
+        self,
+        session_id: str | None = None,
+        policy: MemoryPolicy | None = None,
+        auto_commit: AutoCommitPolicy | Literal["unchanged"] | None = "unchanged",
+    ) -> SessionMeta:
         """A new session. An existing id is returned as it is when no policy or the same one is
-        given; another policy is refused rather than silently ignored (commits already made used
-        the first)."""
+        given; another memory policy is refused rather than silently ignored (commits already made
+        used the first); an auto-commit policy given replaces the session's."""
         session_id = check_session_id(session_id) if session_id else new_session_id()
         with self.locked(session_id):
+            session = self._session(session_id)
             if self.exists(session_id):
-                meta = self.meta(session_id)
+                meta, _ = settle(session)
                 if policy is not None and policy.dump() != meta.policy().dump():
                     raise SessionError(
                         f"memory_policy: session {session_id!r} exists with another memory_policy "
                         f"({meta.policy().dump()}); a session's policy is set when it is created",
                         code="FAILED_PRECONDITION",
                     )
+                if auto_commit != "unchanged" and auto_commit != meta.auto_commit_policy:
+                    meta.auto_commit_policy = auto_commit
+                    session.write_meta(meta)
                 return meta
-            meta = SessionMeta(session_id=session_id, memory_policy=(policy or MemoryPolicy()).dump())
-            self._write_meta(meta)
+            meta = SessionMeta(
+                session_id=session_id,
+                memory_policy=(policy or MemoryPolicy()).dump(),
+                auto_commit_policy=None if auto_commit == "unchanged" else auto_commit,
+            )
+            session.write_meta(meta)
             return meta
 
     def ensure(self, session_id: str) -> SessionMeta:
         """OpenViking creates a missing session on its first message."""
         return self.meta(session_id) if self.exists(session_id) else self.create(session_id)
 
-    def meta(self, session_id: str) -> SessionMeta:
-        path = self.folder(session_id) / META
-        if not path.is_file():
-            raise SessionError(f"session {session_id!r} not found", code="NOT_FOUND")
-        try:
-            return SessionMeta.model_validate_json(path.read_bytes())
-        except ValidationError as exc:
-            raise SessionError(
-                f"{self.paths.relative(path)}: not a session meta file ({exc.errors()[0]['msg']})"
-            ) from None
+    def configure(self, session_id: str, auto_commit: AutoCommitPolicy | None) -> SessionMeta:
+        """Set (or, with None, turn off) the session's automatic commits."""
+        self._must_exist(session_id)
+        with self.locked(session_id):
+            session = self._session(session_id)
+            meta, _ = settle(session)
+            meta.auto_commit_policy = auto_commit
+            meta.updated_at = now_iso()
+            session.write_meta(meta)
+            return meta
 
-    def _write_meta(self, meta: SessionMeta) -> None:
-        path = self.folder(meta.session_id) / META
-        fsio.atomic_write_text(path, meta.model_dump_json(indent=2) + "\n", root=self.paths.root)
+    def meta(self, session_id: str) -> SessionMeta:
+        return self._session(session_id).read_meta()
 
     def list_ids(self) -> list[str]:
         if not self.root.is_dir():
@@ -180,29 +291,34 @@ class SessionStore:
         return ids
 
     # --- messages ---
-    def _drop_archived_link(self, session_id: str) -> None:
-        """A crash between the two steps of ``archive`` leaves the live file linked to the archive."""
-        live = self.folder(session_id) / MESSAGES
-        try:
-            if os.lstat(live).st_nlink > 1:
-                fsio.remove_file(live, root=self.paths.root)
-        except FileNotFoundError:
-            return
-
     def messages(self, session_id: str, archive: Archive | None = None) -> list[SessionMessage]:
-        path = archive.messages_path if archive else self.folder(session_id) / MESSAGES
-        if archive is None:
-            self._drop_archived_link(session_id)
-        return read_messages(path, shown=self.paths.relative(path))
+        """The messages of an archive, or of the live session (an unfinished last line skipped)."""
+        if archive is not None:
+            return read_messages(archive.messages_path, shown=self.paths.relative(archive.messages_path))
+        return self._session(session_id).read_live().messages
 
-    def append(self, session_id: str, messages: list[SessionMessage]) -> int:
-        """Append messages to the live session; returns how many it now holds."""
+    def live(self, session_id: str) -> LiveState:
+        """The session as it stands. What a crash left is repaired first when nobody else is
+        writing the session and the disk takes the repair; otherwise it is read as it is."""
+        self._must_exist(session_id)
+        session = self._session(session_id)
+        with self._locked_if_free(session_id) as free:
+            if free:
+                try:
+                    meta, live = settle(session)
+                    return LiveState(meta, live.messages)
+                except SessionError as exc:
+                    if exc.code not in ("INSUFFICIENT_STORAGE", "UNAVAILABLE"):
+                        raise
+            return LiveState(session.read_meta(), session.read_live().messages)
+
+    def append(self, session_id: str, messages: list[SessionMessage]) -> LiveState:
+        """Append messages to the live session, all or none; returns the session as it now stands."""
         with self.locked(session_id):
-            meta = self.ensure(session_id)
-            self._drop_archived_link(session_id)
-            path = self.folder(session_id) / MESSAGES
-            count = len(self.messages(session_id))
-            if count + len(messages) > MAX_SESSION_MESSAGES:
+            self.ensure(session_id)
+            session = self._session(session_id)
+            meta, live = settle(session)
+            if len(live.messages) + len(messages) > MAX_SESSION_MESSAGES:
                 raise SessionError(
                     f"session {session_id!r} would hold more than {MAX_SESSION_MESSAGES} messages: "
                     "commit it first",
@@ -211,59 +327,156 @@ class SessionStore:
             data = "".join(m.model_dump_json() + "\n" for m in messages).encode()
             # The live file is read back whole (to commit it), so it never grows past what a read
             # accepts: a session that did would refuse every append and every commit after.
-            size = path.stat().st_size if path.is_file() else 0
-            if size + len(data) > MAX_ROLLOUT_BYTES:
+            if len(live.data) + len(data) > MAX_ROLLOUT_BYTES:
                 raise SessionError(
                     f"session {session_id!r} would hold more than {MAX_ROLLOUT_BYTES} bytes of "
                     "messages: commit it first",
                     code="FAILED_PRECONDITION",
                 )
-            fd = fsio.open_in_place(path, os.O_WRONLY | os.O_APPEND, root=self.paths.root)
+            start = self._append_whole(session, data)
+            meta.updated_at = meta.last_message_at = now_iso()
+            meta.total_message_count += len(messages)
             try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-            meta.updated_at = now_iso()
-            self._write_meta(meta)
-            return count + len(messages)
+                session.write_meta(meta)
+            except SessionError:
+                self._truncate(session.live_path, start)  # the meta counts what the file holds
+                raise
+            return LiveState(meta, live.messages + messages)
+
+    def _append_whole(self, session: SessionFolder, data: bytes) -> int:
+        """Write every byte of ``data`` at the end of the live file, or none (truncated back);
+        returns where it started."""
+        path = session.live_path
+        try:
+            fd = fsio.open_in_place(path, os.O_WRONLY | os.O_APPEND, root=self.paths.root)
+        except OSError as exc:
+            raise storage_error(session.shown(path), exc) from None
+        try:
+            start = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            except OSError as exc:
+                os.ftruncate(fd, start)
+                raise storage_error(session.shown(path), exc) from None
+        finally:
+            os.close(fd)
+        return start
+
+    def _truncate(self, path: Path, size: int) -> None:
+        fd = fsio.open_in_place(path, os.O_WRONLY, root=self.paths.root)
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
 
     def next_message_id(self) -> str:
         return "msg_" + secrets.token_hex(8)
 
-    # --- archives ---
+    # --- commits ---
+    def commit(
+        self,
+        session_id: str,
+        *,
+        keep_recent_count: int = 0,
+        task_id: str | None = None,
+        origin: Literal["api", "auto", "local"] = "local",
+        when: Callable[[LiveState], bool] | None = None,
+    ) -> Committed | Skipped:
+        """Phase 1 of a commit: all but the newest ``keep_recent_count`` live messages become the
+        next archive, which names ``task_id``; the kept ones stay live. ``when`` (given the session
+        as it stands) decides whether to commit at all."""
+        self._must_exist(session_id)
+        with self.locked(session_id):
+            session = self._session(session_id)
+            meta, live = settle(session)
+            if when is not None and not when(LiveState(meta, live.messages)):
+                return Skipped("not_due")
+            if len(live.messages) <= keep_recent_count:
+                if meta.keep_recent_count != keep_recent_count:  # the window asked for is remembered
+                    meta.keep_recent_count = keep_recent_count
+                    session.write_meta(meta)
+                return Skipped("all_within_keep_window" if live.messages else "no_messages")
+            return commit_live(session, meta, live, keep=keep_recent_count, task_id=task_id, origin=origin)
+
+    def archive(self, session_id: str) -> tuple[Archive, list[SessionMessage]]:
+        """A commit of every live message (``ovtui commit``, the inbox)."""
+        done = self.commit(session_id)
+        if isinstance(done, Skipped):
+            raise SessionError(
+                f"session {session_id!r} has no messages to commit", code="FAILED_PRECONDITION"
+            )
+        return done.archive, done.messages
+
     def archives(self, session_id: str) -> list[Archive]:
         history = self.folder(session_id) / "history"
         if not history.is_dir():
             return []
+        session = self._session(session_id)
         found = []
         for entry in os.scandir(history):
-            match = ARCHIVE_RE.match(entry.name)
-            if match and entry.is_dir(follow_symlinks=False):
-                found.append((int(match.group(1)), self._archive(session_id, entry.name)))
-        return [a for _, a in sorted(found, key=lambda pair: pair[0])]
+            if ARCHIVE_RE.match(entry.name) and entry.is_dir(follow_symlinks=False):
+                found.append(session.archive(entry.name))
+        return sorted(found, key=lambda a: archive_number(a.name))
 
-    def _archive(self, session_id: str, name: str) -> Archive:
-        folder = self.folder(session_id) / "history" / name
-        return Archive(session_id, name, folder, f"{self.uri(session_id)}/history/{name}")
+    def archive_named(self, session_id: str, name: str) -> Archive:
+        archive_number(name)
+        archive = self._session(session_id).archive(name)
+        if not archive.messages_path.is_file():
+            raise SessionError(f"session {session_id!r} has no archive {name!r}", code="NOT_FOUND")
+        return archive
 
-    def archive(self, session_id: str) -> tuple[Archive, list[SessionMessage]]:
-        """Phase 1 of a commit: the live messages become the next archive; the session is empty again."""
-        with self.locked(session_id):
-            meta = self.meta(session_id)
-            messages = self.messages(session_id)
-            if not messages:
+    def commit_record(self, archive: Archive) -> CommitRecord | None:
+        return self._session(archive.session_id).read_record(archive)
+
+    def resubmit(self, archive: Archive, task_id: str) -> CommitRecord:
+        """Name a new task for an archive whose memories were never written (its task failed or
+        was never recorded); refused once its memory_diff.json exists."""
+        with self.locked(archive.session_id):
+            session = self._session(archive.session_id)
+            meta, _ = settle(session)
+            if archive.diff_path.is_file():
                 raise SessionError(
-                    f"session {session_id!r} has no messages to commit", code="FAILED_PRECONDITION"
+                    f"{archive.name} of session {archive.session_id!r} is committed already "
+                    f"({self.paths.relative(archive.diff_path)} exists)",
+                    code="FAILED_PRECONDITION",
                 )
-            done = self.archives(session_id)
-            last = int(ARCHIVE_RE.match(done[-1].name).group(1)) if done else 0  # type: ignore[union-attr]
-            archive = self._archive(session_id, f"archive_{last + 1:03d}")
-            fsio.move_file(self.folder(session_id) / MESSAGES, archive.messages_path, root=self.paths.root)
-            fsio.fsync_dir(archive.folder)
-            meta.commit_count += 1
+            return renamed_task(session, archive, meta, task_id)
+
+    def awaiting_memories(self, session_id: str) -> list[tuple[Archive, CommitRecord]]:
+        """The archives of the session with a commit record and no memory_diff.json, after what a
+        crash left is settled (none when another process holds the session: it is at work)."""
+        with self._locked_if_free(session_id) as free:
+            if not free:
+                self._notice(
+                    f"session {session_id!r} is held by another process: its archives are not checked"
+                )
+                return []
+            settle(self._session(session_id))
+        found = []
+        for archive in self.archives(session_id):
+            if archive.diff_path.is_file():
+                continue
+            sweep_temps(archive.folder, root=self.paths.root)  # a memory_diff.json a kill cut short
+            record = self.commit_record(archive)
+            if record is not None:
+                found.append((archive, record))
+        return found
+
+    def record_outcome(self, session_id: str, extracted: dict[str, int], usage: dict[str, int]) -> None:
+        """Add what one commit's background phase extracted and spent to the session's totals."""
+        with self.locked(session_id):
+            session = self._session(session_id)
+            meta, _ = settle(session)
+            totals = meta.memories_extracted
+            for memory_type, count in extracted.items():
+                totals[memory_type] = totals.get(memory_type, 0) + count
+            totals["total"] = sum(v for k, v in totals.items() if k != "total")
+            for key in meta.llm_token_usage:
+                meta.llm_token_usage[key] += int(usage.get(key, 0))
             meta.updated_at = now_iso()
-            self._write_meta(meta)
-            return archive, messages
+            session.write_meta(meta)
 
     def write_diff(self, archive: Archive, diff: MemoryDiff) -> None:
         fsio.atomic_write_text(archive.diff_path, diff.render(), root=self.paths.root)
@@ -272,24 +485,3 @@ class SessionStore:
         if not archive.diff_path.is_file():
             return None
         return MemoryDiff.model_validate_json(archive.diff_path.read_bytes())
-
-
-def read_messages(path: Path, *, shown: str) -> list[SessionMessage]:
-    """The messages of a JSONL file (none when it does not exist)."""
-    return read_jsonl(path, SessionMessage, shown=shown) if path.is_file() else []
-
-
-def read_jsonl(path: Path, model: type[Line], *, shown: str) -> list[Line]:
-    """Each line of a JSONL file as ``model``; a file or line too large, or a bad line, is an error
-    naming the file and line."""
-    if path.stat().st_size > MAX_ROLLOUT_BYTES:
-        raise SessionError(f"{shown}: larger than the {MAX_ROLLOUT_BYTES} byte limit")
-    out = []
-    for number, line in jsonl_lines(path, MAX_ROLLOUT_BYTES):
-        if line is None:
-            raise SessionError(f"{shown}:{number}: line is too long")
-        try:
-            out.append(model.model_validate_json(line))
-        except ValidationError as exc:
-            raise SessionError(f"{shown}:{number}: {first_problem(exc)}") from None
-    return out

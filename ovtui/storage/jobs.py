@@ -7,14 +7,20 @@ finished). On open the log is replayed — the last line of a job wins — jobs 
 running when the previous process stopped become ``failed`` with ``INTERRUPTED``, and the log is
 compacted, as it is again whenever it holds about twice the jobs kept. A lock file keeps a second
 server off the same folder. Who runs the jobs is the server's (``ovtui.servers.base.pool``).
+
+A log line that cannot be written (a full disk) does not fail the job: it is kept in memory, said
+once to ``on_log_error``, and its next state written when the disk takes it again — a server that
+records a job elsewhere first (a session commit names its task in the archive) loses nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,7 @@ class Job(BaseModel):
     status: JobStatus = JobStatus.QUEUED
     created_at: float = Field(default_factory=time.time)
     updated_at: float = Field(default_factory=time.time)
+    started_at: float | None = None  # when it began to run (None: it never did)
     error: str | None = None
     result: dict[str, Any] | None = None
 
@@ -53,14 +60,31 @@ class Job(BaseModel):
     def finished(self) -> bool:
         return self.status in FINISHED
 
+    @property
+    def processing_seconds(self) -> float | None:
+        """How long it has run (until now when still running); None before it starts."""
+        if self.started_at is None:
+            return None
+        end = self.updated_at if self.finished else time.time()
+        return max(end - self.started_at, 0.0)
+
 
 class StateFolderBusy(OvtuiError):
     """Another server holds the state folder."""
 
 
 class JobStore:
-    def __init__(self, folder: Path, *, prefix: str = "job_", keep_finished: int = 100_000) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        prefix: str = "job_",
+        keep_finished: int = 100_000,
+        on_log_error: Callable[[str], None] | None = None,
+    ) -> None:
         self.folder = Path(folder)
+        self.on_log_error = on_log_error
+        self._log_failing = False
         self.folder.mkdir(parents=True, exist_ok=True)
         self.prefix = prefix
         self._lock = FileLock(str(self.folder / LOCK_NAME), timeout=0)
@@ -73,7 +97,10 @@ class JobStore:
         # Finished jobs oldest first: past ``keep`` the oldest are forgotten (a poll then says 404).
         self._finished: deque[str] = deque(j.id for j in self.jobs.values())
         self._log_lines = len(self.jobs)
-        self._log = (self.folder / LOG_NAME).open("a", encoding="utf-8")
+        self._log = self._open_log()
+
+    def _open_log(self) -> int:
+        return os.open(self.folder / LOG_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
 
     def _replay(self, keep: int) -> dict[str, Job]:
         path = self.folder / LOG_NAME
@@ -90,11 +117,17 @@ class JobStore:
             if not job.finished:
                 job.status, job.error, job.updated_at = JobStatus.FAILED, INTERRUPTED, now
         kept = dict(list(jobs.items())[-keep:]) if keep else {}
-        atomic_write_text(path, "".join(j.model_dump_json() + "\n" for j in kept.values()), root=self.folder)
+        text = "".join(j.model_dump_json() + "\n" for j in kept.values())
+        with contextlib.suppress(OSError):  # a full disk: the log stays; its interrupted jobs fail in memory
+            atomic_write_text(path, text, root=self.folder)
         return kept
 
-    def create(self, label: str = "") -> Job:
-        job = Job(id=f"{self.prefix}{secrets.token_hex(10)}", label=label)
+    def new_id(self) -> str:
+        return f"{self.prefix}{secrets.token_hex(10)}"
+
+    def create(self, label: str = "", job_id: str | None = None) -> Job:
+        """A new queued job (``job_id``: one promised before, e.g. recorded with its input)."""
+        job = Job(id=job_id or self.new_id(), label=label)
         self.jobs[job.id] = job
         self._append(job)  # a restart must know this job existed to report it interrupted
         return job
@@ -102,8 +135,12 @@ class JobStore:
     def get(self, job_id: str) -> Job | None:
         return self.jobs.get(job_id)
 
+    def unfinished(self) -> list[Job]:
+        return [j for j in self.jobs.values() if not j.finished]
+
     def mark_running(self, job: Job) -> None:
-        job.status, job.updated_at = JobStatus.RUNNING, time.time()  # memory only: a restart fails it
+        now = time.time()  # memory only: a restart fails it
+        job.status, job.updated_at, job.started_at = JobStatus.RUNNING, now, job.started_at or now
 
     def finish(self, job: Job, *, result: dict[str, Any] | None = None, error: str | None = None) -> None:
         job.status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
@@ -113,22 +150,48 @@ class JobStore:
             self.jobs.pop(self._finished.popleft(), None)
         self._append(job)
 
+    def amend(self, job: Job, *, result: dict[str, Any] | None = None, error: str | None = None) -> None:
+        """Correct a finished job's outcome (what a restart learns about an interrupted one)."""
+        job.status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
+        job.result, job.error, job.updated_at = result, error, time.time()
+        self._append(job)
+
     def _append(self, job: Job) -> None:
-        self._log.write(job.model_dump_json() + "\n")
-        self._log.flush()
+        # Whole lines or nothing (truncated back), after a newline if a kill cut the last one short.
+        line = (job.model_dump_json() + "\n").encode()
+        try:
+            start = os.fstat(self._log).st_size
+            if start and os.pread(self._log, 1, start - 1) != b"\n":
+                line = b"\n" + line
+            view = memoryview(line)
+            try:
+                while view:
+                    view = view[os.write(self._log, view) :]
+            except OSError:
+                os.ftruncate(self._log, start)
+                raise
+        except OSError as exc:
+            if not self._log_failing and self.on_log_error is not None:
+                self.on_log_error(f"{self.folder / LOG_NAME}: cannot write: {exc.strerror or exc}")
+            self._log_failing = True
+            return
+        self._log_failing = False
         self._log_lines += 1
         if self._log_lines > max(2 * self.keep, self.keep + 64):
             self._compact()
 
     def _compact(self) -> None:
         """Rewrite the log with one line per job still kept (it grows by two lines per job)."""
-        self._log.close()
         text = "".join(j.model_dump_json() + "\n" for j in self.jobs.values())
-        atomic_write_text(self.folder / LOG_NAME, text, root=self.folder)
-        self._log = (self.folder / LOG_NAME).open("a", encoding="utf-8")
+        try:
+            atomic_write_text(self.folder / LOG_NAME, text, root=self.folder)
+        except OSError:
+            return  # a full disk: compacted when it takes the rewrite
+        os.close(self._log)
+        self._log = self._open_log()
         self._log_lines = len(self.jobs)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
-            self._log.close()
+            os.close(self._log)
         self._lock.release()

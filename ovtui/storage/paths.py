@@ -52,17 +52,24 @@ INDEX_FILE = HISTORY_INDEX_FILE.rpartition("/")[2]
 # The audit record of one applied plan, commit or revert (its folder is under history/ or an archive).
 RECORD_FILE = "memory_diff.json"
 CONFIG_FILE = "ovtui.toml"
-HOTNESS_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"  # one line per use of a memory
-HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"  # the uses folded out of the log
-HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"  # taken for one append or one compaction
+LEDGER_LOG_FILE = f"{STATE_DIR}/ledger.jsonl"  # one line per use of a memory or outcome of a consumer
+LEDGER_SUMMARY_FILE = f"{STATE_DIR}/ledger.json"  # the records folded out of the log
+LEDGER_LOCK_FILE = f"{STATE_DIR}/ledger.lock"  # taken for one append or one compaction
+# What an older ovtui kept (uses only), until the use ledger takes it in and removes it.
+LEGACY_HOTNESS_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"
+LEGACY_HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"
+LEGACY_HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"
 BOOKKEEPING_FILES = (
     LOCK_FILE,
     LOCK_HOLDER_FILE,
     HISTORY_INDEX_FILE,
     CONFIG_FILE,
-    HOTNESS_LOG_FILE,
-    HOTNESS_SUMMARY_FILE,
-    HOTNESS_LOCK_FILE,
+    LEDGER_LOG_FILE,
+    LEDGER_SUMMARY_FILE,
+    LEDGER_LOCK_FILE,
+    LEGACY_HOTNESS_LOG_FILE,
+    LEGACY_HOTNESS_SUMMARY_FILE,
+    LEGACY_HOTNESS_LOCK_FILE,
 )
 
 # A workspace user: the <user> of every URI (one folder level, so stricter than a name).

@@ -64,3 +64,25 @@ def write_history(
     with open(paths.history / INDEX_FILE, "a", encoding="utf-8") as index:
         index.write("".join(lines))
     return ids
+
+
+TRAJECTORIES_DIR = "memories/trajectories"
+
+
+def trajectory_text(index: int) -> str:
+    return (
+        f"## Task\n- Customer request of kind {index % 97} about account {index % 10_000}\n## Steps\n"
+        f"1. get_customer\n2. step {index % 31}\n## Outcome\n- {'success' if index % 3 else 'failure'}"
+    )
+
+
+def write_trajectories(root: Path, count: int) -> None:
+    """``generated_00000_20261201000000.md`` … in the workspace's trajectories folder."""
+    folder = root / TRAJECTORIES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        name = f"generated_{i:06d}"
+        fields = {"trajectory_name": name, "memory_type": "trajectories", "outcome": "success"}
+        (folder / f"{name}_20261201000000.md").write_text(
+            render_memory(trajectory_text(i), fields), encoding="utf-8"
+        )

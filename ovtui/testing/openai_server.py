@@ -1,6 +1,7 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1, for tests and benchmarks.
 
-It speaks just enough of ``POST /v1/chat/completions`` for the official ``openai`` client: the
+It speaks just enough of ``POST /v1/chat/completions`` (and ``POST /v1/embeddings``, with vectors
+from a function of the text, in ``float`` or ``base64`` encoding) for the official ``openai`` client: the
 replies come from a script (a queue of :class:`Reply`, or a function of the request) and can
 misbehave on purpose — latency, 429 with Retry-After, 500, a timeout, a dropped connection,
 prose instead of JSON, a refusal, a truncated answer, tool calls. Every request is recorded
@@ -11,9 +12,11 @@ Only the standard library is used so ``bench/`` can run it without test dependen
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -117,6 +120,7 @@ class RecordedRequest:
 
 
 Responder = Callable[[RecordedRequest], Reply]
+EmbedText = Callable[[str], list[float]]
 
 
 def estimate_tokens(text: str) -> int:
@@ -135,8 +139,11 @@ class FakeOpenAIServer:
         supports_json_schema: bool = True,
         supports_json_object: bool = True,
         supports_tools: bool = True,
+        embed: EmbedText | None = None,
     ) -> None:
         self.latency = latency
+        self.embed = embed  # the vector of one text (None: the server has no embeddings route)
+        self.embeddings_down = False  # answer embeddings with 503 (an endpoint that went away)
         self.supports_json_schema = supports_json_schema
         self.supports_json_object = supports_json_object
         self.supports_tools = supports_tools
@@ -165,6 +172,15 @@ class FakeOpenAIServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def embedding_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/embeddings")]
+
+    @property
+    def embedded_texts(self) -> list[str]:
+        """Every text sent to be embedded, in order."""
+        return [text for r in self.embedding_requests for text in _inputs(r.body)]
 
     # --- lifecycle ---
     @property
@@ -265,6 +281,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, request: RecordedRequest) -> None:
         fake = self.fake
+        if request.path.endswith("/embeddings") and fake.embed is not None:
+            self._embeddings(request)
+            return
         if not request.path.endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {request.path}", "type": "not_found"}})
             return
@@ -280,6 +299,34 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply.status, {"error": error}, reply.headers)
             return
         self._send_json(200, self._completion(request, reply), reply.headers)
+
+    def _embeddings(self, request: RecordedRequest) -> None:
+        fake = self.fake
+        assert fake.embed is not None
+        if fake.embeddings_down:
+            self._send_json(503, {"error": {"message": "embeddings are down", "type": "fake_error"}})
+            return
+        texts = _inputs(request.body)
+        encoding = request.body.get("encoding_format", "float")
+        data = []
+        for index, text in enumerate(texts):
+            vector = fake.embed(text)
+            if encoding == "base64":
+                value: Any = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            else:
+                value = vector
+            data.append({"object": "embedding", "index": index, "embedding": value})
+        tokens = sum(estimate_tokens(t) for t in texts)
+        model = request.body.get("model", "fake-embedder")
+        self._send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": model,
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
 
     def _completion(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": reply.refusal}
@@ -320,3 +367,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except OSError:  # the client gave up (timeout test): nothing to answer
             self.close_connection = True
+
+
+def _inputs(body: dict[str, Any]) -> list[str]:
+    given = body.get("input", [])
+    return [given] if isinstance(given, str) else [str(t) for t in given]

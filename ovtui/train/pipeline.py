@@ -6,10 +6,18 @@ baseline eval when given eval cases, then epochs of rollouts → trainer, then a
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from ovtui.core.context import ExecutionContext, RunContext
-from ovtui.core.domain import EXECUTION_ERROR, Case, ExperienceSet, Rollout, RolloutTrainingResult
+from ovtui.core.domain import (
+    EXECUTION_ERROR,
+    Case,
+    ExperienceSet,
+    Rollout,
+    RolloutAnalysis,
+    RolloutTrainingResult,
+)
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import (
     CaseLoader,
@@ -18,6 +26,8 @@ from ovtui.core.interfaces import (
     PolicyTrainer,
     RolloutExecutor,
 )
+from ovtui.memory.ledger import UseLedger
+from ovtui.memory.ledger_state import rollout_outcomes
 from ovtui.train.reports import StageReport
 
 
@@ -44,14 +54,17 @@ class OfflinePolicyOptimizationPipeline:
         policy_trainer: PolicyTrainer | None,
         loader: PolicySetLoader,
         run: RunContext | None = None,
+        ledger: UseLedger | None = None,
     ) -> None:
-        """``policy_trainer`` None: an eval-only pipeline (eval never trains)."""
+        """``policy_trainer`` None: an eval-only pipeline (eval never trains). ``ledger``: where
+        the outcome of each graded rollout whose agent recorded its uses is linked to them."""
         self.snapshotter = snapshotter
         self.executor = rollout_executor
         self.trainer = policy_trainer
         self.loader = loader
         self.run = run or RunContext()
         self.events = self.run.events
+        self.ledger = ledger
 
     async def _execute(
         self, batch: list[Case], policy_set: ExperienceSet, stage: str, epoch: int
@@ -84,6 +97,7 @@ class OfflinePolicyOptimizationPipeline:
         missing = [r.case.name for r in rollouts if r.evaluation is None]
         if missing:
             raise OvtuiError(f"eval needs graded rollouts; no evaluation for: {', '.join(missing[:5])}")
+        await self._record_outcomes(rollouts)
         report = summarise(stage, epoch, rollouts)
         self.events.emit("eval", **report.model_dump(), accuracy=report.accuracy)
         return PipelineEvaluationResult(report=report, rollouts=rollouts)
@@ -124,6 +138,7 @@ class OfflinePolicyOptimizationPipeline:
                 else:
                     training = RolloutTrainingResult()
                 training.errors[:0] = lost
+                await self._record_outcomes(rollouts, training.analyses)
                 result.training.append(training)
                 errors += len(training.errors)
                 if training.apply_result is not None:
@@ -145,6 +160,13 @@ class OfflinePolicyOptimizationPipeline:
         self, rollouts: list[Rollout], policy_set: ExperienceSet
     ) -> RolloutTrainingResult:
         return await self._trainer().train_rollouts(rollouts, policy_set)
+
+    async def _record_outcomes(
+        self, rollouts: list[Rollout], analyses: list[RolloutAnalysis] | None = None
+    ) -> None:
+        outcomes = rollout_outcomes(rollouts, analyses or []) if self.ledger is not None else []
+        if self.ledger is not None and outcomes:
+            await asyncio.to_thread(self.ledger.try_record, outcomes)  # a lock and an append: off the loop
 
     def _trainer(self) -> PolicyTrainer:
         if self.trainer is None:

@@ -52,6 +52,8 @@ class RemoteCases:
             api_key=remote_api_key(selection.dataset, remote),
             batch_size=selection.batch_size,
             limit=selection.limit,
+            max_pages=remote.max_pages,
+            request_timeout=remote.request_timeout,
         )
 
     def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None:
@@ -63,6 +65,7 @@ class RemoteCases:
             api_key=remote_api_key(dataset, remote),
             max_in_flight=remote.max_in_flight,
             timeout=remote.timeout,
+            request_timeout=remote.request_timeout,
         )
 
 
@@ -118,15 +121,22 @@ def streaming_idle_trainer(
 def session_commit_trainer(
     resources: Resources, engine: TrainingEngine, policy_set: ExperienceSet
 ) -> PolicyTrainer:
-    """Rollouts sent as sessions to ``[sessions] api_url`` (ovtui serve or OpenViking), which trains."""
-    from ovtui.train.components.session_commit_trainer import SessionCommitPolicyTrainer
+    """Rollouts sent as training sessions to ``[sessions] api_url`` (ovtui serve or OpenViking),
+    which trains; what it changed comes back as a pending plan here (``[sessions] review_remote``)."""
+    from ovtui.train.components.session_commit_trainer import LocalReview, SessionCommitPolicyTrainer
+    from ovtui.train.review.pending import PendingPlans
 
     cfg = resources.config.sessions
+    review = None
+    if cfg.review_remote:
+        events = engine.events if engine is not None else None
+        review = LocalReview(resources.store, PendingPlans(resources.store), events)
     return SessionCommitPolicyTrainer(
         cfg.api_url,
         api_key=api_key_from_env(cfg.api_key_env, "[sessions] api_key_env"),
         timeout=cfg.commit_timeout,
         max_in_flight=cfg.max_in_flight,
+        review=review,
     )
 
 

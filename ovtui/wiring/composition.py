@@ -169,6 +169,7 @@ class Composition:
             extractor=extractor,
             training=training,
             settings=self.config.sessions,
+            ledger=self.resources.ledger(),
         )
 
     def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
@@ -203,5 +204,5 @@ class Composition:
         # A remote executor's per-service counts are the report's (the same Counter, filled live).
         report.services = getattr(executor, "counts", report.services)
         return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run
+            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run, self.resources.ledger()
         )

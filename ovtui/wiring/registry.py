@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ovtui.environments.base import Environment
     from ovtui.llm.client import LLMClient
     from ovtui.memory.hotness import HotnessMix
+    from ovtui.memory.ledger import UseLedger
     from ovtui.memory.store import MemoryStore
     from ovtui.storage.paths import WorkspacePaths
     from ovtui.train.backends.base import Backends
@@ -145,6 +146,7 @@ class Resources:
     store: MemoryStore
     llm: Callable[[], LLMClient]
     _environments: dict[str, Environment] = field(default_factory=dict, compare=False, repr=False)
+    _ledger: list[UseLedger] = field(default_factory=list, compare=False, repr=False)
 
     def environment(self, name: str | None = None) -> Environment:
         """The environment ``name`` — by default ``[trainer] environment``, the one the local
@@ -154,13 +156,22 @@ class Resources:
             self._environments[name] = ENVIRONMENTS.get(name)(self.config)
         return self._environments[name]
 
+    def ledger(self) -> UseLedger:
+        """The workspace's use ledger, one for all the factories (it keeps what it read, so the
+        next read folds only what was appended since)."""
+        if not self._ledger:
+            from ovtui.memory.ledger import UseLedger
+
+            self._ledger.append(UseLedger(self.paths))
+        return self._ledger[0]
+
     def hotness(self) -> HotnessMix:
         """Where an agent (or a session's extraction) records the memories it retrieves, and how
         much their hotness weighs in its ranking."""
-        from ovtui.memory.hotness import HotnessLog, HotnessMix
+        from ovtui.memory.hotness import HotnessMix
 
         cfg = self.config.retrieval
-        return HotnessMix(HotnessLog(self.paths), cfg.hotness_weight, cfg.hotness_half_life_days)
+        return HotnessMix(self.ledger(), cfg.hotness_weight, cfg.hotness_half_life_days)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,11 @@ models its screens show.
 
 Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
-``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); read models: pending
-plans, history records, memories by type, one memory, hotness, sessions. Callers never reach the
+``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
+``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
+``delete_session`` (what an agent reads back, each for a ``Visibility``), with ``record_uses``
+where a served memory is recorded in the use ledger; read models: pending plans, history records,
+memories by type, one memory, memory uses (the use ledger), sessions. Callers never reach the
 parts (paths, store, pending plans, loader, the kernel's components): what they need is a method
 here. The kernel is assembled by ``ovtui.wiring.composition`` when a use case first needs it, and
 the modules behind each use case are imported when it runs, so opening a workspace to read its
@@ -22,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,8 +48,12 @@ if TYPE_CHECKING:
     from ovtui.core.fileformat import MemoryFile
     from ovtui.core.interfaces import CaseLoader
     from ovtui.memory.history import HistoryEntry, HistoryStore
-    from ovtui.memory.hotness import Usage
+    from ovtui.memory.ledger import UseLedger
+    from ovtui.memory.ledger_state import Fed, Usage, Via
     from ovtui.memory.memory_diff import MemoryDiff
+    from ovtui.memory.retrieval.access import Visibility
+    from ovtui.memory.retrieval.content import ListOptions
+    from ovtui.memory.retrieval.service import FindQuery, Found, Retrieval, SummaryKind
     from ovtui.memory.revert import RevertResult
     from ovtui.sessions.commit import CommitOutcome, SessionCommitter
     from ovtui.sessions.inbox import SessionInbox
@@ -63,6 +70,7 @@ if TYPE_CHECKING:
     from ovtui.wiring.composition import Composition
 
 
+RECENT_USER_MESSAGES = 3  # of a session, shaping the query of a search made for it
 INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
 REPORT_FILE = "report.json"
 
@@ -532,11 +540,47 @@ class Workspace:
         except (OvtuiError, OSError):
             return None
 
-    def hotness(self) -> dict[str, Usage]:
-        """Each memory's uses, by URI; ``OvtuiError`` naming the file when it cannot be read."""
-        from ovtui.memory.hotness import HotnessLog
+    # --- the use ledger: what each memory was used by, and how it went -----------------------------
+    @cached_property
+    def _ledger(self) -> UseLedger:
+        from ovtui.memory.ledger import UseLedger
 
-        return HotnessLog(self._paths).usage()
+        return UseLedger(self._paths)
+
+    def memory_uses(self) -> dict[str, Usage]:
+        """Each memory's uses, consumers and outcomes, by URI; ``OvtuiError`` naming the file when
+        the ledger cannot be read."""
+        return self._ledger.usage()
+
+    def memory_use(self, uri: str) -> Usage | None:
+        """One memory's record (None: never used); ``OvtuiError`` as ``memory_uses``."""
+        return self._ledger.usage_of(uri)
+
+    def memory_fed(self, uri: str) -> list[Fed]:
+        """The newest results a memory fed (the trajectories among them), newest first."""
+        return self._ledger.fed(uri)
+
+    def record_uses(self, consumer: str | None, uris: Sequence[str], via: Via) -> None:
+        """The memories served to session ``consumer`` (a find, a search, a read, an MCP call): a
+        use each, with the version of each experience as it is now, linked to the session's outcome
+        when it is committed. A use without a consumer (a find no session asked for) is not one. A
+        ledger that cannot be written is logged, naming the file; serving goes on. File work: call
+        it in a thread."""
+        if not consumer or not uris:
+            return
+        from ovtui.memory.experience_uris import owned_experience_uri
+        from ovtui.memory.ledger_state import Use, session_consumer
+
+        who = session_consumer(consumer)
+        uses = []
+        for uri in uris:
+            version = None
+            if owned_experience_uri(uri, self._paths.user) is not None:  # what Review asks about
+                with suppress(OvtuiError, OSError):
+                    memory = self._store.read_uri(uri)
+                    version = memory.version if memory is not None else None
+            uses.append(Use(uri, who, via, version))
+        self._ledger.try_record(uses)
 
     def display_path(self, uri: str | None) -> str:
         """A URI as a workspace-relative path (never a tmp or home path on screen)."""
@@ -619,3 +663,136 @@ class Workspace:
             return await commit_messages(committer, session, messages)
         finally:
             await committer.close()
+
+    # --- retrieval: what an agent reads back (find, search, read, ls; a session's context) ----------
+    @cached_property
+    def _retrieval(self) -> Retrieval:
+        from ovtui.memory.hotness import HotnessLog, HotnessMix
+        from ovtui.memory.retrieval.ranking import Fusion
+        from ovtui.memory.retrieval.service import Retrieval
+
+        cfg, embedding = self.config.retrieval, self.config.embedding
+        embedder = None
+        if embedding is not None:
+            from ovtui.llm.embeddings import OpenAIEmbedder
+
+            embedder = OpenAIEmbedder(embedding)
+        hot = HotnessMix(HotnessLog(self._paths), cfg.hotness_weight, cfg.hotness_half_life_days)
+        offline = self.config.llm.backend == "offline"
+        return Retrieval(
+            self._store,
+            embedder=embedder,
+            fusion=Fusion(embedding.weight, embedding.fusion) if embedding is not None else None,
+            mix=hot.mixed if hot.weight > 0 else None,
+            summarize=None if offline else self._summarize,
+            summary_model=f"{self.config.llm.base_url}\n{self.config.llm.model}",
+        )
+
+    async def _summarize(self, kind: SummaryKind, text: str) -> str:
+        from ovtui.memory.retrieval.service import SUMMARY_PROMPTS
+
+        messages = [{"role": "system", "content": SUMMARY_PROMPTS[kind]}, {"role": "user", "content": text}]
+        answer, _ = await self._kernel.llm_client().complete_text("retrieval_summary", messages)
+        return answer
+
+    def visibility(self, session_id: str | None = None, actor_peer: str | None = None) -> Visibility:
+        """What a caller sees: its user's space, and the peers the session's MemoryPolicy allows
+        (with ``actor_peer``, that one only if allowed), or with ``actor_peer`` alone that peer;
+        otherwise no peer. An unknown session allows none."""
+        from ovtui.memory.retrieval.access import Visibility
+        from ovtui.protocols.sessions import check_peer_id
+        from ovtui.sessions.store import SessionError
+
+        user = self._paths.user
+        try:
+            actor = check_peer_id(actor_peer)
+        except ValueError as exc:
+            from ovtui.memory.retrieval.access import invalid_argument
+
+            raise invalid_argument(f"X-OpenViking-Actor-Peer: {exc}") from None
+        if session_id is None:
+            return Visibility(user, frozenset({actor}) if actor else frozenset())
+        try:
+            policy = self.session_store().meta(session_id).policy()
+        except SessionError:
+            return Visibility(user)
+        if not policy.peer.enabled:
+            return Visibility(user)
+        if actor is not None:
+            return Visibility(user, frozenset({actor}) if policy.allows_peer(actor) else frozenset())
+        allowed = policy.peer.allowed_peer_ids
+        return Visibility(user, every_peer=True) if allowed is None else Visibility(user, frozenset(allowed))
+
+    async def find(
+        self, query: FindQuery, visibility: Visibility, consumer: str | None = None
+    ) -> list[Found]:
+        """The memories most relevant to ``query`` the caller may see; a consumer's are recorded."""
+        found = await self._retrieval.find(query, visibility)
+        await asyncio.to_thread(self.record_uses, consumer, [f.doc.uri for f in found], "find")
+        return found
+
+    async def search(self, query: FindQuery, visibility: Visibility, session_id: str | None) -> list[Found]:
+        """``find`` for a session: its recent user messages shape the ranking; the hits are
+        recorded as served to it."""
+        from dataclasses import replace
+
+        context = await asyncio.to_thread(self._recent_user_text, session_id) if session_id else ""
+        found = await self._retrieval.find(replace(query, context=context), visibility)
+        await asyncio.to_thread(self.record_uses, session_id, [f.doc.uri for f in found], "search")
+        return found
+
+    def _recent_user_text(self, session_id: str) -> str:
+        from ovtui.sessions.store import SessionError
+
+        sessions = self.session_store()
+        try:
+            messages = sessions.messages(session_id) if sessions.exists(session_id) else []
+        except SessionError:
+            return ""
+        said = [m.text for m in messages if m.role == "user" and m.text.strip()]
+        return "\n".join(said[-RECENT_USER_MESSAGES:])
+
+    async def read(
+        self,
+        uri: str,
+        visibility: Visibility,
+        *,
+        offset: int = 0,
+        limit: int = -1,
+        raw: bool = False,
+        consumer: str | None = None,
+    ) -> str:
+        """A file's text (a memory without its MEMORY_FIELDS trailer unless ``raw``; a session's
+        messages, an archive's memory_diff.json), ``limit`` lines from line ``offset``."""
+        located, text = await self._retrieval.read(uri, visibility, offset=offset, limit=limit, raw=raw)
+        if located.is_memory:
+            await asyncio.to_thread(self.record_uses, consumer, [located.uri], "read")
+        return text
+
+    async def abstract(self, uri: str, visibility: Visibility) -> str:
+        return await self._retrieval.summary(uri, visibility, "abstract")
+
+    async def overview(self, uri: str, visibility: Visibility) -> str:
+        return await self._retrieval.summary(uri, visibility, "overview")
+
+    async def ls(self, uri: str, visibility: Visibility, options: ListOptions) -> tuple[list[Any], bool]:
+        """A folder's entries (``options.recursive``: the tree below it) and whether more follow."""
+        return await self._retrieval.listing(uri, visibility, options)
+
+    async def stat(self, uri: str, visibility: Visibility) -> dict[str, Any]:
+        return await self._retrieval.stat(uri, visibility)
+
+    async def session_context(self, session_id: str, token_budget: int) -> dict[str, Any]:
+        from ovtui.sessions.context import session_context
+
+        return await asyncio.to_thread(session_context, self.session_store(), session_id, token_budget)
+
+    async def session_archive(self, session_id: str, archive_id: str) -> dict[str, Any]:
+        from ovtui.sessions.context import session_archive
+
+        return await asyncio.to_thread(session_archive, self.session_store(), session_id, archive_id)
+
+    async def delete_session(self, session_id: str) -> None:
+        from ovtui.sessions.context import delete_session
+
+        await asyncio.to_thread(delete_session, self.session_store(), session_id)

@@ -1,5 +1,7 @@
-"""The Memories screen shows each memory's hotness (uses and recency); unused ones show a dash; training
-the sample workspace records the uses of the experiences its agent retrieved."""
+"""The Memories screen shows each memory's record in the use ledger: hotness, uses, sessions, success
+share and last use in the table (a dash when never used), and in the view the outcome histogram,
+the current version's uses and the newest trajectories it fed; training the sample workspace
+records the uses of the experiences its agent retrieved and links each graded rollout to them."""
 
 from __future__ import annotations
 
@@ -12,31 +14,63 @@ from workspace_support import kernel_of, memory_of
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.context import ExecutionContext
 from ovtui.environments.sample import SampleAgentExecutor
-from ovtui.memory.hotness import HotnessLog
+from ovtui.memory.ledger import UseLedger
+from ovtui.memory.ledger_state import Outcome, Result, Use
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.wiring.workspace import Workspace
 
+COLUMNS = ("name", "status", "version", "uses", "sessions", "success", "last use", "hot", "changed", "links")
+NOW = 1_800_000_000.0  # 2027-01-15 08:00 UTC
 
-async def test_hot_column(workspace: Workspace, make_app: MakeApp) -> None:
+
+def cells(table: VimTable) -> dict[str, dict[str, str]]:
+    return {
+        str(key.value): dict(zip(COLUMNS, map(str, table.get_row(key)), strict=True)) for key in table.rows
+    }
+
+
+async def test_usage_columns_and_the_outcome_histogram(workspace: Workspace, make_app: MakeApp) -> None:
     used = next(iter(workspace.experiences().policies))
-    HotnessLog(memory_of(workspace).paths).record([used.uri] * 3)
+    trajectory = "viking://user/default/memories/trajectories/refund_1.md"
+    UseLedger(memory_of(workspace).paths).record(
+        [
+            Use(used.uri, "session:a", "find", used.version),
+            Use(used.uri, "session:a", "read", used.version),
+            Use(used.uri, "session:b", "search", used.version),
+            Outcome("session:a", (Result("success", trajectory), Result("success"), Result("failure"))),
+        ],
+        at=NOW,
+    )
     app = make_app(workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 50)) as pilot:
         await press_and_settle(pilot, "4")
         table = app.screen.query_one("#memories", VimTable)
-        hot = {str(key.value): str(table.get_row(key)[-1]) for key in table.rows}
-        assert hot[used.uri] not in ("–", "0.00") and float(hot[used.uri]) > 0.5
-        assert [v for k, v in hot.items() if k != used.uri] == ["–"] * (len(hot) - 1)
+        rows = cells(table)
+        mine = rows.pop(used.uri)
+        assert (mine["uses"], mine["sessions"], mine["success"], mine["last use"]) == (
+            "3",
+            "2",
+            "67%",
+            "2027-01-15",
+        )
+        assert all(
+            row[c] == "–" for row in rows.values() for c in ("hot", "uses", "sessions", "success", "last use")
+        )
         table.move_cursor(row=table.get_row_index(used.uri))
         await press_and_settle(pilot)
-        assert "hotness " in screen_text(app)
+        text = screen_text(app)
+        assert "used 3×" in text and "by 2 session(s)" in text and "hotness " in text
+        assert f"version {used.version} (current): 3 use(s) · 2 success, 1 failure" in text
+        assert "success" in text and "██" in text  # the histogram's bars
+        assert "memories/trajectories/refund_1.md (success)" in text
 
 
-async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
+async def test_training_the_sample_workspace_records_uses_and_links_their_outcomes(
     sample_workspace: Workspace, make_app: MakeApp
 ) -> None:
-    """`ovtui train` with the sample agent records every experience it retrieves: after one epoch
-    each one the final evaluation used (rerun here without recording) has uses and reads hot."""
+    """`ovtui train` with the sample agent records every experience it retrieves, by each case's
+    rollout, and links the rollout's outcome once graded (the trajectories of the training cases,
+    the grades of the evaluations)."""
     root = sample_workspace.root
     train = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -52,7 +86,7 @@ async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
     )
     assert await train.wait() == 0
     workspace = Workspace(root)
-    usage = workspace.hotness()
+    usage = workspace.memory_uses()
     final = workspace.experiences()
     cases = kernel_of(workspace).case_loader(workspace.config.trainer.dataset, "test", 100)
     assert isinstance(cases, ListCaseLoader)
@@ -61,25 +95,28 @@ async def test_training_the_sample_workspace_makes_the_experiences_it_used_hot(
     used = {by_name[name] for r in rerun for name in r.metadata["experiences_used"]}
     assert used and all(usage[uri].count >= 1 for uri in used)
     assert all("/memories/experiences/" in uri for uri in usage)  # uses name experiences, nothing else
+    # every use was by a graded rollout: each use has its outcome, and training fed trajectories
+    assert all(sum(u.outcomes) == u.count for u in usage.values())
+    fed = [f for uri in usage for f in workspace.memory_fed(uri) if f.trajectory]
+    assert fed and all("/memories/trajectories/" in str(f.trajectory) for f in fed)
     app = make_app(workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 50)) as pilot:
         await press_and_settle(pilot, "4")
-        table = app.screen.query_one("#memories", VimTable)
-        hot = {str(key.value): str(table.get_row(key)[-1]) for key in table.rows}
-        assert all(float(hot[uri]) > 0 for uri in used), hot
+        rows = cells(app.screen.query_one("#memories", VimTable))
+        assert all(float(rows[uri]["hot"]) > 0 and rows[uri]["success"] != "–" for uri in used), rows
 
 
-async def test_a_hotness_file_ovtui_cannot_read_leaves_the_memories_listed(
+async def test_a_ledger_ovtui_cannot_read_leaves_the_memories_listed(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    log = HotnessLog(memory_of(workspace).paths)
-    log.record([next(iter(workspace.experiences().policies)).uri])
-    log.compact()
-    log.summary_path.write_text("{not json", encoding="utf-8")  # a broken bookkeeping file
+    ledger = UseLedger(memory_of(workspace).paths)
+    ledger.record([Use(next(iter(workspace.experiences().policies)).uri, "session:a")])
+    ledger.compact()
+    ledger.summary_path.write_text("{not json", encoding="utf-8")  # a broken bookkeeping file
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "4")
         table = app.screen.query_one("#memories", VimTable)
-        assert table.row_count == len(workspace.experiences().policies)  # listed, none of them hot
-        assert {str(table.get_row(key)[-1]) for key in table.rows} == {"–"}
-        assert "hotness not shown: " in screen_text(app) and "hotness.json" in screen_text(app)
+        assert table.row_count == len(workspace.experiences().policies)  # listed, none of them used
+        assert {row["uses"] for row in cells(table).values()} == {"–"}
+        assert "uses not shown: " in screen_text(app) and "ledger.json" in screen_text(app)

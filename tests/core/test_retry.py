@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ovtui.core.retry import RetryPolicy
-from ovtui.train.components.remote import SERVICE_RETRY
+from ovtui.train.components.remote_transport import SERVICE_RETRY
 
 
 def test_without_jitter_the_wait_doubles_from_the_base_up_to_the_cap() -> None:

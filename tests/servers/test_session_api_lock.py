@@ -1,7 +1,8 @@
-"""`ovtui serve` never waits for a session's file lock on its event loop: while another process
-holds one session's lock, a request for that session waits (in a worker thread) and the server
-keeps answering every other request; when the holder lets go, the waiting request completes. A lock
-held past the timeout is a 503 naming the session."""
+"""`ovtui serve` never waits for a session's file lock on its event loop, nor in a thread the other
+requests share: while another process holds one session's lock, a request for that session waits
+(in a thread of a small pool of its own, a bounded time) and the server keeps answering every other
+request; when the holder lets go, the waiting request completes. A lock held past the wait is a 503
+naming the session, and so is every request for it beyond what that pool holds, at once."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,8 @@ from server_support import threaded_server
 from workspace_support import build_sample_workspace
 
 from ovtui.core.events import Event
+from ovtui.servers.openviking import session_calls
 from ovtui.servers.openviking.app import create_session_app
-from ovtui.sessions import store as session_store
 from ovtui.wiring.workspace import Workspace
 
 # Takes the lock as ovtui does (filelock), says so, and keeps it until a line arrives on stdin.
@@ -37,9 +38,10 @@ MESSAGE = {"role": "user", "content": "Please cancel order 1234."}
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path, threading.Event]]:
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path, threading.Event]]:
     """The session API of a fresh workspace, session ``s1`` created, and an event set when the
-    server reports that it waits for a session's lock."""
+    server reports that it waits for a session's lock (the wait long enough for any test step)."""
+    monkeypatch.setattr(session_calls, "LOCK_WAIT", 60.0)
     root = build_sample_workspace(tmp_path / "ws")
     app = create_session_app(Workspace(root), watch_inbox=False)
     waiting = threading.Event()
@@ -66,9 +68,25 @@ def hold_lock(root: Path) -> subprocess.Popen[str]:
     return holder
 
 
+def release(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.write("release\n")
+    holder.stdin.flush()
+    assert holder.wait(timeout=30) == 0
+
+
 def post_message(url: str, session_id: str) -> httpx.Response:
     with httpx.Client(base_url=url, timeout=60) as client:
         return client.post(f"/api/v1/sessions/{session_id}/messages", json=MESSAGE)
+
+
+def done_first(futures: list[Future[httpx.Response]], count: int) -> list[Future[httpx.Response]]:
+    """The first ``count`` of ``futures`` to finish."""
+    pending = set(futures)
+    while len(futures) - len(pending) < count:
+        done, pending = wait(pending, timeout=30, return_when=FIRST_COMPLETED)
+        assert done, f"only {len(futures) - len(pending)} of {count} answered"
+    return [f for f in futures if f not in pending]
 
 
 def result(response: httpx.Response) -> Any:
@@ -95,10 +113,7 @@ def test_other_requests_are_served_while_one_waits_for_a_lock_another_process_ho
                 assert result(client.post("/api/v1/sessions/s2/messages", json=MESSAGE))["message_count"] == 1
                 assert result(client.get("/api/v1/sessions/s2"))["message_count"] == 1
             assert not blocked.done()  # the holder still has s1
-            assert holder.stdin is not None
-            holder.stdin.write("release\n")
-            holder.stdin.flush()
-            assert holder.wait(timeout=30) == 0
+            release(holder)
             assert result(blocked.result(timeout=30))["message_count"] == 1
     finally:
         if holder.poll() is None:
@@ -108,11 +123,11 @@ def test_other_requests_are_served_while_one_waits_for_a_lock_another_process_ho
         assert result(client.get("/api/v1/sessions/s1"))["message_count"] == 1
 
 
-def test_a_lock_held_past_the_timeout_is_a_503_naming_the_session(
+def test_a_lock_held_past_the_wait_is_a_503_naming_the_session(
     server: tuple[str, Path, threading.Event], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, root, waiting = server
-    monkeypatch.setattr(session_store, "LOCK_TIMEOUT", 0.3)
+    monkeypatch.setattr(session_calls, "LOCK_WAIT", 0.3)
     holder = hold_lock(root)
     try:
         answer = post_message(url, "s1")
@@ -120,7 +135,36 @@ def test_a_lock_held_past_the_timeout_is_a_503_naming_the_session(
         assert answer.status_code == 503
         error = answer.json()["error"]
         assert error["code"] == "UNAVAILABLE" and "'s1'" in error["message"]
+        assert answer.headers["retry-after"] == "1"
     finally:
         holder.kill()
         holder.wait()
     assert not (root / "sessions/s1/messages.jsonl").exists()  # nothing half-written
+
+
+def test_requests_piling_on_a_held_session_never_slow_the_others(
+    server: tuple[str, Path, threading.Event],
+) -> None:
+    url, root, waiting = server
+    holder = hold_lock(root)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            piled = [pool.submit(post_message, url, "s1") for _ in range(8)]
+            assert waiting.wait(timeout=30)
+            # the pool that waits holds two; every other request for s1 is answered at once
+            refused = [f.result() for f in done_first(piled, 8 - session_calls.WAITERS)]
+            assert all(r.status_code == 503 and "'s1'" in r.json()["error"]["message"] for r in refused)
+            with httpx.Client(base_url=url, timeout=5) as client:  # served while s1's two still wait
+                for n in range(5):
+                    assert (
+                        result(client.post("/api/v1/sessions/s2/messages", json=MESSAGE))["message_count"]
+                        == n + 1
+                    )
+            still = [f for f in piled if not f.done()]
+            assert len(still) == session_calls.WAITERS
+            release(holder)
+            assert sorted(result(f.result(timeout=30))["message_count"] for f in still) == [1, 2]
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait()

@@ -17,7 +17,7 @@ from llm_session_support import PREFIX, commit, memory, said, served
 from session_support import CONVERSATION
 
 from ovtui.core.fileformat import parse_memory
-from ovtui.memory.hotness import HotnessLog
+from ovtui.memory.ledger import UseLedger
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.storage.paths import WorkspacePaths
@@ -26,9 +26,9 @@ from ovtui.testing.session_model import PREFERENCE_LINE, PROFILE_LINE, SessionMo
 
 
 def snapshot(root: Path) -> dict[str, str]:
-    """Every memory file, the history records and the hotness log: what a failed commit must not touch."""
+    """Every memory file, the history records and the use ledger: what a failed commit must not touch."""
     files = [*root.joinpath("memories").rglob("*.md"), *root.joinpath("history").rglob("*")]
-    files.append(root / ".ovtui/hotness.jsonl")
+    files.append(root / ".ovtui/ledger.jsonl")
     return {str(p.relative_to(root)): p.read_text() for p in files if p.is_file()}
 
 
@@ -100,7 +100,7 @@ def test_a_prefetched_memory_is_patched_not_duplicated(tmp_path: Path) -> None:
     [history_id] = task["result"]["history_ids"]
     diff = MemoryDiff.model_validate_json((root / f"history/{history_id}/memory_diff.json").read_text())
     assert [op.uri for op in diff.operations.updates] == [seating] and diff.operations.adds == []
-    assert HotnessLog(WorkspacePaths(root)).usage()[seating].count >= 1  # the prefetch is a use
+    assert UseLedger(WorkspacePaths(root)).usage()[seating].count >= 1  # the prefetch is a use
 
 
 def _assert_nothing_written(root: Path, session_id: str, before: dict[str, str]) -> None:

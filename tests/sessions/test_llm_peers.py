@@ -13,7 +13,7 @@ from typing import Any
 
 from llm_session_support import PREFIX, commit, memory, said, served
 
-from ovtui.memory.hotness import HotnessLog
+from ovtui.memory.ledger import UseLedger
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.storage.paths import WorkspacePaths
@@ -77,7 +77,7 @@ def test_a_peers_shown_preference_is_patched_in_the_peers_space(tmp_path: Path) 
     [history_id] = task["result"]["history_ids"]
     diff = MemoryDiff.model_validate_json((root / f"history/{history_id}/memory_diff.json").read_text())
     assert [op.uri for op in diff.operations.updates] == [PREFIX + BOB_TRAINS] and diff.operations.adds == []
-    usage = HotnessLog(WorkspacePaths(root)).usage()  # the peer's files shown are uses, as the user's
+    usage = UseLedger(WorkspacePaths(root)).usage()  # the peer's files shown are uses, as the user's
     assert usage[PREFIX + BOB_TRAINS].count == 1 and usage[PREFIX + BOB_PROFILE].count == 1
 
 

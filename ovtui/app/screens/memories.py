@@ -1,15 +1,17 @@
 """The Memories screen: every declared memory type, one at a time (experiences first), and one file.
 
 The type filter (a Select, or ``t`` to step through the types) chooses what the table lists: name,
-status, version, last change and links of each file; the view on the right shows the file as
-Markdown. Experiences come from the workspace's policy snapshot; other types are read from disk.
+status and version of each file, its record in the use ledger (uses, sessions, success share, last
+use), its hotness, last change and links; the view on the right shows that record (the outcome
+histogram, the current version's uses, the newest trajectories it fed) above the file as Markdown.
+Experiences come from the workspace's policy snapshot; other types are read from disk.
 The list is read by a thread worker, which posts the rows it built (``MemoriesScreen.Loaded``).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import ClassVar
 
@@ -24,12 +26,14 @@ from textual.widgets import DataTable, Footer, Label, Select
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, answer
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
+from ovtui.app.views.memories import USAGE_COLUMNS, usage_cells, usage_panel
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import Rows, VimTable
 from ovtui.core.domain import Experience, ExperienceSet
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
-from ovtui.memory.hotness import Usage, hotness_score
+from ovtui.memory.hotness import hotness_score
+from ovtui.memory.ledger_state import Fed, Usage
 from ovtui.memory.types import EXPERIENCES
 
 
@@ -43,11 +47,13 @@ class MemoryRow:
     links: int
     content: str
     hot: float = 0.0  # hotness: how often and how lately the agent used it; 0 when never used
+    usage: Usage | None = None  # its record in the use ledger (None: never used)
 
     def cells(self) -> tuple[Text, ...]:
         # Text, not str: a str cell is parsed as markup each time the table measures it.
         hot = f"{self.hot:.2f}" if self.hot else "–"
-        cells = (self.name, self.status, str(self.version), self.changed, str(self.links), hot)
+        used = usage_cells(self.usage)  # next to the name: the table is cut at the pane's edge
+        cells = (self.name, self.status, str(self.version), *used, hot, self.changed, str(self.links))
         return tuple(Text(cell) for cell in cells)
 
 
@@ -83,7 +89,7 @@ class MemoriesScreen(MainScreen):
         self.memory_type = EXPERIENCES
         # The last full load of the experiences: a reload re-reads only the files that changed since.
         self._loaded: ExperienceSet | None = None
-        self._usage: dict[str, Usage] = {}  # uses by URI, read once per load
+        self._usage: dict[str, Usage] = {}  # the use ledger's records by URI, read once per load
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -101,7 +107,7 @@ class MemoriesScreen(MainScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", VimTable)
-        table.add_columns("name", "status", "version", "changed (UTC)", "links", "hot")
+        table.add_columns("name", "status", "version", *USAGE_COLUMNS, "hot", "changed (UTC)", "links")
         self._show_preview()
         # The whole list is read once the first rows are painted: its thread would slow that paint.
         self.call_after_refresh(self.action_reload)
@@ -158,19 +164,20 @@ class MemoriesScreen(MainScreen):
         ], hotness_problems + listing.problems
 
     def _read_usage(self) -> list[str]:
-        """Uses for the hot column; a hotness file ovtui cannot read is a problem listed with the
-        others (naming the file), and the memories still show, none of them hot."""
+        """The use ledger's records for the usage columns; a ledger ovtui cannot read is a problem
+        listed with the others (naming the file), and the memories still show, none of them used."""
         try:
-            self._usage = self.workspace.hotness()
+            self._usage = self.workspace.memory_uses()
         except OvtuiError as exc:
             self._usage = {}
-            return [f"hotness not shown: {exc}"]
+            return [f"uses not shown: {exc}"]
         return []
 
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
         when = changed.get(e.uri) or minute(self.workspace.modified_time(e.uri))
         links = len(e.metadata.get("links") or [])
-        return MemoryRow(e.uri, e.name, e.status.value, e.version, when, links, e.content, self._hot(e.uri))
+        row = MemoryRow(e.uri, e.name, e.status.value, e.version, when, links, e.content)
+        return self._used(row)
 
     def _show_preview(self) -> None:
         """The first screenful of experiences, read here on mount so that the first paint shows them
@@ -188,7 +195,7 @@ class MemoriesScreen(MainScreen):
     def _row(self, name: str, memory: MemoryFile) -> MemoryRow:
         uri = memory.uri or ""
         status = memory.fields.get("status")
-        return MemoryRow(
+        row = MemoryRow(
             uri,
             name,
             status if isinstance(status, str) else "–",
@@ -196,12 +203,15 @@ class MemoriesScreen(MainScreen):
             minute(self.workspace.modified_time(uri)),
             len(memory.fields.get("links") or []),
             memory.content,
-            self._hot(uri),
         )
+        return self._used(row)
 
-    def _hot(self, uri: str) -> float:
+    def _used(self, row: MemoryRow) -> MemoryRow:
+        """``row`` with its hotness and its record in the use ledger."""
+        usage = self._usage.get(row.uri)
         half_life = self.workspace.config.retrieval.hotness_half_life_days
-        return hotness_score(self._usage.get(uri), now=time.time(), half_life_days=half_life)
+        hot = hotness_score(usage, now=time.time(), half_life_days=half_life)
+        return replace(row, hot=hot, usage=usage)
 
     @on(Loaded)
     def _fill(self, message: Loaded) -> None:
@@ -242,7 +252,18 @@ class MemoriesScreen(MainScreen):
         flags = ""
         if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
             flags = "".join(f"\n\n> ⚠ {note}" for note in self.workspace.unread_lines(row.content))
-        view.show(f"{facts}{flags}\n\n---\n\n{row.content}")
+        used = usage_panel(row.usage, row.hot, self._fed(row), row.version, self.relative)
+        view.show(f"{facts}{flags}\n\n{used}\n\n---\n\n{row.content}")
+
+    def _fed(self, row: MemoryRow) -> list[Fed]:
+        """The newest results the memory fed (read from the ledger, which folds only what was
+        appended since its last read); none when it was never used or cannot be read."""
+        if row.usage is None:
+            return []
+        try:
+            return self.workspace.memory_fed(row.uri)
+        except OvtuiError:
+            return []  # the load listed the problem
 
     def action_focus_view(self) -> None:
         self.query_one("#memory-view").focus()

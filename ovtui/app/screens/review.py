@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,12 +25,13 @@ from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.diff_model import item_section
-from ovtui.app.views.review import apply_label, apply_message, item_header, item_row, plan_row
+from ovtui.app.views.review import apply_label, apply_message, fared_text, item_header, item_row, plan_row
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
+from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.policy import Decision, PendingPlan
 
 NEEDS_ITEM = {"decide", "note", "edit", "evidence"}
@@ -143,8 +145,20 @@ class ReviewScreen(MainScreen):
         # Read live, so an edit made in $EDITOR is judged as it is now.
         item.metadata["unread_lines"] = self.workspace.unread_lines(item.after_content or "")
         where = self.relative(self.workspace.planned_uri(item))
-        header.update(item_header(self.plan, index, item, self.relative, where), layout=False)  # fixed height
+        fared = self._fared(item, current)
+        shown = item_header(self.plan, index, item, self.relative, where, fared)
+        header.update(shown, layout=False)  # fixed height
         diff.show([item_section(item, current, where)])
+
+    def _fared(self, item: PolicyPlanItem, current: MemoryFile | None) -> Text | None:
+        """How the experience the item edits has fared (None: the item edits no experience)."""
+        if item.memory_type != EXPERIENCES or current is None or current.uri is None:
+            return None
+        try:
+            usage = self.workspace.memory_use(current.uri)
+        except OvtuiError as exc:
+            return Text(f"uses not shown: {exc}", style="yellow")
+        return fared_text(usage, current.version)
 
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:

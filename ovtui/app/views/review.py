@@ -7,7 +7,9 @@ from typing import Literal
 
 from rich.text import Text
 
+from ovtui.app.views.memories import share, version_line
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem
+from ovtui.memory.ledger_state import OUTCOMES, Usage
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.gates.validation import validation_line
 from ovtui.train.review.policy import PendingPlan, describe_apply
@@ -75,12 +77,17 @@ def item_header(
     item: PolicyPlanItem,
     relative: Callable[[str | None], str],
     where: str | None = None,
+    fared: Text | None = None,
 ) -> Text:
-    """``where``: the file the item writes, when the item does not name it (a new memory)."""
+    """``where``: the file the item writes, when the item does not name it (a new memory);
+    ``fared``: how the file it edits has fared so far (``fared_text``)."""
     decision = pending.decisions[index]
     text = Text()
     text.append(f"{item.target_name}", style="bold")
     text.append(f"  {where or relative(item.target_uri)}\n", style="dim")
+    if fared is not None:
+        text.append_text(fared)
+        text.append("\n")
     if item.kind == "delete":
         text.append(f"DELETE: approving removes this {kind_word(item)} file\n", style="bold red")
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "unknown"
@@ -102,6 +109,17 @@ def item_header(
             style="bold yellow",
         )
     return text
+
+
+def fared_text(usage: Usage | None, version: int) -> Text:
+    """How the experience an item edits has fared: its current version's uses and outcomes, and
+    all its versions' (the use ledger's record)."""
+    if usage is None or usage.count == 0:
+        return Text(f"fared: version {version} (current) not used yet", style="dim")
+    counts = ", ".join(f"{n} {name}" for name, n in zip(OUTCOMES, usage.outcomes, strict=True) if n)
+    overall = f"all versions {usage.count} use(s) by {usage.sessions} session(s)"
+    overall += f", {counts}, success {share(usage)}" if counts else ", no outcome yet"
+    return Text(f"fared: {version_line(usage, version)} · {overall}")
 
 
 def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:

@@ -2,10 +2,10 @@
 
 Without experiences it does the obvious thing at once (cancels, refunds, grants a goodwill credit)
 and so breaks the policy in exactly the ways the rubric checks. With experiences it retrieves the
-ones that fit the request (BM25 over their text, then it reads each Situation to judge whether it
-applies), and follows their Approach sequences and Reflect rules as far as its vocabulary
-(``guidance``) understands them. Nothing it learns is tied to a case: rules name tools and
-situations, and arguments come from the request and from lookups.
+ones that fit the request (the ranking every ovtui retriever shares, over its own words; then it
+reads each Situation to judge whether it applies), and follows their Approach sequences and Reflect
+rules as far as its vocabulary (``guidance``) understands them. Nothing it learns is tied to a
+case: rules name tools and situations, and arguments come from the request and from lookups.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ from ovtui.environments.sample.understanding import (
     read_request,
 )
 from ovtui.memory.hotness import HotnessMix, blend
-from ovtui.memory.search import LexicalIndex
+from ovtui.memory.ledger_state import ROLLOUT_ID, Use, new_rollout_id, rollout_consumer
+from ovtui.memory.retrieval.ranking import Mix, RankedIndex, position_key
 from ovtui.train.backends.offline.sections import parse_sections
 from ovtui.train.backends.offline.text import scrub_specifics, tokenize
 
@@ -63,7 +64,8 @@ _ACTION_WORDS = {
 
 
 class ExperienceLibrary:
-    """The active experiences of a policy set, indexed for retrieval and parsed once."""
+    """The active experiences of a policy set, indexed for retrieval (the ranking every retriever
+    shares, over the agent's own words) and parsed once."""
 
     def __init__(
         self, policy_set: ExperienceSet, *, top_k: int = 5, hotness: HotnessMix | None = None
@@ -72,14 +74,23 @@ class ExperienceLibrary:
         self.top_k = top_k
         # Hotness as it stood when the library was built (one read per batch; the batch's own uses
         # do not reorder its later cases, so a batch ranks the same whatever order it runs in).
-        self._weight = hotness.weight if hotness is not None else 0.0
-        self._hot = (
-            hotness.log.scores([p.uri for p in self.experiences], half_life_days=hotness.half_life_days)
-            if hotness is not None and self._weight > 0
-            else None
+        weight = hotness.weight if hotness is not None else 0.0
+        heat = (
+            hotness.scores([p.uri for p in self.experiences]) if hotness is not None and weight > 0 else None
         )
-        self._index = LexicalIndex(
-            [tokenize(f"{p.name.replace('_', ' ')} {p.content}") for p in self.experiences]
+        self._mix: Mix | None = None
+        if heat is not None:
+            hot = heat
+
+            def mix(keys: list[str], relevance: list[float]) -> list[float]:
+                return blend(relevance, [hot[int(k)] for k in keys], weight)
+
+            self._mix = mix
+        self._index = RankedIndex.of(
+            [
+                (position_key(i), tokenize(f"{p.name.replace('_', ' ')} {p.content}"))
+                for i, p in enumerate(self.experiences)
+            ]
         )
         self._guidance = {p.name: guidance_from_content(p.content, p.name) for p in self.experiences}
         self._topics = {p.name: self._topic(p) for p in self.experiences}
@@ -94,28 +105,20 @@ class ExperienceLibrary:
         return "*" if topic is None and is_general(situation) else topic
 
     def relevant(self, request: RequestDetails) -> list[Experience]:
-        """Experiences about every request, then in order of lexical similarity the first ``top_k``
-        whose Situation is about this kind of request."""
+        """Experiences about every request, then in order of relevance (hotness mixed in by
+        ``[retrieval] hotness_weight``) the first ``top_k`` whose Situation is about this kind of
+        request."""
         general = [p for p in self.experiences if self._topics[p.name] == "*"]
         if request.intent is None or len(general) == len(self.experiences):
             return general
-        # Scrubbed like the experiences' own examples, so a date or an email in the request matches theirs.
-        scores = self._index.scores(tokenize(scrub_specifics(request.text)))
-        matching = [i for i, score in enumerate(scores) if score > 0]  # a hot memory must still match
-        rank = dict(zip(matching, self._mixed([scores[i] for i in matching], matching), strict=True))
-        chosen: list[Experience] = []
-        for i in sorted(matching, key=lambda i: (-rank[i], self.experiences[i].name)):
-            if len(chosen) >= self.top_k:
-                break
-            if self._topics[self.experiences[i].name] == request.intent:
-                chosen.append(self.experiences[i])
-        return chosen + general
 
-    def _mixed(self, relevance: list[float], indices: list[int]) -> list[float]:
-        """Relevance, mixed with hotness by ``[retrieval] hotness_weight`` (0: relevance alone)."""
-        if self._hot is None:
-            return relevance
-        return blend(relevance, [self._hot[i] for i in indices], self._weight)
+        def about_it(key: str) -> bool:
+            return self._topics[self.experiences[int(key)].name] == request.intent
+
+        # Scrubbed like the experiences' own examples, so a date or an email in the request matches theirs.
+        query = tokenize(scrub_specifics(request.text))
+        ranked = self._index.rank(query, limit=self.top_k, accept=about_it, mix=self._mix)
+        return [self.experiences[int(r.key)] for r in ranked] + general
 
     def guidance_for(self, experiences: Iterable[Experience]) -> Guidance:
         merged = Guidance()
@@ -336,10 +339,12 @@ class SampleAgentExecutor:
         self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
     ) -> list[Rollout]:
         library = ExperienceLibrary(policy_set, top_k=self.top_k, hotness=self.hotness)
-        used: list[str] = []
+        if self.hotness is None:
+            return [self.run_case(case, library, context.policy_snapshot_id) for case in cases]
+        used: list[Use] = []
         rollouts = [self.run_case(case, library, context.policy_snapshot_id, used) for case in cases]
-        if self.hotness is not None:
-            self.hotness.log.record_use(used)  # one append for the batch: a use per experience per case
+        # One append for the batch: a use per experience per case, each by its rollout.
+        self.hotness.ledger.try_record(used)
         return rollouts
 
     def run_case(
@@ -347,25 +352,28 @@ class SampleAgentExecutor:
         case: Case,
         library: ExperienceLibrary,
         policy_snapshot_id: str = "",
-        used: list[str] | None = None,
+        used: list[Use] | None = None,
     ) -> Rollout:
-        """One case; the URIs of the experiences it retrieved are added to ``used``."""
+        """One case; with ``used``, the rollout gets an id and a use of each experience it
+        retrieved, by that rollout, is added to ``used``."""
         request = read_request(str(case.input.get("user_query", "")))
         experiences = library.relevant(request)
-        if used is not None:
-            used += [e.uri for e in experiences]
         conversation = Conversation(case, library.guidance_for(experiences), request)
         conversation.run()
+        metadata: dict[str, object] = {
+            "agent": AGENT_LABEL,
+            "tools_used": list(conversation.done),
+            "iterations": sum(m.role == "assistant" for m in conversation.messages),
+            "experiences_used": [e.name for e in experiences],
+            "intent": request.intent,
+        }
+        if used is not None:
+            rollout_id = metadata[ROLLOUT_ID] = new_rollout_id()
+            used += [Use(e.uri, rollout_consumer(rollout_id), "agent", e.version) for e in experiences]
         return Rollout(
             case=case,
             messages=conversation.messages,
             policy_snapshot_id=policy_snapshot_id,
             evaluation=grade(case, conversation.messages, conversation.db),
-            metadata={
-                "agent": AGENT_LABEL,
-                "tools_used": list(conversation.done),
-                "iterations": sum(m.role == "assistant" for m in conversation.messages),
-                "experiences_used": [e.name for e in experiences],
-                "intent": request.intent,
-            },
+            metadata=metadata,
         )

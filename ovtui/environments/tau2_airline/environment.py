@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ovtui.core.bounds import cut_text
 from ovtui.core.config import OvtuiConfig
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import (
@@ -20,7 +21,7 @@ from ovtui.environments.base import EnvironmentDefaults, EnvironmentError_, chec
 from ovtui.environments.scoring import RecordError
 from ovtui.environments.tau2_airline import data
 from ovtui.environments.tau2_airline.conversation import Conversation
-from ovtui.environments.tau2_airline.reward import AirlineScore, ToolCall, score
+from ovtui.environments.tau2_airline.reward import TERMINATIONS, AirlineScore, ToolCall, score
 
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
@@ -105,6 +106,9 @@ def calls_and_texts(rollout: Rollout) -> tuple[list[ToolCall], list[str]]:
     return calls, texts
 
 
+MAX_SHOWN_CHARS = 80  # of a bad value, as an error shows it
+
+
 def record_fields(record: dict[str, Any]) -> tuple[str, list[ToolCall], list[str], str]:
     task_id = str(record.get("task_id", ""))
     if task_id not in data.tasks():
@@ -124,8 +128,14 @@ def record_fields(record: dict[str, Any]) -> tuple[str, list[ToolCall], list[str
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
         raise RecordError("assistant_texts: must be a list of strings")
     termination = record.get("termination")
-    if not isinstance(termination, str):
-        raise RecordError("termination: must be a string such as user_stop, agent_stop, max_turns")
+    if not isinstance(termination, str) or termination not in TERMINATIONS:
+        if termination is None:
+            said = "missing"
+        elif isinstance(termination, str):
+            said = f"{cut_text(termination, MAX_SHOWN_CHARS)!r} is not a termination reason"
+        else:
+            said = f"must be a string, not {type(termination).__name__}"
+        raise RecordError(f"termination: {said}; one of {', '.join(TERMINATIONS)}")
     return task_id, calls, texts, termination
 
 

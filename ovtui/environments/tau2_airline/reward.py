@@ -23,6 +23,21 @@ from ovtui.environments.tau2_airline.db import AirlineDB
 from ovtui.environments.tau2_airline.tools import TOOL_NAMES, AirlineTools
 
 STOPPED = frozenset({"agent_stop", "user_stop"})
+# How an episode may end: tau2-bench's termination reasons, and max_turns (this conversation's turn
+# limit, tau2's max_steps). Only those in STOPPED can earn a reward.
+TERMINATIONS = (
+    "user_stop",
+    "agent_stop",
+    "max_turns",
+    "max_steps",
+    "timeout",
+    "too_many_errors",
+    "agent_error",
+    "user_error",
+    "infrastructure_error",
+    "context_window_exceeded",
+    "unexpected_error",
+)
 READ_ONLY = frozenset(
     {
         "calculate",

@@ -33,10 +33,18 @@ class WorkerPool:
     def pending(self) -> int:
         return len(self._tasks)
 
-    def submit(self, label: str, work: Callable[[], Awaitable[dict[str, Any]]]) -> Job:
+    def check_room(self) -> None:
         if len(self._tasks) >= self.max_queued:
             raise PoolFull(f"{len(self._tasks)} jobs are waiting (limit {self.max_queued})")
-        job = self.store.create(label)
+
+    def submit(
+        self, label: str, work: Callable[[], Awaitable[dict[str, Any]]], *, job_id: str | None = None
+    ) -> Job:
+        """A new job running ``work``. One with ``job_id`` was promised already (its id recorded
+        with its input after ``check_room``): it is never refused."""
+        if job_id is None:
+            self.check_room()
+        job = self.store.create(label, job_id)
         self._done[job.id] = asyncio.Event()
         self._tasks[job.id] = asyncio.create_task(self._run(job, work))
         return job

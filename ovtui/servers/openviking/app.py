@@ -1,9 +1,11 @@
 """``ovtui serve``: the OpenViking-compatible API of one workspace, on the one server base.
 
-A commit archives at once (phase 1, before the answer) and runs phase 2 as a background task of
-the server's file-backed job store: ``GET /api/v1/tasks/{id}`` says pending → running →
-completed | failed; a task a crash interrupted reads failed after a restart, its archive kept.
-Conversations dropped into ``inbox/sessions/`` are committed while the server runs.
+A commit archives at once (phase 1, before the answer; the archive names its task) and runs
+phase 2 as a background task of the server's file-backed job store: ``GET /api/v1/tasks/{id}``
+says pending → running → completed | failed. At its start the server gives every archive its task
+(``commit_tasks``): one never recorded is queued, one a crash interrupted reads failed with the
+route that resubmits it. Conversations dropped into ``inbox/sessions/`` are committed while the
+server runs. ``/health`` says the server is up and how many tasks it runs, nothing of the workspace.
 """
 
 from __future__ import annotations
@@ -18,10 +20,16 @@ from fastapi import FastAPI
 from ovtui.core.context import RunContext
 from ovtui.core.events import EventBus
 from ovtui.servers.base.app import create_app
+from ovtui.servers.openviking.commit_tasks import TASK_PREFIX, CommitTasks
+from ovtui.servers.openviking.content import content_router
 from ovtui.servers.openviking.envelope import answer_errors_in_the_envelope
+from ovtui.servers.openviking.evolution import evolution_router
+from ovtui.servers.openviking.fs import fs_router
 from ovtui.servers.openviking.parts import ServerParts
+from ovtui.servers.openviking.search import search_router
+from ovtui.servers.openviking.session_context import session_context_router
 from ovtui.servers.openviking.sessions import sessions_router
-from ovtui.servers.openviking.tasks import TASK_PREFIX, tasks_router
+from ovtui.servers.openviking.tasks import tasks_router
 from ovtui.wiring.workspace import Workspace, run_stamp
 
 
@@ -37,21 +45,26 @@ def create_session_app(
     log = workspace.event_log(run_id)
     events = EventBus([log])
 
-    def waiting(session_id: str) -> None:
-        events.log(f"session {session_id!r} is locked by another process: waiting for it", level="warning")
-
-    sessions = workspace.session_store(on_wait=waiting)
+    sessions = workspace.session_store()
+    tasks = workspace.session_tasks(state, prefix=TASK_PREFIX)
     parts = ServerParts(
         workspace=workspace,
         sessions=sessions,
         committer=workspace.session_committer(sessions, RunContext(run_id, events, asyncio.Event())),
-        tasks=workspace.session_tasks(state, prefix=TASK_PREFIX),
+        tasks=tasks,
         events=events,
         workers=workers,
     )
+    sessions.on_wait = lambda session_id: parts.say(
+        f"session {session_id!r} is locked by another process: waiting for it"
+    )
+    sessions.on_notice = tasks.on_log_error = parts.say
+
+    commits = CommitTasks(parts)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await commits.recover()
         stop = asyncio.Event()
         inbox = workspace.session_inbox(parts.committer, events)
         watcher = asyncio.create_task(inbox.watch(stop)) if watch_inbox else None
@@ -68,12 +81,17 @@ def create_session_app(
             log.close()
 
     def health() -> dict[str, Any]:
-        return {"workspace": workspace.root.name, "pending_tasks": parts.pending_tasks}
+        return {"healthy": True, "pending_tasks": parts.pending_tasks}
 
     app = create_app("ovtui sessions", api_key=api_key, health=health, lifespan=lifespan)
     answer_errors_in_the_envelope(app)
-    app.include_router(sessions_router(parts))
+    app.include_router(sessions_router(parts, commits))
     app.include_router(tasks_router(parts))
+    app.include_router(search_router(parts))
+    app.include_router(content_router(parts))
+    app.include_router(fs_router(parts))
+    app.include_router(session_context_router(parts))
+    app.include_router(evolution_router(parts))
     app.state.parts = parts
     app.state.sessions = sessions
     app.state.committer = parts.committer

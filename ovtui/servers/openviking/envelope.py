@@ -1,19 +1,39 @@
 """OpenViking's envelope: ``{"status": "ok"|"error", "result": …, "error": null|{code, message}}``,
-and the error handlers that answer every failure in it."""
+the error handlers that answer every failure in it, and the route class every router of the API
+uses, which refuses what a request may not carry before a route sees it.
+
+Status codes: a request that does not validate is a 422 naming the field (OpenViking answers 400
+``INVALID_ARGUMENT``; ovtui keeps FastAPI's 422 with the same code, and its message names the
+field as one line); a URL whose percent-escapes are not UTF-8 is a 400 (decoded with replacement
+characters, two different ids would name one session); a full disk is a 507
+``INSUFFICIENT_STORAGE`` naming the file, any other OSError one line naming the file and cause.
+"""
 
 from __future__ import annotations
 
+import errno
+from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ovtui.core.errors import OvtuiError
+from ovtui.protocols.wire_json import UncleanJson, parse_json_body
 from ovtui.sessions.store import SessionError
 
-HTTP_STATUS = {"NOT_FOUND": 404, "FAILED_PRECONDITION": 409, "RESOURCE_EXHAUSTED": 429, "UNAVAILABLE": 503}
+HTTP_STATUS = {
+    "NOT_FOUND": 404,
+    "FAILED_PRECONDITION": 409,
+    "RESOURCE_EXHAUSTED": 429,
+    "UNAVAILABLE": 503,
+    "INSUFFICIENT_STORAGE": 507,
+}
+RETRY_AFTER = {"UNAVAILABLE": "1"}
 
 
 def ok(result: Any) -> JSONResponse:
@@ -21,8 +41,9 @@ def ok(result: Any) -> JSONResponse:
 
 
 def fail(code: str, message: str, status: int) -> JSONResponse:
+    headers = {"Retry-After": RETRY_AFTER[code]} if code in RETRY_AFTER else None
     return JSONResponse(
-        {"status": "error", "result": None, "error": {"code": code, "message": message}}, status
+        {"status": "error", "result": None, "error": {"code": code, "message": message}}, status, headers
     )
 
 
@@ -38,6 +59,53 @@ def field_error(exc: RequestValidationError, content_type: str) -> str:
     return f"{'.'.join(loc) or 'body'}: {first.get('msg', 'invalid')}"
 
 
+def _path_problem(request: Request) -> str | None:
+    raw = request.scope.get("raw_path")
+    if not raw:
+        return None
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"path: byte {exc.start} of the decoded URL path is not UTF-8; ids are UTF-8 text"
+    return None
+
+
+async def _body_problem(request: Request) -> UncleanJson | None:
+    if "json" not in request.headers.get("content-type", "json"):
+        return None  # FastAPI names a body of another type
+    body = await request.body()  # kept: the route reads the same bytes
+    if not body:
+        return None
+    try:
+        parse_json_body(body)
+    except UncleanJson as exc:
+        return exc
+    except (ValueError, RecursionError):
+        return None  # not JSON at all: FastAPI names where
+    return None
+
+
+class CheckedRoute(APIRoute):
+    """A route that refuses a URL that is not UTF-8 and a JSON body holding text or numbers no
+    file can keep (lone surrogates; NaN, Infinity, 1e400) before its handler runs."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def checked(request: Request) -> Response:
+            problem = _path_problem(request)
+            if problem:
+                return fail("INVALID_ARGUMENT", problem, 400)
+            unclean = await _body_problem(request)
+            if unclean is not None:
+                raise RequestValidationError(
+                    [{"loc": ("body", *unclean.where), "msg": unclean.problem, "type": "value_error"}]
+                )
+            return await handler(request)
+
+        return checked
+
+
 def answer_errors_in_the_envelope(app: FastAPI) -> None:
     @app.exception_handler(SessionError)
     async def session_error(request: Request, exc: SessionError) -> JSONResponse:
@@ -46,6 +114,14 @@ def answer_errors_in_the_envelope(app: FastAPI) -> None:
     @app.exception_handler(OvtuiError)
     async def ovtui_error(request: Request, exc: OvtuiError) -> JSONResponse:
         return fail("INVALID_ARGUMENT", str(exc), 400)
+
+    @app.exception_handler(OSError)
+    async def os_error(request: Request, exc: OSError) -> JSONResponse:
+        where = f"{exc.filename}: " if exc.filename else ""
+        line = f"{where}{exc.strerror or exc}"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return fail("INSUFFICIENT_STORAGE", line, 507)
+        return fail("INTERNAL", line, 500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

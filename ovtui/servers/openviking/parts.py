@@ -1,12 +1,15 @@
-"""What the routes of one server share: the workspace facade, its sessions, the committer, the
-task store and the pool that runs commits (made inside the running loop, on first use)."""
+"""What the routes of one server share: the workspace facade, its sessions (and the threads their
+calls run in), the committer, the task store and the pool that runs commits (made inside the
+running loop, on first use)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from ovtui.core.events import EventBus
 from ovtui.servers.base.pool import WorkerPool
+from ovtui.servers.openviking.session_calls import SessionCalls
 from ovtui.sessions.commit import SessionCommitter
 from ovtui.sessions.store import SessionStore
 from ovtui.storage.jobs import JobStore
@@ -21,6 +24,7 @@ class ServerParts:
     tasks: JobStore
     events: EventBus
     workers: int = 4
+    calls: SessionCalls = field(default_factory=SessionCalls)
     _pool: WorkerPool | None = field(default=None, init=False)
 
     @property
@@ -29,6 +33,11 @@ class ServerParts:
             self._pool = WorkerPool(self.tasks, self.workers)
         return self._pool
 
+    def say(self, message: str, level: str = "warning") -> None:
+        """A line for the server's event log; one the disk cannot take is not a request's failure."""
+        with contextlib.suppress(OSError):
+            self.events.log(message, level=level)
+
     @property
     def pending_tasks(self) -> int:
         return self._pool.pending if self._pool is not None else 0
@@ -36,3 +45,4 @@ class ServerParts:
     async def close(self) -> None:
         if self._pool is not None:
             await self._pool.close()
+        self.calls.close()

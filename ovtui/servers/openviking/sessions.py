@@ -1,14 +1,17 @@
-"""Session routes: create, list, read a session; add messages; commit (archive now, extract and
-train in a background task).
+"""Session routes: create, list, read and configure a session; add messages; commit (archive now,
+extract and train in a background task); resubmit an archive whose task failed.
 
-Every route that reads or writes session files does it in a worker thread: the per-session lock
-blocks while another process holds it, and the event loop must keep serving the others.
+Commits follow OpenViking 0.5.2: a session with no messages, or none outside the kept window,
+answers 200 ``skipped`` with its reason (``no_messages``, ``all_within_keep_window``) and no task;
+a session never created is a 404; ``keep_recent_count`` keeps the newest messages live; a session
+with an ``auto_commit_policy`` is committed by the message write that takes its pending tokens or
+live message count past a threshold. Every file call runs through ``parts.calls`` (a worker thread,
+never waiting for a lock in a shared one).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import JSONResponse
@@ -16,16 +19,21 @@ from fastapi.responses import JSONResponse
 from ovtui.protocols.sessions import (
     AddMessageRequest,
     AddMessagesBatchRequest,
+    AutoCommitPolicy,
+    CommitRequest,
     CreateSessionRequest,
     MemoryPolicy,
-    SessionMessage,
+    UpdateSessionConfigRequest,
 )
 from ovtui.servers.base.pool import PoolFull
-from ovtui.servers.openviking.envelope import fail, ok
+from ovtui.servers.openviking.commit_tasks import CommitTasks, task_label
+from ovtui.servers.openviking.envelope import CheckedRoute, fail, ok
 from ovtui.servers.openviking.parts import ServerParts
-from ovtui.sessions.store import Archive, SessionError
+from ovtui.sessions.store import Committed, LiveState, SessionError, Skipped
 
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
+# OpenViking's event tags per memory type: ovtui has none to set.
+NO_EXTRACTION_CONFIG: dict[str, Any] = {"events": {"tags": []}}
 
 # OpenViking's memory types that ovtui never extracts: a policy naming them is accepted (they are
 # simply never written); any other name not declared in the workspace is a mistake, named.
@@ -42,52 +50,135 @@ def check_memory_types(policy: MemoryPolicy | None, declared: list[str]) -> None
         )
 
 
-def sessions_router(parts: ServerParts) -> APIRouter:
-    router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
-    sessions, workspace = parts.sessions, parts.workspace
+def skipped_body(session_id: str, reason: str) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "status": "skipped",
+        "task_id": None,
+        "archive_uri": None,
+        "archived": False,
+        "effective_enable_working_memory": False,
+        "reason": reason,
+        "trace_id": "",
+        **({"estimated_active_tokens": 0, "budget_exceeded": False} if reason != "no_messages" else {}),
+    }
 
-    def session_body(session_id: str) -> dict[str, Any]:
-        meta = sessions.meta(session_id)
-        messages = sessions.messages(session_id)
+
+def accepted_body(session_id: str, task_id: str, archive_uri: str) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "status": "accepted",
+        "task_id": task_id,
+        "archive_uri": archive_uri,
+        "archived": True,
+        "effective_enable_working_memory": False,  # ovtui keeps no working memory
+        "trace_id": "",
+        "estimated_active_tokens": 0,  # OpenViking's turn-budget retention: not ovtui's
+        "budget_exceeded": False,
+    }
+
+
+def sessions_router(parts: ServerParts, commits: CommitTasks) -> APIRouter:
+    router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"], route_class=CheckedRoute)
+    sessions, workspace, calls = parts.sessions, parts.workspace, parts.calls
+
+    def session_body(state: LiveState) -> dict[str, Any]:
+        meta = state.meta
         return {
             **meta.model_dump(mode="json"),
-            "uri": sessions.uri(session_id),
-            "message_count": len(messages),
-            "pending_tokens": sum(len(m.text) // 4 for m in messages),
-            "archives": [a.name for a in sessions.archives(session_id)],
+            "uri": sessions.uri(meta.session_id),
+            "message_count": state.message_count,
+            "pending_tokens": state.pending_tokens,
+            "archives": [a.name for a in sessions.archives(meta.session_id)],
+            "memory_extraction_config": NO_EXTRACTION_CONFIG,
         }
 
     @router.post("")
     async def create_session(request: CreateSessionRequest | None = NO_BODY) -> JSONResponse:
         request = request or CreateSessionRequest()
         check_memory_types(request.memory_policy, workspace.memory_types())
-        meta = await asyncio.to_thread(sessions.create, request.session_id, request.memory_policy)
+        auto: AutoCommitPolicy | Literal["unchanged"] | None = "unchanged"
+        if "auto_commit_policy" in request.model_fields_set:
+            auto = request.auto_commit_policy.effective() if request.auto_commit_policy else None
+        meta = await calls.run(sessions.create, request.session_id, request.memory_policy, auto)
         return ok(
             {
                 "session_id": meta.session_id,
                 "uri": sessions.uri(meta.session_id),
                 **meta.model_dump(mode="json"),
+                "memory_extraction_config": NO_EXTRACTION_CONFIG,
             }
         )
 
     @router.get("")
     async def list_sessions() -> JSONResponse:
-        ids = await asyncio.to_thread(sessions.list_ids)
+        ids = await calls.run(sessions.list_ids)
         return ok([{"session_id": s, "uri": sessions.uri(s)} for s in ids])
 
     def read_session(session_id: str, auto_create: bool) -> dict[str, Any]:
         if auto_create:
             sessions.ensure(session_id)
-        return session_body(session_id)
+        return session_body(sessions.live(session_id))
 
     @router.get("/{session_id}")
     async def get_session(session_id: str, auto_create: bool = Query(False)) -> JSONResponse:
-        return ok(await asyncio.to_thread(read_session, session_id, auto_create))
+        return ok(await calls.run(read_session, session_id, auto_create))
+
+    @router.patch("/{session_id}/config")
+    async def configure(
+        session_id: str, request: UpdateSessionConfigRequest | None = NO_BODY
+    ) -> JSONResponse:
+        request = request or UpdateSessionConfigRequest()
+        if "auto_commit_policy" in request.model_fields_set:
+            policy = request.auto_commit_policy.effective() if request.auto_commit_policy else None
+            meta = await calls.run(sessions.configure, session_id, policy)
+        else:
+            meta = await calls.run(sessions.meta, session_id)
+        return ok(
+            {
+                "session_id": meta.session_id,
+                "auto_commit_policy": meta.model_dump(mode="json")["auto_commit_policy"],
+                "memory_extraction_config": NO_EXTRACTION_CONFIG,
+            }
+        )
+
+    async def auto_commit(state: LiveState) -> dict[str, Any] | None:
+        """The commit a message write makes when the session's policy says it is due."""
+        policy = state.meta.auto_commit_policy
+        session_id = state.meta.session_id
+        if policy is None or not state.auto_commit_due(policy) or commits.running_for(session_id):
+            return None
+        try:
+            parts.pool.check_room()
+            task_id = parts.tasks.new_id()
+            done = await calls.run(
+                lambda: sessions.commit(
+                    session_id,
+                    keep_recent_count=policy.keep_recent_count,
+                    task_id=task_id,
+                    origin="auto",
+                    when=lambda now: now.auto_commit_due(policy),
+                )
+            )
+        except (SessionError, PoolFull) as exc:  # the messages are stored; the next write tries again
+            parts.say(f"session {session_id!r}: automatic commit not made: {exc}")
+            return None
+        if not isinstance(done, Committed):
+            return None
+        commits.start(done.archive, done.messages, done.record.policy(), task_id)
+        return {"task_id": task_id, "archive_uri": done.archive.uri}
 
     async def add(session_id: str, requests: list[AddMessageRequest]) -> JSONResponse:
         stored = [r.to_stored(sessions.next_message_id()) for r in requests]
-        count = await asyncio.to_thread(sessions.append, session_id, stored)
-        return ok({"session_id": session_id, "message_count": count, "added": len(stored)})
+        state = await calls.run(sessions.append, session_id, stored)
+        body = {
+            "session_id": session_id,
+            "message_count": state.message_count,
+            "pending_tokens": state.pending_tokens,
+            "added": len(stored),
+        }
+        committed = await auto_commit(state)
+        return ok({**body, **({"auto_commit": committed} if committed else {})})
 
     @router.post("/{session_id}/messages")
     async def add_message(session_id: str, request: AddMessageRequest) -> JSONResponse:
@@ -97,31 +188,37 @@ def sessions_router(parts: ServerParts) -> APIRouter:
     async def add_messages(session_id: str, request: AddMessagesBatchRequest) -> JSONResponse:
         return await add(session_id, request.messages)
 
-    def take_archive(session_id: str) -> tuple[Archive, list[SessionMessage], MemoryPolicy]:
-        policy = sessions.meta(session_id).policy()
-        archive, messages = sessions.archive(session_id)
-        return archive, messages, policy
-
     @router.post("/{session_id}/commit")
-    async def commit(session_id: str) -> JSONResponse:
-        archive, messages, policy = await asyncio.to_thread(take_archive, session_id)
-
-        async def work() -> dict[str, Any]:
-            outcome = await parts.committer.commit_archive(archive, messages, policy)
-            return outcome.task_result()
-
+    async def commit(session_id: str, request: CommitRequest | None = NO_BODY) -> JSONResponse:
+        keep = (request or CommitRequest()).keep_recent_count
         try:
-            job = parts.pool.submit(f"{session_id}:{archive.name}", work)
+            parts.pool.check_room()
         except PoolFull as exc:
             return fail("RESOURCE_EXHAUSTED", str(exc), 429)
-        return ok(
-            {
-                "session_id": session_id,
-                "status": "accepted",
-                "task_id": job.id,
-                "archive_uri": archive.uri,
-                "archived": True,
-            }
+        task_id = parts.tasks.new_id()
+        done = await calls.run(
+            lambda: sessions.commit(session_id, keep_recent_count=keep, task_id=task_id, origin="api")
         )
+        if isinstance(done, Skipped):
+            return ok(skipped_body(session_id, done.reason))
+        commits.start(done.archive, done.messages, done.record.policy(), task_id)
+        return ok(accepted_body(session_id, task_id, done.archive.uri))
+
+    @router.post("/{session_id}/archives/{archive_id}/resubmit")
+    async def resubmit(session_id: str, archive_id: str) -> JSONResponse:
+        """Commit an archive again whose task failed or was interrupted (its memories unwritten)."""
+        archive = await calls.run(sessions.archive_named, session_id, archive_id)
+        running = [j.id for j in parts.tasks.unfinished() if j.label == task_label(archive)]
+        if running:
+            return fail("FAILED_PRECONDITION", f"{archive_id}: its task {running[0]} is still running", 409)
+        try:
+            parts.pool.check_room()
+        except PoolFull as exc:
+            return fail("RESOURCE_EXHAUSTED", str(exc), 429)
+        task_id = parts.tasks.new_id()
+        record = await calls.run(sessions.resubmit, archive, task_id)
+        messages = await calls.run(sessions.messages, session_id, archive)
+        commits.start(archive, messages, record.policy(), task_id)
+        return ok(accepted_body(session_id, task_id, archive.uri))
 
     return router

@@ -1,7 +1,7 @@
 """SingleTurnLLMRolloutExecutor: one chat call per case, with the relevant experiences in the prompt.
 
 The agent is the model itself: a system prompt carrying the experiences most relevant to the
-case's request (lexical ranking over the policy set, deprecated and archived ones left out), then
+case's request (the ranking every ovtui retriever shares, deprecated and archived ones left out), then
 the user's query. The rollouts come back ungraded: the environment the cases are for grades them
 (``train.components.graded_executor``).
 """
@@ -15,7 +15,9 @@ from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, Experience, ExperienceSet, Message, Rollout, TextPart
 from ovtui.core.rollouts import user_query
 from ovtui.memory.hotness import HotnessMix
-from ovtui.memory.search import LexicalIndex, tokenize
+from ovtui.memory.ledger_state import ROLLOUT_ID, Use, new_rollout_id, rollout_consumer
+from ovtui.memory.retrieval.ranking import RankedIndex, position_key
+from ovtui.memory.search import stemmed_tokens
 
 if TYPE_CHECKING:  # the openai client loads only when an LLM executor is built
     from ovtui.llm.client import LLMClient
@@ -29,20 +31,21 @@ EXPERIENCES_HEADER = "Follow these experiences learned from earlier conversation
 def relevant_experiences(
     policy_set: ExperienceSet, query: str, limit: int, hotness: HotnessMix | None = None
 ) -> list[Experience]:
-    """The experiences most relevant to ``query``; with hotness, relevance and hotness mixed over
-    the lexical matches (a memory that matches nothing is never brought in by being hot)."""
+    """The experiences most relevant to ``query`` (the ranking every ovtui retriever shares); with
+    hotness, relevance and hotness mixed over the matches (a memory that matches nothing is never
+    brought in by being hot). The caller records their use: it knows who used them."""
     active = [p for p in policy_set.policies if p.status.serves]
-    index = LexicalIndex([tokenize(f"{p.name} {p.content}") for p in active])
-    wanted = limit if hotness is None or hotness.weight <= 0 else limit * 4
-    matches = index.top(tokenize(query), wanted)
-    if hotness is not None and hotness.weight > 0 and matches:
-        mixed = hotness.mixed([active[i].uri for i, _ in matches], [score for _, score in matches])
-        order = sorted(range(len(matches)), key=lambda k: (-mixed[k], matches[k][0]))
-        matches = [matches[k] for k in order]
-    chosen = [active[i] for i, _ in matches[:limit]]
-    if hotness is not None:
-        hotness.log.record_use(e.uri for e in chosen)
-    return chosen
+    index = RankedIndex.of(
+        [(position_key(i), stemmed_tokens(f"{p.name} {p.content}")) for i, p in enumerate(active)]
+    )
+    mix = None
+    if hotness is not None and hotness.weight > 0:
+        weighed = hotness
+
+        def mix(keys: list[str], relevance: list[float]) -> list[float]:
+            return weighed.mixed([active[int(k)].uri for k in keys], relevance)
+
+    return [active[int(r.key)] for r in index.rank(stemmed_tokens(query), limit=limit, mix=mix)]
 
 
 class SingleTurnLLMRolloutExecutor:
@@ -82,6 +85,12 @@ class SingleTurnLLMRolloutExecutor:
     async def _run(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
         query = user_query(case)
         experiences = relevant_experiences(policy_set, query, self.max_experiences, self.hotness)
+        used: dict[str, object] = {}
+        if self.hotness is not None and experiences:
+            # Each rollout is the consumer of what it retrieved; the run links its outcome when graded.
+            used[ROLLOUT_ID] = rollout_id = new_rollout_id()
+            uses = [Use(e.uri, rollout_consumer(rollout_id), "agent", e.version) for e in experiences]
+            await asyncio.to_thread(self.hotness.ledger.try_record, uses)
         messages = [
             {"role": "system", "content": self.system_message(experiences)},
             {"role": "user", "content": query},
@@ -98,6 +107,7 @@ class SingleTurnLLMRolloutExecutor:
                 "executor": "single_turn_llm",
                 "experiences": [e.name for e in experiences],
                 "finish_reason": reply.finish_reason,
+                **used,
             },
         )
         return rollout

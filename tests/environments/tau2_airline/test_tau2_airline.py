@@ -237,6 +237,34 @@ def test_env_score_command_scores_lines_in_order_and_names_a_bad_line(tmp_path: 
     assert f"{path}:2:" in done.stderr and f"{path}:3: task_id" in done.stderr
 
 
+def test_env_score_refuses_a_termination_that_is_no_termination_reason(tmp_path: Path) -> None:
+    nothing = {"task_id": "1", "tool_calls": [], "assistant_texts": []}
+    records = [
+        {**nothing, "termination": "banana"},
+        nothing,
+        {**nothing, "termination": 7},
+        {**nothing, "termination": "max_steps"},  # tau2's own turn limit: scored 0, not refused
+    ]
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text("\n".join([*map(json.dumps, records), "[" * 100_000]) + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "ovtui", "env", "score", "tau2-airline", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    allowed = "one of user_stop, agent_stop, max_turns, max_steps, timeout, too_many_errors, agent_error"
+    problems = done.stderr.splitlines()
+    assert problems[0].startswith(f"{path}:1: termination: 'banana' is not a termination reason; {allowed}")
+    assert problems[1].startswith(f"{path}:2: termination: missing; {allowed}")
+    assert problems[2].startswith(f"{path}:3: termination: must be a string, not int; {allowed}")
+    assert problems[3] == f"{path}:5: nested too deeply to read"
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [o.get("line") for o in out] == [1, 2, 3, None, 5]
+    assert out[3]["reward"] == 0.0 and "error" not in out[3]
+
+
 def test_cases_follow_tau2_splits() -> None:
     environment = ENVIRONMENTS.get("tau2-airline")(None)
     train = environment.cases("train")

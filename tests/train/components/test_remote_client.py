@@ -25,7 +25,8 @@ from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.environments.sample.environment import SampleEnvironment
 from ovtui.testing import hanging_env
-from ovtui.train.components.remote import SERVICE_RETRY, RemoteCaseLoader, RemoteRolloutExecutor
+from ovtui.train.components.remote import RemoteCaseLoader, RemoteRolloutExecutor
+from ovtui.train.components.remote_transport import SERVICE_RETRY
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 FAST = replace(SERVICE_RETRY, base_delay=0.01, max_delay=0.2)

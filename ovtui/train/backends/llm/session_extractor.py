@@ -31,8 +31,8 @@ profile and the other editable memories of the peer's space most similar to the 
 prefetched as well (the same search as the user's); each file shown says whose it is, and the model
 edits a peer's file like the user's, naming the peer in the item's ``peer_id`` (checked in
 ``ovtui.llm.extract_check``; its look-ups reach those peers' spaces only). The memories shown to the
-model — the user's and the peers' — are recorded as used in the hotness log once the extraction
-succeeded.
+model — the user's and the peers' — are recorded as uses (by no consumer) in the use ledger once
+the extraction succeeded.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.llm.loop_tools import HIDDEN_FIELDS
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.hotness import HotnessMix
+from ovtui.memory.ledger_state import Use
 from ovtui.memory.memory_diff import INVALID_RANGES, NO_WRITABLE_TARGET, SkippedOperation
 from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.memory.store import MemoryStore
@@ -325,6 +326,9 @@ class LLMSessionExtractor:
                     )
                 )
         if self.hotness is not None:
-            # shown to the model: a use (only when it succeeded); a file lock and a write, off the loop
-            await asyncio.to_thread(self.hotness.log.record_use, result.files_read)
+            # Shown to the model: a use (only when it succeeded), by no consumer (the extraction reads
+            # them to write memories; the session's agent did not use them). A lock and a write, off
+            # the loop.
+            uses = [Use(uri, None, "read") for uri in result.files_read]
+            await asyncio.to_thread(self.hotness.ledger.try_record, uses)
         return extraction

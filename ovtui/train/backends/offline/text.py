@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from ovtui.core.case_patterns import EMAIL, ISO_DATE
 from ovtui.core.names import slugify
+from ovtui.memory.search import stem
 
 STOPWORDS = frozenset(
     [
@@ -72,19 +73,6 @@ _MIXED_ID = re.compile(r"\b(?=[A-Za-z_-]*\d)(?=\d*[A-Za-z])[A-Za-z0-9_-]{3,}\b")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 # Two or more capitalised words in a row read as a personal name ("Maria Lopez").
 _PERSON = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
-
-
-def stem(word: str) -> str:
-    """A crude stemmer, enough for "refunded"/"refund" and "cancelled"/"cancel" to meet."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    if len(word) >= 4 and word.endswith("e"):
-        word = word[:-1]
-    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeious":
-        word = word[:-1]
-    return word
 
 
 def tokenize(text: str) -> list[str]:

@@ -1,0 +1,138 @@
+"""A commit's background task (phase 2: extract, train, record), and what the server does at its
+start so that every archive it answered for has its task.
+
+A commit archives and names its task id in ``commit.json`` in one step, then the task is added to
+the job store; a kill between the two leaves an archive whose task the store never recorded. At
+its start the server settles every session (what a kill left in phase 1 is finished or taken
+back) and looks at each archive without a ``memory_diff.json``:
+
+- its task unknown to the store → queued now, under the id the archive names;
+- its task interrupted (it was running when the server stopped) → failed, with the route that
+  submits it again: phase 2 may have written part of its memories, so a person decides;
+- a task interrupted after its archive's ``memory_diff.json`` was written finished in fact: it
+  reads completed, its result read back from the diff.
+
+Commits of ``ovtui commit`` and the inbox run in place and have no task here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from ovtui.protocols.sessions import NOT_EXTRACTED, MemoryPolicy, SessionMessage
+from ovtui.servers.openviking.parts import ServerParts
+from ovtui.sessions.store import Archive, CommitRecord, SessionError
+from ovtui.storage.jobs import INTERRUPTED, Job, JobStatus
+
+TASK_TYPE = "session_commit"
+TASK_PREFIX = "task_"
+
+
+def task_label(archive: Archive) -> str:
+    return f"{archive.session_id}:{archive.name}"
+
+
+def resubmit_route(session_id: str, archive_name: str) -> str:
+    return f"POST /api/v1/sessions/{session_id}/archives/{archive_name}/resubmit"
+
+
+def interrupted(session_id: str, archive_name: str) -> str:
+    return (
+        "interrupted: the server stopped before this commit's memories were written; its archive is "
+        f"kept: {resubmit_route(session_id, archive_name)} commits it again"
+    )
+
+
+def parts_left_out(messages: list[SessionMessage]) -> dict[str, Any]:
+    """The parts extraction does not read (stored in the archive all the same)."""
+    counts = Counter(p.type for m in messages for p in m.parts if p.type in NOT_EXTRACTED)
+    if not counts:
+        return {}
+    return {
+        "parts_not_extracted": {
+            **dict(sorted(counts.items())),
+            "reason": "kept in the archive; extraction reads text and tool parts only",
+        }
+    }
+
+
+class CommitTasks:
+    def __init__(self, parts: ServerParts) -> None:
+        self.parts = parts
+
+    def running_for(self, session_id: str) -> bool:
+        return any(j.label.startswith(f"{session_id}:") for j in self.parts.tasks.unfinished())
+
+    def start(
+        self, archive: Archive, messages: list[SessionMessage], policy: MemoryPolicy, task_id: str | None
+    ) -> Job:
+        parts = self.parts
+
+        async def work() -> dict[str, Any]:
+            outcome = await parts.committer.commit_archive(archive, messages, policy)
+            result = {**outcome.task_result(), **parts_left_out(messages)}
+            usage = result.get("token_usage", {})
+            try:
+                await parts.calls.run(
+                    parts.sessions.record_outcome, archive.session_id, outcome.memories_extracted, usage
+                )
+            except (SessionError, OSError) as exc:  # the totals are a summary; the commit stands
+                parts.say(f"session {archive.session_id!r}: totals not updated: {exc}", level="warning")
+            return result
+
+        return parts.pool.submit(task_label(archive), work, job_id=task_id)
+
+    def _scan(self) -> list[tuple[Archive, CommitRecord, list[SessionMessage]]]:
+        sessions = self.parts.sessions
+        found = []
+        for session_id in sessions.list_ids():
+            try:
+                for archive, record in sessions.awaiting_memories(session_id):
+                    if record.origin != "local" and record.task_id is not None:
+                        found.append((archive, record, sessions.messages(session_id, archive)))
+            except (SessionError, OSError) as exc:
+                self.parts.say(f"session {session_id!r}: not checked at start: {exc}")
+        return found
+
+    async def recover(self) -> None:
+        """Give every archive its task (see the module's docstring)."""
+        tasks = self.parts.tasks
+        for archive, record, messages in await asyncio.to_thread(self._scan):
+            assert record.task_id is not None
+            job = tasks.get(record.task_id)
+            if job is None:
+                self.start(archive, messages, record.policy(), record.task_id)
+                self.parts.say(
+                    f"{archive.uri}: its task was never recorded; queued as {record.task_id}", "info"
+                )
+            elif job.status == JobStatus.FAILED and job.error == INTERRUPTED:
+                tasks.amend(job, error=interrupted(archive.session_id, archive.name))
+        for job in list(tasks.jobs.values()):
+            if job.status == JobStatus.FAILED and job.error == INTERRUPTED:
+                result = await asyncio.to_thread(self._result_from_diff, job)
+                if result is not None:
+                    tasks.amend(job, result=result)
+
+    def _result_from_diff(self, job: Job) -> dict[str, Any] | None:
+        session_id, _, name = job.label.partition(":")
+        sessions = self.parts.sessions
+        try:
+            diff = sessions.read_diff(sessions.archive_named(session_id, name))
+        except (SessionError, OSError, ValueError):
+            return None
+        if diff is None:
+            return None
+        meta = diff.metadata
+        return {
+            "session_id": session_id,
+            "archive_uri": diff.archive_uri,
+            "memory_diff_uri": f"{diff.archive_uri}/memory_diff.json",
+            **{
+                k: meta[k]
+                for k in ("memories_extracted", "history_ids", "pending_plans", "errors")
+                if k in meta
+            },
+            "recovered": "the server stopped after writing this commit's memory_diff.json; read back from it",
+        }

@@ -1,0 +1,90 @@
+"""How the retrieval, content, filesystem and session-reading routes answer, as OpenViking 0.5.2
+answers them: the envelope forms (``compact``: only what is set; ``full``: with the null
+``error``, ``telemetry`` and ``profile``; ``listing``: full plus a top-level ``has_more``), errors
+with ``details`` (``error.details`` as OpenViking's SDK rebuilds its exceptions from them), and
+request validation answered 400 ``INVALID_ARGUMENT`` with ``details.validation_errors``.
+
+The routes of these modules use ``OpenVikingRoute``, which catches their errors itself, so the
+app's own handlers (and the older routes' 422) stay as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+
+from ovtui.core.errors import OvtuiError
+from ovtui.memory.retrieval.access import AccessError
+from ovtui.servers.openviking.envelope import HTTP_STATUS
+from ovtui.sessions.store import SessionError
+
+ACTOR_PEER_HEADER = "X-OpenViking-Actor-Peer"
+
+
+def compact(result: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse({"status": "ok", "result": result}, status)
+
+
+def full(result: Any) -> JSONResponse:
+    return JSONResponse({"status": "ok", "result": result, "error": None, "telemetry": None, "profile": None})
+
+
+def listing(result: list[Any], has_more: bool) -> JSONResponse:
+    body = {"status": "ok", "result": result, "error": None, "telemetry": None, "profile": None}
+    return JSONResponse({**body, "has_more": has_more})
+
+
+def failure(code: str, message: str, status: int, details: dict[str, Any] | None) -> JSONResponse:
+    """An error: with ``details``, OpenViking's full form; without, its compact one."""
+    if details is None:
+        return JSONResponse({"status": "error", "error": {"code": code, "message": message}}, status)
+    error = {"code": code, "message": message, "details": details}
+    return JSONResponse(
+        {"status": "error", "result": None, "error": error, "telemetry": None, "profile": None}, status
+    )
+
+
+def validation_failure(exc: RequestValidationError) -> JSONResponse:
+    problems = [
+        {
+            "loc": [str(p) for p in e.get("loc", ())],
+            "message": str(e.get("msg", "invalid")),
+            "type": str(e.get("type", "")),
+        }
+        for e in exc.errors()
+    ]
+    first = problems[0] if problems else {"loc": ["body"], "message": "invalid"}
+    message = f"Invalid request parameters: {'.'.join(first['loc'])}: {first['message']}"
+    body = {"code": "INVALID_ARGUMENT", "message": message, "details": {"validation_errors": problems}}
+    return JSONResponse({"status": "error", "error": body}, 400)
+
+
+def answer_error(exc: Exception) -> JSONResponse:
+    if isinstance(exc, RequestValidationError):
+        return validation_failure(exc)
+    if isinstance(exc, AccessError):
+        return failure(exc.code, str(exc), exc.status, exc.details)
+    if isinstance(exc, SessionError):
+        return failure(exc.code, str(exc), HTTP_STATUS.get(exc.code, 400), {})
+    assert isinstance(exc, OvtuiError)
+    return failure("INVALID_ARGUMENT", str(exc), 400, {})
+
+
+class OpenVikingRoute(APIRoute):
+    """A route answering its validation and ovtui errors in OpenViking's shapes (see above)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except (RequestValidationError, OvtuiError) as exc:
+                return answer_error(exc)
+
+        return route

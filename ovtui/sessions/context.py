@@ -1,0 +1,189 @@
+"""A session as an agent reads it back, in OpenViking's shapes: its context (the live messages that
+fit a token budget and the overview of its newest commit), one archive (a commit's messages with
+an abstract and an overview), and deleting it.
+
+An archive is complete once its commit wrote ``memory_diff.json``; its overview is made from that
+record (what the commit changed) and its messages, deterministically. Tokens are estimated the way
+OpenViking estimates them (ASCII ≈ four characters a token; CJK and astral characters count more),
+so budgets mean the same on both servers.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+from ovtui.memory.memory_diff import MemoryDiff
+from ovtui.memory.retrieval.access import AccessError, not_found
+from ovtui.protocols.sessions import SessionMessage
+from ovtui.sessions.store import Archive, SessionError, SessionStore
+from ovtui.storage import fsio
+
+CHANGES_SHOWN = 20  # changed memories an archive's overview names
+
+
+def estimate_tokens(text: str) -> int:
+    """OpenViking's estimate: quarter-token units per character (ASCII 1, CJK 6, astral 8, other 2)."""
+    if text.isascii():
+        return (len(text) + 3) // 4
+    units = 0
+    for char in text:
+        code = ord(char)
+        if code < 0x80:
+            units += 1
+        elif code > 0xFFFF:
+            units += 8
+        elif 0x2E80 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF or 0xF900 <= code <= 0xFAFF:
+            units += 6
+        else:
+            units += 2
+    return (units + 3) // 4
+
+
+def message_body(message: SessionMessage) -> dict[str, Any]:
+    """OpenViking's message: id, role, parts, created_at (and peer_id when set)."""
+    parts = []
+    for part in message.parts:
+        dumped = part.model_dump(mode="json")
+        if dumped.get("type") == "tool":
+            dumped = {"tool_uri": "", "skill_uri": "", **dumped}
+        parts.append(dumped)
+    body: dict[str, Any] = {
+        "id": message.id,
+        "role": message.role,
+        "parts": parts,
+        "created_at": message.created_at,
+    }
+    if message.peer_id:
+        body["peer_id"] = message.peer_id
+    return body
+
+
+def message_tokens(message: SessionMessage) -> int:
+    total = 0
+    for part in message.parts:
+        dumped = part.model_dump(mode="json")
+        if dumped.get("type") == "tool":
+            pieces = [
+                dumped.get("tool_id", ""),
+                dumped.get("tool_name", ""),
+                json.dumps(dumped.get("tool_input") or {}),
+            ]
+            total += sum(estimate_tokens(str(p)) for p in [*pieces, dumped.get("tool_output", "")])
+        else:
+            total += estimate_tokens(str(dumped.get("text") or dumped.get("abstract") or ""))
+    return total
+
+
+def _session(store: SessionStore, session_id: str) -> None:
+    try:
+        store.meta(session_id)
+    except SessionError as exc:
+        if exc.code == "NOT_FOUND":
+            raise not_found(session_id, "session") from None
+        raise
+
+
+def _diff(store: SessionStore, archive: Archive) -> MemoryDiff | None:
+    try:
+        return store.read_diff(archive)
+    except ValueError:  # a record that does not parse: the archive is not a completed one
+        return None
+
+
+def archive_overview(
+    store: SessionStore, archive: Archive, diff: MemoryDiff, messages: list[SessionMessage]
+) -> str:
+    roles = {role: sum(m.role == role for m in messages) for role in ("user", "assistant")}
+    ops = diff.operations
+    changed = [("added", op.uri, op.memory_type) for op in ops.adds]
+    changed += [("updated", op.uri, op.memory_type) for op in ops.updates]
+    changed += [("deleted", op.uri, op.memory_type) for op in ops.deletes]
+    lines = [
+        f"# {archive.name} of session {archive.session_id}",
+        "",
+        f"- {len(messages)} messages ({roles['user']} from the user, {roles['assistant']} from the agent)",
+        f"- committed {diff.extracted_at}" if diff.extracted_at else "- committed",
+        f"- memories: {diff.summary.total_adds} added, {diff.summary.total_updates} updated, "
+        f"{diff.summary.total_deletes} deleted",
+    ]
+    lines += [f"  - {how} {memory_type}: {uri}" for how, uri, memory_type in changed[:CHANGES_SHOWN]]
+    if len(changed) > CHANGES_SHOWN:
+        lines.append(f"  - … {len(changed) - CHANGES_SHOWN} more")
+    first_user = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
+    if first_user:
+        lines.append(f"- opened with: {first_user.strip()[:300]}")
+    return "\n".join(lines)
+
+
+def archive_abstract(archive: Archive, diff: MemoryDiff, messages: list[SessionMessage]) -> str:
+    changed = diff.summary.total_adds + diff.summary.total_updates + diff.summary.total_deletes
+    return (
+        f"Session {archive.session_id}, {archive.name}: {len(messages)} messages; {changed} memories changed."
+    )
+
+
+def _completed(store: SessionStore, session_id: str) -> list[tuple[Archive, MemoryDiff]]:
+    return [(a, d) for a in store.archives(session_id) if (d := _diff(store, a)) is not None]
+
+
+def session_context(store: SessionStore, session_id: str, token_budget: int) -> dict[str, Any]:
+    """The live messages that fit ``token_budget`` (the newest kept first, whole), and the newest
+    completed archive's overview when it fits what the messages left."""
+    _session(store, session_id)
+    live = store.messages(session_id)
+    kept: list[SessionMessage] = []
+    used = 0
+    for message in reversed(live):
+        cost = message_tokens(message)
+        if used + cost > token_budget:
+            break
+        kept.append(message)
+        used += cost
+    kept.reverse()
+    archives = store.archives(session_id)
+    completed = _completed(store, session_id)
+    overview, overview_tokens = "", 0
+    if completed:
+        archive, diff = completed[-1]
+        text = archive_overview(store, archive, diff, store.messages(session_id, archive))
+        if used + estimate_tokens(text) <= token_budget:
+            overview, overview_tokens = text, estimate_tokens(text)
+    return {
+        "latest_archive_overview": overview,
+        "pre_archive_abstracts": [],
+        "messages": [message_body(m) for m in kept],
+        "estimatedTokens": used + overview_tokens,
+        "stats": {
+            "totalArchives": len(archives),
+            "includedArchives": 0,
+            "droppedArchives": len(archives),
+            "failedArchives": 0,
+            "activeTokens": used,
+            "archiveTokens": overview_tokens,
+        },
+    }
+
+
+def session_archive(store: SessionStore, session_id: str, archive_id: str) -> dict[str, Any]:
+    """One completed archive: its messages, abstract and overview."""
+    _session(store, session_id)
+    for archive, diff in _completed(store, session_id):
+        if archive.name == archive_id:
+            messages = store.messages(session_id, archive)
+            return {
+                "archive_id": archive.name,
+                "abstract": archive_abstract(archive, diff, messages),
+                "overview": archive_overview(store, archive, diff, messages),
+                "messages": [message_body(m) for m in messages],
+            }
+    raise AccessError("NOT_FOUND", f"Archive {archive_id} not found", 404, None)
+
+
+def delete_session(store: SessionStore, session_id: str) -> None:
+    """Remove the session's whole folder (its memories stay: they are the user's now)."""
+    _session(store, session_id)
+    folder = store.folder(session_id)
+    with store.locked(session_id):
+        shutil.rmtree(fsio.contained(folder, root=store.paths.root))
