@@ -266,3 +266,25 @@ def test_a_nul_in_a_tool_argument_is_reported_never_written_as_an_unreadable_fil
     report = CheckReport()
     check_memories(memory_of(ws), report)
     assert report.ok, report.problems  # no file ovtui cannot read back
+
+
+def test_identity_is_made_from_its_fields_starting_from_its_init_values(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    updater = StreamingMemoryUpdater(memory_of(ws), plans_of(ws))
+
+    async def write(fields: dict[str, Any], seen: dict[str, Any] | None = None) -> None:
+        await updater.submit([ExtractedMemory("identity", None, fields, merge="ops", seen=seen)], "a1")
+
+    asyncio.run(write({"name": "Wren", "vibe": "calm and exact"}))
+    identity = parse_memory((ws.root / "memories/identity.md").read_text())
+    # the declared init value where the model gave none; the body made from the fields
+    assert (identity.fields["creature"], identity.fields["name"]) == ("AI assistant", "Wren")
+    assert "- **Name:** Wren\n- **Creature:** AI assistant\n- **Vibe:** calm and exact" in identity.content
+    # the model's edit of the file it was shown: a new vibe replaces the old one
+    asyncio.run(write({"name": "Robin", "vibe": "warm"}, {"content": identity.content, **identity.fields}))
+    identity = parse_memory((ws.root / "memories/identity.md").read_text())
+    assert (identity.fields["name"], identity.fields["vibe"]) == ("Wren", "warm")  # a name, once given, stays
+    assert "- **Vibe:** warm" in identity.content
+    report = CheckReport()
+    check_memories(memory_of(ws), report)
+    assert report.problems == [] and report.memory_files["identity"] == 1
