@@ -176,6 +176,9 @@ def test_second_item_on_the_same_file_in_one_plan_is_stale(store: MemoryStore) -
     second = append_line(store, "refund_status", "- two")
     result = apply(store, first, second)
     assert result.stale_items == [1]
+    # the record lists the item it did not write, and why
+    [skipped] = HistoryStore(store.paths).get(result.history_id or "").skipped_operations
+    assert (skipped.memory_type, skipped.reason_code) == ("experiences", "stale_base")
     exp = experience(store, "refund_status")
     assert exp is not None and exp.content.endswith("- one") and exp.version == 2
 
