@@ -227,19 +227,6 @@ def test_a_missing_version_reads_as_one() -> None:
     assert "version" not in event.fields and event.version == 1  # as OpenViking reads it
 
 
-def test_check_flags_a_body_quoting_the_fields_marker(tmp_path: Path) -> None:
-    store = fixture_workspace(tmp_path)
-    quoted = f"How a memory file ends:\n{FIELDS_OPEN}\n{{}}\n-->\nthat is all"
-    path = tmp_path / "memories/preferences/caroline/memory_files.md"
-    fields = {"user": "Caroline", "topic": "memory_files", "memory_type": "preferences"}
-    path.write_text(render_memory(quoted, fields))
-    report = CheckReport()
-    check_memories(store, report)
-    problems = [p for p in report.problems if "quotes a '<!-- MEMORY_FIELDS' marker" in p.message]
-    assert [(p.path, p.line) for p in problems] == [("memories/preferences/caroline/memory_files.md", 2)]
-    assert report.memory_files["events"] == 1 and report.memory_files["preferences"] == 3
-
-
 def test_check_flags_a_field_that_names_another_folder_or_file(tmp_path: Path) -> None:
     store = fixture_workspace(tmp_path)
     fields = {"user": "Dana", "topic": "tea", "memory_type": "preferences"}
@@ -250,6 +237,25 @@ def test_check_flags_a_field_that_names_another_folder_or_file(tmp_path: Path) -
         "user 'Dana' does not match the folder name 'caroline'",
         "topic 'tea' does not match the file name 'drinks'",
     ]
+
+
+def test_check_flags_a_hand_written_body_quoting_the_fields_marker_and_ovtui_never_writes_one(
+    tmp_path: Path,
+) -> None:
+    store = fixture_workspace(tmp_path)
+    quoted = f"How a memory file ends:\n{FIELDS_OPEN}\n{{}}\n-->\nthat is all"
+    fields = {"user": "Caroline", "topic": "memory_files", "memory_type": "preferences"}
+    by_hand = f'{quoted}\n\n{FIELDS_OPEN}\n{{"user": "Caroline", "topic": "memory_files"}}\n-->'
+    (tmp_path / "memories/preferences/caroline/by_hand.md").write_text(by_hand)
+    written = tmp_path / "memories/preferences/caroline/memory_files.md"
+    written.write_text(render_memory(quoted, fields))  # escaped: no parser takes it for the trailer
+    report = CheckReport()
+    check_memories(store, report)
+    problems = [p for p in report.problems if "quotes a '<!-- MEMORY_FIELDS' marker" in p.message]
+    assert [(p.path, p.line) for p in problems] == [("memories/preferences/caroline/by_hand.md", 2)]
+    assert parse_memory(written.read_text()).content == quoted  # reads back as written
+    assert OPENVIKING_TRAILER.search(written.read_text()).group(1).startswith("{")  # type: ignore[union-attr]
+    assert report.memory_files["events"] == 1 and report.memory_files["preferences"] == 4
 
 
 # --- hypothesis: every declared type ------------------------------------------------------------
