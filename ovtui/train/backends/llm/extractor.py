@@ -26,6 +26,9 @@ required criteria passed). Quote the evaluator's feedback in the Outcome section
 """
 
 
+CALLER_FIELDS = frozenset({"case_name", "reward", "task_query", "case_uris", "source_archive_uri"})
+
+
 def _outcome(value: object) -> TrajectoryOutcome:
     try:
         return TrajectoryOutcome(str(value))
@@ -46,7 +49,8 @@ class LLMTrajectoryExtractor:
     ) -> None:
         self.stage = stage
         # No look-ups: past trajectories do not help describe this one, and it costs a round.
-        # case_name and reward come from the rollout: the analyzer fills them in, the model is not asked.
+        # What the analyzer fills in from the rollout itself (its case, score, request, case files and
+        # session archive) is not asked of the model.
         self.loop = ExtractLoop(
             client,
             store,
@@ -54,7 +58,7 @@ class LLMTrajectoryExtractor:
             [TRAJECTORIES],
             1,
             tools=False,
-            caller_fields=frozenset({"case_name", "reward"}),
+            caller_fields=CALLER_FIELDS,
         )
 
     async def extract(
