@@ -22,11 +22,8 @@ MAX_CANDIDATES = 5
 
 INSTRUCTION = """\
 You improve an AI agent's experience memory from one trajectory (what the agent did in one task \
-and how it was judged). An experience is reusable guidance for ONE user intent, with three \
-sections:
-## Situation — when it applies: the user's intent and the signals that identify it
-## Approach — the steps and tool sequence that work, IF/THEN for branches
-## Reflect — NEVER/ALWAYS rules learned from failures
+and how it was judged). An experience is reusable guidance for ONE user intent, in the three \
+sections of its content template (below).
 
 Decide against the candidate experiences shown:
 - update a candidate whose user intent this trajectory shares (SEARCH/REPLACE blocks copied from \

@@ -51,7 +51,7 @@ from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeRegistry
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
-from ovtui.train.backends.llm.render import render_message
+from ovtui.train.backends.llm.render import Earlier, render_message
 from ovtui.train.backends.session_extraction import (
     CONVERSATION_CRITERIA,
     ExtractedMemory,
@@ -103,8 +103,9 @@ file without peers/ in its URI is the user's own, edited without peer_id).
 def render_conversation(messages: list[SessionMessage]) -> str:
     """Every message with its number, time and speaker (a peer named), tool calls one line each."""
     lines: list[str] = []
+    earlier: Earlier = []
     for index, message in enumerate(messages):
-        body = render_message(message.to_message())
+        body = render_message(message.to_message(), earlier)
         if not body:
             continue
         peer = f" (peer {message.peer_id})" if message.peer_id else ""  # the body names the role
