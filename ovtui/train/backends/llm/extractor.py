@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ovtui.core.domain import Rollout, RubricEvaluation, TrajectoryOutcome
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
@@ -64,7 +65,11 @@ class LLMTrajectoryExtractor:
     async def extract(
         self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str
     ) -> list[TrajectoryDraft]:
-        inputs = f"{render_rollout(rollout)}\n\n{render_evaluation(evaluation, feedback)}"
+        # The verdict is required; the conversation is cut to fit the context window if it must be.
+        inputs = [
+            InputPart(render_rollout(rollout), CONVERSATION),
+            InputPart(render_evaluation(evaluation, feedback), 0),
+        ]
         result = await self.loop.run(self.stage, INSTRUCTION, inputs, [])
         return [
             TrajectoryDraft(

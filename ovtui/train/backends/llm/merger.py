@@ -15,6 +15,7 @@ from typing import Any
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
 from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
+from ovtui.llm.budget import LISTING, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.diffs import field_unified_diff
@@ -134,7 +135,10 @@ class LLMPlanMerger:
                 files[experience.uri] = file_from_experience(experience)
         proposals = describe_proposals(gradients)
         known = ", ".join(sorted(p.name for p in policy_set.policies)) or "(none)"
-        inputs = f"## Existing experience names\n{known}\n\n## Proposals\n{proposals}"
+        inputs = [
+            InputPart(f"## Existing experience names\n{known}", LISTING),
+            InputPart(f"## Proposals\n{proposals}", 0),
+        ]
         result = await self._loop(len(gradients)).run(
             self.stage, INSTRUCTION, inputs, [], prefetch_files=list(files.values())
         )

@@ -11,6 +11,7 @@ from typing import Any
 
 from ovtui.core.domain import Experience, RolloutAnalysis, Trajectory
 from ovtui.core.experience_files import file_from_experience
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
@@ -64,7 +65,10 @@ class LLMGradientProposer:
         self, trajectory: Trajectory, analysis: RolloutAnalysis, candidates: list[Experience]
     ) -> list[ExperienceProposal]:
         files = [file_from_experience(e) for e in candidates[:MAX_CANDIDATES]]
-        inputs = f"{render_trajectory(trajectory)}\n\n{render_evaluation(analysis.evaluation)}"
+        inputs = [
+            InputPart(render_trajectory(trajectory), CONVERSATION),
+            InputPart(render_evaluation(analysis.evaluation), 0),
+        ]
         result = await self.loop.run(self.stage, INSTRUCTION, inputs, [], prefetch_files=files)
         return [
             ExperienceProposal(

@@ -40,6 +40,7 @@ from typing import Any
 from ovtui.core.domain import Case
 from ovtui.core.errors import MemoryFormatError
 from ovtui.core.fileformat import CASES, MemoryFile
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_check import PEER_FIELD, ExtractedOperation, ItemCheck
 from ovtui.llm.extract_loop import ExtractLoop
@@ -222,7 +223,7 @@ class LLMSessionExtractor:
             return Extraction()  # the policy allows nothing: no call
         conversation = render_conversation(messages)
         similar = await asyncio.to_thread(self.similar, conversation, memory_types, peers)
-        inputs = f"## Conversation (session {session_id})\n{conversation}"
+        inputs = [InputPart(f"## Conversation (session {session_id})\n{conversation}", CONVERSATION)]
         asked = instruction(registry, memory_types) + (PEER_INSTRUCTION if peers else "")
         result = await self._loop(memory_types, peers).run(STAGE, asked, inputs, [], prefetch_files=similar)
         extraction = Extraction(
