@@ -7,10 +7,13 @@ perfectly packed client would need.
 
 Prompt tokens are counted with OpenAI's cl100k encoding (tiktoken) over every request the server
 received, as billed: each message (content and the chat format's few tokens per message), the
-response format's schema and the tools. They are reported per stage and per rollout, with the
-schema's share, in three store states (empty; 5 experiences; 5 experiences each with 11 links in
-OpenViking's shape). The anchor is OpenViking's tokens per rollout on the same inputs and batch
-(8,852 / 10,365 / 15,591 cl100k tokens); the goal is at most 0.3x of them in every state.
+response format's schema and the tools. They are reported per stage, per call and per rollout, with
+the schema's share, in three store states (empty; 5 experiences; 5 experiences each with 11 links in
+OpenViking's shape) and for two workloads: tiny synthetic rollouts, and realistic ones
+(``ovtui.testing.realistic``: airline conversations with nested JSON tool outputs, one in eight in
+Chinese, and experiences as OpenViking writes them). The anchor is OpenViking's tokens per rollout on
+an 8-rollout batch of that kind (8,852 / 10,365 / 15,591 cl100k tokens); the goal is at most 0.3x of
+them in every state.
 
 tiktoken cannot download its encoding here: the bench reads ``cl100k_base.tiktoken`` from a
 ``shared/tokenizers/`` folder beside or above the repository (or ``--encoding-file``), checked by
