@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
 from ovtui.core.rollouts import feedback_text
 
@@ -70,7 +71,7 @@ def _json_of(text: str) -> Any:
     if text[:1] not in "{[":
         return None
     try:
-        return json.loads(text)
+        return parse_json(text, source="a tool output")
     except ValueError:
         return None
 
