@@ -47,6 +47,7 @@ from ovtui.core.domain import Case
 from ovtui.core.errors import MemoryFormatError
 from ovtui.core.fileformat import CASES, MemoryFile
 from ovtui.core.rollouts import iso_time
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_check import PEER_FIELD, ExtractedOperation, ItemCheck
 from ovtui.llm.extract_loop import ExtractLoop
@@ -59,7 +60,7 @@ from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
-from ovtui.train.backends.llm.render import render_message
+from ovtui.train.backends.llm.render import Earlier, render_message
 from ovtui.train.backends.session_extraction import (
     CONVERSATION_CRITERIA,
     ExtractedMemory,
@@ -113,8 +114,9 @@ file without peers/ in its URI is the user's own, edited without peer_id).
 def render_conversation(messages: list[SessionMessage]) -> str:
     """Every message with its number, time and speaker (a peer named), tool calls one line each."""
     lines: list[str] = []
+    earlier: Earlier = []
     for index, message in enumerate(messages):
-        body = render_message(message.to_message())
+        body = render_message(message.to_message(), earlier)
         if not body:
             continue
         peer = f" (peer {message.peer_id})" if message.peer_id else ""  # the body names the role
@@ -291,7 +293,7 @@ class LLMSessionExtractor:
             return Extraction()  # the policy allows nothing: no call
         conversation = render_conversation(messages)
         similar = await asyncio.to_thread(self.similar, conversation, memory_types, peers)
-        inputs = f"## Conversation (session {session_id})\n{conversation}"
+        inputs = [InputPart(f"## Conversation (session {session_id})\n{conversation}", CONVERSATION)]
         told = instruction(registry, memory_types) + (PEER_INSTRUCTION if peers else "")
         result = await self._loop(memory_types, peers).run(STAGE, told, inputs, [], prefetch_files=similar)
         extraction = Extraction(
