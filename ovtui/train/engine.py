@@ -33,9 +33,11 @@ from ovtui.core.interfaces import (
     PolicyUpdater,
     RolloutAnalyzer,
 )
+from ovtui.train.review.gates.contradictions import mark_contradictions
 from ovtui.train.review.gates.evidence import mark_evidence
 from ovtui.train.review.gates.leaks import mark_leaks
 from ovtui.train.review.gates.readability import unread_notes
+from ovtui.train.review.gates.sanitizer import mark_plan_hazards
 from ovtui.train.review.gates.validation import ValidationGate, validation_line
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import (
@@ -170,7 +172,8 @@ class PolicyTrainingEngine:
     async def _assess(
         self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, analyses: list[RolloutAnalysis]
     ) -> None:
-        """What the plan will do, written into it for the review: evidence, leaks, validation."""
+        """What the plan will do, written into it for the review: evidence, leaks, contradictions,
+        hazards, validation."""
         mark_evidence(plan, analyses)
         for item in plan.items:
             unread = unread_notes(self.reader, item.after_content or "")
@@ -179,6 +182,20 @@ class PolicyTrainingEngine:
         flagged = mark_leaks(plan, [a.rollout.case for a in analyses])
         if flagged:
             self.events.log(f"{flagged} item(s) carry case-specific values: held for review", level="warning")
+        contradicting = mark_contradictions(plan, policy_set)
+        if contradicting:
+            self.events.log(
+                f"{contradicting} item(s) contradict another experience's rule: "
+                "held for the reviewer to choose which stands",
+                level="warning",
+            )
+        hazardous = mark_plan_hazards(plan)
+        if hazardous:
+            self.events.log(
+                f"{hazardous} item(s) carry hidden characters, injected instructions, tool-call markup, "
+                "secrets or personal data: held for review",
+                level="warning",
+            )
         if self.gate is not None:
             result = await self.gate.assess(plan, policy_set)
             if result:

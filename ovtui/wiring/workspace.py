@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from ovtui.storage.watching import WorkspaceChanges
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.reports import RunReport
+    from ovtui.train.review.gates.contradictions import Stands
     from ovtui.train.review.pending import PendingPlans
     from ovtui.train.review.policy import Decision, PendingPlan
     from ovtui.train.review.replan import ReplanResult
@@ -495,6 +496,11 @@ class Workspace:
         """A reviewer's own text for an item: what the apply will write instead of the proposal."""
         return self._pending.edit_after(plan_id, item, content)
 
+    def choose_standing(self, plan_id: str, item: int, contradiction: int, stands: Stands) -> PendingPlan:
+        """Which line of an item's contradiction stands: ``this`` (the item's), ``other`` (the
+        other experience's: the item's line is taken out) or ``both``; never decided automatically."""
+        return self._pending.choose_standing(plan_id, item, contradiction, stands)
+
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
         """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.
 
@@ -503,6 +509,7 @@ class Workspace:
         ``<plan_id>-stale``. ``describe_apply`` says which happened. The plan is claimed for the
         whole apply, so it is applied once however many processes try; the others get
         ``PlanSettledError`` saying who applied it."""
+        from ovtui.train.review.gates.contradictions import unsettled_contradictions
         from ovtui.train.review.policy import apply_reviewed, evidence_for, stale_subplan
 
         async with self._pending.claimed([plan_id]) as claim:
@@ -512,6 +519,7 @@ class Workspace:
                 await asyncio.to_thread(claim.settle_if_recorded, pending)
             if pending.undecided:
                 raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
+            unsettled_contradictions(pending)
             result, chosen = await apply_reviewed(
                 self._kernel.updater(dry_run), pending.plan, pending.decisions, await self._loader.load()
             )

@@ -45,6 +45,7 @@ from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.types import EXPERIENCES
+from ovtui.train.review.gates.sanitizer import mark_hazards
 from ovtui.train.review.policy import Decision, PendingPlan
 
 NEEDS_ITEM = {"decide", "undo_decision", "note", "edit", "evidence"}
@@ -173,6 +174,7 @@ class ReviewScreen(MainScreen):
         current = self._current_file(item)
         # Read live, so an edit made in $EDITOR is judged as it is now.
         item.metadata["unread_lines"] = self.workspace.unread_lines(item.after_content or "")
+        mark_hazards(item)
         where = self.relative(self.workspace.planned_uri(item))
         fared = self._fared(item, current)
         summary.update(item_header(self.plan, index, item, self.relative, where, fared))

@@ -22,6 +22,7 @@ from rich.text import Span, Text
 
 from ovtui.app.views.diff_model import DiffSection, FieldChange
 from ovtui.app.views.line_diff import line_opcodes
+from ovtui.core.hidden_text import reveal
 
 CONTEXT_LINES = 2
 LABEL_WIDTH = 10
@@ -82,8 +83,9 @@ def field_rows(change: FieldChange, deleted: bool = False) -> list[DiffRow]:
 
 
 def _line_rows(before: str | None, after: str | None, label: str, deleted: bool) -> Iterator[DiffRow]:
-    old = before.splitlines() if before is not None else []
-    new = after.splitlines() if after is not None else []
+    # Hidden characters are written out (⟦U+200B⟧), so the reviewer sees what the agent is given.
+    old = reveal(before).splitlines() if before is not None else []
+    new = reveal(after).splitlines() if after is not None else []
     if before is not None and not old:
         old = [""]
     if after is not None and not new:

@@ -19,6 +19,8 @@ from ovtui.core.fileformat import (
 )
 from ovtui.memory.ledger_state import OUTCOMES, Usage
 from ovtui.memory.types import EXPERIENCES
+from ovtui.train.review.gates.contradictions import CONTRADICTIONS
+from ovtui.train.review.gates.sanitizer import HAZARDS
 from ovtui.train.review.gates.validation import validation_line
 from ovtui.train.review.policy import PendingPlan, describe_apply
 
@@ -179,12 +181,31 @@ def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
         warnings.append(f"⚠ {written}")
     if item.metadata.get("leaks"):
         warnings.append(f"LEAK: {', '.join(item.metadata['leaks'])} (never approved automatically)")
+    hazards = item.metadata.get(HAZARDS, [])
+    warnings += [f"FLAG: {note}" for note in hazards[:UNREAD_SHOWN]]
+    if len(hazards) > UNREAD_SHOWN:
+        warnings.append(f"FLAG: {len(hazards) - UNREAD_SHOWN} more (never approved automatically)")
     unread = item.metadata.get("unread_lines", [])
     warnings += [f"⚠ {note}" for note in unread[:UNREAD_SHOWN]]
     if len(unread) > UNREAD_SHOWN:  # the header has a few rows: wrapping thousands of notes took 0.3 s
         warnings.append(f"⚠ {len(unread) - UNREAD_SHOWN} more such lines (all: ovtui check)")
     if warnings:
         text.append("\n" + " · ".join(warnings), style="bold yellow")
+    text.append_text(contradictions_text(item))
+    return text
+
+
+def contradictions_text(item: PolicyPlanItem) -> Text:
+    """Each contradiction as its two lines side by side: the item's and the other experience's,
+    and which stands once the reviewer has chosen (never chosen for them)."""
+    text = Text()
+    for number, finding in enumerate(item.metadata.get(CONTRADICTIONS, [])):
+        stands = finding.get("stands")
+        text.append(f"\nCONTRADICTS #{number} ", style="bold red")
+        text.append(f"this, line {finding['line']}: {finding['rule']}")
+        text.append("  ║  ", style="bold")
+        text.append(f"{finding['other']}: {finding['other_line']}")
+        text.append(f"  ({stands} stands)" if stands else "  (choose which stands)", style="italic")
     return text
 
 

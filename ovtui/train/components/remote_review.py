@@ -38,6 +38,7 @@ from ovtui.memory.memory_diff import Operations
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.gates.leaks import mark_leaks
+from ovtui.train.review.gates.sanitizer import mark_plan_hazards
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ItemDecision
 
@@ -258,6 +259,7 @@ def park_remote_changes(
     review.items = len(plan.items)
     if plan.items:
         mark_leaks(plan, cases)
+        mark_plan_hazards(plan)
         parked = pending.park(plan, [ItemDecision(item=i) for i in range(len(plan.items))])
         review.plan_id = parked.plan_id
     return review

@@ -43,6 +43,8 @@ from ovtui.storage import fsio
 from ovtui.storage.locks import DEFAULT_TIMEOUT_S
 from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
 from ovtui.storage.reading import read_model
+from ovtui.train.review.gates.contradictions import Stands, choose
+from ovtui.train.review.gates.sanitizer import held_edit
 from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus
 
 LOCKS_FOLDER = ".locks"
@@ -390,6 +392,19 @@ class PendingPlans:
                 raise OvtuiError("only an upsert's after-content can be edited")
             target.after_content = after_content.strip()
             target.metadata["edited_by_reviewer"] = True
+            held_edit(pending, item)
+
+        return self._update(plan_id, change)
+
+    def choose_standing(self, plan_id: str, item: int, contradiction: int, stands: Stands) -> PendingPlan:
+        """A reviewer's choice of which line of a contradiction stands (``gates.contradictions``)."""
+
+        def change(pending: PendingPlan) -> None:
+            still_open(pending)
+            if not 0 <= item < len(pending.plan.items):
+                raise OvtuiError(f"plan {plan_id} has no item {item}")
+            choose(pending.plan.items[item], contradiction, stands)
+            held_edit(pending, item)
 
         return self._update(plan_id, change)
 

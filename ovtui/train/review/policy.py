@@ -32,6 +32,8 @@ from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import PolicyUpdater
 from ovtui.core.review_grammar import parse_review_policy
 from ovtui.train.paired import differences_of_flips, direction, standard_error
+from ovtui.train.review.gates.contradictions import contradiction_note, unchosen
+from ovtui.train.review.gates.sanitizer import held_note, item_hazards
 from ovtui.train.review.gates.validation import validation_line
 
 Decision = Literal["pending", "approved", "rejected"]
@@ -70,7 +72,8 @@ class ReviewPolicy:
         return "pending"
 
     def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
-        """Per item; an item carrying case-specific values is never approved automatically, and the
+        """Per item; an item carrying case-specific values or a sanitizer finding (hidden characters,
+        an injection, tool-call markup, a secret, personal data) is never approved automatically, and the
         gate approves only when validation gains by the paired rule (else the person decides)."""
         result: list[ItemDecision] = []
         for index, item in enumerate(plan.items):
@@ -84,6 +87,10 @@ class ReviewPolicy:
                     "pending",
                     "held: carries case-specific values " + ", ".join(item.metadata["leaks"]),
                 )
+            if decision == "approved" and (hazards := item_hazards(item)):
+                decision, note = "pending", held_note(hazards)
+            if decision == "approved" and (conflicts := unchosen(item)):
+                decision, note = "pending", f"held: {contradiction_note(conflicts[0])}: choose which stands"
             result.append(ItemDecision(item=index, decision=decision, note=note))
         return result
 

@@ -1,0 +1,55 @@
+"""Review shows a rule that contradicts another experience's with both lines side by side; the plan
+is not applied until the reviewer chooses which stands, and the choice is theirs, not the gate's."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from app_support import MakeApp, park_undecided, press_and_settle, screen_text
+
+from ovtui.app.views.review import contradictions_text
+from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.core.errors import OvtuiError
+from ovtui.train.review.gates.contradictions import CONTRADICTIONS, mark_contradictions
+from ovtui.wiring.workspace import Workspace
+
+PLAN = "plan0000contra"
+RULE = "- ALWAYS cancel before explicit confirmation"
+
+
+async def contradicting_plan(workspace: Workspace) -> None:
+    item = PolicyPlanItem(
+        kind="upsert",
+        target_name="quick_cancellations",
+        after_content=f"## Situation\n- The customer is in a hurry\n## Reflect\n{RULE}",
+    )
+    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": PLAN})
+    assert mark_contradictions(plan, await asyncio.to_thread(workspace.experiences)) == 1
+    park_undecided(workspace, plan)
+
+
+async def test_both_lines_side_by_side_and_no_apply_until_the_reviewer_chooses(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    await contradicting_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(180, 50)) as pilot:
+        await press_and_settle(pilot, "2")
+        text = screen_text(app)
+        assert "CONTRADICTS #0" in text and "reservation_cancellation: - NEVER" in text
+        shown = workspace.pending_plan(PLAN).plan.items[0]
+        mine, theirs = contradictions_text(shown).plain.split("║")  # one row: this line ║ the other
+        assert (
+            RULE in mine and "reservation_cancellation: - NEVER cancel before explicit confirmation" in theirs
+        )
+        assert "(choose which stands)" in theirs
+
+    workspace.decide(PLAN, 0, "approved")
+    with pytest.raises(OvtuiError, match="choose which line stands"):
+        await workspace.apply_pending(PLAN)
+    chosen = await asyncio.to_thread(workspace.choose_standing, PLAN, 0, 0, "other")
+    assert chosen.plan.items[0].metadata[CONTRADICTIONS][0]["stands"] == "other"
+    assert RULE not in str(chosen.plan.items[0].after_content)
+    result = await workspace.apply_pending(PLAN)
+    assert result.written_uris
