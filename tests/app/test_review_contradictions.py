@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from app_support import MakeApp, park_undecided, press_and_settle, screen_text
+from app_support import MakeApp, park_undecided, press_and_settle, screen_text, settle
 
+from ovtui.app.screens.stands import StandsModal
 from ovtui.app.views.review import contradictions_text
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
@@ -51,5 +52,26 @@ async def test_both_lines_side_by_side_and_no_apply_until_the_reviewer_chooses(
     chosen = await asyncio.to_thread(workspace.choose_standing, PLAN, 0, 0, "other")
     assert chosen.plan.items[0].metadata[CONTRADICTIONS][0]["stands"] == "other"
     assert RULE not in str(chosen.plan.items[0].after_content)
+    result = await workspace.apply_pending(PLAN)
+    assert result.written_uris
+
+
+async def test_the_reviewer_chooses_with_a_key_and_the_line_they_keep_is_what_applies(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    await contradicting_plan(workspace)
+    app = make_app(workspace)
+    async with app.run_test(size=(180, 50)) as pilot:
+        await press_and_settle(pilot, "2")
+        await press_and_settle(pilot, "w")
+        dialog = app.screen
+        assert isinstance(dialog, StandsModal) and dialog.finding["other"] == "reservation_cancellation"
+        await pilot.click("#this")
+        await settle(app, pilot)
+        assert "(this stands)" in screen_text(app)
+        await press_and_settle(pilot, "a")
+    kept = workspace.pending_plan(PLAN).plan.items[0]
+    assert kept.metadata[CONTRADICTIONS][0]["stands"] == "this" and RULE in str(kept.after_content)
+    assert workspace.pending_plan(PLAN).decisions[0].decision == "approved"
     result = await workspace.apply_pending(PLAN)
     assert result.written_uris

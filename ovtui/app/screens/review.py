@@ -25,6 +25,7 @@ from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
 from ovtui.app.screens.help import HintFooter
+from ovtui.app.screens.stands import StandsModal
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.diff_model import item_section
 from ovtui.app.views.review import (
@@ -45,10 +46,11 @@ from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.types import EXPERIENCES
+from ovtui.train.review.gates.contradictions import CONTRADICTIONS, Stands
 from ovtui.train.review.gates.sanitizer import mark_hazards
 from ovtui.train.review.policy import Decision, PendingPlan
 
-NEEDS_ITEM = {"decide", "undo_decision", "note", "edit", "evidence"}
+NEEDS_ITEM = {"decide", "undo_decision", "note", "edit", "evidence", "choose_standing"}
 NEEDS_PLAN = {"decide_all", "apply", "discard"}
 NO_PLANS = (
     "no plans wait for review. A run parks its plans here when its review policy is 'ask': "
@@ -93,6 +95,13 @@ class ReviewScreen(MainScreen):
         Binding("R", "decide_all('rejected')", "Reject all", id="review.reject_all"),
         Binding("o", "evidence", "Evidence", id="review.evidence"),
         Binding("u", "toggle_unified", "Unified", id="review.unified"),
+        Binding(
+            "w",
+            "choose_standing",
+            "Which stands…",
+            id="review.stands",
+            tooltip="of a contradiction with another experience, which line stands",
+        ),
         Binding("escape", "back", "Back", id="review.back_escape", show=False),
         Binding("q", "back(True)", "Back / quit", id="review.back", show=False),
         Binding("l", "focus_diff", "Diff", id="review.diff", show=False),
@@ -389,6 +398,25 @@ class ReviewScreen(MainScreen):
         edit = partial(self.workspace.edit_item, self.plan.plan_id, index, edited)
         done = f"edited {item.target_name}: approve it with a"
         self._record("saving the edit", edit, done=done, warning=warning)
+
+    def action_choose_standing(self) -> None:
+        """The reviewer chooses which line of the item's first unchosen contradiction stands."""
+        index, item = self._under_cursor()
+        if self.plan is None or item is None or index is None:
+            return
+        findings = item.metadata.get(CONTRADICTIONS, [])
+        open_ones = [n for n, f in enumerate(findings) if f.get("stands") is None]
+        if not open_ones:
+            self.notify("this item contradicts no other rule still to choose on", severity="warning")
+            return
+        plan_id, number = self.plan.plan_id, open_ones[0]
+
+        def chosen(stands: Stands | None) -> None:
+            if stands is not None:
+                write = partial(self.workspace.choose_standing, plan_id, index, number, stands)
+                self._record("choosing which line stands", write, done=f"{stands} stands")
+
+        self.app.push_screen(StandsModal(findings[number]), chosen)
 
     def action_evidence(self) -> None:
         _, item = self._under_cursor()
