@@ -16,7 +16,7 @@ from ovtui.app.screens.confirm import keys_hint
 from ovtui.train.review.gates.contradictions import Stands
 
 
-class StandsModal(ModalScreen["Stands | None"]):
+class StandsModal(ModalScreen[Stands | None]):
     """Both lines, and three buttons; dismisses with ``this``, ``other``, ``both`` or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="stands.cancel")]
