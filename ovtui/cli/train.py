@@ -72,10 +72,9 @@ class WatchLog:
     def describe(event: Event) -> str | None:
         data = event.data
         if event.kind == "inbox_processed":
-            graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
-            errors = data.get("errors") or []
-            problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
-            return f"trained on {data.get('file')}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
+            from ovtui.train.reports import describe_inbox_processed
+
+            return describe_inbox_processed(data)
         if event.kind == "plan_applied":
             from ovtui.train.reports import describe_plan_applied
 

@@ -217,7 +217,7 @@ class InboxProcessor:
             return
         key = content_key(data)
         if was_taken(self.paths, key):  # trained on before a restart, but not moved yet
-            self._finish(path, [], note="already taken before a restart; not trained again")
+            self._finish(path, [], taken_before=True)
             return
         parsed = self._parse(path, data)
         rollout = await self._graded(path, parsed) if parsed is not None else None
@@ -233,17 +233,26 @@ class InboxProcessor:
         self._finish(path, result.errors, gradients=len(result.gradients), evaluated=graded)
 
     def _finish(
-        self, path: Path, errors: list[str], note: str = "", *, gradients: int = 0, evaluated: bool = False
+        self,
+        path: Path,
+        errors: list[str],
+        *,
+        gradients: int = 0,
+        evaluated: bool = False,
+        taken_before: bool = False,
     ) -> None:
         try:
             self._move(path, self.done)
         except (OvtuiError, OSError) as exc:
             self.events.log(f"could not move {self.paths.relative(path)} to done/: {exc}", level="error")
-        if note:
-            self.events.log(f"{self.paths.relative(path)}: {note}")
         self.processed += 1
         self.events.emit(
-            "inbox_processed", file=path.name, gradients=gradients, evaluated=evaluated, errors=errors
+            "inbox_processed",
+            file=path.name,
+            gradients=gradients,
+            evaluated=evaluated,
+            errors=errors,
+            taken_before=taken_before,
         )
 
     def scan(self) -> None:

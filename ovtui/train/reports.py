@@ -67,6 +67,7 @@ class RunReport(Model):
     inbox: dict[str, int] = Field(default_factory=dict)  # streaming: files processed / rejected
     services: dict[str, int] = Field(default_factory=dict)  # remote dataset: executions per service URL
     cancelled: bool = False
+    failed: str | None = None  # why the run stopped on an error (also the last of ``errors``)
 
     def stage(self, name: str) -> StageReport | None:
         return next((s for s in reversed(self.stages) if s.stage == name), None)
@@ -148,6 +149,28 @@ class RunTally:
             self.history_ids.append(str(event.data["history_id"]))
         elif event.kind == "plan_pending" and event.data.get("plan_id"):
             self.pending_plans.append(str(event.data["plan_id"]))
+
+
+def failure_reason(exc: BaseException) -> str:
+    """What a person reads about a run that raised: the kernel's own message for an error it
+    raises on purpose (it names the file, field or service), the exception's kind otherwise."""
+    from ovtui.core.errors import OvtuiError
+
+    text = str(exc).strip()
+    if isinstance(exc, OvtuiError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def describe_inbox_processed(data: dict[str, Any]) -> str:
+    """What the inbox did with one file (an ``inbox_processed`` event), for every log that shows it."""
+    file = data.get("file")
+    if data.get("taken_before"):
+        return f"{file} was trained on before a restart; not trained again"
+    graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
+    errors = data.get("errors") or []
+    problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
+    return f"trained on {file}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
 
 
 def describe_plan_applied(data: dict[str, Any]) -> str:
