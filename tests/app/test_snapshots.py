@@ -68,6 +68,23 @@ def test_run_screen_during_a_run(app: OvtuiApp, snap_compare: SnapCompare) -> No
     assert snap_compare(app, terminal_size=FLOOR, run_before=feed_run_events)
 
 
+WAITING_EVENTS = [
+    *RUN_EVENTS,
+    Event("plan_pending", {"plan_id": "p2", "items": 5, "waiting": True}, AT + 5),
+]
+
+
+async def feed_waiting_events(pilot: Pilot[None]) -> None:
+    for event in WAITING_EVENTS:
+        assert isinstance(pilot.app, OvtuiApp)
+        pilot.app.pump(event)
+    await pilot.pause()
+
+
+def test_run_screen_waiting_for_review(app: OvtuiApp, snap_compare: SnapCompare) -> None:
+    assert snap_compare(app, terminal_size=FLOOR, run_before=feed_waiting_events)
+
+
 def test_review_at_the_floor(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=FLOOR, press=["2"])
 
