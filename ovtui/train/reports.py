@@ -170,7 +170,10 @@ def describe_inbox_processed(data: dict[str, Any]) -> str:
     graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
     errors = data.get("errors") or []
     problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
-    return f"trained on {file}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
+    gradients = int(data.get("gradients") or 0)
+    # Silence here reads as success: a rollout that teaches nothing says so, and where to look.
+    nothing = ": nothing to learn from it (docs/rollouts.md)" if not gradients and not errors else ""
+    return f"trained on {file}{graded}: {gradients} gradient(s){nothing}{problems}"
 
 
 def describe_plan_applied(data: dict[str, Any]) -> str:

@@ -131,3 +131,29 @@ def test_a_quarantined_file_never_writes_over_a_file_named_like_its_reason(tmp_p
     assert earlier.read_text() == "the user's own file"
     assert moved.parent == paths.quarantine and moved.read_text() == "hello"
     assert moved.with_name(moved.name + ".reason.txt").read_text() == "not a .json file\n"
+
+
+def test_a_rejected_rollouts_reason_names_every_problem_and_the_misspelt_field(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    paths = WorkspacePaths(root)
+
+    async def never(rollout: Rollout) -> RolloutTrainingResult:
+        raise AssertionError("nothing is trained here")
+
+    logged: list[Event] = []
+    inbox = InboxProcessor(paths, never, EventBus([logged.append]))
+    dropped = root / "inbox" / "rollouts" / "three.json"
+    case = '{"name": "x", "task_signature": "x", "input": {}, "rubric": {"name": "r", "criteria": []}}'
+    dropped.write_text(
+        f'{{"case": {case}, "mesages": [], "evaluation": {{"passed": "maybe", "score": 0.5}}, '
+        '"policy_snapshot_id": 3}'
+    )
+
+    assert inbox.load(dropped) is None
+
+    reason = (paths.quarantine / "three.json.reason.txt").read_text()
+    assert reason.startswith("not a valid Rollout: 3 problem(s): ")
+    assert "[mesages] Extra inputs are not permitted — did you mean 'messages'?" in reason
+    assert "[evaluation.passed]" in reason and "[policy_snapshot_id]" in reason
+    assert any(reason.strip() in str(e.data.get("message")) for e in logged)  # the log has it whole
