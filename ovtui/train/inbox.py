@@ -280,11 +280,14 @@ class InboxProcessor:
         gradients: int = 0,
         evaluated: bool = False,
         taken_before: bool = False,
+        note: str = "",
     ) -> None:
         try:
             self._move(path, self.done)
         except (OvtuiError, OSError) as exc:
             self.events.log(f"could not move {self.paths.relative(path)} to done/: {exc}", level="error")
+        if note:
+            self.events.log(f"{self.paths.relative(path)}: {note}")
         self.processed += 1
         self.events.emit(
             "inbox_processed",

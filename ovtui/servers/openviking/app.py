@@ -11,7 +11,7 @@ server runs. ``/health`` says the server is up and how many tasks it runs, nothi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -40,7 +40,9 @@ def create_session_app(
     workers: int = 4,
     state: Any = None,
     watch_inbox: bool = True,
+    announce: Callable[[str], None] | None = None,
 ) -> FastAPI:
+    """The app; ``announce`` hears a line per finished commit (the server's log on its output)."""
     run_id = run_stamp()
     log = workspace.event_log(run_id)
     events = EventBus([log])
@@ -54,6 +56,7 @@ def create_session_app(
         tasks=tasks,
         events=events,
         workers=workers,
+        announce=announce,
     )
     sessions.on_wait = lambda session_id: parts.say(
         f"session {session_id!r} is locked by another process: waiting for it"
