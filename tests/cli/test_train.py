@@ -57,6 +57,20 @@ def test_train_with_a_bad_dataset_line_names_file_and_line(tmp_path: Path) -> No
     assert train.read_text().splitlines()[2] == '{"name": "broken"}'  # the user's file is untouched
 
 
+def test_a_failed_runs_report_says_why(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    (root / "datasets" / "support" / "train.jsonl").unlink()
+    proc = _ovtui("train", str(root), "--approve", "all", cwd=tmp_path)
+    reason = "datasets/support/train.jsonl: dataset split not found"
+    assert proc.returncode == 2 and proc.stderr.strip() == f"ovtui: error: {reason}"
+    [run] = list((root / "runs").iterdir())
+    report = json.loads((run / "report.json").read_text())
+    assert report["failed"] == reason and report["errors"] == [reason]
+    finished = json.loads((run / "events.jsonl").read_text().splitlines()[-1])
+    assert finished["kind"] == "run_finished" and finished["data"]["failed"] == reason
+
+
 def test_watch_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     build_sample_workspace(root)
