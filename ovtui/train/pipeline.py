@@ -26,6 +26,7 @@ from ovtui.core.interfaces import (
     PolicyTrainer,
     RolloutExecutor,
 )
+from ovtui.core.rollouts import rollout_trace
 from ovtui.memory.ledger import UseLedger
 from ovtui.memory.ledger_state import rollout_outcomes
 from ovtui.train.reports import StageReport
@@ -201,5 +202,6 @@ def summarise(
         errors=errors,
         failed_cases=[r.case.name for r in graded if r.evaluation and not r.evaluation.passed],
         results=results,
+        traces={} if stage == "train_epoch" else {r.case.name: rollout_trace(r) for r in rollouts},
         do_nothing_passed=do_nothing,
     )

@@ -27,6 +27,9 @@ class StageReport(Model):
     failed_cases: list[str] = Field(default_factory=list)
     # Case name -> 1/0 per trial (several with [trainer] eval_trials > 1): flips, pass^k, the CI.
     results: dict[str, list[int]] = Field(default_factory=dict)
+    # Case name -> what its (last) trial did, for an evaluation (not a training epoch): the
+    # evidence of the per-case view (which cases flipped, and how each ran before and after).
+    traces: dict[str, str] = Field(default_factory=dict)
     # What an agent that does nothing scores on these cases, when the environment says
     # (case.metadata["do_nothing_reward"], e.g. tau2 airline): the floor to compare against.
     do_nothing_passed: int | None = None

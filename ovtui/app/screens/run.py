@@ -23,9 +23,11 @@ from textual.widgets import Button, Footer, Input, Label, Log, Static
 from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, WorkspaceEdited
 from ovtui.app.run_process import RunProcess
 from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.case_results import CaseResultsScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.screens.dataset_picker import DatasetPicker
 from ovtui.app.services import ScreenServices
+from ovtui.app.views.case_results import case_results
 from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line, wrapped
 from ovtui.app.widgets.stage_progress import StageProgress
 from ovtui.core.events import Event
@@ -49,6 +51,7 @@ class RunScreen(MainScreen):
         Binding("c", "cancel", "Cancel", id="run.cancel"),
         Binding("A", "approve_rest", "Approve rest", id="run.approve_rest"),
         Binding("d", "pick_dataset", "Dataset…", id="run.pick_dataset"),
+        Binding("f", "case_results", "Cases", id="run.case_results"),
         Binding("L", "clear_log", "Clear log", id="run.clear_log", show=False),
         Binding("escape", "leave_input", "Leave field", id="run.leave_input", show=False),
     ]
@@ -118,6 +121,8 @@ class RunScreen(MainScreen):
             return self.running
         if action == "approve_rest":
             return self.running and self.progress.command in ("train", "stream")
+        if action == "case_results":
+            return not self.running and self.last_report is not None and bool(self.last_report.stages)
         return True
 
     def _dataset_names(self) -> list[str]:
@@ -333,6 +338,14 @@ class RunScreen(MainScreen):
             return
         self._log(describe_apply(plan_id, result))
         self.post_message(WorkspaceEdited(pending=True, history=True, experiences=True))
+
+    # --- the results, case by case ------------------------------------------------------------------
+    def action_case_results(self) -> None:
+        report = self.last_report
+        if report is None or self.running:
+            return
+        label = f"{report.command} {report.run_id} ({report.dataset})"
+        self.app.push_screen(CaseResultsScreen(label, case_results(report)))
 
     # --- the dataset ------------------------------------------------------------------------------
     def action_pick_dataset(self) -> None:
