@@ -87,6 +87,31 @@ class WatchLog:
         return None
 
 
+class ReviewWaits:
+    """``train --wait-for-review`` says when the run waits for a person, and how to answer it."""
+
+    def __init__(self, progress: ProgressLine, workspace: str, stream: TextIO = sys.stdout) -> None:
+        self.progress = progress
+        self.workspace = workspace
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        if event.kind == "plan_pending" and data.get("waiting"):
+            plan = data.get("plan_id")
+            line = (
+                f"plan {plan}: {data.get('items')} item(s) wait for your review; the run waits. Review it "
+                f"in another terminal (`ovtui review show {plan} -w {self.workspace}`, then approve and "
+                "apply, or discard) or in the app"
+            )
+        elif event.kind == "plan_settled":
+            line = f"plan {data.get('plan_id')} {data.get('status')}: the run goes on"
+        else:
+            return
+        self.progress.clear()
+        print(line, file=self.stream, flush=True)
+
+
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     train = sub.add_parser(
         "train", help="train the policy on a dataset (or stream from the inbox with --watch)"
@@ -109,6 +134,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     train.add_argument(
         "--dry-run", action="store_true", default=None, help="write no memory file, only the records"
+    )
+    train.add_argument(
+        "--wait-for-review",
+        action="store_true",
+        help="a plan parked for review holds the run until it is applied or discarded (`ovtui review`, "
+        "another terminal, or the app), as the app's runs do; without it the run parks it and goes on",
     )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
     train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
@@ -160,8 +191,18 @@ def run_train(args: argparse.Namespace) -> int:
         limit=args.limit,
         trials=args.trials,
     )
-    report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
+    listeners: list[Listener] = [progress, ReviewWaits(progress, workspace_label(workspace.root))]
+    report = asyncio.run(
+        _cancellable(
+            lambda cancel: workspace.train(options, listeners, cancel, wait_for_review=args.wait_for_review)
+        )
+    )
     progress.clear()
+    if report.pending_plans and not args.wait_for_review:
+        print(
+            "parked without waiting: each later batch was planned without these plans, so they may "
+            "overlap; --wait-for-review waits for each, as the app does"
+        )
     return _finish(report, workspace)
 
 

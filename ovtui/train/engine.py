@@ -202,7 +202,9 @@ class PolicyTrainingEngine:
         )
         if self.wait_for_review:
             settled = await self.pending.wait_settled(pending.plan_id)
-            self.events.emit("plan_settled", plan_id=pending.plan_id, status=settled.status)
+            self.events.emit(
+                "plan_settled", plan_id=pending.plan_id, status=settled.status, history_id=settled.history_id
+            )
         return outcome
 
     async def _handle_stale(

@@ -148,8 +148,11 @@ class RunTally:
     pending_plans: list[str] = field(default_factory=list)
 
     def __call__(self, event: Event) -> None:
-        if event.kind == "plan_applied" and event.data.get("history_id"):
-            self.history_ids.append(str(event.data["history_id"]))
+        # A plan the run waited on is applied by whoever reviewed it, maybe in another process:
+        # its record is the run's all the same.
+        if event.kind in ("plan_applied", "plan_settled") and event.data.get("history_id"):
+            if str(event.data["history_id"]) not in self.history_ids:
+                self.history_ids.append(str(event.data["history_id"]))
         elif event.kind == "plan_pending" and event.data.get("plan_id"):
             self.pending_plans.append(str(event.data["plan_id"]))
 
