@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 
-from ovtui.cli import check, env, history, init, revert, review, sessions, train
+from ovtui.cli import check, env, history, init, mcp_command, revert, review, sessions, train
 from ovtui.core.errors import OvtuiError
 
 # command name -> the module defining it. Add new commands here.
@@ -32,6 +32,7 @@ COMMANDS: dict[str, ModuleType] = {
     "env": env,
     "serve": sessions,
     "commit": sessions,
+    "mcp": mcp_command,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

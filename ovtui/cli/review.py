@@ -261,6 +261,14 @@ def run_replan(args: argparse.Namespace) -> int:
     else:
         result = asyncio.run(workspace.replan([workspace.resolve_plan(args.plan)]))
     print(result.describe())
+    if result.plan_id is not None and result.kept:
+        fresh = workspace.pending_plan(result.plan_id)
+        for index, decision in enumerate(fresh.decisions):
+            if decision.decision != "pending":
+                note = f" — {decision.note}" if decision.note else ""
+                print(
+                    f"  kept: item {index} {fresh.plan.items[index].target_name}: {decision.decision}{note}"
+                )
     for error in result.errors:
         print(f"warning: {error}", file=sys.stderr)
     return 0

@@ -41,7 +41,11 @@ def run_serve(args: argparse.Namespace) -> int:
     workspace = Workspace(args.workspace)
     log = None if args.quiet else LineWriter(sys.stdout)
     app = create_session_app(
-        workspace, api_key=api_key, workers=max(1, args.workers), announce=log.write if log else None
+        workspace,
+        api_key=api_key,
+        workers=max(1, args.workers),
+        host=args.host,
+        announce=log.write if log else None,
     )
     run_server(app, args.host, args.port, log=log)
     return 0

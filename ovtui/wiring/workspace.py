@@ -701,7 +701,7 @@ class Workspace:
     # --- retrieval: what an agent reads back (find, search, read, ls; a session's context) ----------
     @cached_property
     def _retrieval(self) -> Retrieval:
-        from ovtui.memory.hotness import HotnessLog, HotnessMix
+        from ovtui.memory.hotness import HotnessMix
         from ovtui.memory.retrieval.ranking import Fusion
         from ovtui.memory.retrieval.service import Retrieval
 
@@ -711,7 +711,7 @@ class Workspace:
             from ovtui.llm.embeddings import OpenAIEmbedder
 
             embedder = OpenAIEmbedder(embedding)
-        hot = HotnessMix(HotnessLog(self._paths), cfg.hotness_weight, cfg.hotness_half_life_days)
+        hot = HotnessMix(self._ledger, cfg.hotness_weight, cfg.hotness_half_life_days)
         offline = self.config.llm.backend == "offline"
         return Retrieval(
             self._store,
@@ -765,14 +765,16 @@ class Workspace:
         await asyncio.to_thread(self.record_uses, consumer, [f.doc.uri for f in found], "find")
         return found
 
-    async def search(self, query: FindQuery, visibility: Visibility, session_id: str | None) -> list[Found]:
+    async def search(
+        self, query: FindQuery, visibility: Visibility, session_id: str | None, *, via: Via = "search"
+    ) -> list[Found]:
         """``find`` for a session: its recent user messages shape the ranking; the hits are
-        recorded as served to it."""
+        recorded as served to it (``via``: the route or tool that served them)."""
         from dataclasses import replace
 
         context = await asyncio.to_thread(self._recent_user_text, session_id) if session_id else ""
         found = await self._retrieval.find(replace(query, context=context), visibility)
-        await asyncio.to_thread(self.record_uses, session_id, [f.doc.uri for f in found], "search")
+        await asyncio.to_thread(self.record_uses, session_id, [f.doc.uri for f in found], via)
         return found
 
     def _recent_user_text(self, session_id: str) -> str:
@@ -795,12 +797,14 @@ class Workspace:
         limit: int = -1,
         raw: bool = False,
         consumer: str | None = None,
+        via: Via = "read",
     ) -> str:
         """A file's text (a memory without its MEMORY_FIELDS trailer unless ``raw``; a session's
-        messages, an archive's memory_diff.json), ``limit`` lines from line ``offset``."""
+        messages, an archive's memory_diff.json), ``limit`` lines from line ``offset``; a memory
+        read for ``consumer`` is recorded as served to it."""
         located, text = await self._retrieval.read(uri, visibility, offset=offset, limit=limit, raw=raw)
         if located.is_memory:
-            await asyncio.to_thread(self.record_uses, consumer, [located.uri], "read")
+            await asyncio.to_thread(self.record_uses, consumer, [located.uri], via)
         return text
 
     async def abstract(self, uri: str, visibility: Visibility) -> str:
