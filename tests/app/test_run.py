@@ -94,17 +94,26 @@ async def run_until_idle(app: OvtuiApp, pilot: Pilot[None], watch: RunWatch, *, 
     return reviewed
 
 
+async def start_train(
+    app: OvtuiApp, pilot: Pilot[None], *, epochs: str, batch: str | None = None
+) -> RunScreen:
+    """Start a train run from the Run screen with these epochs (and batch size)."""
+    run = app.screen
+    assert isinstance(run, RunScreen)
+    run.query_one("#epochs", Input).value = epochs
+    if batch is not None:
+        run.query_one("#batch-size", Input).value = batch
+    await pilot.press("t")
+    return run
+
+
 async def test_train_to_completion_with_a_person_approving_each_plan(
     sample_workspace: Workspace, make_app: MakeApp
 ) -> None:
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
-        run = app.screen
-        assert isinstance(run, RunScreen)
-        run.query_one("#epochs", Input).value = "1"
-        run.query_one("#batch-size", Input).value = "15"
-        await pilot.press("t")
+        run = await start_train(app, pilot, epochs="1", batch="15")
         reviewed = await run_until_idle(app, pilot, watch, review=True)
         await pilot.pause()
         assert reviewed >= 1
@@ -182,10 +191,7 @@ async def test_a_run_that_waits_says_so_and_approve_the_rest_applies_every_plan(
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
-        run = app.screen
-        assert isinstance(run, RunScreen)
-        run.query_one("#epochs", Input).value = "1"
-        await pilot.press("t")
+        run = await start_train(app, pilot, epochs="1")
         parked = await watch.event(pilot, lambda e: e.kind == "plan_pending")
         await pilot.pause()
         status = str(run.query_one("#run-status").render())

@@ -110,15 +110,15 @@ async def test_stream_quarantines_files_of_another_kind_and_leaves_partial_ones(
     assert report.errors == [f"{1 + len(INBOX_OTHER_FILES)} file(s) rejected"]
 
 
+async def never(rollout: Rollout) -> RolloutTrainingResult:
+    raise AssertionError("nothing is trained here")
+
+
 def test_a_quarantined_file_never_writes_over_a_file_named_like_its_reason(tmp_path: Path) -> None:
     # A user's file called "notes.txt.reason.txt" was quarantined earlier; then "notes.txt" arrives.
     root = tmp_path / "ws"
     build_sample_workspace(root)
     paths = WorkspacePaths(root)
-
-    async def never(rollout: Rollout) -> RolloutTrainingResult:
-        raise AssertionError("nothing is trained here")
-
     inbox = InboxProcessor(paths, never, EventBus())
     paths.quarantine.mkdir(parents=True, exist_ok=True)
     earlier = paths.quarantine / "notes.txt.reason.txt"
@@ -137,10 +137,6 @@ def test_a_rejected_rollouts_reason_names_every_problem_and_the_misspelt_field(t
     root = tmp_path / "ws"
     build_sample_workspace(root)
     paths = WorkspacePaths(root)
-
-    async def never(rollout: Rollout) -> RolloutTrainingResult:
-        raise AssertionError("nothing is trained here")
-
     logged: list[Event] = []
     inbox = InboxProcessor(paths, never, EventBus([logged.append]))
     dropped = root / "inbox" / "rollouts" / "three.json"
