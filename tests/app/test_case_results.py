@@ -12,7 +12,7 @@ from ovtui.train.reports import RunReport, StageReport
 from ovtui.wiring.workspace import Workspace
 
 
-def stage(name: str, results: dict[str, int], traces: dict[str, str] | None = None) -> StageReport:
+def stage(name: str, results: dict[str, int], evidence: dict[str, str] | None = None) -> StageReport:
     return StageReport(
         stage=name,
         epoch=0,
@@ -20,7 +20,7 @@ def stage(name: str, results: dict[str, int], traces: dict[str, str] | None = No
         passed=sum(results.values()),
         avg_reward=0.0,
         results={case: [passed] for case, passed in results.items()},
-        traces=traces or {},
+        evidence=evidence or {},
     )
 
 
@@ -79,7 +79,7 @@ async def test_f_after_a_run_shows_the_cases_that_flipped_with_their_evidence(
         assert first.group == "fail→pass"  # the run improved: what it fixed comes first
         assert str(cases.query_one(OptionList).get_option_at_index(0).prompt).startswith("fail→pass")
         evidence = str(cases.query_one("#case-evidence", Static).render())
-        assert f"baseline: {report.stage('baseline_eval').traces[first.case]}"[:60] in evidence  # type: ignore[union-attr]
+        assert f"baseline: {report.stage('baseline_eval').evidence[first.case]}"[:60] in evidence  # type: ignore[union-attr]
         assert "final: passed: " in evidence
         await pilot.press("escape")
         await pilot.pause()

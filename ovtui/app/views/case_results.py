@@ -1,5 +1,5 @@
 """A run's results case by case: which flipped between the baseline and the final eval (fail→pass
-first, then pass→fail), which stayed, and how each ran (its trace) before and after. An eval alone
+first, then pass→fail), which stayed, and how each ran (its evidence) before and after. An eval alone
 lists its failed cases, then its passed ones. No Textual: unit-testable on its own."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ GROUPS = ("fail→pass", "pass→fail", "still failing", "still passing", "faile
 class CaseResult:
     case: str
     group: str  # one of GROUPS
-    before: str | None  # the baseline trace (None: an eval alone, or no trace recorded)
+    before: str | None  # how it ran in the baseline (None: an eval alone)
     after: str
 
     def evidence(self) -> str:
@@ -36,7 +36,7 @@ def _passed(trials: list[int]) -> bool:
 def _trace(stage: StageReport, case: str) -> str:
     trials = stage.results.get(case, [])
     outcome = f"{sum(trials)}/{len(trials)} trials passed" if len(trials) > 1 else ""
-    return stage.traces.get(case) or outcome or ("passed" if _passed(trials) else "failed")
+    return stage.evidence.get(case) or outcome or ("passed" if _passed(trials) else "failed")
 
 
 def case_results(report: RunReport) -> list[CaseResult]:

@@ -24,7 +24,7 @@ from ovtui.core.domain import (
     Rollout,
 )
 from ovtui.core.interfaces import RolloutExecutor
-from ovtui.core.rollouts import rollout_trace
+from ovtui.core.rollouts import outcome_line
 from ovtui.memory.types import EXPERIENCES
 
 
@@ -74,8 +74,8 @@ def _passed(rollouts: list[Rollout]) -> dict[str, bool]:
 
 def compare(before: list[Rollout], after: list[Rollout]) -> dict[str, Any]:
     was, now = _passed(before), _passed(after)
-    traces = {r.case.name: rollout_trace(r) for r in after}
-    earlier = {r.case.name: rollout_trace(r) for r in before}
+    traces = {r.case.name: outcome_line(r) for r in after}
+    earlier = {r.case.name: outcome_line(r) for r in before}
     gained = sorted(n for n in now if now[n] and not was.get(n, False))
     lost = sorted(n for n in now if was.get(n, False) and not now[n])
     return {
