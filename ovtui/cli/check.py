@@ -11,6 +11,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from ovtui.cli.common import add_workspace_arguments
+
 if TYPE_CHECKING:
     from ovtui.checks.workspace import Problem
     from ovtui.memory.store import MemoryStore
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("check", help="validate every memory file, dataset line and the config")
-    parser.add_argument("workspace", nargs="?", default=".", help="the workspace (default: current folder)")
+    add_workspace_arguments(parser)
     parser.set_defaults(handler=run_check)
 
 
