@@ -42,7 +42,7 @@ FIELDS_CLOSE = "-->"
 # ``-->`` inside a JSON string, escaped so it cannot close the comment (JSON reads it back as is).
 ESCAPED_CLOSE = "--\\u003e"
 # The comment must close the file: only whitespace may follow it.
-_OPEN = re.compile(r"<!-- MEMORY_FIELDS[ \t]*\n")
+_OPEN = re.compile(r"<!-- MEMORY_FIELDS[ \t]*\r?\n")  # a file saved with Windows line ends reads too
 
 
 def _closing(text: str) -> tuple[int, int] | None:
@@ -98,6 +98,26 @@ def quoted_marker_line(memory: MemoryFile, text: str) -> int | None:
     return text.count("\n", 0, text.index(FIELDS_OPEN)) + 1
 
 
+def _misplaced_comment(text: str, source: str, *, closed: bool) -> MemoryFormatError:
+    """Why a ``<!-- MEMORY_FIELDS`` comment is not the file's trailer, at the line that shows it."""
+    marker = text.rindex(FIELDS_OPEN)
+    marker_line = text.count("\n", 0, marker) + 1
+    if closed:
+        return MemoryFormatError(
+            source, "the MEMORY_FIELDS JSON must start on the line after '<!-- MEMORY_FIELDS'", marker_line
+        )
+    end = text.find(FIELDS_CLOSE, marker)
+    if end < 0:
+        return MemoryFormatError(source, "MEMORY_FIELDS comment is never closed with '-->'", marker_line)
+    after = end + len(FIELDS_CLOSE)
+    trailing = after + len(text[after:]) - len(text[after:].lstrip())
+    return MemoryFormatError(
+        source,
+        "text follows the MEMORY_FIELDS comment: it must be the last thing in the file",
+        text.count("\n", 0, trailing) + 1,
+    )
+
+
 def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None) -> MemoryFile:
     """Parse a memory file; ``source`` names the file in errors (with the line of the problem).
 
@@ -111,8 +131,7 @@ def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None)
     opens = list(_OPEN.finditer(text, 0, close[1])) if close else []
     if not opens:
         if FIELDS_OPEN in text:
-            line = text[: text.index(FIELDS_OPEN)].count("\n") + 1
-            raise MemoryFormatError(source, "MEMORY_FIELDS comment is not closed or is not at the end", line)
+            raise _misplaced_comment(text, source, closed=close is not None)
         return MemoryFile(uri=uri, content=normalise_content(text), fields={})
     assert close is not None
     error: MemoryFormatError | None = None

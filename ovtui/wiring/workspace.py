@@ -229,6 +229,12 @@ class Workspace:
             **settings,
         )
 
+    @staticmethod
+    def _warn_unread(run: RunContext, policy_set: ExperienceSet) -> None:
+        """An experience file the loader could not read is left out of the run: said, never silently."""
+        for problem in policy_set.metadata.get("problems", []):
+            run.events.log(f"experience left out of this run: {problem}", level="warning")
+
     async def train(
         self,
         options: TrainOptions,
@@ -267,6 +273,7 @@ class Workspace:
             trainer = kernel.trainer(self.config.trainer.train_with, engine, policy_set)
             pipeline = kernel.pipeline(trainer, run, dataset, report)
             self._started(run, report, epochs=epochs, approve=approve, dry_run=dry_run)
+            self._warn_unread(run, policy_set)
             result = await pipeline.train(train_cases, policy_set, epochs=epochs, eval_cases=eval_cases)
             report.stages = result.stages
             for training in result.training:
@@ -296,6 +303,7 @@ class Workspace:
             policy_set = await self._loader.load()
             pipeline = self._kernel.pipeline(None, run, dataset, report)  # eval never trains: no engine
             self._started(run, report)
+            self._warn_unread(run, policy_set)
             evaluation = await pipeline.eval(cases, policy_set)
             report.stages.append(evaluation.report)
         return report
