@@ -30,7 +30,7 @@ from ovtui.core.errors import OvtuiError
 from ovtui.memory.cases import memory_from_case
 from ovtui.memory.links import PRODUCED
 from ovtui.memory.store import MemoryStore
-from ovtui.memory.targets import plan_target
+from ovtui.memory.targets import Target, plan_target
 from ovtui.memory.types import CASES
 from ovtui.sessions.field_merge import LeftOut, merge_group
 from ovtui.train.backends.session_extraction import ExtractedMemory
@@ -47,6 +47,14 @@ class WriteResult:
     pending_plan: str | None = None
     written: int = 0
     errors: list[str] = field(default_factory=list)
+    # The files one commit's memories were aimed at, in a batch it may share with other commits: its
+    # memory_diff lists only those. A type whose new files are named by their creation time is
+    # known by its folder only.
+    own_uris: frozenset[str] = frozenset()
+    own_folders: frozenset[str] = frozenset()
+
+    def owns(self, uri: str) -> bool:
+        return uri in self.own_uris or any(uri.startswith(f"{folder}/") for folder in self.own_folders)
 
 
 @dataclass
@@ -151,7 +159,7 @@ class StreamingMemoryUpdater:
             if not batch:
                 return
             try:
-                result, left_out = await self._write(batch)
+                result, left_out, targets = await self._write(batch)
             except Exception as exc:
                 for submission in batch:
                     if not submission.future.done():
@@ -161,15 +169,28 @@ class StreamingMemoryUpdater:
                 # The batch's record is every commit's; an operation left out is its own commit's error.
                 own = [str(x) for x in left_out if any(x.memory is m for m in submission.memories)]
                 own = list(dict.fromkeys(own))  # a file that could not take it: once per commit
+                aimed = [t for t, group in targets if any(m is s for m in group for s in submission.memories)]
+                own_uris = frozenset(t.uri for t in aimed if not t.schema.timestamped)
+                folders = frozenset(t.uri.rsplit("/", 1)[0] for t in aimed if t.schema.timestamped)
                 if not submission.future.done():
-                    submission.future.set_result(replace(result, errors=[*result.errors, *own]))
+                    submission.future.set_result(
+                        replace(result, errors=[*result.errors, *own], own_uris=own_uris, own_folders=folders)
+                    )
 
     # --- one batch --------------------------------------------------------------------------
-    async def _write(self, batch: list[_Submission]) -> tuple[WriteResult, list[LeftOut]]:
-        plan, left_out = await asyncio.to_thread(self.plan, [m for s in batch for m in s.memories])
+    async def _write(
+        self, batch: list[_Submission]
+    ) -> tuple[WriteResult, list[LeftOut], list[tuple[Target, list[ExtractedMemory]]]]:
+        """What the batch did, what it left out, and each item's file with the memories merged there."""
+        plan, left_out, groups = await asyncio.to_thread(
+            self._grouped_plan, [m for s in batch for m in s.memories]
+        )
+        targets = [
+            (plan_target(self.store, item), group) for item, group in zip(plan.items, groups, strict=True)
+        ]
         result = WriteResult()
         if not plan.items:
-            return result, left_out
+            return result, left_out, targets
         plan.metadata.update(
             plan_id=uuid.uuid4().hex[:12],
             source="session_commit",
@@ -179,7 +200,7 @@ class StreamingMemoryUpdater:
             decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
             await asyncio.to_thread(self.pending.park, plan, decisions)  # a file lock and a write
             result.pending_plan = str(plan.metadata["plan_id"])
-            return result, left_out
+            return result, left_out, targets
         options = ApplyOptions(
             kind="session_commit", purpose="session commit", archive_uri=batch[0].archive_uri
         )
@@ -187,15 +208,23 @@ class StreamingMemoryUpdater:
         result.history_id = applied.history_id
         result.written = len(applied.written_uris)
         result.errors = [f"{e.target}: {e.message}" for e in applied.item_errors] + list(applied.errors)
-        return result, left_out
+        return result, left_out, targets
 
     def plan(self, memories: list[ExtractedMemory]) -> tuple[PolicyUpdatePlan, list[LeftOut]]:
         """One item per target file, the memories aimed at it merged (read under no lock: the
         updater's compare-and-swap refuses an item whose file changed since)."""
+        plan, left_out, _ = self._grouped_plan(memories)
+        return plan, left_out
+
+    def _grouped_plan(
+        self, memories: list[ExtractedMemory]
+    ) -> tuple[PolicyUpdatePlan, list[LeftOut], list[list[ExtractedMemory]]]:
+        """``plan``, with the memories merged into each item (in the items' order)."""
         groups: dict[MemoryKey, list[ExtractedMemory]] = {}
         for memory in memories:
             groups.setdefault(_key(memory), []).append(memory)
         items: list[PolicyPlanItem] = []
+        merged: list[list[ExtractedMemory]] = []
         left_out: list[LeftOut] = []
         for group in groups.values():
             try:
@@ -205,7 +234,8 @@ class StreamingMemoryUpdater:
                 continue
             if item is not None:
                 items.append(item)
-        return PolicyUpdatePlan(items=items), left_out
+                merged.append(group)
+        return PolicyUpdatePlan(items=items), left_out, merged
 
     def _item(self, group: list[ExtractedMemory], left_out: list[LeftOut]) -> PolicyPlanItem | None:
         """The plan item for one file: ``group`` merged in order on its current text (see
