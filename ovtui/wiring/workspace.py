@@ -530,6 +530,33 @@ class Workspace:
         """One memory file by URI (None: no such file)."""
         return self._store.read_uri(uri)
 
+    async def edit_memory(self, memory_type: str, uri: str, content: str) -> PolicyApplyResult:
+        """A person's own text for one memory file's body, written like any apply (compare-and-swap
+        on the version they edited, journaled) and recorded in History as an ``edit``."""
+        from ovtui.core.context import ApplyOptions
+        from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+        from ovtui.storage.paths import split_peer
+
+        current = await asyncio.to_thread(self._store.read_uri, uri)
+        if current is None:
+            raise OvtuiError(f"{self.display_path(uri)}: no such memory file (moved or deleted?)")
+        schema = self._store.registry.get(memory_type)
+        rel = self._paths.relative_of(uri)
+        peer, inner = split_peer(rel)
+        item = PolicyPlanItem(
+            kind="upsert",
+            memory_type=memory_type,
+            target_name=schema.name_of(current.fields, inner) if schema.name_field else memory_type,
+            target_uri=uri,
+            after_content=content,
+            before_content=current.content,
+            base_version=current.version,
+            metadata={"rationale": "edited by a person in $EDITOR"},
+            peer_id=peer,
+        )
+        options = ApplyOptions(kind="edit", purpose="edit in $EDITOR")
+        return await self._kernel.updater(False).apply(PolicyUpdatePlan(items=[item]), None, options)
+
     def modified_times(self, memory_type: str) -> dict[str, float]:
         """When each file right in a type's folder last changed, by URI: one directory scan instead
         of a checked path and a stat per file (10,000 of those took a third of a second)."""

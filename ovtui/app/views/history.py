@@ -10,7 +10,13 @@ from rich.text import Text
 from ovtui.memory.history import HistoryEntry
 from ovtui.memory.memory_diff import MemoryDiff
 
-KIND_STYLE = {"apply": "green", "dry_run": "cyan", "revert": "yellow", "session_commit": "magenta"}
+KIND_STYLE = {
+    "apply": "green",
+    "dry_run": "cyan",
+    "revert": "yellow",
+    "session_commit": "magenta",
+    "edit": "blue",
+}
 
 
 @dataclass(frozen=True)
