@@ -652,7 +652,7 @@ class Workspace:
         """Every session with its commits, the most recently active first."""
         from ovtui.sessions.overview import session_views
 
-        return session_views(self._paths)
+        return session_views(self._paths, frozenset(p.plan_id for p in self.pending_plans()))
 
     def session_store(self, on_wait: Any = None) -> SessionStore:
         """The sessions' files; ``on_wait(session_id)`` hears when another process holds one."""

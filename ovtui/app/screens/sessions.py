@@ -13,7 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
-from ovtui.app.messages import HistoryChanged, SessionsChanged, WorkFailed, answer
+from ovtui.app.messages import HistoryChanged, PendingChanged, SessionsChanged, WorkFailed, answer
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.vim_table import VimTable
@@ -62,9 +62,8 @@ def session_detail(view: SessionView) -> Text:
         for uri in diff.operations.uris():
             text.append(f"    {memory_label(uri)}\n", "dim")
         peers_text(commit, text)
-        pending = diff.metadata.get("pending_plans") or []
-        if pending:
-            text.append(f"  waiting in Review: {', '.join(map(str, pending))}\n", "yellow")
+        if commit.waiting:
+            text.append(f"  waiting in Review: {', '.join(commit.waiting)}\n", "yellow")
     return text
 
 
@@ -161,6 +160,9 @@ class SessionsScreen(MainScreen):
 
     def on_history_changed(self, _: HistoryChanged) -> None:
         self.reload_soon(self.load)
+
+    def on_pending_changed(self, _: PendingChanged) -> None:
+        self.reload_soon(self.load)  # a plan of a commit applied or discarded no longer waits
 
     def on_stale_view(self) -> None:
         self.load()
