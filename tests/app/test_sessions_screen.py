@@ -46,7 +46,9 @@ async def test_sessions_screen_lists_commits_live(
         assert table.row_count == 1
         text = screen_text(app)
         assert "first-chat" in text and "archive_001" in text
-        assert "extracted: 1 cases, 2 entities, 1 preferences, 1 profile" in text
+        assert (
+            "extracted: 1 case, 2 entities, 1 preference, 1 profile fact"
+        )  # counts agree, none of 0 in text
         assert "memory_diff: +" in text
 
         # A commit while another screen is shown: the watcher's message marks the screen stale and

@@ -51,9 +51,8 @@ def session_detail(view: SessionView) -> Text:
             text.append(f"  error: {commit.task_error}\n", "red")
         extracted = commit.extracted
         if extracted:
-            text.append(
-                "  extracted: " + ", ".join(f"{n} {kind}" for kind, n in sorted(extracted.items())) + "\n"
-            )
+            counts = [counted(n, kind) for kind, n in sorted(extracted.items()) if n]
+            text.append(f"  extracted: {', '.join(counts) or 'nothing'}\n")
         diff = commit.diff
         if diff is None:
             continue
@@ -65,6 +64,22 @@ def session_detail(view: SessionView) -> Text:
         if commit.waiting:
             text.append(f"  waiting in Review: {', '.join(commit.waiting)}\n", "yellow")
     return text
+
+
+# How a count of a memory type reads: (one, many); the types are named in the plural, profile aside.
+_NOUNS = {
+    "cases": ("case", "cases"),
+    "entities": ("entity", "entities"),
+    "preferences": ("preference", "preferences"),
+    "events": ("event", "events"),
+    "profile": ("profile fact", "profile facts"),
+}
+
+
+def counted(n: int, kind: str) -> str:
+    """``1 case``, ``2 cases``, ``1 profile fact``: a count with its noun agreeing."""
+    one, many = _NOUNS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"
 
 
 def _memories(n: object) -> str:
