@@ -96,7 +96,11 @@ def demo_plan(plan_id: str = PLAN_ID) -> PolicyUpdatePlan:
 
 
 def park_demo_plan(workspace: Workspace, plan_id: str = PLAN_ID) -> PendingPlan:
-    plan = demo_plan(plan_id)
+    return park_undecided(workspace, demo_plan(plan_id))
+
+
+def park_undecided(workspace: Workspace, plan: PolicyUpdatePlan) -> PendingPlan:
+    """Park ``plan`` with every item undecided, at a fixed time (no clock on screen)."""
     plans = plans_of(workspace)
     pending = plans.park(plan, [ItemDecision(item=i) for i in range(len(plan.items))])
     pending.created_at = "2026-11-29T12:00:00+00:00"
@@ -160,3 +164,37 @@ async def wait_group(app: App[Any], pilot: Pilot[Any], group: str) -> None:
 
 MakeApp = Callable[..., OvtuiApp]  # the make_app fixture: OvtuiApp(workspace, watch_files=False, …)
 SnapCompare = Callable[..., bool]  # pytest-textual-snapshot's snap_compare fixture
+
+
+LONG_PLAN_ID = "plan0001long"
+
+
+def park_long_summary_plan(workspace: Workspace, plan_id: str = LONG_PLAN_ID) -> PendingPlan:
+    """One edit whose summary is longer than its pane at 80×24: a long why, validation flips, a leak,
+    counter-evidence, a line the agent cannot use and a body that quotes the fields marker."""
+    before, _ = EXPERIENCES["reservation_cancellation"]
+    after = before + (
+        "\n- Be warm and patient with the customer."
+        "\n- Quote the file format as `<!-- MEMORY_FIELDS` when asked about it."
+    )
+    flips = {
+        "before": 1,
+        "after": 2,
+        "cases": 3,
+        "gained": ["cancel_refundable"],
+        "lost": [],
+        "flipped": {"cancel_refundable": {"before": "failed: no confirmation", "after": "passed"}},
+    }
+    edit = demo_plan().items[0]  # the same edit of reservation_cancellation, with more to say
+    metadata = {
+        "rationale": (
+            "three successful cancellations asked the customer to confirm before changing the "
+            "booking, and the two that did not were escalated; the refund path was stated first"
+        ),
+        "validation": flips,
+        "leaks": ["K4P7Q2"],
+        "evidence": ["cancel_reservation_20261129120000"],
+        "counter_evidence": ["refund_lookup_20261129120500"],
+    }
+    item = edit.model_copy(update={"after_content": after, "confidence": 0.61, "metadata": metadata})
+    return park_undecided(workspace, PolicyUpdatePlan(items=[item], metadata={"plan_id": plan_id}))

@@ -3,6 +3,7 @@ real ``ovtui serve`` subprocess, and checks of OpenViking's envelope forms."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,8 +15,11 @@ from workspace_support import build_sample_workspace
 
 from ovtui.cli.main import main as cli_main
 from ovtui.core.fileformat import render_memory
+from ovtui.memory.ledger_state import Use, Via, parse, session_consumer
+from ovtui.storage.paths import LEDGER_LOG_FILE
 
 BOB_PREFERENCE = "Bob always wants an aisle seat near the front of the plane."
+SECRET = "the-sentinel-outside-the-workspace"
 
 
 def trained_sample(root: Path) -> Path:
@@ -30,6 +34,16 @@ def trained_sample(root: Path) -> Path:
     (folder / "seating.md").write_text(
         render_memory(BOB_PREFERENCE, {"topic": "seating", "memory_type": "preferences"})
     )
+    return root
+
+
+def with_a_link_out(root: Path) -> Path:
+    """``root`` with an experience that is a symlink to ``SECRET``'s file outside the workspace
+    (``root``'s sibling folder ``outside``)."""
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text(SECRET)
+    (root / "memories" / "experiences" / "escape.md").symlink_to(outside / "secret.md")
     return root
 
 
@@ -76,3 +90,12 @@ def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]
     assert body["status"] == "error" and body["error"]["code"] == code, body
     error: dict[str, Any] = body["error"]
     return error
+
+
+def ledger_uses(root: Path, session_id: str, via: Via) -> list[Use]:
+    """The uses the ledger's log holds for the session, served ``via`` a route or tool."""
+    log = root / LEDGER_LOG_FILE
+    lines = log.read_text().splitlines() if log.is_file() else []
+    records = [r for line in lines if line for r in parse(json.loads(line))[0]]
+    consumer = session_consumer(session_id)
+    return [r for r in records if isinstance(r, Use) and r.consumer == consumer and r.via == via]

@@ -46,6 +46,7 @@ def test_the_contracts_are_kept() -> None:
             "Only entry points name",
         ),
         ("ovtui/wiring/workspace.py", "from ovtui.testing import helpers", "The product never imports"),
+        ("ovtui/wiring/workspace.py", "import mcp.server", "Only the servers import the MCP SDK"),
     ],
 )
 def test_a_breach_is_reported(tmp_path: Path, module: str, line: str, contract: str) -> None:

@@ -35,7 +35,7 @@ def test_importing_ovtui_loads_none_of_its_modules() -> None:
 
 
 def test_help_loads_neither_the_app_the_servers_nor_the_model_client() -> None:
-    heavy = ("textual", "fastapi", "uvicorn", "openai", "ovtui.wiring.workspace", "ovtui.core.domain")
+    heavy = ("textual", "fastapi", "uvicorn", "openai", "mcp", "ovtui.wiring.workspace", "ovtui.core.domain")
     probe = (
         "import sys, runpy\n"
         "sys.argv = ['ovtui', '--help']\n"

@@ -43,6 +43,7 @@ from ovtui.app.messages import (
 )
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
 from ovtui.app.screens.base import MainScreen, report_error
+from ovtui.app.screens.confirm import ConfirmModal, HoldsWork, when_confirmed
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
@@ -61,6 +62,10 @@ class StaleMarked(Message, bubble=False):
     def __init__(self, plan_ids: list[str]) -> None:
         super().__init__()
         self.plan_ids = plan_ids
+
+
+class QuitModal(ConfirmModal):
+    """The question before quitting would lose work; ctrl+q again while it shows quits."""
 
 
 class OvtuiApp(App[None]):
@@ -166,6 +171,27 @@ class OvtuiApp(App[None]):
         if isinstance(self.screen, TooSmallScreen):
             return action == "quit"  # nothing else until the terminal is large enough again
         return True
+
+    async def action_quit(self) -> None:
+        """Quit, after asking when that would lose work: a run in progress, a half-typed note, a
+        decision or an apply still being written."""
+        lost = [] if isinstance(self.screen, QuitModal) else self.work_in_progress()
+        if not lost:
+            self.exit()
+            return
+        body = "Quitting now loses work:\n" + "\n".join(f"  • {line}" for line in lost)
+        modal = QuitModal("Quit ovtui?", body + "\n\nctrl+q again quits.", confirm="Quit", danger=True)
+        self.push_screen(modal, when_confirmed(self.exit))
+
+    def work_in_progress(self) -> list[str]:
+        lost = []
+        if any(worker.group == "run" and worker.is_running for worker in self.workers):
+            lost.append("a run is in progress: quitting stops it (its report is saved)")
+        screens = dict.fromkeys([*self.main_screens.values(), *self.screen_stack])
+        for screen in screens:
+            if isinstance(screen, HoldsWork):
+                lost += screen.unsaved_work()
+        return lost
 
     async def action_show(self, mode: str) -> None:
         if self.current_mode != mode:

@@ -1,4 +1,6 @@
 """The seam to ``$EDITOR``: a function from the text to edit to the edited text (None: unchanged).
+An editor that cannot start, or that exits with a failure status (``:cq`` in vim, a crash), raises
+``OvtuiError`` saying so: its file is not taken as an edit, and "unchanged" would hide that it failed.
 
 The real one suspends the app; ``App.suspend`` raises under ``run_test``, so Pilot tests pass their
 own, and ``edit_in_editor`` is tested with a real editor process and no app.
@@ -42,7 +44,7 @@ def edit_in_editor(
     command: list[str],
     pause: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> str | None:
-    """Run ``command FILE`` on a temporary copy of ``text``; None when the editor failed."""
+    """Run ``command FILE`` on a temporary copy of ``text`` and return the file as it left it."""
     with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as handle:
         handle.write(to_editor(text))
         path = Path(handle.name)
@@ -60,7 +62,10 @@ def edit_in_editor(
             reason = finished.strerror or str(finished)
             raise OvtuiError(f"cannot run the editor {shlex.join(command)!r} ($VISUAL or $EDITOR): {reason}")
         if finished.returncode != 0:
-            return None
+            raise OvtuiError(
+                f"the editor {shlex.join(command)!r} exited with status {finished.returncode}: "
+                "the edit was not saved"
+            )
         return from_editor(path.read_text(encoding="utf-8"))
     finally:
         path.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
+from textual.widgets._footer import FooterKey
 
 
 def set_scroll_range(view: ScrollView, size: Size) -> None:
@@ -34,3 +35,14 @@ def styles_are_current(screen: Screen[Any], app: App[Any]) -> None:
     theme or the CSS changed; a screen built now is styled when it mounts, with the CSS as it is.
     """
     screen._css_update_count = app._css_update_count
+
+
+def footer_key(key: str, key_display: str, description: str, action: str, *, right: bool) -> Widget:
+    """A key as the Footer shows it (``FooterKey`` is not exported); ``right``: docked at the
+    footer's right end, where the command palette's key goes."""
+    return FooterKey(key, key_display, description, action, classes="-command-palette" if right else "")
+
+
+def footer_key_of(widget: Widget) -> str | None:
+    """The key a widget of the Footer shows, or None when it is not a key."""
+    return widget.key if isinstance(widget, FooterKey) else None

@@ -37,7 +37,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     api_key = resolve_api_key(args.host, args.api_key_env)
     workspace = Workspace(args.workspace)
-    app = create_session_app(workspace, api_key=api_key, workers=max(1, args.workers))
+    app = create_session_app(workspace, api_key=api_key, workers=max(1, args.workers), host=args.host)
     run_server(app, args.host, args.port)
     return 0
 

@@ -64,3 +64,26 @@ async def test_an_editor_that_cannot_start_is_an_error_and_the_app_resumes(
     assert resumed == [True]
     [said] = [n for n in notifications(messages) if "editor" in n]
     assert "cannot run the editor '/nonexistent/editor --wait' ($VISUAL or $EDITOR)" in said
+
+
+async def test_an_editor_that_exits_with_a_failure_is_reported_and_nothing_is_saved(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    """An editor that exits non-zero (vim's :cq, a crash) is an error naming its status, and the item
+    keeps its text (it was once reported as "content unchanged")."""
+    park_demo_plan(workspace)
+    before = workspace.pending_plan(PLAN_ID).plan.items[0].after_content
+    fails_after_writing = ["sh", "-c", 'echo "- half an edit" >> "$1"; exit 3', "editor"]
+
+    def editor(text: str) -> str | None:
+        return edit_in_editor(text, fails_after_writing)
+
+    app = make_app(workspace, editor=editor)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await press_and_settle(pilot, "2")
+        await press_and_settle(pilot, "e")
+    said = notifications(messages)
+    assert "content unchanged" not in said
+    assert any("exited with status 3: the edit was not saved" in n for n in said)
+    assert workspace.pending_plan(PLAN_ID).plan.items[0].after_content == before

@@ -50,7 +50,9 @@ async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
         assert "preferences: seating" in text and "aisle seat" in text
         await pilot.press("a")
         await settle(app, pilot)
-        await pilot.press("p")
+        await pilot.press("p")  # the confirmation of what will be written: Enter applies
+        await settle(app, pilot)
+        await pilot.press("enter")
         await settle(app, pilot)
         assert any(n.startswith("Applied plan") for n in notifications(messages))
         assert "aisle seat" in target.read_text(encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from app_support import (
     PLAN_ID,
@@ -18,6 +19,7 @@ from app_support import (
 from filelock import FileLock
 from plan_support import park_peer_preference
 from textual import events
+from textual.app import App
 from textual.widgets import DataTable, Static
 from workspace_support import history_of, plans_of
 
@@ -35,6 +37,12 @@ from ovtui.wiring.workspace import Workspace
 def decisions(workspace: object) -> list[tuple[str, str]]:
     pending = workspace.pending_plan(PLAN_ID)  # type: ignore[attr-defined]
     return [(d.decision, d.note) for d in pending.decisions]
+
+
+def decision_marks(app: App[Any]) -> list[str]:
+    """The decision column of the items as shown (a mark that reads without colour)."""
+    table = app.screen.query_one("#items", VimTable)
+    return [str(table.get_row_at(row)[1]) for row in range(table.row_count)]
 
 
 async def test_review_shows_the_queue_and_a_side_by_side_diff(
@@ -70,7 +78,7 @@ async def test_approve_reject_with_note_and_confirm_a_delete(workspace: Workspac
         await pilot.click("#confirm")
         await settle(app, pilot)
         assert decisions(workspace) == [("approved", ""), ("rejected", "no evidence"), ("approved", "")]
-        assert "✗ rejected" in screen_text(app)
+        assert decision_marks(app) == ["✓", "✗", "✓"]
 
 
 async def test_decisions_wait_for_the_plans_lock_in_a_worker_while_the_keys_keep_working(
@@ -105,7 +113,7 @@ async def test_decisions_wait_for_the_plans_lock_in_a_worker_while_the_keys_keep
             other_writer.release()
         await wait_group(app, pilot, "review-record")
         assert [d for d, _ in decisions(workspace)] == ["approved", "rejected", "pending"]
-        assert "✗ rejected" in screen_text(app)
+        assert decision_marks(app) == ["✓", "✗", "?"]
 
 
 async def test_cancelling_the_delete_confirmation_decides_nothing(
@@ -201,14 +209,31 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
         await pilot.click("#confirm")  # …after confirming it
         await settle(app, pilot)
 
+        await press_and_settle(pilot, "p")  # asks first, saying what will be written…
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmModal) and dialog.title_text == f"Apply plan {PLAN_ID}?"
+        assert dialog.body.splitlines()[:3] == [
+            "Writes 2 memory file(s): 0 added, 1 updated, 1 deleted; and one History record "
+            "(revert it there).",
+            "  ~ memories/experiences/reservation_cancellation.md  (#0)",
+            "  − memories/experiences/refund_status.md  (#2)",
+        ]
+        assert "1 rejected item(s) are not written." in dialog.body
+        await press_and_settle(pilot, "escape")  # …and cancelling writes nothing
+        assert not history_of(workspace).ids_on_disk()
+
         await pilot.press("D")  # dry run on: nothing may change
         await press_and_settle(pilot, "p")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmModal) and dialog.title_text == f"Dry run of plan {PLAN_ID}?"
+        assert dialog.body.startswith("DRY RUN: checks 2 approved item(s) (0 added, 1 updated, 1 deleted)")
+        await press_and_settle(pilot, "enter")  # the default: an apply can be reverted
         assert {p.name: p.read_text() for p in experiences.glob("*.md")} == before
         assert any(n.startswith("Dry run of plan") for n in notifications(messages))
         assert [e.kind for e in workspace.history()] == ["dry_run"]
 
         await pilot.press("D")  # dry run off: the real thing
-        await press_and_settle(pilot, "p")
+        await press_and_settle(pilot, "p", "enter")
         assert any(n.startswith("Applied plan") for n in notifications(messages))
         assert "IF refundable" in (experiences / "reservation_cancellation.md").read_text()
         assert not (experiences / "refund_status.md").exists()
@@ -270,8 +295,16 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
         await pilot.press("2")
         await settle(app, pilot)
         assert "X Discard" in screen_text(app).splitlines()[-1]
-        await pilot.press("P")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "P")  # asks first: the fresh plan replaces these
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmModal) and dialog.title_text == "Re-plan the stale plans?"
+        assert (
+            all(plan_id in dialog.body for plan_id in stale) and "keeps its decision and note" in dialog.body
+        )
+        await press_and_settle(pilot, "escape")
+        assert [p.plan_id for p in workspace.pending_plans() if p.stale] == stale  # nothing re-planned
+        await press_and_settle(pilot, "P")  # the modal comes once the stale marks are checked
+        await press_and_settle(pilot, "enter")
         [said] = [n for n in notifications(messages) if n.startswith("re-planned")]
         fresh = said.split(" as plan ")[1].split()[0]
         waiting = {p.plan_id: p for p in workspace.pending_plans()}
@@ -296,8 +329,9 @@ async def test_applying_an_all_stale_plan_says_nothing_was_applied(
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         await pilot.press("2")
         await settle(app, pilot)
-        await pilot.press("p")
-        await settle(app, pilot)
+        await press_and_settle(pilot, "p")
+        assert "⚠ #0 reservation_cancellation is stale: applying refuses it" in app.screen.body  # type: ignore[attr-defined]
+        await press_and_settle(pilot, "enter")
         said = [n for n in notifications(messages) if PLAN_ID in n]
         assert said == [f"Plan {PLAN_ID}: nothing applied: 1 item(s) stale; re-plan it or discard it"]
     assert workspace.history() == []

@@ -85,6 +85,8 @@ async def run_until_idle(app: OvtuiApp, pilot: Pilot[None], watch: RunWatch, *, 
             await pilot.pause()
         await pilot.press("p")
         await pilot.pause()
+        await pilot.press("enter")  # the confirmation of what will be written
+        await pilot.pause()
         await wait_group(app, pilot, "apply")
         await pilot.press("1")
         await pilot.pause()

@@ -51,7 +51,7 @@ async def test_app_approval_and_approve_all_write_the_same_files_and_records(
         await pilot.press("A")
         await pilot.pause()
         await pilot.click("#confirm")  # the plan deletes a file
-        await press_and_settle(pilot, "p")
+        await press_and_settle(pilot, "p", "enter")  # apply, once its confirmation is shown
 
     plan = demo_plan()  # what `ovtui train --approve all` does with a plan: the engine's own path
     await apply_reviewed(

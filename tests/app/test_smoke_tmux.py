@@ -91,7 +91,7 @@ def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
             if pane.wait_for("train: finished", "2 Review (", timeout=90) == "train: finished":
                 break
             pane.keys("2")
-            if pane.wait_for("  pending  ", "no pending plans", timeout=20) == "no pending plans":
+            if pane.wait_for("(o) · pending", "no plans wait", timeout=20) == "no plans wait":
                 pane.keys("1")
                 pane.wait_for("dataset")
                 continue
@@ -99,6 +99,8 @@ def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
             if pane.wait_for("Approve deletion?", "✓ approved", timeout=10) == "Approve deletion?":
                 pane.keys("BTab", "Enter")  # focus starts on Cancel: move to the red button
             pane.keys("p")
+            pane.wait_for("Writes ", timeout=10)  # the confirmation says what will be written
+            pane.keys("Enter")
             pane.wait_for("Applied plan", "Record: history/", timeout=20)
             reviewed += 1
             pane.keys("1")

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from app_support import SnapCompare, make_workspace, park_demo_plan
+from app_support import SnapCompare, make_workspace, park_demo_plan, park_long_summary_plan
 from textual.pilot import Pilot
 from workspace_support import history_of
 
@@ -70,6 +70,14 @@ def test_run_screen_during_a_run(app: OvtuiApp, snap_compare: SnapCompare) -> No
 
 def test_review_at_the_floor(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=FLOOR, press=["2"])
+
+
+def test_review_long_summary_scrolled_at_the_floor(tmp_path: Path, snap_compare: SnapCompare) -> None:
+    """The summary scrolled to its end (tab, tab, end): its why and its ⚠ warnings, the focus bar."""
+    workspace = make_workspace(tmp_path / "ws")
+    park_long_summary_plan(workspace)
+    app = OvtuiApp(workspace, watch_files=False)
+    assert snap_compare(app, terminal_size=FLOOR, press=["2", "tab", "tab", "end"])
 
 
 def test_review_side_by_side(app: OvtuiApp, snap_compare: SnapCompare) -> None:

@@ -140,3 +140,37 @@ def test_show_names_the_file_a_new_session_memory_will_write(tmp_path: Path) -> 
     assert (
         "target    preferences: viking://user/default/peers/alice/memories/preferences/aisle_seats.md" in out
     )
+
+
+def test_replan_all_stale_keeps_the_decisions_and_notes_of_unchanged_items(parked: Path) -> None:
+    """Re-planning keeps what a person decided on an item whose target and text come back the same,
+    and asks again only about the item that changed (it once threw every decision and note away)."""
+    first, second, *others = listed(parked)
+    for plan in others:
+        assert review(parked, "discard", plan["plan_id"])[0] == 0
+    assert review(parked, "approve", first["plan_id"], "0")[0] == 0
+    assert review(parked, "reject", first["plan_id"])[0] == 0
+    assert review(parked, "apply", first["plan_id"])[0] == 0  # one file changes under the second plan
+    plan_id = second["plan_id"]
+    _, shown, _ = review(parked, "show", plan_id)
+    items = [line.split() for line in shown.splitlines() if line[:3].strip().isdigit()]
+    [stale] = [int(row[0]) for row in items if row[-1] == "STALE"]
+    unchanged = [int(row[0]) for row in items if row[-1] != "STALE"]
+    approved, rejected = unchanged[0], unchanged[1]
+    assert review(parked, "approve", plan_id, str(approved), str(stale), "--note", "reads right")[0] == 0
+    assert review(parked, "reject", plan_id, str(rejected), "--note", "too vague")[0] == 0
+
+    code, out, err = review(parked, "replan", "--all-stale")
+    assert code == 0, err
+    assert f"re-planned {plan_id} as plan " in out and "2 kept their decision (same target, same text)" in out
+    fresh = out.split(" as plan ")[1].split()[0]
+    store = PendingPlans(MemoryStore.open(parked))
+    old, new = store.get(plan_id), store.get(fresh)
+    by_target = {item.target_name: d for item, d in zip(new.plan.items, new.decisions, strict=True)}
+    name = {i: old.plan.items[i].target_name for i in range(len(old.plan.items))}
+    assert (by_target[name[approved]].decision, by_target[name[approved]].note) == ("approved", "reads right")
+    assert (by_target[name[rejected]].decision, by_target[name[rejected]].note) == ("rejected", "too vague")
+    # Its file changed under it: the fresh plan changes it differently or not at all, never approved
+    # on the strength of the old decision.
+    assert name[stale] not in by_target or by_target[name[stale]].decision == "pending"
+    assert f"kept: item {list(by_target).index(name[rejected])} {name[rejected]}: rejected — too vague" in out

@@ -54,10 +54,13 @@ def workspace_with_uses(root: Path) -> int:
     config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
     Workspace(root).record_uses("k1", [SEAT], "find")
     ledger = UseLedger(WorkspacePaths(root))
+    # One call writes one line: what the line itself takes, then what each use in it adds.
     line = len(encode([Use(FILLER, None)], NOW))
+    each = len(encode([Use(FILLER, None)] * 2, NOW)) - line
     room = LEDGER_COMPACT_BYTES - 200 - ledger.path.stat().st_size  # less than the commit's record
-    filler = room // line
+    filler = 1 + (room - line) // each
     ledger.record([Use(FILLER, None)] * filler, at=NOW)
+    assert ledger.path.stat().st_size > LEDGER_COMPACT_BYTES - 200 - each
     assert not ledger.summary_path.exists()  # not folded yet: the commit's record will fold it
     return filler
 

@@ -15,12 +15,14 @@ import httpx2 as httpx
 import pytest
 from retrieval_support import (
     BOB_PREFERENCE,
+    SECRET,
     compact_ok,
     error_of,
     full_ok,
     listing_ok,
     served,
     trained_sample,
+    with_a_link_out,
 )
 from session_support import CONVERSATION
 
@@ -30,16 +32,12 @@ from ovtui.wiring.workspace import Workspace
 HOME = "viking://user/default"
 CANCEL_REQUEST = "Customer C7642 here - booking B53N8D has to be cancelled, please."  # a held-out case
 HIT_KEYS = ["context_type", "uri", "level", "score", "abstract", "tags", "memory_type"]
-SECRET = "the-sentinel-outside-the-workspace"
 
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = trained_sample(tmp_path_factory.mktemp("retrieval") / "ws")
+    root = with_a_link_out(trained_sample(tmp_path_factory.mktemp("retrieval") / "ws"))
     outside = root.parent / "outside"
-    outside.mkdir()
-    (outside / "secret.md").write_text(SECRET)
-    (root / "memories" / "experiences" / "escape.md").symlink_to(outside / "secret.md")
     (root / "memories" / "config_link.md").symlink_to(root / "ovtui.toml")
     (root / "memories" / "outside_dir").symlink_to(outside)
     return root
@@ -182,7 +180,7 @@ def test_search_with_a_session_shapes_the_ranking_and_records_uses(
     session = {"role": "user", "content": "My suitcase never showed up at the carousel in Madrid."}
     compact_or_full = client.post("/api/v1/sessions/bags/messages", json=session)
     assert compact_or_full.status_code == 200
-    before = Workspace(workspace).hotness()
+    before = Workspace(workspace).memory_uses()
     shaped = compact_ok(
         client.post(
             "/api/v1/search/search",
@@ -199,7 +197,7 @@ def test_search_with_a_session_shapes_the_ranking_and_records_uses(
     assert lost in [h["uri"] for h in shaped["memories"]] and lost not in [
         h["uri"] for h in plain["memories"]
     ]
-    after = Workspace(workspace).hotness()
+    after = Workspace(workspace).memory_uses()
     for hit in shaped["memories"]:  # each memory served to the session is a use, once
         had = before[hit["uri"]].count if hit["uri"] in before else 0
         assert after[hit["uri"]].count == had + 1

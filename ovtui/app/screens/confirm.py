@@ -1,4 +1,4 @@
-"""Small modals: a confirmation and a note.
+"""Small modals: a confirmation and a note; and what a screen tells the app before it quits.
 
 Every dialog focuses its default button and says what Enter and Escape do: safe defaults (Cancel)
 for what deletes or overwrites, the action itself where it can be undone (a revert has its own record).
@@ -7,7 +7,7 @@ for what deletes or overwrites, the action itself where it can be undone (a reve
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from textual import on
 from textual.app import ComposeResult
@@ -17,6 +17,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from ovtui.train.review.policy import Decision
+
+
+@runtime_checkable
+class HoldsWork(Protocol):
+    """A screen that can say what quitting now would lose (the app asks before it quits)."""
+
+    def unsaved_work(self) -> list[str]:
+        """One line per thing that would be lost; empty when nothing would."""
+        ...
 
 
 def when_confirmed(then: Callable[[], object]) -> Callable[[bool | None], None]:
@@ -103,6 +112,11 @@ class NoteModal(ModalScreen[tuple[Decision, str] | None]):
 
     def _note(self) -> str:
         return self.query_one("#note", Input).value.strip()
+
+    def unsaved_work(self) -> list[str]:
+        if self._note() == self.note.strip():
+            return []
+        return [f"the note you are typing on {self.target} is not saved"]
 
     @on(Button.Pressed, "#save")
     @on(Input.Submitted, "#note")

@@ -1,5 +1,5 @@
 """The help screen: the bindings of the screen it was opened on (``a``: of every screen), each with
-its key (after ``[keys]`` remaps), id and description."""
+its key (after ``[keys]`` remaps), id and description; and the footer that always says how to open it."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label
+from textual.widget import Widget
+from textual.widgets import Footer, Label
 
 from ovtui.app.keys import BindingInfo
+from ovtui.app.textual_private import footer_key, footer_key_of
 from ovtui.app.widgets.vim_table import VimTable
 
 TITLE = (
@@ -22,6 +24,39 @@ TITLE = (
 # Shown with every screen's own keys: the app's, the lists', and the help's own.
 ALWAYS = frozenset({"App", "Lists", "Help"})
 WITH_DIFF = frozenset({"Review", "History"})  # the screens that show a field diff
+
+
+HELP_BINDING_ID = "app.help"
+
+
+class HintFooter(Footer):
+    """A compact footer whose right end is always the help key (``? keys``), where the command
+    palette's key was: at 80 columns a screen's keys do not all fit, and the ones cut off must
+    still be findable. The palette's key (ctrl+p) is named in the help's title."""
+
+    # The key docked at the right end lands one column short of the edge (where the cut-off keys
+    # beneath showed through): shifted onto it, with the full footer's right padding.
+    DEFAULT_CSS = """
+    HintFooter.-compact FooterKey.-command-palette { padding-right: 1; offset-x: 1; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(compact=True, show_command_palette=False)
+
+    def compose(self) -> ComposeResult:
+        active = self.screen.active_bindings.values()
+        help_binding = next((b.binding for b in active if b.binding.id == HELP_BINDING_ID), None)
+        shown = False  # the footer shows nothing until the screen's bindings are ready
+        for widget in super().compose():
+            shown = True
+            if help_binding is None or footer_key_of(widget) != help_binding.key:
+                yield widget
+        if shown and help_binding is not None:
+            yield self._help_key(help_binding)
+
+    def _help_key(self, binding: Binding) -> Widget:
+        key = footer_key(binding.key, self.app.get_key_display(binding), "keys", binding.action, right=True)
+        return key.data_bind(compact=Footer.compact)
 
 
 class HelpScreen(ModalScreen[None]):

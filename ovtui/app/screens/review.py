@@ -2,7 +2,8 @@
 
 A decision or an edit writes its plan under the plan's file lock, which may wait for another writer
 (a run, the CLI): it is made in a thread by a worker, never on the UI loop, and the decisions are
-made in the order the keys asked for them. Apply and re-plan await the facade's coroutines.
+made in the order the keys asked for them. Apply and re-plan await the facade's coroutines, each
+after a confirmation that says what it will do.
 """
 
 from __future__ import annotations
@@ -16,17 +17,29 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, DataTable, Footer, Label, Static
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, DataTable, Label, Static
 
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
+from ovtui.app.screens.help import HintFooter
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.diff_model import item_section
-from ovtui.app.views.review import apply_label, apply_message, fared_text, item_header, item_row, plan_row
-from ovtui.app.widgets.field_diff import FieldDiff
+from ovtui.app.views.review import (
+    ITEM_COLUMNS,
+    PLAN_COLUMNS,
+    apply_label,
+    apply_message,
+    apply_preview,
+    fared_text,
+    format_warning,
+    item_header,
+    item_row,
+    plan_row,
+)
+from ovtui.app.widgets.field_diff import UNIFIED_BELOW, FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
@@ -34,33 +47,53 @@ from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.policy import Decision, PendingPlan
 
-NEEDS_ITEM = {"decide", "note", "edit", "evidence"}
+NEEDS_ITEM = {"decide", "undo_decision", "note", "edit", "evidence"}
 NEEDS_PLAN = {"decide_all", "apply", "discard"}
+NO_PLANS = (
+    "no plans wait for review. A run parks its plans here when its review policy is 'ask': "
+    "press 1 then t (or run `ovtui train --approve ask`)"
+)
 
 
 class ReviewScreen(MainScreen):
     KEY = "review"
     AUTO_FOCUS = "#items"
+    DEFAULT_CSS = """
+    /* The focused pane has a bar at its left edge: a shape, not only a colour. */
+    ReviewScreen #plans:focus, ReviewScreen #items:focus { outline-left: outer $accent; }
+    ReviewScreen #item-header-scroll, ReviewScreen #diff { border-left: blank; }
+    ReviewScreen #item-header-scroll:focus, ReviewScreen #diff:focus { border-left: outer $accent; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
-        # The footer shows these in order and cuts at the terminal's edge: the essential ones first.
+        # The footer shows these in order and cuts at the terminal's edge, its right end always says
+        # how to see them all (? keys): the essential ones first, discard and re-plan next (a stale
+        # plan is otherwise a dead end).
         Binding("a", "decide('approved')", "Approve", id="review.approve"),
         Binding("r", "decide('rejected')", "Reject", id="review.reject"),
-        Binding("p", "apply", "Apply", id="review.apply"),
+        Binding(
+            "z",
+            "undo_decision",
+            "Undo",
+            id="review.undo",
+            tooltip="the item under the cursor back to pending (its note stays)",
+        ),
         Binding("n", "note", "Note…", id="review.note"),
-        Binding("A", "decide_all('approved')", "Approve all", id="review.approve_all"),
-        Binding("R", "decide_all('rejected')", "Reject all", id="review.reject_all"),
         Binding("e", "edit", "Edit", id="review.edit"),
-        Binding("o", "evidence", "Evidence", id="review.evidence"),
-        # Discard and re-plan come before the view toggle: a stale plan is otherwise a dead end.
-        Binding("X", "discard", "Discard", id="review.discard"),
+        Binding("p", "apply", "Apply…", id="review.apply"),
+        Binding("X", "discard", "Discard…", id="review.discard"),
         Binding(
             "P",
             "replan_stale",
-            "Replan",
+            "Replan…",
             id="review.replan_stale",
             tooltip="re-plan every plan with stale items, as one plan",
         ),
+        Binding("A", "decide_all('approved')", "Approve all", id="review.approve_all"),
+        Binding("R", "decide_all('rejected')", "Reject all", id="review.reject_all"),
+        Binding("o", "evidence", "Evidence", id="review.evidence"),
         Binding("u", "toggle_unified", "Unified", id="review.unified"),
+        Binding("escape", "back", "Back", id="review.back_escape", show=False),
+        Binding("q", "back(True)", "Back / quit", id="review.back", show=False),
         Binding("l", "focus_diff", "Diff", id="review.diff", show=False),
         Binding("h", "focus_items", "Items", id="review.items", show=False),
     ]
@@ -83,19 +116,15 @@ class ReviewScreen(MainScreen):
                 yield VimTable(id="items")
                 yield Button(apply_label(self.dry_run), id="apply", disabled=True, compact=True)
             with Vertical(id="detail"):
-                yield Static(id="item-header")
-                yield FieldDiff(
-                    id="diff",
-                    placeholder="no pending plans: a train run with review policy 'ask' parks its plans here",
-                )
-        yield Footer()
+                # Scrolls (tab focuses it): a long summary must not hide its why and its warnings.
+                with VerticalScroll(id="item-header-scroll"):
+                    yield Static(id="item-header")
+                yield FieldDiff(id="diff", placeholder=NO_PLANS)
+        yield HintFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#plans", VimTable).add_columns("plan", "items", "undecided", "stale")
-        # stale early: it must show even when the target name is long and the pane narrow
-        self.query_one("#items", VimTable).add_columns(
-            "#", "decision", "stale", "kind", "target", "conf", "evid"
-        )
+        self.query_one("#plans", VimTable).add_columns(*PLAN_COLUMNS)
+        self.query_one("#items", VimTable).add_columns(*ITEM_COLUMNS)
         self.reload(self.focus_plan)
 
     # --- loading -------------------------------------------------------------------------------
@@ -134,11 +163,11 @@ class ReviewScreen(MainScreen):
             self._availability = availability
             self.query_one("#apply", Button).disabled = self.plan is None
             self.refresh_bindings()
-        header = self.query_one("#item-header", Static)
+        summary = self.query_one("#item-header", Static)
         diff = self.query_one(FieldDiff)
         item = self.item
         if self.plan is None or item is None or index is None:
-            header.update("", layout=False)
+            summary.update("")
             diff.show([])
             return
         current = self._current_file(item)
@@ -146,8 +175,8 @@ class ReviewScreen(MainScreen):
         item.metadata["unread_lines"] = self.workspace.unread_lines(item.after_content or "")
         where = self.relative(self.workspace.planned_uri(item))
         fared = self._fared(item, current)
-        shown = item_header(self.plan, index, item, self.relative, where, fared)
-        header.update(shown, layout=False)  # fixed height
+        summary.update(item_header(self.plan, index, item, self.relative, where, fared))
+        self.query_one("#item-header-scroll", VerticalScroll).scroll_home(animate=False)
         diff.show([item_section(item, current, where)])
 
     def _fared(self, item: PolicyPlanItem, current: MemoryFile | None) -> Text | None:
@@ -206,6 +235,14 @@ class ReviewScreen(MainScreen):
     def action_focus_items(self) -> None:
         self.query_one("#items", VimTable).focus()
 
+    async def action_back(self, quit_at_top: bool = False) -> None:
+        """From the item's summary or diff back to the items; from the lists, ``q`` quits (the app
+        asks first when that would lose work)."""
+        if self.query_one("#detail").has_focus_within:
+            self.action_focus_items()
+        elif quit_at_top:
+            await self.app.run_action("quit")
+
     def on_pending_changed(self, message: PendingChanged) -> None:
         self.reload(message.focus)
 
@@ -225,7 +262,18 @@ class ReviewScreen(MainScreen):
         if self.plan is None or item is None or index is None:
             return
         plan_id = self.plan.plan_id
-        self._confirm_deletes(decision, [item], lambda: self._decide(plan_id, index, decision, ""))
+        # decide_items keeps a note saved before (a decision without a new note once erased it)
+        self._confirm_deletes(decision, [item], lambda: self._decide_keeping_note(plan_id, index, decision))
+
+    def action_undo_decision(self) -> None:
+        """The item back to pending, its note kept: a decision made by mistake is one key away."""
+        index, item = self._under_cursor()
+        if self.plan is None or item is None or index is None:
+            return
+        if self.plan.decisions[index].decision == "pending":
+            self.notify(f"item {index} is undecided already", severity="warning")
+            return
+        self._decide_keeping_note(self.plan.plan_id, index, "pending", advance=False)
 
     def action_note(self) -> None:
         index, item = self._under_cursor()
@@ -276,9 +324,19 @@ class ReviewScreen(MainScreen):
     def _decide(
         self, plan_id: str, index: int, decision: Decision, note: str, *, advance: bool = True
     ) -> None:
+        """Decide with exactly this note (the note dialog: an emptied note is cleared)."""
         if advance:  # on to the next item at once: a key pressed meanwhile decides that one
             self.query_one("#items", VimTable).action_cursor_down()
         decide = partial(self.workspace.decide, plan_id, index, decision, note)
+        self._record("recording the decision", decide, back_to=index if advance else None)
+
+    def _decide_keeping_note(
+        self, plan_id: str, index: int, decision: Decision, *, advance: bool = True
+    ) -> None:
+        """Decide and keep the note the item has when the write happens (read under the plan's lock)."""
+        if advance:
+            self.query_one("#items", VimTable).action_cursor_down()
+        decide = partial(self.workspace.decide_items, plan_id, [index], decision)
         self._record("recording the decision", decide, back_to=index if advance else None)
 
     def _decide_all(self, plan_id: str, decision: Decision) -> None:
@@ -286,7 +344,13 @@ class ReviewScreen(MainScreen):
 
     @work(group="review-record")
     async def _record(
-        self, doing: str, write: Callable[[], object], *, back_to: int | None = None, done: str = ""
+        self,
+        doing: str,
+        write: Callable[[], object],
+        *,
+        back_to: int | None = None,
+        done: str = "",
+        warning: str | None = None,
     ) -> None:
         """Write a decision or an edit in a thread, after those asked for before it; then show the
         plans as they are now (``back_to``: the item to return to when the write failed)."""
@@ -300,7 +364,9 @@ class ReviewScreen(MainScreen):
                 return
         self.reload()
         if done:
-            self.notify(done)
+            self.notify(done, markup=False)
+        if warning:
+            self.notify(warning, title="Before you apply", severity="warning", timeout=12, markup=False)
 
     def action_edit(self) -> None:
         index, item = self._under_cursor()
@@ -317,8 +383,10 @@ class ReviewScreen(MainScreen):
         if edited is None or edited.strip() == (item.after_content or "").strip():
             self.notify("content unchanged")
             return
+        warning = format_warning(item.model_copy(update={"after_content": edited.strip()}))
         edit = partial(self.workspace.edit_item, self.plan.plan_id, index, edited)
-        self._record("saving the edit", edit, done=f"edited {item.target_name}: approve it with a")
+        done = f"edited {item.target_name}: approve it with a"
+        self._record("saving the edit", edit, done=done, warning=warning)
 
     def action_evidence(self) -> None:
         _, item = self._under_cursor()
@@ -334,6 +402,13 @@ class ReviewScreen(MainScreen):
 
     def action_toggle_unified(self) -> None:
         diff = self.query_one(FieldDiff)
+        if self.app.size.width < UNIFIED_BELOW:  # unified either way: say why instead of doing nothing
+            self.notify(
+                f"side by side needs a terminal {UNIFIED_BELOW} columns wide (this one is "
+                f"{self.app.size.width}): the diff stays unified",
+                severity="warning",
+            )
+            return
         diff.unified = not diff.unified
 
     # --- apply and discard ---------------------------------------------------------------------
@@ -346,7 +421,18 @@ class ReviewScreen(MainScreen):
                 severity="warning",
             )
             return
-        self._apply(self.plan.plan_id, self.dry_run)
+        plan_id, dry_run = self.plan.plan_id, self.dry_run
+
+        def where(item: PolicyPlanItem) -> str:
+            return self.relative(self.workspace.planned_uri(item)) or item.target_name
+
+        modal = ConfirmModal(
+            f"Dry run of plan {plan_id}?" if dry_run else f"Apply plan {plan_id}?",
+            apply_preview(self.plan, where, dry_run=dry_run),
+            confirm="Dry run" if dry_run else "Apply",
+            default="confirm",  # an apply is undone by reverting its record in History
+        )
+        self.app.push_screen(modal, when_confirmed(lambda: self._apply(plan_id, dry_run)))
 
     @work(exclusive=True, group="apply")
     async def _apply(self, plan_id: str, dry_run: bool) -> None:
@@ -361,18 +447,42 @@ class ReviewScreen(MainScreen):
         self.post_message(WorkspaceEdited(pending=True, history=True, experiences=not result.dry_run))
 
     def action_replan_stale(self) -> None:
-        self._replan_stale()
+        self._ask_to_replan()
 
     @work(exclusive=True, group="apply")
-    async def _replan_stale(self) -> None:
+    async def _ask_to_replan(self) -> None:
         """Every plan with a stale item becomes one fresh plan (the kernel call `review replan
-        --all-stale` makes), so plans parked on one base are no trap."""
+        --all-stale` makes), so plans parked on one base are no trap; asked first, since it
+        replaces plans a person may be deciding."""
+        try:  # the stale marks brought up to date against the files as they are (in a thread)
+            await asyncio.to_thread(self.workspace.refresh_stale)
+            waiting = await asyncio.to_thread(self.workspace.pending_plans)
+        except Exception as exc:
+            self.report_error("checking the plans for stale items", exc)
+            return
+        stale = [p for p in waiting if p.stale]
+        if not stale:
+            self.notify("no waiting plan has a stale item")
+            return
+        ids = [p.plan_id for p in stale]
+        items = sum(len(p.plan.items) for p in stale)
+        body = (
+            f"Plans {', '.join(ids)} ({items} item(s), {sum(len(p.stale) for p in stale)} stale) are "
+            "planned again against the experiences as they are now, as one fresh plan that replaces "
+            "them. An item that comes back with the same target and text keeps its decision and note; "
+            "the others wait for a decision again."
+        )
+        modal = ConfirmModal("Re-plan the stale plans?", body, confirm="Re-plan", default="confirm")
+        self.app.push_screen(modal, when_confirmed(lambda: self._replan(ids)))
+
+    @work(exclusive=True, group="apply")
+    async def _replan(self, plan_ids: list[str]) -> None:
         try:
-            result = await self.workspace.replan_stale()
+            result = await self.workspace.replan(plan_ids)
         except Exception as exc:
             self.report_error("re-planning the stale plans", exc)
             return
-        self.notify(result.describe() if result else "no waiting plan has a stale item", markup=False)
+        self.notify(result.describe(), markup=False)
         self.post_message(WorkspaceEdited(pending=True))
 
     def action_discard(self) -> None:
@@ -396,3 +506,9 @@ class ReviewScreen(MainScreen):
             return
         self.notify(f"plan {plan_id} discarded")
         self.post_message(WorkspaceEdited(pending=True))
+
+    def unsaved_work(self) -> list[str]:
+        """What quitting now would cut short (decisions are saved as they are made)."""
+        busy = {w.group for w in self.workers if w.is_running}
+        lost = ["a decision or an edit is still being saved"] if "review-record" in busy else []
+        return lost + (["a plan is being applied or re-planned"] if "apply" in busy else [])

@@ -105,6 +105,8 @@ class RunScreen(MainScreen):
                 self.query_one(Log).focus()
         except NoMatches:  # the app is closing
             return
+        if not buttons:  # the app is closing (quit during a run): the buttons are gone already
+            return
         for button_id in ("train", "eval", "stream"):
             buttons[button_id].disabled = running
         buttons["cancel"].disabled = not running

@@ -1,4 +1,9 @@
-"""Rows, headers and the filter syntax of the History screen (Rich only)."""
+"""Rows, headers and the filter syntax of the History screen (Rich only).
+
+A record a revert undoes is marked (``↶`` after its kind, dimmed, and "reverted by …"); a revert's
+row names the record it reverted. Which revert undoes which record is read from the revert records
+themselves (``reverted_records``), the rule ``ovtui revert`` refuses a second revert by.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ KIND_STYLE = {
     "session_commit": "magenta",
     "edit": "blue",
 }
+REVERTED_MARK = "↶"
+RECORD_COLUMNS = ("kind", "+~−", "about")  # after the "record" column (its time), keyed to sort by
 
 
 @dataclass(frozen=True)
@@ -62,28 +69,62 @@ class RecordTime:
         return when(self.record_id)
 
 
-def entry_row(entry: HistoryEntry) -> tuple[RecordTime, Text, str, str, Text, str]:
-    return (
-        RecordTime(entry.id),
-        Text(entry.kind, style=KIND_STYLE.get(entry.kind, "")),
-        str(entry.adds),
-        str(entry.updates),
-        Text(str(entry.deletes), style="red" if entry.deletes else ""),
-        entry.plan_id or "",
-    )
+def reverted_records(reverts: list[HistoryEntry]) -> dict[str, str]:
+    """Record id → the revert that currently undoes it: a revert that was itself reverted (undone)
+    undoes nothing any more. ``reverts``: the revert records, in any order."""
+    done = [e for e in reverts if e.reverts and not e.dry_run]
+    undone = {e.reverts for e in done}
+    reverted: dict[str, str] = {}
+    for entry in sorted(done, key=lambda e: e.id, reverse=True):
+        if entry.id not in undone and entry.reverts:
+            reverted.setdefault(entry.reverts, entry.id)
+    return reverted
 
 
-def record_header(record_id: str, record: MemoryDiff) -> Text:
+def changes_text(entry: HistoryEntry) -> Text:
+    text = Text(f"+{entry.adds}~{entry.updates}")
+    text.append(f"−{entry.deletes}", style="red" if entry.deletes else "")
+    return text
+
+
+def entry_row(entry: HistoryEntry, reverted_by: str | None = None) -> tuple[RecordTime, Text, Text, str]:
+    """The time, the kind (``↶`` when a revert undoes it), adds/updates/deletes, and what it was
+    about: its plan, the record it reverted, or the revert that undid it."""
+    kind = Text(entry.kind, style=KIND_STYLE.get(entry.kind, ""))
+    about = f"plan {entry.plan_id}" if entry.plan_id else ""
+    if entry.reverts:
+        about = f"reverts {when(entry.reverts)}"
+    if reverted_by is not None:
+        kind = Text(f"{entry.kind} {REVERTED_MARK}", style="dim")
+        about = f"reverted by {when(reverted_by)}" + (f" · {about}" if about else "")
+    return RecordTime(entry.id), kind, changes_text(entry), about
+
+
+def reverted_words(record_id: str, entry: HistoryEntry | None) -> str:
+    """``history/ID (the apply of plan P at TIME)``: what a revert undid, as its header names it."""
+    what = entry.kind if entry is not None else "record"
+    if entry is not None and entry.plan_id:
+        what += f" of plan {entry.plan_id}"
+    return f"history/{record_id} (the {what} at {when(record_id)})"
+
+
+def record_header(
+    record_id: str, record: MemoryDiff, reverted_by: str | None = None, reverted: HistoryEntry | None = None
+) -> Text:
+    """``reverted_by``: the revert that undoes this record; ``reverted``: the record this one reverts."""
     text = Text()
     text.append(f"{record.kind}", style=f"bold {KIND_STYLE.get(record.kind, '')}")
     text.append(f"  history/{record_id}\n", style="dim")
+    if reverted_by is not None:
+        undone = f"{REVERTED_MARK} REVERTED by history/{reverted_by} ({when(reverted_by)})"
+        text.append(f"{undone}: z undoes that revert\n", style="bold yellow")
     s = record.summary
     text.append(f"{s.total_adds} added · {s.total_updates} updated · ")
     text.append(f"{s.total_deletes} deleted", style="red" if s.total_deletes else "")
     if record.review.plan_id:
         text.append(f" · plan {record.review.plan_id}")
     if record.reverts:
-        text.append(f" · reverts {record.reverts}", style="yellow")
+        text.append(f"\nreverts {reverted_words(record.reverts, reverted)}", style="yellow")
     decisions = record.review.decisions
     if decisions:
         counts = Counter(d.decision for d in decisions)

@@ -9,6 +9,14 @@ from rich.text import Text
 
 from ovtui.app.views.memories import share, version_line
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem
+from ovtui.core.errors import MemoryFormatError
+from ovtui.core.fileformat import (
+    FIELDS_OPEN,
+    normalise_content,
+    parse_memory,
+    quoted_marker_line,
+    render_memory,
+)
 from ovtui.memory.ledger_state import OUTCOMES, Usage
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.gates.validation import validation_line
@@ -22,6 +30,15 @@ DECISION_STYLE = {
     "rejected": ("✗ rejected", "red"),
     "pending": ("pending", "dim"),
 }
+# The queue's decision cell: a mark that reads without colour, one column wide.
+DECISION_MARK = {"approved": "✓", "rejected": "✗", "pending": "?"}
+# The queue's change cell starts with what the item does to its file, as History's columns say it.
+CHANGE_MARK = {"new": "+", "edit": "~", "delete": "−"}
+
+PLAN_COLUMNS = ("plan", "items", "todo", "stale")
+# The target third: at 80 columns the queue is ~36 wide, and a name must be readable there; kind,
+# confidence and evidence follow where there is room (the item's header says them all).
+ITEM_COLUMNS = ("#", "dec", "change", "kind", "conf", "evid")
 
 
 def plan_row(pending: PendingPlan) -> tuple[str, str, str, Text]:
@@ -32,6 +49,16 @@ def plan_row(pending: PendingPlan) -> tuple[str, str, str, Text]:
 def decision_text(decision: str) -> Text:
     label, style = DECISION_STYLE.get(decision, (decision, ""))
     return Text(label, style=style)
+
+
+def decision_mark(decision: str) -> Text:
+    return Text(DECISION_MARK.get(decision, decision), style=DECISION_STYLE.get(decision, ("", ""))[1])
+
+
+def change_kind(item: PolicyPlanItem) -> str:
+    if item.kind == "delete":
+        return "delete"
+    return "new" if item.before_content is None else "edit"
 
 
 def kind_word(item: PolicyPlanItem) -> str:
@@ -51,21 +78,21 @@ def apply_label(dry_run: bool) -> str:
 
 def item_row(
     pending: PendingPlan, index: int, item: PolicyPlanItem
-) -> tuple[str, Text, Text, Text, str, str, str]:
-    deleting = item.kind == "delete"
-    kind = (
-        Text("DELETE", style="bold red")
-        if deleting
-        else Text("new" if item.before_content is None else "edit")
-    )
+) -> tuple[str, Text, Text, Text, str, str]:
+    """``#``, the decision mark, the change (``STALE`` first when it is, then ``+``/``~``/``−`` and the
+    target), the kind, the confidence, the number of evidence trajectories."""
+    kind = change_kind(item)
+    deleting = kind == "delete"
+    change = Text()
+    if index in pending.stale:
+        change.append("STALE ", style="bold yellow")
+    change.append(f"{CHANGE_MARK[kind]} {item_label(item)}", style="bold red" if deleting else "")
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "–"
-    stale = Text("STALE", style="bold yellow") if index in pending.stale else Text("")
     return (
         str(index),
-        decision_text(pending.decisions[index].decision),
-        stale,
-        kind,
-        item_label(item),
+        decision_mark(pending.decisions[index].decision),
+        change,
+        Text("DELETE", style="bold red") if deleting else Text(kind),
         confidence,
         str(len(item.evidence_trajectory_uris)),
     )
@@ -147,6 +174,9 @@ def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
         flips += [f"−{n} {validation['flipped'][n]['after']}" for n in validation["lost"]]
         text.append("\nflips: " + "; ".join(flips), style="dim")
     warnings = []
+    written = format_warning(item)
+    if written:
+        warnings.append(f"⚠ {written}")
     if item.metadata.get("leaks"):
         warnings.append(f"LEAK: {', '.join(item.metadata['leaks'])} (never approved automatically)")
     unread = item.metadata.get("unread_lines", [])
@@ -164,3 +194,75 @@ def apply_message(plan_id: str, result: PolicyApplyResult) -> tuple[str, Literal
     message = describe_apply(plan_id, result)
     changed = result.dry_run or result.written_uris or result.deleted_uris
     return message, "warning" if result.item_errors or not changed else "information"
+
+
+def format_warning(item: PolicyPlanItem) -> str | None:
+    """What writing the item's text does when the text quotes the fields marker, found by writing
+    it as the apply will and reading it back as ``ovtui check`` does; None when nothing happens to it.
+
+    A body that quotes ``<!-- MEMORY_FIELDS`` is read right by ovtui, but OpenViking takes the first
+    marker for the fields comment, so ``ovtui check`` rejects such a file; a writer that escapes
+    the marker keeps the file valid and changes how the line is stored. Either is said before apply.
+    """
+    content = item.after_content
+    if item.kind != "upsert" or not content or FIELDS_OPEN not in content:
+        return None
+    written = render_memory(content, {"memory_type": item.memory_type})
+    try:
+        memory = parse_memory(written)
+    except MemoryFormatError as exc:
+        return f"the text quotes '{FIELDS_OPEN}': the file written would not read back ({exc.reason})"
+    quoted = quoted_marker_line(memory, written)
+    if quoted is not None:
+        return (
+            f"line {quoted} quotes '{FIELDS_OPEN}': applying writes a file `ovtui check` rejects "
+            "(OpenViking would take it for the fields comment); quote it without the '<!--'"
+        )
+    typed = normalise_content(content).splitlines()
+    stored = written[: written.rindex(FIELDS_OPEN)].rstrip().splitlines()
+    changed = [(n, now) for n, (was, now) in enumerate(zip(typed, stored, strict=False), 1) if was != now]
+    if changed:
+        number, now = changed[0]
+        return f"line {number} quotes '{FIELDS_OPEN}': it is stored escaped, as {now.strip()!r}"
+    if memory.content != normalise_content(content):
+        return f"the text quotes '{FIELDS_OPEN}': it reads back changed after it is written"
+    return None
+
+
+# Files an Apply confirmation names one by one; the rest are counted (the dialog fits 24 rows).
+APPLY_FILES_SHOWN = 6
+
+
+def apply_preview(pending: PendingPlan, where: Callable[[PolicyPlanItem], str], *, dry_run: bool) -> str:
+    """What applying the plan will write, for the confirmation before it: the approved files by
+    change, what is left out, and the warnings a person should see before saying yes."""
+    approved = [
+        (index, item)
+        for index, (item, decision) in enumerate(zip(pending.plan.items, pending.decisions, strict=True))
+        if decision.decision == "approved"
+    ]
+    kinds = [change_kind(item) for _, item in approved]
+    rejected = len(pending.plan.items) - len(approved)
+    counts = f"{kinds.count('new')} added, {kinds.count('edit')} updated, {kinds.count('delete')} deleted"
+    if dry_run:
+        lines = [
+            f"DRY RUN: checks {len(approved)} approved item(s) ({counts}) and writes only a dry-run "
+            "History record; no memory file changes."
+        ]
+    else:
+        lines = [
+            f"Writes {len(approved)} memory file(s): {counts}; and one History record (revert it there)."
+        ]
+    for (index, item), kind in list(zip(approved, kinds, strict=True))[:APPLY_FILES_SHOWN]:
+        lines.append(f"  {CHANGE_MARK[kind]} {where(item)}  (#{index})")
+    if len(approved) > APPLY_FILES_SHOWN:
+        lines.append(f"  … and {len(approved) - APPLY_FILES_SHOWN} more")
+    if rejected:
+        lines.append(f"{rejected} rejected item(s) are not written.")
+    for index, item in approved:
+        if index in pending.stale:
+            lines.append(f"⚠ #{index} {item.target_name} is stale: applying refuses it")
+        warning = format_warning(item)
+        if warning:
+            lines.append(f"⚠ #{index} {item.target_name}: {warning}")
+    return "\n".join(lines)

@@ -65,6 +65,10 @@ class WorkerPool:
             if done is not None:
                 done.set()
 
+    def running(self, job_id: str) -> bool:
+        """Whether the job is queued or running here (False once it ended, even cancelled)."""
+        return job_id in self._tasks
+
     async def wait(self, job_id: str, timeout: float) -> None:
         """Return when the job finishes or after ``timeout`` seconds (long polling)."""
         done = self._done.get(job_id)

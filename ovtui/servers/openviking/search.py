@@ -29,6 +29,7 @@ from ovtui.memory.retrieval.service import FindQuery, Found
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.routing import ACTOR_PEER_HEADER, OpenVikingRoute, compact
 from ovtui.sessions.store import check_session_id
+from ovtui.wiring.workspace import Workspace
 
 MAX_HITS = 1000
 CONTEXT_TYPES = ("memory", "resource", "skill")
@@ -149,7 +150,7 @@ class _Filter:
             )
 
 
-def _query(request: FindRequest, declared: list[str]) -> tuple[FindQuery, bool]:
+def find_query(request: FindRequest, declared: list[str]) -> tuple[FindQuery, bool]:
     """The query a request asks for, and whether it can have memory hits at all."""
     if not request.query.strip() and request.filter is None:
         raise invalid_argument("Search query or image_url must not be empty unless a filter is provided.")
@@ -194,23 +195,28 @@ def hit(found: Found, content: str | None = None) -> dict[str, Any]:
     return body
 
 
+async def found_result(
+    workspace: Workspace, found: list[Found], visibility: Visibility, *, read_content: bool
+) -> dict[str, Any]:
+    """OpenViking's find result of these hits (``read_content``: each with its text)."""
+    contents = [await workspace.read(f.doc.uri, visibility) if read_content else None for f in found]
+    memories = [hit(f, c) for f, c in zip(found, contents, strict=True)]
+    return {"memories": memories, "resources": [], "skills": [], "total": len(memories)}
+
+
 def search_router(parts: ServerParts) -> APIRouter:
     router = APIRouter(prefix="/api/v1/search", tags=["search"], route_class=OpenVikingRoute)
     workspace = parts.workspace
 
     async def answer(found: list[Found], request: FindRequest, visibility: Visibility) -> JSONResponse:
-        contents = [
-            await workspace.read(f.doc.uri, visibility) if request.read_content else None for f in found
-        ]
-        memories = [hit(f, c) for f, c in zip(found, contents, strict=True)]
-        return compact({"memories": memories, "resources": [], "skills": [], "total": len(memories)})
+        return compact(await found_result(workspace, found, visibility, read_content=request.read_content))
 
     @router.post("/find")
     async def find(
         request: FindRequest, actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER)
     ) -> JSONResponse:
         visibility = workspace.visibility(None, actor_peer)
-        query, any_memory = _query(request, workspace.memory_types())
+        query, any_memory = find_query(request, workspace.memory_types())
         found = await workspace.find(query, visibility) if any_memory else []
         return await answer(found, request, visibility)
 
@@ -231,7 +237,7 @@ def search_router(parts: ServerParts) -> APIRouter:
             raise invalid_argument("Search query or image_url must not be empty.")
         session_id = check_session_id(request.session_id) if request.session_id else None
         visibility = workspace.visibility(session_id, actor_peer)
-        query, any_memory = _query(request, workspace.memory_types())
+        query, any_memory = find_query(request, workspace.memory_types())
         if not any_memory:
             return await answer([], request, visibility)
         lexical = request.search_type == "keywords"

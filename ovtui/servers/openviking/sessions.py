@@ -29,7 +29,8 @@ from ovtui.servers.base.pool import PoolFull
 from ovtui.servers.openviking.commit_tasks import CommitTasks, task_label
 from ovtui.servers.openviking.envelope import CheckedRoute, fail, ok
 from ovtui.servers.openviking.parts import ServerParts
-from ovtui.sessions.store import Committed, LiveState, SessionError, Skipped
+from ovtui.servers.openviking.session_writes import SessionWrites, accepted_body
+from ovtui.sessions.store import LiveState, SessionError
 
 NO_BODY = Body(None)  # OpenViking clients may POST without a body
 # OpenViking's event tags per memory type: ovtui has none to set.
@@ -50,35 +51,7 @@ def check_memory_types(policy: MemoryPolicy | None, declared: list[str]) -> None
         )
 
 
-def skipped_body(session_id: str, reason: str) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "status": "skipped",
-        "task_id": None,
-        "archive_uri": None,
-        "archived": False,
-        "effective_enable_working_memory": False,
-        "reason": reason,
-        "trace_id": "",
-        **({"estimated_active_tokens": 0, "budget_exceeded": False} if reason != "no_messages" else {}),
-    }
-
-
-def accepted_body(session_id: str, task_id: str, archive_uri: str) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "status": "accepted",
-        "task_id": task_id,
-        "archive_uri": archive_uri,
-        "archived": True,
-        "effective_enable_working_memory": False,  # ovtui keeps no working memory
-        "trace_id": "",
-        "estimated_active_tokens": 0,  # OpenViking's turn-budget retention: not ovtui's
-        "budget_exceeded": False,
-    }
-
-
-def sessions_router(parts: ServerParts, commits: CommitTasks) -> APIRouter:
+def sessions_router(parts: ServerParts, commits: CommitTasks, writes: SessionWrites) -> APIRouter:
     router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"], route_class=CheckedRoute)
     sessions, workspace, calls = parts.sessions, parts.workspace, parts.calls
 
@@ -142,67 +115,22 @@ def sessions_router(parts: ServerParts, commits: CommitTasks) -> APIRouter:
             }
         )
 
-    async def auto_commit(state: LiveState) -> dict[str, Any] | None:
-        """The commit a message write makes when the session's policy says it is due."""
-        policy = state.meta.auto_commit_policy
-        session_id = state.meta.session_id
-        if policy is None or not state.auto_commit_due(policy) or commits.running_for(session_id):
-            return None
-        try:
-            parts.pool.check_room()
-            task_id = parts.tasks.new_id()
-            done = await calls.run(
-                lambda: sessions.commit(
-                    session_id,
-                    keep_recent_count=policy.keep_recent_count,
-                    task_id=task_id,
-                    origin="auto",
-                    when=lambda now: now.auto_commit_due(policy),
-                )
-            )
-        except (SessionError, PoolFull) as exc:  # the messages are stored; the next write tries again
-            parts.say(f"session {session_id!r}: automatic commit not made: {exc}")
-            return None
-        if not isinstance(done, Committed):
-            return None
-        commits.start(done.archive, done.messages, done.record.policy(), task_id)
-        return {"task_id": task_id, "archive_uri": done.archive.uri}
-
-    async def add(session_id: str, requests: list[AddMessageRequest]) -> JSONResponse:
-        stored = [r.to_stored(sessions.next_message_id()) for r in requests]
-        state = await calls.run(sessions.append, session_id, stored)
-        body = {
-            "session_id": session_id,
-            "message_count": state.message_count,
-            "pending_tokens": state.pending_tokens,
-            "added": len(stored),
-        }
-        committed = await auto_commit(state)
-        return ok({**body, **({"auto_commit": committed} if committed else {})})
-
     @router.post("/{session_id}/messages")
     async def add_message(session_id: str, request: AddMessageRequest) -> JSONResponse:
-        return await add(session_id, [request])
+        return ok(await writes.add(session_id, [request]))
 
     @router.post("/{session_id}/messages/batch")
     async def add_messages(session_id: str, request: AddMessagesBatchRequest) -> JSONResponse:
-        return await add(session_id, request.messages)
+        return ok(await writes.add(session_id, request.messages))
 
     @router.post("/{session_id}/commit")
     async def commit(session_id: str, request: CommitRequest | None = NO_BODY) -> JSONResponse:
         keep = (request or CommitRequest()).keep_recent_count
         try:
-            parts.pool.check_room()
+            answer = await writes.commit(session_id, keep)
         except PoolFull as exc:
             return fail("RESOURCE_EXHAUSTED", str(exc), 429)
-        task_id = parts.tasks.new_id()
-        done = await calls.run(
-            lambda: sessions.commit(session_id, keep_recent_count=keep, task_id=task_id, origin="api")
-        )
-        if isinstance(done, Skipped):
-            return ok(skipped_body(session_id, done.reason))
-        commits.start(done.archive, done.messages, done.record.policy(), task_id)
-        return ok(accepted_body(session_id, task_id, done.archive.uri))
+        return ok(answer.body)
 
     @router.post("/{session_id}/archives/{archive_id}/resubmit")
     async def resubmit(session_id: str, archive_id: str) -> JSONResponse:

@@ -6,6 +6,10 @@ away. A re-plan estimates the plan's evidence (the analysed rollouts it keeps) a
 current set, merges the gradients into one fresh plan, parks that for review and settles the old
 plans as ``replanned``. Several plans re-planned together become ONE plan, so a pile of stale plans
 on the same base does not turn into a pile again. ``ovtui review replan`` and the app call this.
+
+What a person decided is not thrown away: a fresh item that would write the same text to the same
+target as an item of the old plans keeps that item's decision and note (the reviewer judged exactly
+this change). An item whose target or text changed waits for a decision again.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from ovtui.core.domain import ExperienceSet, RolloutAnalysis
+from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan, RolloutAnalysis
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import ReplanningEngine
 from ovtui.train.review.pending import PendingPlans
@@ -25,13 +29,16 @@ class ReplanResult:
     replaced: list[str]  # the plans settled as re-planned
     plan_id: str | None = None  # the fresh plan waiting for review; None when nothing is left to change
     items: int = 0
+    kept: int = 0  # items of the fresh plan that kept a decision made on the old plans
     errors: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         old = ", ".join(self.replaced)
         if self.plan_id is None:
             return f"re-planned {old}: against the current experiences nothing is left to change"
-        return f"re-planned {old} as plan {self.plan_id} ({self.items} item(s) waiting for review)"
+        waiting = self.items - self.kept
+        kept = f"; {self.kept} kept their decision (same target, same text)" if self.kept else ""
+        return f"re-planned {old} as plan {self.plan_id} ({waiting} item(s) waiting for review{kept})"
 
 
 def stale_plan_ids(pending: PendingPlans, policy_set: ExperienceSet) -> list[str]:
@@ -50,6 +57,30 @@ def _merged_evidence(plans: list[PendingPlan]) -> list[RolloutAnalysis]:
                 seen.add(key)
                 merged.append(analysis)
     return merged
+
+
+def _change_key(item: PolicyPlanItem) -> tuple[str, str | None, str, str, str | None]:
+    """What a reviewer's decision is about: which file, and what the item writes there."""
+    return item.memory_type, item.peer_id, item.target_name, item.kind, item.after_content
+
+
+def kept_decisions(plan: PolicyUpdatePlan, old_plans: list[PendingPlan]) -> list[ItemDecision]:
+    """The fresh plan's decisions: an item that writes what an old item wrote, to the same target,
+    keeps that item's decision and note; when the old plans decided the same change differently,
+    it waits for a person again (with their notes)."""
+    decided: dict[tuple[str, str | None, str, str, str | None], list[ItemDecision]] = {}
+    for old in old_plans:
+        for item, decision in zip(old.plan.items, old.decisions, strict=True):
+            if decision.decision != "pending" or decision.note:
+                decided.setdefault(_change_key(item), []).append(decision)
+    decisions = []
+    for index, item in enumerate(plan.items):
+        earlier = decided.get(_change_key(item), [])
+        verdicts = {d.decision for d in earlier if d.decision != "pending"}
+        notes = " / ".join(dict.fromkeys(d.note for d in earlier if d.note))
+        verdict = verdicts.pop() if len(verdicts) == 1 else "pending"
+        decisions.append(ItemDecision(item=index, decision=verdict, note=notes))
+    return decisions
 
 
 async def replan(
@@ -84,9 +115,11 @@ async def replan(
         def park_and_settle() -> None:  # file work, off the event loop
             if plan.items:
                 plan.metadata["replan_of"] = result.replaced
-                decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+                # the old plans as they are now, under their locks: a decision made while estimating counts
+                decisions = kept_decisions(plan, claim.plans)
                 fresh = pending.park(plan, decisions, run_id=None, evidence=evidence)
                 result.plan_id, result.items = fresh.plan_id, len(plan.items)
+                result.kept = sum(d.decision != "pending" for d in decisions)
             for old in claim.plans:
                 claim.settle(old, "replanned", None, replaced_by=result.plan_id)
 

@@ -175,10 +175,19 @@ def test_rollouts_train_ovtui_serve_as_casespec_v1_sessions(served: tuple[str, P
     # ovtui's server holds each poll until its task finishes: one poll per `wait` at most.
     for commit in result.metadata["commits"]:
         assert not commit["wait_ignored"] and commit["polls"] <= math.ceil(commit["seconds"] / 10) + 1, commit
-    # ovtui's server has no content API yet: what it learned stays there, and the run says so.
-    assert "pending_plan" not in result.metadata and PendingPlans(MemoryStore.open(local)).list() == []
-    warnings = [e.data["message"] for e in events if e.kind == "log"]
-    assert any("memory_diff not read" in w and "content/read" in w for w in warnings), warnings
+    # What the server learned comes back through its content API as one plan parked here, each
+    # item the server's text of an experience this workspace has not got.
+    plan_id = result.metadata["pending_plan"]
+    assert [e.data["plan_id"] for e in events if e.kind == "plan_pending"] == [plan_id]
+    [pending] = PendingPlans(MemoryStore.open(local)).list()
+    assert pending.plan_id == plan_id
+    items = {i.target_name: i for i in pending.plan.items}
+    assert {"cancel_order", "refund_order"} <= set(items)
+    for name in ("cancel_order", "refund_order"):
+        on_server = (root / "memories" / "experiences" / f"{name}.md").read_text()
+        after = items[name].after_content
+        assert items[name].before_content is None and after
+        assert after.strip() in on_server
 
 
 def test_a_refused_session_is_that_rollouts_error(served: tuple[str, Path]) -> None:

@@ -1,0 +1,94 @@
+"""``examples/agent_loop.py`` end to end, as a user runs it: a subprocess on the ``openai`` SDK
+against the fake OpenAI server and a real ``ovtui serve`` subprocess on 127.0.0.1. The first run
+retrieves nothing it can use, does the task and commits; ovtui learns an experience from it (in the
+commit's memory_diff); a second session retrieves that experience before answering (it is in the
+model's system prompt), reads it through its tool, and both uses are in the ledger, linked to the
+second session's outcome once it commits."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx2 as httpx
+from retrieval_support import ledger_uses
+from server_support import start_cli_server, stop
+from session_support import approving_sample_workspace
+
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
+from ovtui.wiring.workspace import Workspace
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_loop.py"
+FIRST = "Please change the email of customer C-17 to kim@example.com"
+SECOND = "Please change the email of customer C-99 to lee@example.org"
+
+
+def run_agent(ovtui_url: str, model: FakeOpenAIServer, session_id: str, request: str) -> dict[str, Any]:
+    env = {**os.environ, "OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--ovtui", ovtui_url, "--session", session_id, request],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["session_id"] == session_id and result["commit"]["status"] == "completed", result
+    return result
+
+
+def read(client: httpx.Client, uri: str) -> Any:
+    body = client.get("/api/v1/content/read", params={"uri": uri}).json()
+    assert body["status"] == "ok", body
+    return body["result"]
+
+
+def test_the_example_agent_learns_from_its_first_session_and_uses_it_in_the_second(tmp_path: Path) -> None:
+    root = approving_sample_workspace(tmp_path / "ws")  # plans are applied without review
+    proc, url = start_cli_server(["serve", str(root), "--port", "0"])
+    try:
+        with FakeOpenAIServer() as model, httpx.Client(base_url=url, timeout=60) as client:
+            model.push(
+                Reply.tools(("update_email", {"customer_id": "C-17", "email": "kim@example.com"})),
+                Reply.text("Done: the email of C-17 is now kim@example.com."),
+            )
+            first = run_agent(url, model, "first", FIRST)
+            assert first["answer"].startswith("Done")
+            diff = json.loads(read(client, first["commit"]["memory_diff_uri"]))
+            learned = [
+                op["uri"]
+                for op in diff["operations"]["adds"] + diff["operations"]["updates"]
+                if op["memory_type"] == "experiences"
+            ]
+            assert len(learned) == 1, diff["operations"]
+            [experience] = learned
+            assert experience not in first["retrieved"]
+            assert "update_email" in read(client, experience)
+
+            model.push(
+                Reply.tools(("read_memory", {"uri": experience})),
+                Reply.tools(("update_email", {"customer_id": "C-99", "email": "lee@example.org"})),
+                Reply.text("Done: the email of C-99 is now lee@example.org."),
+            )
+            second = run_agent(url, model, "second", SECOND)
+            assert second["retrieved"][0] == experience
+            shown = model.chat_requests[-3]  # the second session's first model call
+            assert experience in shown.messages[0]["content"] and shown.messages[0]["role"] == "system"
+            tool_answer = model.chat_requests[-2].messages[-1]
+            assert tool_answer["role"] == "tool" and "update_email" in tool_answer["content"]
+
+            session = client.get("/api/v1/sessions/second").json()["result"]
+            assert session["archives"] == ["archive_001"]
+    finally:
+        stop(proc)
+
+    assert [u.uri for u in ledger_uses(root, "second", "search")][:1] == [experience]
+    assert [u.uri for u in ledger_uses(root, "second", "read")] == [experience]
+    assert experience not in [u.uri for u in ledger_uses(root, "first", "search")]
+    usage = Workspace(root).memory_use(experience)
+    assert usage is not None and usage.sessions == 1 and sum(usage.outcomes) == 1
