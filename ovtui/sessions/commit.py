@@ -345,7 +345,7 @@ class SessionCommitter:
         ops = Operations()
         for record_id in outcome.history_ids:
             record = self.history.get(record_id)
-            owns = outcome.shared_records.get(record_id, lambda _uri: True)
+            owns = outcome.shared_records.get(record_id, _every_file)
             ops.adds += [op for op in record.operations.adds if owns(op.uri)]
             ops.updates += [op for op in record.operations.updates if owns(op.uri)]
             ops.deletes += [op for op in record.operations.deletes if owns(op.uri)]
@@ -368,6 +368,11 @@ class SessionCommitter:
                 **outcome.peer_summary(),
             },
         )
+
+
+def _every_file(_uri: str) -> bool:
+    """A record the commit did not share: every file of it is the commit's."""
+    return True
 
 
 def peer_files(paths: WorkspacePaths, operations: list[AddOperation | UpdateOperation]) -> Counter[str]:

@@ -10,6 +10,7 @@ from workspace_support import history_of
 
 from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import parse_memory
 from ovtui.wiring.workspace import Workspace
 
@@ -93,10 +94,13 @@ async def test_e_edits_a_memory_in_the_editor_and_history_records_it(
     )
 
 
-async def test_an_editor_that_gives_up_writes_nothing_and_says_so(
+async def test_an_editor_that_fails_writes_nothing_and_says_so(
     sample_workspace: Workspace, make_app: MakeApp
 ) -> None:
-    app = make_app(sample_workspace, editor=lambda _text: None)
+    def failing(_text: str) -> str | None:
+        raise OvtuiError("the editor 'false' exited with status 1: the edit was not saved")
+
+    app = make_app(sample_workspace, editor=failing)
     messages: list[object] = []
     async with app.run_test(size=(130, 30), message_hook=messages.append) as pilot:
         await pilot.press("4")
@@ -104,7 +108,7 @@ async def test_an_editor_that_gives_up_writes_nothing_and_says_so(
         await pilot.press("e")
         await settle(app, pilot)
     assert history_of(sample_workspace).list() == []
-    assert any("nothing was written" in n for n in notifications(messages))
+    assert any("exited with status 1" in n for n in notifications(messages))
 
 
 async def test_an_empty_list_says_how_to_get_data(sample_workspace: Workspace, make_app: MakeApp) -> None:

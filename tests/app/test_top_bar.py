@@ -68,4 +68,4 @@ async def test_the_dry_run_switch_says_off_while_it_is_off(workspace: Workspace,
         await pilot.press("D")
         await pilot.pause()
         top = screen_text(app).splitlines()[0]
-        assert "DRY RUN" in top and "off" not in top
+        assert "DRY RUN" in top and "Dry run off" not in top

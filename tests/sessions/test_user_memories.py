@@ -317,10 +317,7 @@ def test_a_commit_in_a_shared_batch_lists_only_its_own_files(tmp_path: Path) -> 
     records = [rid for o in outcomes for rid in o.history_ids]
     assert len(set(records)) < len(records)  # some commits did share a batch
     for i, outcome in enumerate(outcomes):
-        listed = {
-            op.uri.rsplit("memories/", 1)[1]
-            for op in [*outcome.diff.operations.adds, *outcome.diff.operations.updates]
-        }
+        listed = {uri.rsplit("memories/", 1)[1] for uri in outcome.diff.operations.uris()}
         preferences = {uri for uri in listed if uri.startswith("preferences/")}
         assert len(preferences) == 1 and f"receipts_{i}" in next(iter(preferences)), listed
         assert listed - preferences == {"profile.md"}

@@ -335,10 +335,7 @@ class MemoriesScreen(MainScreen):
         except Exception as exc:
             self.report_error("running the editor", exc)
             return
-        if edited is None:
-            self.notify("the editor gave up (exit status not 0): nothing was written", severity="warning")
-            return
-        if edited.strip() == row.content.strip():
+        if edited is None or edited.strip() == row.content.strip():
             self.notify("content unchanged: nothing was written")
             return
         self._save_edit(self.memory_type, row, edited)
