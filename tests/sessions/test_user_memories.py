@@ -100,14 +100,22 @@ def test_repeated_facts_are_no_ops_and_new_lines_merge(tmp_path: Path) -> None:
     assert profile.count("My name is Ana Ruiz") == 1 and "I live in Porto" in profile
 
 
+PEOPLE = ["Ana", "Bruno", "Carla", "Dario", "Eva", "Filipe"]
+
+
+def six_introductions() -> dict[str, list[dict[str, Any]]]:
+    """Six sessions committed at once, each stating a name (one shared file) and a preference of
+    its own (a file each)."""
+    return {
+        f"c{i}": [{"role": "user", "content": f"My name is {name}. I always want email receipts {i}."}]
+        for i, name in enumerate(PEOPLE)
+    }
+
+
 def test_concurrent_commits_account_for_every_memory(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    people = ["Ana", "Bruno", "Carla", "Dario", "Eva", "Filipe"]
-    conversations = {
-        f"c{i}": [{"role": "user", "content": f"My name is {name}. I always want email receipts {i}."}]
-        for i, name in enumerate(people)
-    }
-    outcomes = asyncio.run(commit_all(ws, conversations))
+    people = PEOPLE
+    outcomes = asyncio.run(commit_all(ws, six_introductions()))
     profile = (ws.root / "memories/profile.md").read_text()
     assert all(f"My name is {name}" in profile for name in people)
     preferences = "".join(p.read_text() for p in (ws.root / "memories/preferences").glob("*.md"))
@@ -308,12 +316,7 @@ def test_a_bare_tool_part_is_no_case(tmp_path: Path) -> None:
 
 def test_a_commit_in_a_shared_batch_lists_only_its_own_files(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    people = ["Ana", "Bruno", "Carla", "Dario", "Eva", "Filipe"]
-    conversations = {
-        f"c{i}": [{"role": "user", "content": f"My name is {name}. I always want email receipts {i}."}]
-        for i, name in enumerate(people)
-    }
-    outcomes = asyncio.run(commit_all(ws, conversations))
+    outcomes = asyncio.run(commit_all(ws, six_introductions()))
     records = [rid for o in outcomes for rid in o.history_ids]
     assert len(set(records)) < len(records)  # some commits did share a batch
     for i, outcome in enumerate(outcomes):
