@@ -29,13 +29,14 @@ from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
 from ovtui.environments.base import Environment
 from ovtui.memory.cases import case_from_memory
+from ovtui.memory.ledger import UseLedger
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.storage.config_file import load_config
 from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER
 from ovtui.storage.reading import jsonl_lines, read_bounded
 from ovtui.train.review.gates.readability import unread_notes
-from ovtui.train.review.policy import PendingPlan
+from ovtui.train.review.pending import read_plan
 from ovtui.wiring.registry import ENVIRONMENTS, agent_reader, unknown_names
 
 SPLITS = ("train", "validation", "test")
@@ -169,6 +170,41 @@ def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report
         )
 
 
+def check_file_names(store: MemoryStore, report: CheckReport) -> None:
+    """Memory files whose names ovtui would never write: file names are lower-cased from the
+    memory's name (as OpenViking writes them), so every plan item for ``Refund_Request.md`` targets
+    ``refund_request.md`` and is refused; two files whose names differ only in case name one memory."""
+    spaces: list[str | None] = [None, *store.peers()]
+    for memory_type in store.registry.names():
+        schema = store.registry.get(memory_type)
+        if not schema.placeholders():
+            continue  # a one-file type: its name is fixed by the declaration
+        for peer in spaces if schema.peer_enabled else [None]:
+            by_folded: dict[str, list[Path]] = {}
+            for path in store.list_paths(memory_type, peer):
+                by_folded.setdefault(str(path.with_name(path.name.lower())), []).append(path)
+            for folded, paths in by_folded.items():
+                _report_case_names(store, Path(folded), paths, report)
+
+
+def _report_case_names(store: MemoryStore, folded: Path, paths: list[Path], report: CheckReport) -> None:
+    for path in paths:
+        if path.name == folded.name:
+            continue
+        rel = store.paths.relative(path)
+        if len(paths) > 1:
+            message = (
+                f"collides with {folded.name} ignoring case: both name one memory; merge this file "
+                f"into {folded.name} and remove {path.name}"
+            )
+        else:
+            message = (
+                f"ovtui writes this memory as {folded.name} (file names are lower-case, as OpenViking "
+                f"writes them), so every plan item for it is refused: rename {path.name} to {folded.name}"
+            )
+        report.problems.append(Problem(rel, 1, message))
+
+
 def _check_case(memory: MemoryFile, rel: str, text: str, report: CheckReport) -> None:
     """A case memory (of either tool) must be convertible to a training Case."""
     try:
@@ -262,19 +298,40 @@ def check_pending(store: MemoryStore, report: CheckReport) -> None:
     folder = store.paths.root / PENDING_FOLDER
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            PendingPlan.model_validate_json(path.read_bytes())
+            read_plan(path)
         except ValidationError as exc:
             problem = f"not a pending plan, skipped by Review: {first_problem(exc, 'file')}"
             report.problems.append(Problem(store.paths.relative(path), 1, problem))
+        except OvtuiError as exc:
+            report.problems.append(Problem(store.paths.relative(path), 1, f"skipped by Review: {exc}"))
         except OSError as exc:
-            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {exc}"))
+            cause = exc.strerror or str(exc)
+            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {cause}"))
+
+
+def check_ledger(store: MemoryStore, report: CheckReport) -> None:
+    """The use ledger reads (its log, its summary, an older ovtui's hotness files): one that does
+    not is named with what to do, as every recorded use will say it again."""
+    ledger = UseLedger(store.paths)
+    try:
+        ledger.usage()
+    except OvtuiError as exc:
+        message = str(exc)
+        files = (ledger.summary_path, ledger.path, *ledger.legacy_paths)
+        for rel in (store.paths.relative(path) for path in files):
+            if message.startswith(rel):
+                report.problems.append(Problem(rel, 1, message[len(rel) :].lstrip(": ")))
+                return
+        report.problems.append(Problem(store.paths.relative(ledger.summary_path), 1, message))
 
 
 def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     config = check_config(store, report)
     check_memories(store, report)
+    check_file_names(store, report)
     check_pending(store, report)
+    check_ledger(store, report)
     if config is None:
         check_datasets(store, report)  # the environment is not known for sure: the cases as Cases only
         return report

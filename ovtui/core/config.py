@@ -79,6 +79,19 @@ class ReviewConfig(Section):
         return value
 
 
+class EvaluationConfig(Section):
+    """``[evaluation]``: when a difference between two policies counts, and which splits are sealed."""
+
+    # The paired rule of `ovtui compare` and the `gate` review policy: B beats A when the mean paired
+    # difference exceeds k standard errors (Δ > k·SE), and is worse below −k·SE.
+    k: float = Field(2.0, ge=0, le=10)
+    # Splits scored only on explicit request (`--unseal`); each scoring is counted and reported, a
+    # guard against tuning to the test.
+    sealed: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        default_factory=list, max_length=64
+    )
+
+
 class WorkspaceConfig(Section):
     user: str = Field("default", max_length=64)
 
@@ -187,6 +200,7 @@ class OvtuiConfig(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     trainer: TrainerConfig = Field(default_factory=TrainerConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     ui: UIConfig = Field(default_factory=UIConfig)
     keys: dict[str, str] = Field(default_factory=dict, max_length=256)

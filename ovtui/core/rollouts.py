@@ -41,6 +41,20 @@ def feedback_text(evaluation: RubricEvaluation) -> str:
     return "\n".join(lines)
 
 
+MAX_OUTCOME_LINE = 240  # characters of a rollout's outcome line kept in reports
+
+
+def outcome_line(rollout: Rollout) -> str:
+    """What the agent did and how it was graded, in one line: ``passed: get_reservation →
+    refund_payment`` or ``failed: no tool calls (why)`` — the evidence a report shows for a case."""
+    tools = " → ".join(p.tool_name for m in rollout.messages for p in m.tool_parts) or "no tool calls"
+    evaluation = rollout.evaluation
+    verdict = "passed" if evaluation and evaluation.passed else "failed"
+    why = f" ({'; '.join(evaluation.feedback[:2])})" if evaluation and evaluation.feedback else ""
+    line = f"{verdict}: {tools}{why}"
+    return line if len(line) <= MAX_OUTCOME_LINE else line[: MAX_OUTCOME_LINE - 1] + "…"
+
+
 def failed_rollout(case: Case, context: ExecutionContext, error: str, source: str) -> Rollout:
     """A case whose execution failed: graded failed, with the error text (``source``: who ran it,
     e.g. the service's URL). It counts as a failed case and is never trained on."""

@@ -9,11 +9,11 @@ problem with its JSON path, so the one repair retry can tell the model exactly w
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import json_repair
 
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.memory.types import JSON_TYPES
 
 
@@ -26,9 +26,10 @@ def parse_json_answer(text: str | None) -> Any:
         raise AnswerFormatError("the answer is empty")
     stripped = text.strip()
     try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        pass
+        return parse_json(stripped, source="the answer")
+    except JsonError as exc:
+        if exc.too_deep:  # no repair makes it shallower
+            raise AnswerFormatError(f"the answer is {exc.reason}") from None
     if "{" not in stripped and "[" not in stripped:
         raise AnswerFormatError("the answer is not JSON: it contains no JSON object")
     try:

@@ -15,7 +15,6 @@ is a configuration error naming both files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import cache
@@ -28,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ovtui.core import plugins
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.core.errors import ConfigError, UnsafePathError
 
 # The types the training loop itself names (defined once, in the file format; re-exported here, where
@@ -221,8 +221,8 @@ class MemoryTypeRegistry:
 
 def _load(text: str, source: str) -> MemoryTypeSchema:
     try:
-        return MemoryTypeSchema.model_validate(json.loads(text))
-    except (json.JSONDecodeError, ValidationError) as exc:
+        return MemoryTypeSchema.model_validate(parse_json(text, source=source))
+    except (JsonError, ValidationError) as exc:
         raise ConfigError(f"memory type declaration {source} is invalid: {exc}") from exc
 
 

@@ -113,15 +113,22 @@ def test_a_broken_case_rubric_names_the_file_and_field() -> None:
         case_from_memory(memory, source="memories/cases/c.md")
 
 
-def test_check_flags_a_body_quoting_the_fields_marker(tmp_path: Path) -> None:
+def test_check_flags_a_hand_written_body_quoting_the_fields_marker_and_ovtui_never_writes_one(
+    tmp_path: Path,
+) -> None:
     store = fixture_workspace(tmp_path)
     quoted = f"How a memory file ends:\n{FIELDS_OPEN}\n{{}}\n-->\nthat is all"
-    path = tmp_path / "memories/preferences/memory_files.md"
-    path.write_text(render_memory(quoted, {"topic": "memory_files", "memory_type": "preferences"}))
+    fields = {"topic": "memory_files", "memory_type": "preferences"}
+    by_hand = f'{quoted}\n\n{FIELDS_OPEN}\n{{"topic": "memory_files"}}\n-->'
+    (tmp_path / "memories/preferences/by_hand.md").write_text(by_hand)
+    written = tmp_path / "memories/preferences/memory_files.md"
+    written.write_text(render_memory(quoted, fields))  # escaped: no parser takes it for the trailer
     report = CheckReport()
     check_memories(store, report)
     problems = [p for p in report.problems if "quotes a '<!-- MEMORY_FIELDS' marker" in p.message]
-    assert [(p.path, p.line) for p in problems] == [("memories/preferences/memory_files.md", 2)]
+    assert [(p.path, p.line) for p in problems] == [("memories/preferences/by_hand.md", 2)]
+    assert parse_memory(written.read_text()).content == quoted  # reads back as written
+    assert OPENVIKING_TRAILER.search(written.read_text()).group(1).startswith("{")  # type: ignore[union-attr]
     assert report.memory_files["events"] == 1 and report.memory_files["profile"] == 1
 
 

@@ -109,7 +109,7 @@ class PlanStager:
 
     def _copy(self, staged: StagedFile) -> MemoryFile | None:
         m = staged.memory
-        return None if m is None else MemoryFile(uri=m.uri, content=m.content, fields=dict(m.fields))
+        return None if m is None else m.model_copy(update={"fields": dict(m.fields)})
 
     # --- items -----------------------------------------------------------------------------
     def stage(self, index: int, item: PolicyPlanItem) -> None:
@@ -192,6 +192,8 @@ class PlanStager:
         if backlinks:
             fields["backlinks"] = merge_links(fields.get("backlinks"), backlinks)
         memory = MemoryFile(uri=uri, content=normalise_content(after), fields=fields)
+        if current is not None:
+            memory.line_ending = current.line_ending  # written back as it came (CRLF stays CRLF)
         if staged.memory is not None and same_memory_file(staged.memory, memory):
             # Nothing to write here; a backlink missing on a trajectory is still mirrored.
             self.plan.unchanged.append(uri)

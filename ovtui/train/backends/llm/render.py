@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
 from ovtui.core.rollouts import feedback_text
 
@@ -67,7 +68,7 @@ def render_tool_output(output: str) -> str:
     text = output.strip()
     if text[:1] in "{[":
         try:
-            data = json.loads(text)
+            data = parse_json(text, source="a tool output")
         except ValueError:
             data = None
         if isinstance(data, dict | list):
