@@ -41,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from retrieval_served import report, served_figures
+from retrieval_served import find_times, ms, percentile, report, rss_mib_of, served_figures
 
 from ovtui.cli.init import init_workspace
 from ovtui.core.config import EmbeddingConfig
@@ -60,19 +60,6 @@ from ovtui.wiring.workspace import TrainOptions, Workspace
 PARAPHRASES = Path(__file__).with_name("fixtures") / "retrieval_paraphrases.json"
 EXPERIENCES = frozenset({"experiences"})
 OWNER = Visibility.owner("default")
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def embedder_named() -> tuple[Embedder, str]:
@@ -149,15 +136,6 @@ def queries(count: int) -> list[str]:
     return [f"customer request of kind {i % 97} look up the account {i * 37 % 10_000}" for i in range(count)]
 
 
-async def find_times(retrieval: Retrieval, texts: list[str]) -> list[float]:
-    times = []
-    for text in texts:
-        started = time.perf_counter()
-        await retrieval.find(FindQuery(text, limit=10), OWNER)
-        times.append(time.perf_counter() - started)
-    return times
-
-
 def bm25_floor(root: Path, texts: list[str]) -> list[float]:
     """BM25 alone over one index of the same documents: no refresh, no filters, no shards."""
     documents, keys = [], []
@@ -174,10 +152,6 @@ def bm25_floor(root: Path, texts: list[str]) -> list[float]:
     return times
 
 
-def ms(seconds: float) -> float:
-    return round(seconds * 1000, 2)
-
-
 async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
     init_workspace(root, sample=True)  # a workspace ``ovtui serve`` serves, approving every plan
     config = root / "ovtui.toml"
@@ -186,12 +160,12 @@ async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dic
     write_trajectories(root, args.trajectories)
     floor_s = read_floor_s(root)
     store = MemoryStore.open(root)
-    before = rss_mib()
+    before = rss_mib_of()
     index = MemoryIndex(store)
     started, cpu = time.perf_counter(), time.process_time()
     index.refresh()
     build_s, build_cpu_s = time.perf_counter() - started, time.process_time() - cpu
-    index_mib = rss_mib() - before
+    index_mib = rss_mib_of() - before
     noop = []
     for _ in range(20):
         started = time.perf_counter()
@@ -215,14 +189,14 @@ async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dic
     texts = queries(args.queries)
     lexical = Retrieval(store)
     lexical.index = index  # the index built above, warm
-    lexical_times = await find_times(lexical, texts)
+    lexical_times = await find_times(lambda query: lexical.find(query, OWNER), texts)
     floor_times = bm25_floor(root, texts)
     hybrid = Retrieval(store, embedder=embedder)
     started = time.perf_counter()
     await hybrid.find(FindQuery(texts[0], limit=10), OWNER)  # embeds every memory (or reads the cache)
     embed_s = time.perf_counter() - started
-    hybrid_times = await find_times(hybrid, texts[1:])
-    total_rss = rss_mib()
+    hybrid_times = await find_times(lambda query: hybrid.find(query, OWNER), texts[1:])
+    total_rss = rss_mib_of()
     served = await asyncio.to_thread(served_figures, root, texts, args.agents)
     return {
         "experiences": args.experiences,
