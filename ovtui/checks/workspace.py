@@ -1,7 +1,10 @@
-"""``ovtui check``: validate a workspace without changing it.
+"""``ovtui check``: validate a workspace without changing it (``--fix`` changes one thing: it moves
+files in a former layout, ``fix_layouts``).
 
 Every memory file in every declared type folder, the peers' spaces included (format, name, declared
-field types and enums), every line of ``datasets/*/{train,validation,test}.jsonl`` as a Case and as
+field types and enums, the fields its path is named by), the layouts (a type's files in a former
+layout are a note — they work, but OpenViking does not read them — and a problem beside files in
+the current one), every line of ``datasets/*/{train,validation,test}.jsonl`` as a Case and as
 a case of the workspace's environment (``[trainer] environment`` says what it needs of one),
 ``ovtui.toml`` (its schema, and every component name it gives against the registry), and the plan
 files waiting for review (one that does not read as a plan is skipped by Review and ``ovtui
@@ -24,16 +27,17 @@ from ovtui.core.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES
 from ovtui.core.config import OvtuiConfig
 from ovtui.core.domain import Case
 from ovtui.core.errors import ConfigError, MemoryFormatError, OvtuiError, first_problem
-from ovtui.core.fileformat import MemoryFile, parse_memory, quoted_marker_line
+from ovtui.core.fileformat import FIELDS_OPEN, MemoryFile, parse_memory, quoted_marker_line
 from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
 from ovtui.environments.base import Environment
 from ovtui.memory.cases import case_from_memory
+from ovtui.memory.layout import MoveResult, layout_shape, move_former_files, space_layouts
 from ovtui.memory.ledger import UseLedger
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.storage.config_file import load_config
-from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER
+from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER, peer_space, split_peer
 from ovtui.storage.reading import jsonl_lines, read_bounded
 from ovtui.train.review.gates.readability import unread_notes
 from ovtui.train.review.pending import read_plan
@@ -56,6 +60,10 @@ class Problem:
 class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)
+    # Experience lines the agent cannot act on, and who that agent is: many in a workspace whose
+    # experiences are also written for people, so they are counted unless asked for one by one.
+    unread_lines: list[Problem] = field(default_factory=list)
+    unread_by: str = ""
     memory_files: dict[str, int] = field(default_factory=dict)
     dataset_lines: int = 0
     config: str = "defaults"
@@ -82,7 +90,27 @@ def _type_ok(decl: FieldDecl, value: Any) -> bool:
     return isinstance(value, JSON_TYPES[decl.type])
 
 
-def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> list[tuple[str, str]]:
+def _naming_problems(schema: MemoryTypeSchema, memory: MemoryFile, inner: str) -> list[tuple[str, str]]:
+    """(field, message) for each field a path component is named by that names another one
+    (``inner``: the path inside its space; read by the layout it is in)."""
+    parts = inner[len(schema.directory) + 1 :].split("/")
+    template = next((t for t in schema.templates() if t.count("/") == len(parts) - 1), None)
+    if template is None:
+        return []
+    out: list[tuple[str, str]] = []
+    for pattern, part in zip(template.split("/"), parts, strict=True):
+        key = pattern.removesuffix(".md")
+        if not (key.startswith("{") and key.endswith("}")) or "{" in key[1:]:
+            continue  # a part with more than one value (trajectories) or a fixed one
+        key, stem = key[1:-1], part.removesuffix(".md")
+        value = memory.fields.get(key)
+        if isinstance(value, str) and value and not same_name(value, stem):
+            what = "file name" if part.endswith(".md") else "folder name"
+            out.append((key, f"{key} {value!r} does not match the {what} {stem!r}"))
+    return out
+
+
+def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, inner: str) -> list[tuple[str, str]]:
     """(field, message) for each field that contradicts the type's declaration."""
     out: list[tuple[str, str]] = []
     fields = memory.fields
@@ -105,15 +133,7 @@ def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> 
         out.append(
             ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
         )
-    key = schema.name_field
-    name = fields.get(key) if key else None
-    if (
-        key
-        and schema.filename_template == f"{{{key}}}.md"
-        and isinstance(name, str)
-        and not same_name(name, stem)
-    ):
-        out.append((key, f"{key} {name!r} does not match the file name {stem!r}"))
+    out += _naming_problems(schema, memory, inner)
     for key in ("links", "backlinks"):
         links = fields.get(key)
         if links is not None and not (
@@ -142,6 +162,36 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                 _check_file(store, schema, path, report)
 
 
+def check_layouts(store: MemoryStore, report: CheckReport) -> None:
+    """Files in a former layout of their type: a note where they are the only ones of the type in
+    their space (they work, but OpenViking does not see them), a problem beside files in the current
+    layout (one kind of memory in two places); each says what ``ovtui check --fix`` does."""
+    for space in space_layouts(store):
+        schema, former = space.schema, space.former
+        prefix = peer_space(space.peer_id)
+        old = prefix + layout_shape(schema, schema.former_filename_templates[0])
+        new = prefix + layout_shape(schema, schema.filename_template)
+        whose = f"peer {space.peer_id}'s " if space.peer_id else ""
+        moved = f"`ovtui check --fix` moves them to {new}, as OpenViking files them (one History record)"
+        if space.current:
+            message = (
+                f"{whose}{schema.memory_type} are in two layouts: {len(former)} file(s) in ovtui's former "
+                f"{old} and {space.current} in {new}; {moved}"
+            )
+            report.problems.append(Problem(former[0].rel, 1, message))
+        else:
+            message = (
+                f"{len(former)} {whose}{schema.memory_type} file(s) in ovtui's former layout {old}, "
+                f"which OpenViking does not read; {moved}"
+            )
+            report.notes.append(Problem(former[0].rel, 1, message))
+
+
+def fix_layouts(store: MemoryStore) -> MoveResult:
+    """``ovtui check --fix``: move every file in a former layout to its type's current one."""
+    return move_former_files(store)
+
+
 def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report: CheckReport) -> None:
     rel = store.paths.relative(path)
     try:
@@ -154,7 +204,11 @@ def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report
     except (OvtuiError, OSError) as exc:
         report.problems.append(Problem(rel, 1, str(exc)))
         return
-    for key, message in _field_problems(schema, memory, path.stem):
+    if FIELDS_OPEN not in text:
+        report.notes.append(
+            Problem(rel, 1, "no MEMORY_FIELDS comment: read as a hand-written note with no fields")
+        )
+    for key, message in _field_problems(schema, memory, split_peer(rel)[1]):
         report.problems.append(Problem(rel, _line_of_key(text, key), message))
     if schema.memory_type == CASES:
         _check_case(memory, rel, text, report)
@@ -329,6 +383,7 @@ def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     config = check_config(store, report)
     check_memories(store, report)
+    check_layouts(store, report)
     check_file_names(store, report)
     check_pending(store, report)
     check_ledger(store, report)
@@ -362,6 +417,7 @@ def note_unread_lines(store: MemoryStore, report: CheckReport, reader: Experienc
     """Experience lines the agent cannot act on: notes (a person may write for people too), not errors."""
     if reader is None:
         return
+    report.unread_by = reader.name
     for path in store.list_paths("experiences"):
         rel = store.paths.relative(path)
         try:
@@ -369,4 +425,4 @@ def note_unread_lines(store: MemoryStore, report: CheckReport, reader: Experienc
         except (OvtuiError, OSError):
             continue  # reported by check_memories
         for number, note in unread_notes(reader, content):
-            report.notes.append(Problem(rel, number, note))
+            report.unread_lines.append(Problem(rel, number, note))

@@ -49,12 +49,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _write_html(workspace: Workspace, report: RunReport, path: Path) -> str:
-    from ovtui.core.errors import OvtuiError
+    """Written whole or not at all (a full disk leaves no half page); a failure is the CLI's one
+    line naming the file."""
+    from ovtui.storage.fsio import atomic_write_text
 
-    try:
-        path.write_text(workspace.html_report(report), encoding="utf-8")
-    except OSError as exc:
-        raise OvtuiError(f"{path}: cannot write the HTML report ({exc.strerror or exc})") from None
+    target = path.resolve()
+    atomic_write_text(target, workspace.html_report(report), root=target.parent)
     return where(path)
 
 

@@ -36,6 +36,9 @@ class LLMConfig(Section):
     temperature: float = Field(0.0, ge=0, le=2)
     max_retries: int = Field(4, ge=0, le=20)
     cache: bool = False
+    # Tokens the model's context holds (prompt + answer), for endpoints that do not report it (Ollama's
+    # default is 4096; ovtui fits every prompt into it). None: what the endpoint reports, else 4096.
+    context_window: int | None = Field(None, ge=1024, le=100_000_000)
     # Price per million tokens, for the cost shown in the app and reports (0 = unknown).
     prompt_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
     completion_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)

@@ -104,5 +104,5 @@ def named_policy(store: MemoryStore, ref: str, current: ExperienceSet) -> NamedP
         return policy_after_record(store, ref)
     except OvtuiError as exc:
         raise OvtuiError(
-            f"{ref!r} is not `current`, a folder of experience files or a history record ({exc})"
+            f"{ref!r} is not `current`, a folder of experience files or a history record: {exc}"
         ) from None

@@ -214,7 +214,7 @@ def test_links_below_the_bookkeeping_are_never_followed(
     registry = default_registry()
     # Every memory folder but the policy's own (linked out, training stops at once: the next test),
     # and the peers' spaces (the committed conversation has a peer's memories).
-    folders = [registry.get(t).directory for t in registry.names() if t != "experiences"]
+    folders = list(dict.fromkeys(registry.get(t).directory for t in registry.names() if t != "experiences"))
     folders.append(PEERS_DIR)
     for rel in folders:
         _link(ws, rel, outside, folder=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from ovtui.core.domain import Experience, RolloutAnalysis, Trajectory
 from ovtui.core.experience_files import file_from_experience
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
@@ -22,11 +23,8 @@ MAX_CANDIDATES = 5
 
 INSTRUCTION = """\
 You improve an AI agent's experience memory from one trajectory (what the agent did in one task \
-and how it was judged). An experience is reusable guidance for ONE user intent, with three \
-sections:
-## Situation — when it applies: the user's intent and the signals that identify it
-## Approach — the steps and tool sequence that work, IF/THEN for branches
-## Reflect — NEVER/ALWAYS rules learned from failures
+and how it was judged). An experience is reusable guidance for ONE user intent, in the three \
+sections of its content template (below).
 
 Decide against the candidate experiences shown:
 - update a candidate whose user intent this trajectory shares (SEARCH/REPLACE blocks copied from \
@@ -67,7 +65,10 @@ class LLMGradientProposer:
         self, trajectory: Trajectory, analysis: RolloutAnalysis, candidates: list[Experience]
     ) -> list[ExperienceProposal]:
         files = [file_from_experience(e) for e in candidates[:MAX_CANDIDATES]]
-        inputs = f"{render_trajectory(trajectory)}\n\n{render_evaluation(analysis.evaluation)}"
+        inputs = [
+            InputPart(render_trajectory(trajectory), CONVERSATION),
+            InputPart(render_evaluation(analysis.evaluation), 0),
+        ]
         result = await self.loop.run(self.stage, INSTRUCTION, inputs, [], prefetch_files=files)
         return [
             ExperienceProposal(

@@ -2,17 +2,20 @@
 
 The offline extractor is deliberately limited, and real within its limits (README: Sessions):
 
-- **cases**: a conversation in which the assistant used tools is one case — the user's request,
+- **cases**: a conversation in which the assistant's tools ran (a call that finished with an input
+  or an output; a bare tool part is no work) is one case — the user's request,
   the tool sequence with each call's status, and the outcome (the assistant's last words; a tool
-  error makes it a failure). Its ``request_pattern`` is the request without the user's own
-  (statements and values; what the offline learner shows as its example) and its task signature
-  a few of that pattern's words (``request_signature``), so the same kind of request from many
-  sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
+  error makes it a failure), with its ``evidence`` (OpenViking requires one): the tools the agent
+  used and whether every call completed, no values. Its ``request_pattern`` is the request without
+  the user's own (statements and values; what the offline learner shows as its example) and its task
+  signature a few of that pattern's words (``request_signature``), so the same kind of request from
+  many sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
   (``ovtui.train.backends.offline.conversation``);
 - **profile** facts the user states about themself: "my name is …", "I am a/an …", "I work as/at
   …", "I live in …";
 - **preferences** the user states: "I prefer …", "I like …", "I don't like …", "always …",
-  "never …", "please always/never …", its topic from the first words.
+  "never …", "please always/never …", its topic from the first words; filed under whose it is (the
+  user's own under the workspace user, a peer's under the peer: ``preferences/<user>/<topic>.md``).
 
 A profile fact or preference keeps only the clause that states it, from its opening words ("my
 name is", "I prefer", "please always") to the end of the clause, first letter capitalised: "Hi, my
@@ -21,7 +24,8 @@ gives ``- I prefer window seats``. Clauses end at ";" and at "and"/"but" before 
 is Ada and I prefer aisle seats" gives one of each); a profile fact also ends at a comma (a
 preference does not: "I prefer trains, buses and ferries" is one). The user's own words are kept,
 not paraphrased, so the fact stays theirs;
-- **entities**: the identifying values the agent passed to its tools (arguments named ``*_id``,
+- **entities**: the identifying values the agent passed to its tools in calls that completed (a
+  failed call's values may name nothing that exists; arguments named ``*_id``,
   ``id``, ``name``, ``email``, ``code``, ``number``), one entity per value, its category from the
   argument name.
 
@@ -113,9 +117,17 @@ def _user_facts(message: SessionMessage) -> list[ExtractedMemory]:
     return found
 
 
+def _ran(part: ToolPart) -> bool:
+    """A call that ran: it finished, and it was given or returned something (a bare tool part,
+    a name and nothing else, shows no work)."""
+    return part.tool_status in ("completed", "error") and bool(part.tool_input or part.tool_output.strip())
+
+
 def _entities(message: SessionMessage) -> list[ExtractedMemory]:
     found = []
     for part in message.to_message().tool_parts:
+        if part.tool_status != "completed":
+            continue  # a failed call's values (a booking not found) name nothing that exists
         for key, value in part.tool_input.items():
             if not (isinstance(value, str | int) and not isinstance(value, bool) and _ENTITY_KEYS.match(key)):
                 continue
@@ -164,7 +176,7 @@ def request_signature(request: str, tools: list[ToolPart]) -> str:
 def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) -> Case | None:
     """The conversation as a training case, when the assistant used tools in it."""
     tools = tool_parts(messages)
-    if not tools:
+    if not any(_ran(part) for part in tools):
         return None
     request = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
     if not request:
@@ -177,6 +189,12 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
         description="from a committed session",
         criteria=list(CONVERSATION_CRITERIA),
     )
+    names = ", ".join(dict.fromkeys(p.tool_name for p in tools))
+    failed = any(p.tool_status == "error" for p in tools)
+    evidence = (
+        f"In a committed session the agent handled the request with {names}; "
+        f"{'a tool call failed' if failed else 'every tool call completed'}."
+    )
     return Case(
         name=session_case_name(signature, session_id, archive_name),
         task_signature=signature,
@@ -187,7 +205,7 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
             "outcome": answer,
         },
         rubric=rubric,
-        metadata=case_metadata(messages, session_id, archive_name),
+        metadata={**case_metadata(messages, session_id, archive_name), "evidence": evidence},
     )
 
 
