@@ -4,9 +4,14 @@ is not applied until the reviewer chooses which stands, and the choice is theirs
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from app_support import MakeApp, park_undecided, press_and_settle, screen_text, settle
+from textual.app import App
+from textual.pilot import Pilot
 
 from ovtui.app.screens.stands import StandsModal
 from ovtui.app.views.review import contradictions_text
@@ -30,13 +35,20 @@ async def contradicting_plan(workspace: Workspace) -> None:
     park_undecided(workspace, plan)
 
 
-async def test_both_lines_side_by_side_and_no_apply_until_the_reviewer_chooses(
-    workspace: Workspace, make_app: MakeApp
-) -> None:
+@asynccontextmanager
+async def reviewing(workspace: Workspace, make_app: MakeApp) -> AsyncIterator[tuple[App[Any], Pilot[Any]]]:
+    """The Review screen open on the contradicting plan."""
     await contradicting_plan(workspace)
     app = make_app(workspace)
     async with app.run_test(size=(180, 50)) as pilot:
         await press_and_settle(pilot, "2")
+        yield app, pilot
+
+
+async def test_both_lines_side_by_side_and_no_apply_until_the_reviewer_chooses(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    async with reviewing(workspace, make_app) as (app, _):
         text = screen_text(app)
         assert "CONTRADICTS #0" in text and "reservation_cancellation: - NEVER" in text
         shown = workspace.pending_plan(PLAN).plan.items[0]
@@ -59,10 +71,7 @@ async def test_both_lines_side_by_side_and_no_apply_until_the_reviewer_chooses(
 async def test_the_reviewer_chooses_with_a_key_and_the_line_they_keep_is_what_applies(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    await contradicting_plan(workspace)
-    app = make_app(workspace)
-    async with app.run_test(size=(180, 50)) as pilot:
-        await press_and_settle(pilot, "2")
+    async with reviewing(workspace, make_app) as (app, pilot):
         await press_and_settle(pilot, "w")
         dialog = app.screen
         assert isinstance(dialog, StandsModal) and dialog.finding["other"] == "reservation_cancellation"
