@@ -28,7 +28,9 @@ async def contradicting_plan(workspace: Workspace) -> None:
     item = PolicyPlanItem(
         kind="upsert",
         target_name="quick_cancellations",
-        after_content=f"## Situation\n- The customer is in a hurry\n## Reflect\n{RULE}",
+        after_content=(
+            f"## Situation\n- Customer asks to cancel a booking\n- They are in a hurry\n## Reflect\n{RULE}"
+        ),
     )
     plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": PLAN})
     assert mark_contradictions(plan, await asyncio.to_thread(workspace.experiences)) == 1

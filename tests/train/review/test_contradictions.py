@@ -79,14 +79,14 @@ def test_a_step_of_a_sequence_against_a_rule_that_forbids_it() -> None:
 
 def test_a_plan_item_against_another_experience_is_held_shown_and_settled_by_a_person() -> None:
     policy_set = set_of(delays=COMPENSATION)
-    before = "## Situation\n- A customer is upset\n## Reflect\n- ALWAYS apologise"
+    before = "## Situation\n- A flight was delayed\n- The customer is upset\n## Reflect\n- ALWAYS apologise"
     item = upsert("upset_customers", before, before + "\n- ALWAYS offer compensation")
     clean = upsert("baggage", None, "## Situation\n- Bags\n## Reflect\n- ALWAYS weigh the bag")
     plan = PolicyUpdatePlan(items=[item, clean])
 
     assert mark_contradictions(plan, policy_set) == 1
     [finding] = item.metadata[CONTRADICTIONS]
-    assert finding["rule"] == "- ALWAYS offer compensation" and finding["line"] == 5
+    assert finding["rule"] == "- ALWAYS offer compensation" and finding["line"] == 6
     assert (finding["other"], finding["other_line"]) == ("delays", "- NEVER offer compensation")
     assert CONTRADICTIONS not in clean.metadata
 
@@ -99,9 +99,19 @@ def test_a_plan_item_against_another_experience_is_held_shown_and_settled_by_a_p
     assert mark_contradictions(plan, policy_set) == 0
 
 
+def test_the_same_rule_in_an_experience_for_another_situation_is_no_contradiction() -> None:
+    policy_set = set_of(delays=COMPENSATION)
+    item = upsert(
+        "refunds", None, "## Situation\n- A refund is asked for\n## Reflect\n- ALWAYS offer compensation"
+    )
+    assert mark_contradictions(PolicyUpdatePlan(items=[item]), policy_set) == 0
+
+
 def test_a_choice_survives_the_gate_running_again_and_both_can_stand() -> None:
     policy_set = set_of(delays=COMPENSATION)
-    item = upsert("upset", None, "## Reflect\n- ALWAYS offer compensation")
+    item = upsert(
+        "upset", None, "## Situation\n- A flight was delayed\n## Reflect\n- ALWAYS offer compensation"
+    )
     plan = PolicyUpdatePlan(items=[item])
     mark_contradictions(plan, policy_set)
     choose(item, 0, "both")
@@ -110,8 +120,17 @@ def test_a_choice_survives_the_gate_running_again_and_both_can_stand() -> None:
     assert ReviewPolicy("all").decisions(plan)[0].decision == "approved"
 
 
+def test_two_lines_one_item_adds_to_its_own_file_are_flagged() -> None:
+    item = upsert("seats", None, "## Reflect\n- ALWAYS change the seat\n- NEVER change the seat")
+    assert mark_contradictions(PolicyUpdatePlan(items=[item]), set_of()) == 1
+    assert {(c["rule"], c["other_line"]) for c in item.metadata[CONTRADICTIONS]} == {
+        ("- ALWAYS change the seat", "- NEVER change the seat"),
+        ("- NEVER change the seat", "- ALWAYS change the seat"),
+    }
+
+
 def test_two_items_of_one_plan_that_contradict_each_other_are_both_flagged() -> None:
-    first = upsert("a", None, "## Reflect\n- IF the fare is basic THEN NEVER change the seat")
-    second = upsert("b", None, "## Reflect\n- IF the fare is basic THEN change the seat")
+    first = upsert("a", None, "- Seat change\n## Reflect\n- IF the fare is basic THEN NEVER change the seat")
+    second = upsert("b", None, "- Seat change\n## Reflect\n- IF the fare is basic THEN change the seat")
     plan = PolicyUpdatePlan(items=[first, second])
     assert mark_contradictions(plan, set_of()) == 2

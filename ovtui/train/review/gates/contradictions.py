@@ -88,6 +88,21 @@ def _rules(content: str) -> Iterator[tuple[str, Rule]]:
             yield line.strip(), rule
 
 
+def situation_keys(content: str) -> set[str]:
+    """The lines that describe when an experience applies (its Situation section, or what comes
+    before any heading), normalised; example requests are instances, not the situation."""
+    keys, current = set(), "situation"
+    for line in content.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            current = stripped.lstrip("#").strip().lower()
+        elif current == "situation" and stripped:
+            key = _normal(_BULLET.sub("", stripped))
+            if key and not key.startswith("example request"):
+                keys.add(key)
+    return keys
+
+
 def item_contradictions(item: PolicyPlanItem, after_plan: ExperienceSet) -> list[dict[str, Any]]:
     """The item's added rules that contradict another rule of ``after_plan`` (the experiences as
     the plan would leave them), each with both lines."""
@@ -100,17 +115,22 @@ def item_contradictions(item: PolicyPlanItem, after_plan: ExperienceSet) -> list
     ]
     if not added:
         return []
-    own = {line.strip() for _, line, _ in added}
+    situation = situation_keys(item.after_content or "")
+    # Another experience's rule is for the same situation only when the two describe it alike: the
+    # same rule in experiences for different requests (NEVER x for complaints, ALWAYS x for refunds)
+    # is how experiences tell situations apart, not a contradiction.
     others: list[tuple[str, str | None, str]] = [
-        (p.name, p.uri, p.content) for p in after_plan.policies if p.name != item.target_name
+        (p.name, p.uri, p.content)
+        for p in after_plan.policies
+        if p.name != item.target_name and situation & situation_keys(p.content)
     ]
     others.append((item.target_name, item.target_uri, item.after_content or ""))
     found = []
     for name, uri, content in others:
         for other_line, other_rule in _rules(content):
-            if name == item.target_name and other_line in own:
-                continue
             for number, line, rule in added:
+                if name == item.target_name and other_line == line:
+                    continue  # a line does not contradict itself
                 if rule.contradicts(other_rule):
                     found.append(
                         {
