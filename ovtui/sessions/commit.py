@@ -123,14 +123,34 @@ class CommitOutcome:
             "pending_plans": self.pending_plans,
             "errors": self.errors,
             **self.peer_summary(),
-            # The extraction's calls; the training of the commit's cases is the trainer's (its
-            # batch is shared with other commits), reported in the run's usage.
-            "token_usage": {
-                "model_calls": self.model_calls,
+            # OpenViking's report of what extraction left out (the memory_diff lists the same).
+            "memory_extraction": {
+                "skipped": len(self.skipped),
+                "skipped_operations": [s.model_dump(mode="json", exclude_none=True) for s in self.skipped],
+            },
+            "token_usage": self.token_usage(),
+        }
+
+    def token_usage(self) -> dict[str, Any]:
+        """The extraction's calls (the training of the commit's cases is the trainer's: its batch is
+        shared with other commits, reported in the run's usage), flat as ovtui has always answered
+        and nested as OpenViking 0.5.2 does (``llm``, ``embedding``, ``total``). A commit embeds
+        nothing: ovtui embeds for retrieval, not per session."""
+        total = self.prompt_tokens + self.completion_tokens
+        return {
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": total,
+            "llm": {
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
-                "total_tokens": self.prompt_tokens + self.completion_tokens,
+                "total_tokens": total,
+                "cached_tokens": 0,
+                "reasoning_tokens": 0,
             },
+            "embedding": {"total_tokens": 0},
+            "total": {"total_tokens": total, "cached_tokens": 0, "reasoning_tokens": 0},
         }
 
 
