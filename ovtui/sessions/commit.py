@@ -100,6 +100,18 @@ class CommitOutcome:
     peer_files_written: Counter[str] = field(default_factory=Counter)
     # What was extracted and not written (refused by the policy, left out by the merge).
     skipped: list[SkippedOperation] = field(default_factory=list)
+    # The types the session's memory_policy allows (every declared type when it names none).
+    effective_memory_types: list[str] = field(default_factory=list)
+
+    def agent_memory(self) -> dict[str, Any]:
+        """OpenViking's account of agent training: ovtui has no switch to turn it off, so it is on,
+        and skipped (``memory_types_filtered``) only where the policy leaves out cases or trajectories."""
+        trains = {"cases", "trajectories"} <= set(self.effective_memory_types)
+        return {
+            "effective_memory_types": self.effective_memory_types,
+            "agent_evolution_enabled": True,
+            "agent_memory_skip_reason": None if trains else "memory_types_filtered",
+        }
 
     def peer_summary(self) -> dict[str, Any]:
         """Each peer's memories routed to its space and files written there, and the peer memories
@@ -123,6 +135,7 @@ class CommitOutcome:
             "pending_plans": self.pending_plans,
             "errors": self.errors,
             **self.peer_summary(),
+            **self.agent_memory(),
             # OpenViking's report of what extraction left out (the memory_diff lists the same).
             "memory_extraction": {
                 "skipped": len(self.skipped),
@@ -228,7 +241,8 @@ class SessionCommitter:
     ) -> CommitOutcome:
         snapshot = f"{SNAPSHOT_PREFIX}:{archive.session_id}:{archive.name}"
         plain = [m.to_message() for m in messages]
-        outcome = CommitOutcome(archive=archive, diff=MemoryDiff())
+        allowed = policy.memory_types if policy.memory_types is not None else self.store.registry.names()
+        outcome = CommitOutcome(archive=archive, diff=MemoryDiff(), effective_memory_types=sorted(allowed))
         to_write: list[ExtractedMemory] = []
         analyses: list[RolloutAnalysis | None]
         if casespec_header(plain) is not None:

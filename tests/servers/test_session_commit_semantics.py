@@ -268,5 +268,14 @@ def test_sessions_and_tasks_carry_the_fields_openviking_answers(served: tuple[ht
     }
     assert usage["total"]["total_tokens"] == usage["llm"]["total_tokens"] == usage["total_tokens"]
     assert usage["embedding"] == {"total_tokens": 0}
+    assert result["agent_evolution_enabled"] is True and result["agent_memory_skip_reason"] is None
+    assert {"cases", "trajectories", "experiences", "preferences"} <= set(result["effective_memory_types"])
     extraction = result["memory_extraction"]
     assert extraction["skipped"] == len(extraction["skipped_operations"])
+    # a policy without cases and trajectories trains nothing of the agent's: said as OpenViking says it
+    policy = {"memory_policy": {"memory_types": ["preferences"]}}
+    ok(client.post("/api/v1/sessions", json={"session_id": "narrow", **policy}))
+    ok(client.post("/api/v1/sessions/narrow/messages", json=CONVERSATION[0]))
+    narrow = _finished(client, ok(client.post("/api/v1/sessions/narrow/commit"))["task_id"])["result"]
+    assert narrow["effective_memory_types"] == ["preferences"]
+    assert narrow["agent_memory_skip_reason"] == "memory_types_filtered"
