@@ -271,6 +271,8 @@ def test_sessions_and_tasks_carry_the_fields_openviking_answers(served: tuple[ht
     assert result["agent_evolution_enabled"] is True and result["agent_memory_skip_reason"] is None
     assert {"cases", "trajectories", "experiences", "preferences"} <= set(result["effective_memory_types"])
     extraction = result["memory_extraction"]
+    diff = ok(client.get("/api/v1/content/read", params={"uri": result["memory_diff_uri"]}))
+    assert extraction["skipped_operations"] == json.loads(diff)["skipped_operations"]
     assert extraction["skipped"] == len(extraction["skipped_operations"])
     # a policy without cases and trajectories trains nothing of the agent's: said as OpenViking says it
     policy = {"memory_policy": {"memory_types": ["preferences"]}}
