@@ -44,7 +44,8 @@ class Capabilities:
         """The capabilities in one record of the file; None for a record that is not one."""
         if not isinstance(record, dict):
             return None
-        mode, strict, tools = record.get("format_mode"), record.get("strict"), record.get("tools")
+        mode: Any = record.get("format_mode")
+        strict, tools = record.get("strict"), record.get("tools")
         dropped, window = record.get("dropped_params", []), record.get("context_window")
         if (
             mode not in get_args(FormatMode)
@@ -55,7 +56,8 @@ class Capabilities:
             or not (window is None or (isinstance(window, int) and not isinstance(window, bool)))
         ):
             return None
-        return cls(mode, strict, tools, dropped[:MAX_DROPPED_PARAMS], window)
+        format_mode: FormatMode = mode
+        return cls(format_mode, strict, tools, dropped[:MAX_DROPPED_PARAMS], window)
 
 
 def endpoint_key(base_url: str, model: str) -> str:
@@ -75,12 +77,16 @@ class CapabilityMemory:
 
     def _records(self) -> dict[str, Any]:
         try:
-            data = read_json(self.path, MAX_ENDPOINTS_FILE_BYTES, what="the endpoint record", shown=ENDPOINTS_FILE)
+            data = read_json(
+                self.path, MAX_ENDPOINTS_FILE_BYTES, what="the endpoint record", shown=ENDPOINTS_FILE
+            )
         except FileNotFoundError:
             return {}
         except (OvtuiError, ValueError) as exc:
             # Only facts that are learned again: a damaged file costs one refused call, not the run.
-            log.warning("%s is unreadable (%s); endpoint capabilities will be learned again", ENDPOINTS_FILE, exc)
+            log.warning(
+                "%s is unreadable (%s); endpoint capabilities will be learned again", ENDPOINTS_FILE, exc
+            )
             return {}
         endpoints = data.get("endpoints") if isinstance(data, dict) else None
         return endpoints if isinstance(endpoints, dict) else {}

@@ -251,11 +251,12 @@ class FakeOpenAIServer:
             return Reply.bad_request("response_format type 'json_object' is not supported", "response_format")
         if body.get("tools") and not self.supports_tools:
             return Reply.bad_request("this model does not support tools", "tools")
-        if kind == "json_schema" and body["response_format"].get("json_schema", {}).get("strict"):
-            if not self.supports_strict:
-                return Reply.bad_request("strict mode is not supported for json_schema", "response_format")
-        for param in sorted(self.unknown_params & body.keys()):
-            return Reply.bad_request(f"Unrecognized request argument supplied: {param}", param)
+        strict = kind == "json_schema" and body["response_format"].get("json_schema", {}).get("strict")
+        if strict and not self.supports_strict:
+            return Reply.bad_request("strict mode is not supported for json_schema", "response_format")
+        unknown = sorted(self.unknown_params & body.keys())
+        if unknown:
+            return Reply.bad_request(f"Unrecognized request argument supplied: {unknown[0]}", unknown[0])
         return None
 
     def _quirky(self, request: RecordedRequest, reply: Reply) -> Reply:

@@ -52,6 +52,7 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
     w = str(ws)
     return [
         ["check", w],
+        ["doctor", w],  # no endpoint listens: one line, and nothing written
         ["history", "-w", w],
         ["history", "show", "no_such_record", "-w", w],
         ["history", "show", record_id, "-w", w],
