@@ -5,8 +5,9 @@ servers that reject a feature (``ovtui.llm.capabilities``: learned from the 400,
 endpoint in the workspace when the client is given a ``CapabilityMemory``), tolerant parsing
 plus exactly one format-repair retry, clear errors for refusals and truncated answers, our own
 retries with exponential backoff and jitter (Retry-After respected), a concurrency bound, usage
-and cost per stage, and an opt-in on-disk response cache. The API key is only ever handed to the ``openai`` client: it is not
-part of cache keys or entries, and it is scrubbed from every error message we build.
+and cost per stage, and an opt-in on-disk response cache. The API key is only ever handed to the
+``openai`` client: it is not part of cache keys or entries, and it is scrubbed from every error
+message we build.
 """
 
 from __future__ import annotations
