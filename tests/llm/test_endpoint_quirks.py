@@ -12,11 +12,15 @@ import pytest
 from workspace_support import build_sample_workspace
 
 from ovtui.core.fileformat import parse_memory
+from ovtui.memory.store import MemoryStore
 from ovtui.storage.paths import ENDPOINTS_FILE
-from ovtui.testing.helpers import KEY_ENV, SECRET_KEY
-from ovtui.testing.openai_server import FakeOpenAIServer
+from ovtui.testing import realistic
+from ovtui.testing.helpers import KEY_ENV, SECRET_KEY, make_client
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply, estimate_tokens
 from ovtui.testing.session_model import GUIDANCE
 from ovtui.testing.session_model import training_model as scripted_model
+from ovtui.train.backends.llm import LLMTrajectoryExtractor
+from ovtui.train.backends.llm.render import render_rollout
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 pytest_plugins = ["ovtui.testing.fixtures"]
@@ -52,10 +56,6 @@ def fenced_json(fake: FakeOpenAIServer) -> None:
     fake.fenced_json = True
 
 
-def ollama_default_window(fake: FakeOpenAIServer) -> None:
-    fake.prompt_limit = 4096  # and GET /models says nothing of it, as Ollama's /v1 does not
-
-
 # The quirk, and what the endpoint record holds once it is learned.
 REFUSING: dict[str, tuple[Quirk, dict[str, object]]] = {
     "no json_schema": (no_json_schema, {"format_mode": "json_object"}),
@@ -67,7 +67,6 @@ REFUSING: dict[str, tuple[Quirk, dict[str, object]]] = {
 TOLERATED: dict[str, Quirk] = {
     "think blocks": think_blocks,
     "fenced JSON": fenced_json,
-    "4,096-token window": ollama_default_window,
 }
 
 
@@ -121,3 +120,23 @@ async def test_a_quirky_answer_still_ends_in_the_right_plan(
     TOLERATED[mode](fake)
     await train_to_the_right_plan(sample(tmp_path / "ws", fake))
     assert fake.refused_requests == [] and fake.cut_prompts == 0
+
+
+async def test_a_4096_token_server_that_cuts_silently_gets_prompts_that_fit(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    """Ollama's default: a 4,096-token window it does not report, a longer prompt cut without a
+    word (the model then answers from nothing). The safe default window keeps every prompt inside."""
+    fake.prompt_limit = 4096
+    rollout = realistic.airline_rollout(0)
+    rollout.messages = rollout.messages * 30
+    assert rollout.evaluation is not None
+    assert estimate_tokens(render_rollout(rollout)) > 2 * fake.prompt_limit  # it would be cut
+    drafted = {"trajectory_name": "cancel_refund", "outcome": "failure", "content": "## Steps\n- refunded"}
+    fake.push(Reply.json({"trajectories": [drafted]}))
+    client = make_client(fake)  # no [llm] context_window, and the server reports none
+    extractor = LLMTrajectoryExtractor(client, MemoryStore.open(tmp_path))
+    [draft] = await extractor.extract(rollout, rollout.evaluation, "")
+    await client.aclose()
+    assert (draft.name, draft.content) == ("cancel_refund", "## Steps\n- refunded")
+    assert fake.cut_prompts == 0 and len(fake.chat_requests) == 1
