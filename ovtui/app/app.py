@@ -200,7 +200,8 @@ class OvtuiApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(catalog(self, binding_sources(type(self)), self.keymap)))
+            shown = next((e.title for e in SCREENS if isinstance(self.screen, e.screen)), None)
+            self.push_screen(HelpScreen(catalog(self, binding_sources(type(self)), self.keymap), shown))
 
     def action_toggle_dry_run(self) -> None:
         self.dry_run = not self.dry_run
@@ -263,10 +264,12 @@ class OvtuiApp(App[None]):
         for event in events:
             if event.kind == "plan_pending":
                 stale = " (stale items)" if event.data.get("stale") else ""
+                waiting = bool(event.data.get("waiting"))
+                waits = "; the run waits for you (A on Run approves the rest)" if waiting else ""
                 self.notify(
                     f"plan {event.data.get('plan_id')} with {event.data.get('items')} item(s) "
-                    f"waits for review{stale}: press 2",
-                    title="Review",
+                    f"waits for review{stale}: press 2{waits}",
+                    title="Waiting for your review" if waiting else "Review",
                 )
                 plan_id = event.data.get("plan_id")
                 self.waiting_plan = str(plan_id) if plan_id else None

@@ -1,4 +1,4 @@
-"""``ovtui doctor [WORKSPACE]``: probe the ``[llm]`` endpoint and print, one line each, what it
+"""``ovtui doctor [WORKSPACE | -w WORKSPACE]``: probe the ``[llm]`` endpoint and print, one line each, what it
 supports and its context window; the answer is recorded in ``.ovtui/endpoints.json``, where every
 run looks first (so a refused feature is not asked for again)."""
 
@@ -8,7 +8,7 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING
 
-from ovtui.cli.common import open_workspace
+from ovtui.cli.common import add_workspace_arguments, open_workspace
 
 if TYPE_CHECKING:
     from ovtui.wiring.workspace import EndpointReport
@@ -18,7 +18,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     parser = sub.add_parser(
         "doctor", help="probe the [llm] endpoint: what it supports and its context window (recorded)"
     )
-    parser.add_argument("workspace", nargs="?", default=".", help="the workspace (default: current folder)")
+    add_workspace_arguments(parser)
     parser.set_defaults(handler=run_doctor)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from ovtui.cli.common import open_workspace, where, whole_number
+from ovtui.cli.common import add_workspace_arguments, open_workspace, where, whole_number
 
 if TYPE_CHECKING:
     from ovtui.core.events import Event, Listener
@@ -73,10 +73,9 @@ class WatchLog:
     def describe(event: Event) -> str | None:
         data = event.data
         if event.kind == "inbox_processed":
-            graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
-            errors = data.get("errors") or []
-            problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
-            return f"trained on {data.get('file')}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
+            from ovtui.train.reports import describe_inbox_processed
+
+            return describe_inbox_processed(data)
         if event.kind == "plan_applied":
             from ovtui.train.reports import describe_plan_applied
 
@@ -89,11 +88,36 @@ class WatchLog:
         return None
 
 
+class ReviewWaits:
+    """``train --wait-for-review`` says when the run waits for a person, and how to answer it."""
+
+    def __init__(self, progress: ProgressLine, workspace: str, stream: TextIO = sys.stdout) -> None:
+        self.progress = progress
+        self.workspace = workspace
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        if event.kind == "plan_pending" and data.get("waiting"):
+            plan = data.get("plan_id")
+            line = (
+                f"plan {plan}: {data.get('items')} item(s) wait for your review; the run waits. Review it "
+                f"in another terminal (`ovtui review show {plan} -w {self.workspace}`, then approve and "
+                "apply, or discard) or in the app"
+            )
+        elif event.kind == "plan_settled":
+            line = f"plan {data.get('plan_id')} {data.get('status')}: the run goes on"
+        else:
+            return
+        self.progress.clear()
+        print(line, file=self.stream, flush=True)
+
+
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     train = sub.add_parser(
         "train", help="train the policy on a dataset (or stream from the inbox with --watch)"
     )
-    train.add_argument("workspace", nargs="?", default=".", type=Path)
+    add_workspace_arguments(train)
     train.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
     train.add_argument(
         "--epochs",
@@ -112,6 +136,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     train.add_argument(
         "--dry-run", action="store_true", default=None, help="write no memory file, only the records"
     )
+    train.add_argument(
+        "--wait-for-review",
+        action="store_true",
+        help="a plan parked for review holds the run until it is applied or discarded (`ovtui review`, "
+        "another terminal, or the app), as the app's runs do; without it the run parks it and goes on",
+    )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
     train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
     train.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
@@ -123,9 +153,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     evaluate = sub.add_parser(
         "eval", help="accuracy of the current policy on a split (writes only the report)"
     )
-    evaluate.add_argument("workspace", nargs="?", default=".", type=Path)
-    evaluate.add_argument("--dataset")
-    evaluate.add_argument("--split", default="test")
+    add_workspace_arguments(evaluate)
+    evaluate.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
+    evaluate.add_argument("--split", default="test", help="the split to evaluate (default: test)")
     evaluate.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
     evaluate.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     evaluate.set_defaults(handler=run_eval)
@@ -165,8 +195,18 @@ def run_train(args: argparse.Namespace) -> int:
         trials=args.trials,
         unseal=args.unseal,
     )
-    report = asyncio.run(cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
+    listeners: list[Listener] = [progress, ReviewWaits(progress, workspace_label(workspace.root))]
+    report = asyncio.run(
+        cancellable(
+            lambda cancel: workspace.train(options, listeners, cancel, wait_for_review=args.wait_for_review)
+        )
+    )
     progress.clear()
+    if report.pending_plans and not args.wait_for_review:
+        print(
+            "parked without waiting: each later batch was planned without these plans, so they may "
+            "overlap; --wait-for-review waits for each, as the app does"
+        )
     return _finish(report, workspace)
 
 

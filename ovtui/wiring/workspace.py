@@ -44,7 +44,7 @@ from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
 from ovtui.wiring.registry import check_names
 
 if TYPE_CHECKING:
-    from ovtui.core.context import RunContext
+    from ovtui.core.context import RunContext, RunSteering
     from ovtui.core.domain import Case, Experience, ExperienceSet, PolicyApplyResult, PolicyPlanItem
     from ovtui.core.events import EventBus, Listener
     from ovtui.core.fileformat import MemoryFile
@@ -124,6 +124,11 @@ class MemoryListing:
 
     files: list[tuple[str, MemoryFile]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+
+
+def _joined(first: list[str], second: list[str]) -> list[str]:
+    """Both lists' ids in order, each once."""
+    return list(dict.fromkeys([*first, *second]))
 
 
 def _first_line(exc: Exception) -> str:
@@ -253,18 +258,26 @@ class Workspace:
     # --- runs ----------------------------------------------------------------------------------
     @asynccontextmanager
     async def _run(
-        self, command: str, dataset: str, listeners: list[Listener] | None, cancel: asyncio.Event | None
+        self,
+        command: str,
+        dataset: str,
+        listeners: list[Listener] | None,
+        cancel: asyncio.Event | None,
+        steering: RunSteering | None = None,
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
-        from ovtui.core.context import RunContext
+        from ovtui.core.context import RunContext, RunSteering
         from ovtui.core.events import EventBus
         from ovtui.storage.event_log import EventLog
-        from ovtui.train.reports import RunReport
+        from ovtui.train.reports import RunReport, RunTally, failure_reason
 
         run_id = run_stamp()
         log = EventLog(self._paths, run_id)
-        events = EventBus([log, *(listeners or [])])
-        run = RunContext(run_id, events, cancel or asyncio.Event())
+        # What the run applied and parked, from its events: a run stopped half-way (cancelled
+        # while a plan waits, failed) has no results to collect them from.
+        tally = RunTally()
+        events = EventBus([log, tally, *(listeners or [])])
+        run = RunContext(run_id, events, cancel or asyncio.Event(), steering or RunSteering())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         kernel = self._kernel
         kernel.run_events = events
@@ -276,11 +289,18 @@ class Workspace:
         except asyncio.CancelledError:  # the task itself was cancelled (e.g. while waiting for review)
             report.cancelled = True
             raise
+        except Exception as exc:
+            failed = True
+            report.failed = failure_reason(exc)
+            report.errors.append(report.failed)
+            raise
         except BaseException:
             failed = True
             raise
         finally:
             report.usage = kernel.usage()
+            report.history_ids = _joined(report.history_ids, tally.history_ids)
+            report.pending_plans = _joined(report.pending_plans, tally.pending_plans)
             try:
                 await asyncio.to_thread(self._close_report, report)
             except OSError:
@@ -289,7 +309,12 @@ class Workspace:
                 if not failed:
                     raise
             finally:  # cancelled again meanwhile: the thread still saves the report
-                events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
+                events.emit(
+                    "run_finished",
+                    report=report.model_dump(mode="json"),
+                    cancelled=report.cancelled,
+                    failed=report.failed,
+                )
                 kernel.run_events = None
                 log.close()
 
@@ -310,6 +335,12 @@ class Workspace:
             **settings,
         )
 
+    @staticmethod
+    def _warn_unread(run: RunContext, policy_set: ExperienceSet) -> None:
+        """An experience file the loader could not read is left out of the run: said, never silently."""
+        for problem in policy_set.metadata.get("problems", []):
+            run.events.log(f"experience left out of this run: {problem}", level="warning")
+
     async def train(
         self,
         options: TrainOptions,
@@ -317,7 +348,10 @@ class Workspace:
         cancel: asyncio.Event | None = None,
         *,
         wait_for_review: bool = False,
+        steering: RunSteering | None = None,
     ) -> RunReport:
+        """Train on a dataset's cases. ``wait_for_review``: a parked plan holds the run until a
+        person settles it (in any process); ``steering``: what a person changes while it runs."""
         cfg = self.config.trainer
         dataset = options.dataset or cfg.dataset
         approve = options.approve or self.config.review.policy
@@ -332,7 +366,7 @@ class Workspace:
                 f"limit ≥ 0 (got {options.limit})"
             )
         sealed = await self._sealed(dataset, options.eval_split, options.unseal)
-        async with self._run("train", dataset, listeners, cancel) as (report, run):
+        async with self._run("train", dataset, listeners, cancel, steering) as (report, run):
             report.sealed = sealed
             kernel = self._kernel
 
@@ -350,6 +384,7 @@ class Workspace:
             trainer = kernel.trainer(self.config.trainer.train_with, engine, policy_set)
             pipeline = kernel.pipeline(trainer, run, dataset, report)
             self._started(run, report, epochs=epochs, approve=approve, dry_run=dry_run)
+            self._warn_unread(run, policy_set)
             result = await pipeline.train(train_cases, policy_set, epochs=epochs, eval_cases=eval_cases)
             report.stages = result.stages
             for training in result.training:
@@ -383,6 +418,7 @@ class Workspace:
             policy_set = await self._loader.load()
             pipeline = self._kernel.pipeline(None, run, dataset, report)  # eval never trains: no engine
             self._started(run, report)
+            self._warn_unread(run, policy_set)
             evaluation = await pipeline.eval(cases, policy_set)
             report.stages.append(evaluation.report)
         return report
@@ -436,15 +472,15 @@ class Workspace:
         approve: str | None = None,
         dry_run: bool | None = None,
         wait_for_review: bool = False,
+        steering: RunSteering | None = None,
     ) -> RunReport:
         """Train from ``inbox/rollouts/`` until ``stop`` is set (``train --watch``, the app's streaming)."""
         from ovtui.core.interfaces import StreamingTrainer
         from ovtui.train.inbox import InboxProcessor
-        from ovtui.train.reports import RunTally
 
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
-        async with self._run("stream", INBOX_LABEL, listeners, None) as (report, run):
+        async with self._run("stream", INBOX_LABEL, listeners, None, steering) as (report, run):
             kernel = self._kernel
             validation = await asyncio.to_thread(kernel.stream_validation)
             engine = kernel.engine(
@@ -455,8 +491,6 @@ class Workspace:
             if not isinstance(trainer, StreamingTrainer):
                 raise OvtuiError(f"[trainer] stream_with: trainer {name!r} cannot take rollouts one by one")
             inbox = InboxProcessor(self._paths, trainer.submit_rollout, run.events, kernel.evaluator_for)
-            tally = RunTally()
-            run.events.listeners.append(tally)
             self._started(run, report, approve=approve, dry_run=dry_run)
             try:
                 await inbox.watch(stop or asyncio.Event())
@@ -464,10 +498,19 @@ class Workspace:
                 await trainer.close()
                 await inbox.drain()
                 report.inbox = {"processed": inbox.processed, "rejected": inbox.rejected_count}
-                report.history_ids, report.pending_plans = tally.history_ids, tally.pending_plans
                 if inbox.rejected_count:
                     report.errors.append(f"{inbox.rejected_count} file(s) rejected")
         return report
+
+    def dataset_names(self) -> list[str]:
+        """The datasets a run may name, sorted: each folder of ``datasets/`` with a split file
+        (``*.jsonl``) and each ``[datasets.NAME]`` of ovtui.toml."""
+        names = set(self.config.datasets)
+        with suppress(OSError):
+            for folder in self._paths.datasets.iterdir():
+                if folder.is_dir() and any(folder.glob("*.jsonl")):
+                    names.add(folder.name)
+        return sorted(names)
 
     # --- review: the plans that wait for a person -----------------------------------------------
     def pending_plans(self) -> list[PendingPlan]:
@@ -657,6 +700,33 @@ class Workspace:
         """One memory file by URI (None: no such file)."""
         return self._store.read_uri(uri)
 
+    async def edit_memory(self, memory_type: str, uri: str, content: str) -> PolicyApplyResult:
+        """A person's own text for one memory file's body, written like any apply (compare-and-swap
+        on the version they edited, journaled) and recorded in History as an ``edit``."""
+        from ovtui.core.context import ApplyOptions
+        from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+        from ovtui.storage.paths import split_peer
+
+        current = await asyncio.to_thread(self._store.read_uri, uri)
+        if current is None:
+            raise OvtuiError(f"{self.display_path(uri)}: no such memory file (moved or deleted?)")
+        schema = self._store.registry.get(memory_type)
+        rel = self._paths.relative_of(uri)
+        peer, inner = split_peer(rel)
+        item = PolicyPlanItem(
+            kind="upsert",
+            memory_type=memory_type,
+            target_name=schema.name_of(current.fields, inner) if schema.name_field else memory_type,
+            target_uri=uri,
+            after_content=content,
+            before_content=current.content,
+            base_version=current.version,
+            metadata={"rationale": "edited by a person in $EDITOR"},
+            peer_id=peer,
+        )
+        options = ApplyOptions(kind="edit", purpose="edit in $EDITOR")
+        return await self._kernel.updater(False).apply(PolicyUpdatePlan(items=[item]), None, options)
+
     def modified_times(self, memory_type: str) -> dict[str, float]:
         """When each file right in a type's folder last changed, by URI: one directory scan instead
         of a checked path and a stat per file (10,000 of those took a third of a second)."""
@@ -788,7 +858,7 @@ class Workspace:
         """Every session with its commits, the most recently active first."""
         from ovtui.sessions.overview import session_views
 
-        return session_views(self._paths)
+        return session_views(self._paths, frozenset(p.plan_id for p in self.pending_plans()))
 
     def session_store(self, on_wait: Any = None) -> SessionStore:
         """The sessions' files; ``on_wait(session_id)`` hears when another process holds one."""
