@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from workspace_support import build_sample_workspace
+from workspace_support import llm_sample_workspace
 
 from ovtui.core.fileformat import parse_memory
 from ovtui.memory.store import MemoryStore
@@ -71,12 +71,7 @@ TOLERATED: dict[str, Quirk] = {
 
 
 def sample(root: Path, fake: FakeOpenAIServer) -> Workspace:
-    build_sample_workspace(root)
-    (root / "ovtui.toml").write_text(
-        f'[llm]\nbackend = "openai"\nbase_url = "{fake.base_url}"\nmodel = "fake-model"\n'
-        f'api_key_env = "{KEY_ENV}"\nmax_retries = 1\ntimeout = 10\n'
-        '[trainer]\nbatch_size = 4\n[review]\npolicy = "all"\n'
-    )
+    llm_sample_workspace(root, fake.base_url, KEY_ENV)
     fake.respond_with(scripted_model)
     return Workspace(root)
 
