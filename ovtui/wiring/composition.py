@@ -70,11 +70,20 @@ class Composition:
 
     def llm_client(self) -> LLMClient:
         if self._llm is None:
+            from ovtui.llm.capabilities import CapabilityMemory
             from ovtui.llm.client import LLMClient
 
             cache = self.paths.state / "llm_cache" if self.config.llm.cache else None
-            self._llm = LLMClient(self.config.llm, cache_dir=cache, on_call=self._report_usage)
+            memory = CapabilityMemory(self.paths.root)
+            self._llm = LLMClient(
+                self.config.llm, cache_dir=cache, on_call=self._report_usage, capability_memory=memory
+            )
         return self._llm
+
+    def forget_llm_client(self) -> None:
+        """After the client was closed (``doctor`` closes the one it probed with): the next use
+        case gets a new one."""
+        self._llm = None
 
     def _report_usage(self, stage: str, usage: CallUsage, latency: float) -> None:
         if self.run_events is not None:

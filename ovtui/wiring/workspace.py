@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ovtui.core.events import EventBus, Listener
     from ovtui.core.fileformat import MemoryFile
     from ovtui.core.interfaces import CaseLoader
+    from ovtui.llm.capabilities import Capabilities
     from ovtui.memory.history import HistoryEntry, HistoryStore
     from ovtui.memory.ledger import UseLedger
     from ovtui.memory.ledger_state import Fed, Usage, Via
@@ -105,6 +106,18 @@ class CompareOptions:
 
 
 @dataclass
+@dataclass(frozen=True)
+class EndpointReport:
+    """What ``doctor`` found the ``[llm]`` endpoint to support, and where it was recorded."""
+
+    base_url: str
+    model: str
+    capabilities: Capabilities
+    context_window: int
+    window_source: str
+    recorded_in: str
+
+
 class MemoryListing:
     """The files of one memory type, the user's and then each peer's, with the name each is shown
     by, and what could not be read (a file, or a peer's folder leading outside)."""
@@ -190,6 +203,23 @@ class Workspace:
         from ovtui.memory.history import HistoryStore
 
         return HistoryStore(self._paths)
+
+    async def doctor(self) -> EndpointReport:
+        """Probe ``[llm]``'s endpoint afresh for what it supports and its context window, and
+        record the answer in the workspace (``.ovtui/endpoints.json``) for the runs to come."""
+        from ovtui.storage.paths import ENDPOINTS_FILE
+
+        client = self._kernel.llm_client()
+        try:
+            capabilities = await client.probe()
+            window = await client.context_window()
+        finally:
+            await client.aclose()
+            self._kernel.forget_llm_client()
+        llm = self.config.llm
+        return EndpointReport(
+            llm.base_url, llm.model, capabilities, window, client.window_source, ENDPOINTS_FILE
+        )
 
     def _trials(self, trials: int | None) -> int:
         """Runs of each eval case: ``trials`` (checked) or ``[trainer] eval_trials``."""
