@@ -89,7 +89,8 @@ def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
     s = record.summary
     yield f"changes   {s.total_adds} added, {s.total_updates} updated, {s.total_deletes} deleted"
     for d in record.review.decisions:
-        yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "")
+        by = f" (by {d.decided_by})" if d.decided_by else ""
+        yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "") + by
     for key, value in record.metadata.items():
         yield f"{key:<9} {json.dumps(value, ensure_ascii=False)}"
     ops = record.operations

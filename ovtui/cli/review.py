@@ -57,6 +57,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         decide.add_argument("plan")
         decide.add_argument("items", nargs="*", type=whole_number(0), metavar="ITEM")
         decide.add_argument("--note", default="", help="a note kept with the decision in the record")
+        decide.add_argument(
+            "--reviewer", default=None, help="who decides (default: [review] reviewer, else the OS login)"
+        )
         decide.set_defaults(handler=run_decide, decision=verb)
 
     apply = actions.add_parser("apply", parents=[common], help="apply the approved items of a plan")
@@ -111,14 +114,17 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _item_line(plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
+def _item_line(workspace: Workspace, plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
+    from ovtui.train.review.policy import change_kind
+
     decision = plan.decisions[index].decision
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "-"
-    kind = "delete" if item.kind == "delete" else ("new" if item.before_content is None else "update")
     stale = "  STALE" if index in plan.stale else ""
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
     target = f"{item.memory_type}/{item.target_name}{peer}"
-    return f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {target}{stale}"
+    approvals = workspace.approvals_line(plan, index)
+    approvals = f"  [{approvals}]" if approvals else ""
+    return f"{index:>3}  {decision:<9} {change_kind(item):<7} {confidence:>5}  {target}{stale}{approvals}"
 
 
 def field_diff(item: PolicyPlanItem, current_status: str | None) -> Iterator[str]:
@@ -169,7 +175,7 @@ def run_show(args: argparse.Namespace) -> int:
         print()
         print("  #  decision  kind     conf  memory")
         for index, item in enumerate(plan.plan.items):
-            print(_item_line(plan, index, item))
+            print(_item_line(workspace, plan, index, item))
         print(f"\n`ovtui review show {plan.plan_id} N` shows item N's diff")
         return 0
     if args.item >= len(plan.plan.items):
@@ -186,7 +192,13 @@ def run_show(args: argparse.Namespace) -> int:
         current = workspace.memory(planned) if planned else None
     except OvtuiError:
         current = None
-    print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
+    by = f" (by {decision.reviewer})" if decision.reviewer else ""
+    print(
+        f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else "") + by
+    )
+    approvals = workspace.approvals_line(plan, args.item)
+    if approvals:
+        print(f"approvals {approvals}")
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
     print(f"target    {item.memory_type}: {planned or item.target_name}{peer}")
     if item.confidence is not None:
@@ -211,9 +223,14 @@ def run_decide(args: argparse.Namespace) -> int:
     decision: Decision = args.decision
     undecided = [d.item for d in workspace.pending_plan(plan_id).decisions if d.decision == "pending"]
     chosen = list(dict.fromkeys(args.items)) or undecided
-    plan = workspace.decide_items(plan_id, chosen, decision, args.note)
+    reviewer = args.reviewer or workspace.reviewer
+    plan = workspace.decide_items(plan_id, chosen, decision, args.note, reviewer=reviewer)
     listed = ", ".join(map(str, chosen)) or "(none: every item was decided already)"
-    print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided")
+    print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided (by {reviewer})")
+    for index in chosen:
+        approvals = workspace.approvals_line(plan, index)
+        if approvals and plan.decisions[index].decision == "pending":
+            print(f"  item {index}: {approvals}; it needs a second reviewer's approval")
     if not plan.undecided:
         print(f"next: `ovtui review apply {plan_id}`")
     return 0

@@ -6,7 +6,7 @@ Apart from the domain models so that reading history records does not load them.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ReviewDecision(BaseModel):
@@ -18,3 +18,12 @@ class ReviewDecision(BaseModel):
     item: int
     decision: str
     note: str = ""
+    reviewer: str = ""  # who decided (a person's name, or ``policy:<spec>`` for an automatic decision)
+    approvals: list[str] = Field(default_factory=list)  # the reviewers who approved it, in order
+
+    @property
+    def decided_by(self) -> str:
+        """Who decided, as records show it: every approver of an approval, else the reviewer."""
+        if self.decision == "approved" and self.approvals:
+            return ", ".join(self.approvals)
+        return self.reviewer

@@ -132,7 +132,7 @@ class Composition:
             PatchMergePolicyOptimizer(self.store, backends.merger),
             self.updater(dry_run),
             self.loader,
-            review=ReviewPolicy(approve),
+            review=ReviewPolicy(approve, self.config.review.second_approver_for),
             pending=self.pending,
             run=run,
             concurrency=self.config.trainer.rollout_concurrency,

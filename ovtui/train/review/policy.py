@@ -12,11 +12,13 @@ re-planned later against the policy set as it is then (``ovtui.train.review.repl
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
+from ovtui.core.config import ChangeKind
 from ovtui.core.context import ApplyOptions
 from ovtui.core.decisions import ReviewDecision
 from ovtui.core.domain import (
@@ -40,13 +42,72 @@ class ItemDecision(Model):
     item: int
     decision: Decision = "pending"
     note: str = ""
+    reviewer: str = ""  # who made this decision (``policy:<spec>`` for a review policy)
+    # Who approved the item so far: an item that needs two reviewers stays pending until two
+    # different names are here.
+    approvals: list[str] = Field(default_factory=list)
+
+    def by(self, reviewer: str, decision: Decision, note: str, needed: int) -> ItemDecision:
+        """This item decided again by ``reviewer``: an approval adds the name to ``approvals`` and
+        approves once ``needed`` different reviewers have; a rejection or an undo starts over."""
+        if decision != "approved":
+            return ItemDecision(item=self.item, decision=decision, note=note, reviewer=reviewer)
+        approvals = list(dict.fromkeys([*self.approvals, reviewer]))
+        verdict: Decision = "approved" if len(approvals) >= needed else "pending"
+        return ItemDecision(
+            item=self.item, decision=verdict, note=note, reviewer=reviewer, approvals=approvals
+        )
+
+    def approvals_line(self, needed: int) -> str:
+        """``1 of 2 approvals (ana)`` for an item that needs more than one reviewer, else ``""``."""
+        if needed < 2:
+            return ""
+        got = len(self.approvals) if self.decision != "rejected" else 0
+        names = f" ({', '.join(self.approvals)})" if got else ""
+        return f"{min(got, needed)} of {needed} approvals{names}"
+
+
+def change_kind(item: PolicyPlanItem) -> ChangeKind:
+    """What kind of change an item is (``[review] second_approver_for`` names these): a delete, a
+    new file, a rewrite (a line of the file as it was is gone) or an update (lines only added)."""
+    if item.kind == "delete":
+        return "delete"
+    if item.before_content is None:
+        return "new"
+    kept = {line.strip() for line in (item.after_content or "").splitlines()}
+    removed = [line for line in item.before_content.splitlines() if line.strip() and line.strip() not in kept]
+    return "rewrite" if removed else "update"
+
+
+def approvals_needed(item: PolicyPlanItem, second_approver_for: Collection[str]) -> int:
+    return 2 if change_kind(item) in second_approver_for else 1
+
+
+def missing_approvals(pending: PendingPlan, second_approver_for: Collection[str]) -> list[str]:
+    """The approved-looking items that still lack a second reviewer, one line each (what applying
+    refuses): pending ones with one approval, and approved ones the rule now covers."""
+    lines = []
+    for decision, item in zip(pending.decisions, pending.plan.items, strict=True):
+        needed = approvals_needed(item, second_approver_for)
+        if needed < 2:
+            continue
+        short = decision.decision == "approved" and len(set(decision.approvals)) < needed
+        if short or (decision.decision == "pending" and decision.approvals):
+            lines.append(
+                f"item {decision.item} ({change_kind(item)} {item.target_name}) has "
+                f"{decision.approvals_line(needed)}: a second reviewer must approve it"
+            )
+    return lines
 
 
 class ReviewPolicy:
-    """Decides each item of a plan by the policy ``spec`` names (``ovtui.core.review_grammar``)."""
+    """Decides each item of a plan by the policy ``spec`` names (``ovtui.core.review_grammar``).
+    An item whose kind is in ``second_approver_for`` is never approved automatically: two people
+    must."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, second_approver_for: Collection[str] = ()) -> None:
         self.spec = spec.strip()
+        self.second_approver_for = frozenset(second_approver_for)
         try:
             self.rule = parse_review_policy(spec)
         except ValueError as exc:
@@ -80,7 +141,13 @@ class ReviewPolicy:
                     "pending",
                     "held: carries case-specific values " + ", ".join(item.metadata["leaks"]),
                 )
-            result.append(ItemDecision(item=index, decision=decision, note=note))
+            if decision == "approved" and approvals_needed(item, self.second_approver_for) > 1:
+                decision, note = "pending", f"held: a {change_kind(item)} needs two reviewers"
+            reviewer = f"policy:{self.spec}" if decision != "pending" else ""
+            approvals = [reviewer] if decision == "approved" else []
+            result.append(
+                ItemDecision(item=index, decision=decision, note=note, reviewer=reviewer, approvals=approvals)
+            )
         return result
 
     @staticmethod
@@ -203,7 +270,12 @@ async def apply_reviewed(
     subplan, chosen = approved_subplan(plan, decisions)
     plan_id = plan.metadata.get("plan_id")
     options = ApplyOptions(
-        decisions=[ReviewDecision(item=d.item, decision=d.decision, note=d.note) for d in decisions],
+        decisions=[
+            ReviewDecision(
+                item=d.item, decision=d.decision, note=d.note, reviewer=d.reviewer, approvals=d.approvals
+            )
+            for d in decisions
+        ],
         plan_id=None if plan_id is None else str(plan_id),
         item_indices=chosen,
     )
