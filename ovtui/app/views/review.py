@@ -127,10 +127,10 @@ def item_header(
     text.append_text(decision_text(decision.decision))
     if decision.reviewer and decision.decision != "pending":
         text.append(f" by {decision.reviewer}", style="dim")
-    if approvals:
-        text.append(f" · {approvals}", style="bold yellow")
     if decision.note:
         text.append(f" — {decision.note}", style="italic")
+    if approvals:
+        text.append(f"\n{approvals}: two reviewers must approve this change", style="bold yellow")
     text.append_text(assessment_text(pending, item))
     rationale = str(item.metadata.get("rationale") or "")
     if rationale:
