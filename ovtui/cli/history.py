@@ -91,6 +91,9 @@ def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
     for d in record.review.decisions:
         by = f" (by {d.decided_by})" if d.decided_by else ""
         yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "") + by
+        if d.proposed is not None:
+            yield f"          item {d.item} was edited by the reviewer; the learner proposed:"
+            yield from (f"          | {line}" for line in d.proposed.splitlines())
     for key, value in record.metadata.items():
         yield f"{key:<9} {json.dumps(value, ensure_ascii=False)}"
     ops = record.operations

@@ -129,7 +129,7 @@ class Composition:
         return PolicyTrainingEngine(
             TrajectoryRolloutAnalyzer(self.store, backends.extractor),
             ExperienceGradientEstimator(self.store, backends.proposer),
-            PatchMergePolicyOptimizer(self.store, backends.merger),
+            PatchMergePolicyOptimizer(self.store, backends.merger, self.resources.review_feedback()),
             self.updater(dry_run),
             self.loader,
             review=ReviewPolicy(approve, self.config.review.second_approver_for),

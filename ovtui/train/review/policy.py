@@ -263,6 +263,11 @@ def approved_subplan(
     return PolicyUpdatePlan(items=[plan.items[i] for i in chosen], metadata=dict(plan.metadata)), chosen
 
 
+def _proposed(item: PolicyPlanItem) -> str | None:
+    proposed = item.metadata.get("proposed_content")
+    return proposed if isinstance(proposed, str) else None
+
+
 async def apply_reviewed(
     updater: PolicyUpdater, plan: PolicyUpdatePlan, decisions: list[ItemDecision], policy_set: ExperienceSet
 ) -> tuple[PolicyApplyResult, list[int]]:
@@ -272,7 +277,12 @@ async def apply_reviewed(
     options = ApplyOptions(
         decisions=[
             ReviewDecision(
-                item=d.item, decision=d.decision, note=d.note, reviewer=d.reviewer, approvals=d.approvals
+                item=d.item,
+                decision=d.decision,
+                note=d.note,
+                reviewer=d.reviewer,
+                approvals=d.approvals,
+                proposed=_proposed(plan.items[d.item]),
             )
             for d in decisions
         ],

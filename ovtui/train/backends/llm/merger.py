@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
 from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
@@ -21,6 +22,7 @@ from ovtui.memory.diffs import field_unified_diff
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.train.backends.base import MergeDecision
+from ovtui.train.backends.llm.render import render_rejections
 
 INSTRUCTION = """\
 You merge a batch of proposed edits to an AI agent's experience memory into one consistent plan. \
@@ -90,7 +92,9 @@ class LLMPlanMerger:
         registry: MemoryTypeRegistry | None = None,
         max_iterations: int = 2,
         stage: str = "merge",
+        feedback: RejectionSource | None = None,
     ) -> None:
+        self.feedback = feedback  # what reviewers rejected, shown with their reasons
         self.client = client
         self.store = store
         self.registry = registry or store.registry
@@ -132,6 +136,9 @@ class LLMPlanMerger:
         proposals = describe_proposals(gradients)
         known = ", ".join(sorted(p.name for p in policy_set.policies)) or "(none)"
         inputs = f"## Existing experience names\n{known}\n\n## Proposals\n{proposals}"
+        rejected = render_rejections(self.feedback, [g.target_experience_name for g in gradients])
+        if rejected:
+            inputs += f"\n\n{rejected}"
         instruction = INSTRUCTION.format(last=len(gradients) - 1)
         result = await self._loop(len(gradients)).run(
             self.stage, instruction, inputs, [], prefetch_files=list(files.values())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Experience, RolloutAnalysis, Trajectory
 from ovtui.core.experience_files import file_from_experience
 from ovtui.llm.client import LLMClient
@@ -16,7 +17,7 @@ from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.train.backends.base import ExperienceProposal
-from ovtui.train.backends.llm.render import render_evaluation, render_trajectory
+from ovtui.train.backends.llm.render import render_evaluation, render_rejections, render_trajectory
 
 MAX_CANDIDATES = 5
 
@@ -57,8 +58,10 @@ class LLMGradientProposer:
         registry: MemoryTypeRegistry | None = None,
         max_iterations: int = 2,
         stage: str = "propose",
+        feedback: RejectionSource | None = None,
     ) -> None:
         self.stage = stage
+        self.feedback = feedback  # what reviewers rejected, shown with their reasons
         self.loop = ExtractLoop(
             client, store, registry or store.registry, [EXPERIENCES], max_iterations, item_extras=RATIONALE
         )
@@ -68,6 +71,9 @@ class LLMGradientProposer:
     ) -> list[ExperienceProposal]:
         files = [file_from_experience(e) for e in candidates[:MAX_CANDIDATES]]
         inputs = f"{render_trajectory(trajectory)}\n\n{render_evaluation(analysis.evaluation)}"
+        rejected = render_rejections(self.feedback, [e.name for e in candidates[:MAX_CANDIDATES]])
+        if rejected:
+            inputs += f"\n\n{rejected}"
         result = await self.loop.run(self.stage, INSTRUCTION, inputs, [], prefetch_files=files)
         return [
             ExperienceProposal(
