@@ -5,12 +5,20 @@
 a fixed latency per call. The ideal wall time is ``calls × latency / max_concurrency``: what a
 perfectly packed client would need.
 
-Prompt tokens are counted per stage and per rollout in three store states (empty; 5 experiences;
-5 experiences each linked to 11 trajectories), like issue #13's figures. Tokens are ESTIMATED at 4
-characters per token over everything billed as prompt (messages, response format, tools): tiktoken
-cannot fetch its cl100k encoding offline. The goal is issue #13's: at most 0.3x OpenViking's tokens
-per rollout, where ovtui's 4,448 / 5,466 / 6,604 cl100k tokens were about 0.5x of them, so the
-goal per state is 0.6x of those figures. Run from the repository root::
+Prompt tokens are counted with OpenAI's cl100k encoding (tiktoken) over every request the server
+received, as billed: each message (content and the chat format's few tokens per message), the
+response format's schema and the tools. They are reported per stage, per call and per rollout, with
+the schema's share, in three store states (empty; 5 experiences; 5 experiences each with 11 links in
+OpenViking's shape) and for two workloads: tiny synthetic rollouts, and realistic ones
+(``ovtui.testing.realistic``: airline conversations with nested JSON tool outputs, one in eight in
+Chinese, and experiences as OpenViking writes them). The anchor is OpenViking's tokens per rollout on
+an 8-rollout batch of that kind (8,852 / 10,365 / 15,591 cl100k tokens); the goal is at most 0.3x of
+them in every state.
+
+tiktoken cannot download its encoding here: the bench reads ``cl100k_base.tiktoken`` from a
+``shared/tokenizers/`` folder beside or above the repository (or ``--encoding-file``), checked by
+its SHA-256; without one it asks tiktoken (its cache, ``TIKTOKEN_CACHE_DIR``, or the network).
+Run from the repository root::
 
     .venv/bin/python bench/llm_calls.py [--rollouts 200] [--latency 0.1] [--concurrency 16]
 
@@ -27,7 +35,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -36,6 +44,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai
+import tiktoken
+from tiktoken.load import load_tiktoken_bpe
 
 from ovtui.core.config import LLMConfig
 from ovtui.core.domain import (
@@ -53,21 +63,37 @@ from ovtui.core.domain import (
     ToolPart,
     Trajectory,
 )
-from ovtui.core.fileformat import MemoryFile, render_memory
+from ovtui.core.fileformat import render_memory
 from ovtui.llm.client import LLMClient
 from ovtui.memory.store import MemoryStore
+from ovtui.testing import realistic
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
+from ovtui.train.components.gradient_estimator import ExperienceGradientEstimator
 
 INTENTS = 10
 EXISTING = 5  # intents that already have an experience
 BATCH = 8
 LINKS = 11
-# Issue #13: ovtui's cl100k prompt tokens per rollout in three store states, about 0.5x OpenViking's.
-ISSUE_TOKENS = {"empty": 4448, "experiences": 5466, "linked": 6604}
+# OpenViking's cl100k prompt tokens per rollout on these inputs and batch (2.125 calls per rollout).
+OPENVIKING_TOKENS = {"empty": 8852, "experiences": 10365, "linked": 15591}
 GOAL_OF_OPENVIKING = 0.3
-ISSUE_SHARE_OF_OPENVIKING = 0.5
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
+    r"""\s*[\r\n]|\s+(?!\S)|\s"""
+)
+CL100K_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+# The chat format's cost per message and for priming the reply (OpenAI's published rule).
+TOKENS_PER_MESSAGE = 3
+REPLY_PRIMING = 3
 TOKEN_ROLLOUTS = 48  # rollouts per extra store state (tokens only)
 SECTIONS = "## Situation\n- {intent} requests\n## Approach\n- look the record up first\n## Reflect\n- {rule}"
 
@@ -110,6 +136,98 @@ def answer(request: RecordedRequest) -> Reply:
     )
 
 
+# --- counting tokens with cl100k ------------------------------------------------------------------
+def find_encoding_file() -> Path | None:
+    """``shared/tokenizers/cl100k_base.tiktoken`` beside the repository or in a folder above it."""
+    for folder in Path(__file__).resolve().parents:
+        candidate = folder / "shared" / "tokenizers" / "cl100k_base.tiktoken"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_cl100k(path: Path | None) -> tiktoken.Encoding:
+    """The cl100k encoding from its rank file (no download), else from tiktoken itself."""
+    if path is None:
+        return tiktoken.get_encoding("cl100k_base")
+    ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
+    return tiktoken.Encoding(
+        name="cl100k_base", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens=CL100K_SPECIAL
+    )
+
+
+def stage_of(body: dict[str, Any]) -> str:
+    """Which backend sent a request the server received (the client does not send its stage)."""
+    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    if name == "trajectories_operations":
+        return "extract"
+    system = str(body["messages"][0].get("content") or "")
+    return "merge" if "merge a batch" in system else "propose"
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_tokens(encoding: tiktoken.Encoding, body: dict[str, Any]) -> dict[str, int]:
+    """The prompt tokens one request is billed for: its messages, its schema and its tools."""
+    count = lambda text: len(encoding.encode(text, disallowed_special=()))  # noqa: E731
+    messages = REPLY_PRIMING
+    for message in body.get("messages", []):
+        messages += (
+            TOKENS_PER_MESSAGE
+            + count(str(message.get("role", "")))
+            + count(str(message.get("content") or ""))
+        )
+        if message.get("tool_calls"):
+            messages += count(compact(message["tool_calls"]))
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+    return {
+        "messages": messages,
+        "schema": count(compact(schema)) if schema is not None else 0,
+        "tools": count(compact(body["tools"])) if body.get("tools") else 0,
+    }
+
+
+def token_figures(encoding: tiktoken.Encoding, bodies: list[dict[str, Any]], rollouts: int) -> dict[str, Any]:
+    """Prompt tokens per rollout, by stage and in all, and the schema's share of them."""
+    by_stage: dict[str, dict[str, int]] = {}
+    for body in bodies:
+        parts = request_tokens(encoding, body)
+        stage = by_stage.setdefault(stage_of(body), {"calls": 0, "messages": 0, "schema": 0, "tools": 0})
+        stage["calls"] += 1
+        for key, value in parts.items():
+            stage[key] += value
+    total = sum(s["messages"] + s["schema"] + s["tools"] for s in by_stage.values())
+    schema = sum(s["schema"] for s in by_stage.values())
+    return {
+        "prompt_tokens_per_rollout": total / rollouts,
+        "prompt_tokens_per_rollout_by_stage": {
+            n: (s["messages"] + s["schema"] + s["tools"]) / rollouts for n, s in sorted(by_stage.items())
+        },
+        "prompt_tokens_per_call_by_stage": {
+            n: (s["messages"] + s["schema"] + s["tools"]) / s["calls"] for n, s in sorted(by_stage.items())
+        },
+        "schema_tokens_per_call_by_stage": {n: s["schema"] / s["calls"] for n, s in sorted(by_stage.items())},
+        "schema_share": schema / total if total else 0.0,
+    }
+
+
+# --- the workloads: synthetic (tiny rollouts), realistic (OpenViking's shapes) ------------------
+def realistic_workspace(root: Path, existing: int = EXISTING, links: int = 0) -> MemoryStore:
+    """Experiences as OpenViking writes them (tags, times, link objects), airline guidance."""
+    if existing:
+        realistic.write_experiences(root, existing, links)
+    else:
+        (root / "memories" / "experiences").mkdir(parents=True)
+    return MemoryStore.open(root)
+
+
+def realistic_rollout(i: int) -> Rollout:
+    """An 8-rollout batch: seven airline cancellations (nested JSON tool outputs), one in Chinese."""
+    return realistic.cjk_rollout() if i % BATCH == BATCH - 1 else realistic.airline_rollout(i)
+
+
 # --- a synthetic workload -------------------------------------------------------------------------
 def make_workspace(root: Path, existing: int = EXISTING, links: int = 0) -> MemoryStore:
     folder = root / "memories" / "experiences"
@@ -122,9 +240,17 @@ def make_workspace(root: Path, existing: int = EXISTING, links: int = 0) -> Memo
             "status": "production",
             "version": 1,
         }
-        if links:
-            fields["derived_from"] = [
-                f"viking://user/default/memories/trajectories/{name}_case_{n}_20261130T120000.md"
+        if links:  # as OpenViking writes them: link objects, empty values included
+            fields["links"] = [
+                {
+                    "from_uri": f"viking://user/default/memories/experiences/{name}.md",
+                    "to_uri": f"viking://user/default/memories/trajectories/{name}_case_{n}_20261130120000.md",
+                    "link_type": "derived_from",
+                    "weight": 1.0,
+                    "match_text": None,
+                    "description": "",
+                    "created_at": "2026-11-30T12:00:00Z",
+                }
                 for n in range(links)
             ]
         text = render_memory(SECTIONS.format(intent=name, rule="ALWAYS confirm"), fields)
@@ -171,6 +297,13 @@ def make_rollout(i: int) -> Rollout:
     return Rollout(case=case, messages=messages, evaluation=evaluation)
 
 
+Workload = tuple[Callable[[Path, int, int], MemoryStore], Callable[[int], Rollout]]
+WORKLOADS: dict[str, Workload] = {
+    "synthetic": (make_workspace, make_rollout),
+    "realistic": (realistic_workspace, realistic_rollout),
+}
+
+
 # --- the pipeline, as the shells drive the backends -----------------------------------------------
 async def train_batch(
     rollouts: list[Rollout],
@@ -180,33 +313,22 @@ async def train_batch(
 ) -> int:
     extractor, proposer, merger = backends
 
+    estimator = ExperienceGradientEstimator(store, proposer)  # the product's: candidates, merged fields
+
     async def one(rollout: Rollout) -> list[PatchSemanticGradient]:
         assert rollout.evaluation is not None
         drafts = await extractor.extract(rollout, rollout.evaluation, "")
-        gradients = []
-        for n, draft in enumerate(drafts):
-            uri = f"{store.paths.uri_prefix}memories/trajectories/{draft.name}_{rollout.case.name}_{n}.md"
-            trajectory = Trajectory(name=draft.name, uri=uri, content=draft.content, outcome=draft.outcome)
-            analysis = RolloutAnalysis(
-                rollout=rollout, evaluation=rollout.evaluation, trajectories=[trajectory]
+        trajectories = [
+            Trajectory(
+                name=draft.name,
+                uri=f"{store.paths.uri_prefix}memories/trajectories/{draft.name}_{rollout.case.name}_{n}.md",
+                content=draft.content,
+                outcome=draft.outcome,
             )
-            candidates = [p for p in policy.policies if p.name == draft.name][:5]
-            for proposal in await proposer.propose(trajectory, analysis, candidates):
-                before = store.read_uri(store.uri_for_name("experiences", proposal.experience_name))
-                after = MemoryFile(
-                    uri=store.uri_for_name("experiences", proposal.experience_name),
-                    content=proposal.content,
-                    fields={"experience_name": proposal.experience_name},
-                )
-                gradients.append(
-                    PatchSemanticGradient(
-                        before_file=before,
-                        after_file=after,
-                        base_version=before.version if before else None,
-                        evidence_trajectory_uris=[uri],
-                    )
-                )
-        return gradients
+            for n, draft in enumerate(drafts)
+        ]
+        analysis = RolloutAnalysis(rollout=rollout, evaluation=rollout.evaluation, trajectories=trajectories)
+        return await estimator.estimate(analysis, policy)
 
     per_rollout = await asyncio.gather(*(one(r) for r in rollouts))
     decisions = await merger.merge([g for gs in per_rollout for g in gs], policy, [])
@@ -214,25 +336,44 @@ async def train_batch(
 
 
 def _serve(latency: float, conn: Connection) -> None:
-    """Child process: run the fake server until told to stop, then report its counters."""
+    """Child process: run the fake server; on "drain" send the chat requests' bodies received since
+    the last drain, on "stop" its counters."""
     with FakeOpenAIServer(answer, latency=latency) as server:
         conn.send(server.base_url)
-        conn.recv()
+        drained = 0
+        while conn.recv() == "drain":
+            chats = server.chat_requests
+            conn.send([r.body for r in chats[drained:]])
+            drained = len(chats)
         conn.send((len(server.chat_requests), server.max_in_flight))
 
 
-@contextmanager
-def server_process(latency: float) -> Iterator[tuple[str, list[int]]]:
+class ServerProcess:
     """The server in its own process, so its CPU time does not compete with the client for the GIL."""
+
+    def __init__(self, conn: Connection, base_url: str) -> None:
+        self.conn = conn
+        self.base_url = base_url
+        self.stats: list[int] = []
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The bodies of the chat requests received since the last drain, as the server got them."""
+        self.conn.send("drain")
+        bodies: list[dict[str, Any]] = self.conn.recv()
+        return bodies
+
+
+@contextmanager
+def server_process(latency: float) -> Iterator[ServerProcess]:
     parent, child = multiprocessing.get_context("fork").Pipe()
     process = multiprocessing.get_context("fork").Process(target=_serve, args=(latency, child), daemon=True)
     process.start()
-    stats: list[int] = []
+    server = ServerProcess(parent, parent.recv())
     try:
-        yield parent.recv(), stats
+        yield server
     finally:
         parent.send("stop")
-        stats.extend(parent.recv())
+        server.stats.extend(parent.recv())
         process.join(timeout=5)
 
 
@@ -256,29 +397,39 @@ def make_client(base_url: str, concurrency: int, aiohttp: bool) -> LLMClient:
     return LLMClient(config, http_client=openai.DefaultAioHttpClient() if aiohttp else None)
 
 
-async def run_state(client: LLMClient, root: Path, count: int, existing: int, links: int) -> dict[str, Any]:
+async def run_state(
+    client: LLMClient,
+    server: ServerProcess,
+    encoding: tiktoken.Encoding,
+    root: Path,
+    count: int,
+    existing: int,
+    links: int,
+    workload: str = "synthetic",
+) -> dict[str, Any]:
     """Train ``count`` rollouts in batches against a store in one state; calls, tokens and times."""
-    store = make_workspace(root, existing, links)
+    workspace, rollout = WORKLOADS[workload]
+    store = workspace(root, existing, links)
     policy = ExperienceSetLoader(store).load_sync()
     backends = (
         LLMTrajectoryExtractor(client, store),
         LLMGradientProposer(client, store),
         LLMPlanMerger(client, store),
     )
-    rollouts = [make_rollout(i) for i in range(count)]
+    rollouts = [rollout(i) for i in range(count)]
     batches = [rollouts[i : i + BATCH] for i in range(0, count, BATCH)]
     started, cpu_started = time.perf_counter(), time.process_time()
     decisions = await asyncio.gather(*(train_batch(b, store, policy, backends) for b in batches))
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     stages, total = client.usage.stages(), client.usage.total
+    bodies = server.drain()  # counted after the timed part: tokenizing is not the client's work
     return {
         "rollouts": count,
         "batches": len(batches),
         "calls": total.calls,
         "expected_calls": 2 * count + len(batches),  # 1 extract + 1 propose + 1 merge per batch
-        "prompt_tokens_per_rollout": total.prompt_tokens / count,
-        "prompt_tokens_per_rollout_by_stage": {n: u.prompt_tokens / count for n, u in stages.items()},
+        **token_figures(encoding, bodies, count),
         "calls_by_stage": {n: u.calls for n, u in stages.items()},
         "wall_s": wall,
         "cpu_s": cpu,
@@ -286,22 +437,39 @@ async def run_state(client: LLMClient, root: Path, count: int, existing: int, li
     }
 
 
-async def main(count: int, latency: float, concurrency: int, aiohttp: bool) -> None:
+async def main(
+    count: int, latency: float, concurrency: int, aiohttp: bool, encoding_file: Path | None
+) -> None:
+    encoding = load_cl100k(encoding_file)
     states = {"empty": (0, 0), "experiences": (EXISTING, 0), "linked": (EXISTING, LINKS)}
-    results: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory() as tmp, server_process(latency) as (base_url, server_stats):
-        for state, (existing, links) in states.items():
-            client = make_client(base_url, concurrency, aiohttp)
-            timed = state == "experiences"  # the wall-time figure comes from the full-size run
-            results[state] = await run_state(
-                client, Path(tmp) / state, count if timed else TOKEN_ROLLOUTS, existing, links
-            )
-            if timed:
-                results[state]["floor_s"] = await floor(client, results[state]["calls"])
-            await client.aclose()
-    requests, peak = server_stats
+    results: dict[str, dict[str, dict[str, Any]]] = {w: {} for w in WORKLOADS}
+    with tempfile.TemporaryDirectory() as tmp, server_process(latency) as server:
+        for workload in WORKLOADS:
+            for state, (existing, links) in states.items():
+                client = make_client(server.base_url, concurrency, aiohttp)
+                # The wall-time figure comes from the full-size run.
+                timed = (workload, state) == ("synthetic", "experiences")
+                figures = await run_state(
+                    client,
+                    server,
+                    encoding,
+                    Path(tmp) / workload / state,
+                    count if timed else TOKEN_ROLLOUTS,
+                    existing,
+                    links,
+                    workload,
+                )
+                if timed:
+                    figures["floor_s"] = await floor(client, figures["calls"])
+                    server.drain()  # the floor's bare calls are no stage's tokens
+                await client.aclose()
+                figures["share_of_openviking"] = (
+                    figures["prompt_tokens_per_rollout"] / OPENVIKING_TOKENS[state]
+                )
+                results[workload][state] = figures
+    requests, peak = server.stats
 
-    main_run = results["experiences"]
+    main_run = results["synthetic"]["experiences"]
     calls = main_run["calls"]
     ideal = calls * latency / concurrency
     print(f"rollouts={count} latency={latency * 1000:.0f}ms concurrency={concurrency}")
@@ -309,18 +477,25 @@ async def main(count: int, latency: float, concurrency: int, aiohttp: bool) -> N
         f"LLM calls: {calls} (expected {main_run['expected_calls']}) = {calls / count:.3f} per rollout "
         f"(target {1 + 1 + 1 / BATCH:.3f})"
     )
-    print("prompt tokens per rollout (estimate: 4 chars per token over messages, response format, tools):")
-    goals = {}
-    for state, figures in results.items():
-        openviking = ISSUE_TOKENS[state] / ISSUE_SHARE_OF_OPENVIKING
-        goals[state] = GOAL_OF_OPENVIKING * openviking
-        figures["share_of_openviking"] = figures["prompt_tokens_per_rollout"] / openviking
-        by_stage = ", ".join(f"{n} {v:.0f}" for n, v in figures["prompt_tokens_per_rollout_by_stage"].items())
-        print(
-            f"  {state:<12} {figures['prompt_tokens_per_rollout']:6.0f}  ({by_stage}) = "
-            f"{figures['share_of_openviking']:.2f}x OpenViking's ~{openviking:.0f} "
-            f"(goal <= {goals[state]:.0f})"
-        )
+    print("prompt tokens per rollout (cl100k, as billed: messages, response format schema, tools):")
+    for workload, by_state in results.items():
+        print(f"  {workload} rollouts:")
+        for state, figures in by_state.items():
+            anchor = OPENVIKING_TOKENS[state]
+            by_stage = ", ".join(
+                f"{n} {v:.0f}" for n, v in figures["prompt_tokens_per_rollout_by_stage"].items()
+            )
+            per_call = ", ".join(
+                f"{n} {v:.0f}" for n, v in figures["prompt_tokens_per_call_by_stage"].items()
+            )
+            schema = ", ".join(f"{n} {v:.0f}" for n, v in figures["schema_tokens_per_call_by_stage"].items())
+            print(
+                f"    {state:<12} {figures['prompt_tokens_per_rollout']:6.0f}  ({by_stage}) = "
+                f"{figures['share_of_openviking']:.2f}x OpenViking's {anchor} "
+                f"(goal <= {GOAL_OF_OPENVIKING * anchor:.0f})\n"
+                f"    {'':<12} per call: {per_call}; schema per call: {schema} "
+                f"= {figures['schema_share']:.0%} of the prompt tokens"
+            )
     print(f"client CPU: {main_run['cpu_s']:.2f}s = {main_run['cpu_s'] / calls * 1000:.1f} ms per call")
     wall = main_run["wall_s"]
     print(f"wall time: {wall:.2f}s; ideal {ideal:.2f}s; ratio {wall / ideal:.2f}x (target <= 1.2x)")
@@ -334,21 +509,18 @@ async def main(count: int, latency: float, concurrency: int, aiohttp: bool) -> N
         "figures": {
             "calls_per_rollout": calls / count,
             "wall_over_ideal": wall / ideal,
-            "states": results,
+            "workloads": results,
             "peak_in_flight": peak,
         },
         "floor": {"ideal_s": ideal, "bare_calls_over_ideal": main_run["floor_s"] / ideal},
-        "baseline": {
-            "issue_cl100k_tokens_per_rollout": ISSUE_TOKENS,
-            "issue_share": ISSUE_SHARE_OF_OPENVIKING,
-        },
+        "baseline": {"openviking_cl100k_tokens_per_rollout": OPENVIKING_TOKENS},
         "goals": {
             "calls_per_rollout": 1 + 1 + 1 / BATCH,
             "wall_over_ideal": 1.2,
             "share_of_openviking": GOAL_OF_OPENVIKING,
-            "prompt_tokens_per_rollout": goals,
+            "prompt_tokens_per_rollout": {s: GOAL_OF_OPENVIKING * t for s, t in OPENVIKING_TOKENS.items()},
         },
-        "token_estimate": "4 chars per token (tiktoken's cl100k encoding is not available offline)",
+        "tokenizer": "cl100k_base (tiktoken)",
     }
     print(json.dumps(summary))
 
@@ -359,5 +531,9 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--aiohttp", action="store_true", help="use the SDK's aiohttp transport")
+    parser.add_argument(
+        "--encoding-file", type=Path, default=None, help="cl100k_base.tiktoken (default: shared/tokenizers/)"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.rollouts, args.latency, args.concurrency, args.aiohttp))
+    encoding_file = args.encoding_file or find_encoding_file()
+    asyncio.run(main(args.rollouts, args.latency, args.concurrency, args.aiohttp, encoding_file))

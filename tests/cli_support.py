@@ -9,10 +9,15 @@ from pathlib import Path
 
 
 def run_ovtui(
-    *args: str, cwd: Path, timeout: float = 240, also_installed: Path | None = None
+    *args: str,
+    cwd: Path,
+    timeout: float = 240,
+    also_installed: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``also_installed``: a folder of packages this process sees as installed (on PYTHONPATH)."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    """``also_installed``: a folder of packages this process sees as installed (on PYTHONPATH);
+    ``env``: variables set for this process on top of the test's own."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     env.pop("NO_COLOR", None)
     if also_installed is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(also_installed), env.get("PYTHONPATH")) if p)

@@ -1,7 +1,10 @@
-"""``ovtui check``: validate a workspace without changing it.
+"""``ovtui check``: validate a workspace without changing it (``--fix`` changes one thing: it moves
+files in a former layout, ``fix_layouts``).
 
 Every memory file in every declared type folder, the peers' spaces included (format, name, declared
-field types and enums), every line of ``datasets/*/{train,validation,test}.jsonl`` as a Case and as
+field types and enums, the fields its path is named by), the layouts (a type's files in a former
+layout are a note — they work, but OpenViking does not read them — and a problem beside files in
+the current one), every line of ``datasets/*/{train,validation,test}.jsonl`` as a Case and as
 a case of the workspace's environment (``[trainer] environment`` says what it needs of one),
 ``ovtui.toml`` (its schema, and every component name it gives against the registry), and the plan
 files waiting for review (one that does not read as a plan is skipped by Review and ``ovtui
@@ -29,13 +32,15 @@ from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
 from ovtui.environments.base import Environment
 from ovtui.memory.cases import case_from_memory
+from ovtui.memory.layout import MoveResult, layout_shape, move_former_files, space_layouts
+from ovtui.memory.ledger import UseLedger
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
 from ovtui.storage.config_file import load_config
-from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER
+from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER, peer_space, split_peer
 from ovtui.storage.reading import jsonl_lines, read_bounded
 from ovtui.train.review.gates.readability import unread_notes
-from ovtui.train.review.policy import PendingPlan
+from ovtui.train.review.pending import read_plan
 from ovtui.wiring.registry import ENVIRONMENTS, agent_reader, unknown_names
 
 SPLITS = ("train", "validation", "test")
@@ -81,7 +86,27 @@ def _type_ok(decl: FieldDecl, value: Any) -> bool:
     return isinstance(value, JSON_TYPES[decl.type])
 
 
-def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> list[tuple[str, str]]:
+def _naming_problems(schema: MemoryTypeSchema, memory: MemoryFile, inner: str) -> list[tuple[str, str]]:
+    """(field, message) for each field a path component is named by that names another one
+    (``inner``: the path inside its space; read by the layout it is in)."""
+    parts = inner[len(schema.directory) + 1 :].split("/")
+    template = next((t for t in schema.templates() if t.count("/") == len(parts) - 1), None)
+    if template is None:
+        return []
+    out: list[tuple[str, str]] = []
+    for pattern, part in zip(template.split("/"), parts, strict=True):
+        key = pattern.removesuffix(".md")
+        if not (key.startswith("{") and key.endswith("}")) or "{" in key[1:]:
+            continue  # a part with more than one value (trajectories) or a fixed one
+        key, stem = key[1:-1], part.removesuffix(".md")
+        value = memory.fields.get(key)
+        if isinstance(value, str) and value and not same_name(value, stem):
+            what = "file name" if part.endswith(".md") else "folder name"
+            out.append((key, f"{key} {value!r} does not match the {what} {stem!r}"))
+    return out
+
+
+def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, inner: str) -> list[tuple[str, str]]:
     """(field, message) for each field that contradicts the type's declaration."""
     out: list[tuple[str, str]] = []
     fields = memory.fields
@@ -104,15 +129,7 @@ def _field_problems(schema: MemoryTypeSchema, memory: MemoryFile, stem: str) -> 
         out.append(
             ("memory_type", f"memory_type is {fields['memory_type']!r} in the {schema.memory_type} folder")
         )
-    key = schema.name_field
-    name = fields.get(key) if key else None
-    if (
-        key
-        and schema.filename_template == f"{{{key}}}.md"
-        and isinstance(name, str)
-        and not same_name(name, stem)
-    ):
-        out.append((key, f"{key} {name!r} does not match the file name {stem!r}"))
+    out += _naming_problems(schema, memory, inner)
     for key in ("links", "backlinks"):
         links = fields.get(key)
         if links is not None and not (
@@ -141,6 +158,36 @@ def check_memories(store: MemoryStore, report: CheckReport) -> None:
                 _check_file(store, schema, path, report)
 
 
+def check_layouts(store: MemoryStore, report: CheckReport) -> None:
+    """Files in a former layout of their type: a note where they are the only ones of the type in
+    their space (they work, but OpenViking does not see them), a problem beside files in the current
+    layout (one kind of memory in two places); each says what ``ovtui check --fix`` does."""
+    for space in space_layouts(store):
+        schema, former = space.schema, space.former
+        prefix = peer_space(space.peer_id)
+        old = prefix + layout_shape(schema, schema.former_filename_templates[0])
+        new = prefix + layout_shape(schema, schema.filename_template)
+        whose = f"peer {space.peer_id}'s " if space.peer_id else ""
+        moved = f"`ovtui check --fix` moves them to {new}, as OpenViking files them (one History record)"
+        if space.current:
+            message = (
+                f"{whose}{schema.memory_type} are in two layouts: {len(former)} file(s) in ovtui's former "
+                f"{old} and {space.current} in {new}; {moved}"
+            )
+            report.problems.append(Problem(former[0].rel, 1, message))
+        else:
+            message = (
+                f"{len(former)} {whose}{schema.memory_type} file(s) in ovtui's former layout {old}, "
+                f"which OpenViking does not read; {moved}"
+            )
+            report.notes.append(Problem(former[0].rel, 1, message))
+
+
+def fix_layouts(store: MemoryStore) -> MoveResult:
+    """``ovtui check --fix``: move every file in a former layout to its type's current one."""
+    return move_former_files(store)
+
+
 def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report: CheckReport) -> None:
     rel = store.paths.relative(path)
     try:
@@ -153,7 +200,7 @@ def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report
     except (OvtuiError, OSError) as exc:
         report.problems.append(Problem(rel, 1, str(exc)))
         return
-    for key, message in _field_problems(schema, memory, path.stem):
+    for key, message in _field_problems(schema, memory, split_peer(rel)[1]):
         report.problems.append(Problem(rel, _line_of_key(text, key), message))
     if schema.memory_type == CASES:
         _check_case(memory, rel, text, report)
@@ -167,6 +214,41 @@ def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report
                 "fields comment and lose the real fields (quote it without the '<!--')",
             )
         )
+
+
+def check_file_names(store: MemoryStore, report: CheckReport) -> None:
+    """Memory files whose names ovtui would never write: file names are lower-cased from the
+    memory's name (as OpenViking writes them), so every plan item for ``Refund_Request.md`` targets
+    ``refund_request.md`` and is refused; two files whose names differ only in case name one memory."""
+    spaces: list[str | None] = [None, *store.peers()]
+    for memory_type in store.registry.names():
+        schema = store.registry.get(memory_type)
+        if not schema.placeholders():
+            continue  # a one-file type: its name is fixed by the declaration
+        for peer in spaces if schema.peer_enabled else [None]:
+            by_folded: dict[str, list[Path]] = {}
+            for path in store.list_paths(memory_type, peer):
+                by_folded.setdefault(str(path.with_name(path.name.lower())), []).append(path)
+            for folded, paths in by_folded.items():
+                _report_case_names(store, Path(folded), paths, report)
+
+
+def _report_case_names(store: MemoryStore, folded: Path, paths: list[Path], report: CheckReport) -> None:
+    for path in paths:
+        if path.name == folded.name:
+            continue
+        rel = store.paths.relative(path)
+        if len(paths) > 1:
+            message = (
+                f"collides with {folded.name} ignoring case: both name one memory; merge this file "
+                f"into {folded.name} and remove {path.name}"
+            )
+        else:
+            message = (
+                f"ovtui writes this memory as {folded.name} (file names are lower-case, as OpenViking "
+                f"writes them), so every plan item for it is refused: rename {path.name} to {folded.name}"
+            )
+        report.problems.append(Problem(rel, 1, message))
 
 
 def _check_case(memory: MemoryFile, rel: str, text: str, report: CheckReport) -> None:
@@ -262,19 +344,41 @@ def check_pending(store: MemoryStore, report: CheckReport) -> None:
     folder = store.paths.root / PENDING_FOLDER
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            PendingPlan.model_validate_json(path.read_bytes())
+            read_plan(path)
         except ValidationError as exc:
             problem = f"not a pending plan, skipped by Review: {first_problem(exc, 'file')}"
             report.problems.append(Problem(store.paths.relative(path), 1, problem))
+        except OvtuiError as exc:
+            report.problems.append(Problem(store.paths.relative(path), 1, f"skipped by Review: {exc}"))
         except OSError as exc:
-            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {exc}"))
+            cause = exc.strerror or str(exc)
+            report.problems.append(Problem(store.paths.relative(path), 1, f"cannot read: {cause}"))
+
+
+def check_ledger(store: MemoryStore, report: CheckReport) -> None:
+    """The use ledger reads (its log, its summary, an older ovtui's hotness files): one that does
+    not is named with what to do, as every recorded use will say it again."""
+    ledger = UseLedger(store.paths)
+    try:
+        ledger.usage()
+    except OvtuiError as exc:
+        message = str(exc)
+        files = (ledger.summary_path, ledger.path, *ledger.legacy_paths)
+        for rel in (store.paths.relative(path) for path in files):
+            if message.startswith(rel):
+                report.problems.append(Problem(rel, 1, message[len(rel) :].lstrip(": ")))
+                return
+        report.problems.append(Problem(store.paths.relative(ledger.summary_path), 1, message))
 
 
 def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     config = check_config(store, report)
     check_memories(store, report)
+    check_layouts(store, report)
+    check_file_names(store, report)
     check_pending(store, report)
+    check_ledger(store, report)
     if config is None:
         check_datasets(store, report)  # the environment is not known for sure: the cases as Cases only
         return report

@@ -1,4 +1,6 @@
-"""``ovtui check [WORKSPACE]``: exit 0 with a summary, or 1 listing ``path:line: message`` per problem.
+"""``ovtui check [WORKSPACE] [--fix]``: exit 0 with a summary, or 1 listing ``path:line: message`` per
+problem. ``--fix`` first moves memory files in a former layout to their type's current one (one
+journaled History record, undone by ``ovtui revert``), then checks.
 
 Besides memory files, datasets and the config, ``[keys]`` is checked against the app's bindings
 (unknown ids, two actions on one key in a screen); the app's binding list is imported only here,
@@ -19,6 +21,11 @@ if TYPE_CHECKING:
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("check", help="validate every memory file, dataset line and the config")
     parser.add_argument("workspace", nargs="?", default=".", help="the workspace (default: current folder)")
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="first move memory files in a former layout to where OpenViking files them (revertible)",
+    )
     parser.set_defaults(handler=run_check)
 
 
@@ -49,6 +56,25 @@ def key_problems(store: MemoryStore) -> list[Problem]:
     return found
 
 
+def print_fix(store: MemoryStore) -> None:
+    from ovtui.checks.workspace import fix_layouts
+
+    moved = fix_layouts(store)
+    for old, new in moved.moved.items():
+        print(f"moved {old} → {new}")
+    for skipped in moved.skipped:
+        where = store.paths.relative_of(skipped.uri) if skipped.uri else skipped.memory_type
+        print(f"not moved {where}: {skipped.reason}")
+    if moved.history_id:
+        record = moved.history_id
+        print(
+            f"fixed: {len(moved.moved)} file(s) moved in history record {record} "
+            f"(`ovtui revert {record}` undoes it)"
+        )
+    elif not moved.skipped:
+        print("fixed: nothing to move")
+
+
 def run_check(args: argparse.Namespace) -> int:
     from ovtui.checks.workspace import check_workspace
     from ovtui.wiring.workspace import memory_to_check
@@ -56,6 +82,8 @@ def run_check(args: argparse.Namespace) -> int:
     store, recovered = memory_to_check(args.workspace)
     if recovered:
         print(f"ovtui: recovery: {recovered}", file=sys.stderr)
+    if args.fix:
+        print_fix(store)
     report = check_workspace(store)
     report.problems += key_problems(store)
     for note in report.notes:

@@ -44,11 +44,12 @@ def where(path: Path | str) -> str:
         return str(resolved)
 
 
-def open_workspace(root: Path | str) -> Workspace:
-    """The workspace a command works on, after saying on stderr what start-up recovery finished."""
+def open_workspace(root: Path | str, *, reading: bool = False) -> Workspace:
+    """The workspace a command works on, after saying on stderr what start-up recovery finished
+    (``reading``: a command that only reads, which works on a full or read-only disk too)."""
     from ovtui.wiring.workspace import Workspace
 
-    workspace = Workspace(root)
+    workspace = Workspace(root, reading=reading)
     if workspace.recovered:
         print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
     return workspace

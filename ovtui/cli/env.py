@@ -5,6 +5,7 @@ imported by the handlers: building the parser loads none of them."""
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from pathlib import Path
@@ -111,10 +112,13 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_score(args: argparse.Namespace) -> int:
     from ovtui.environments.base import EnvironmentError_
     from ovtui.environments.scoring import score_lines
+    from ovtui.storage.reading import open_for_reading
 
     environment = get_environment(args.environment)
     try:
-        stream = sys.stdin if args.file == "-" else Path(args.file).open(encoding="utf-8")  # noqa: SIM115
+        stream = (
+            sys.stdin if args.file == "-" else io.TextIOWrapper(open_for_reading(args.file), encoding="utf-8")
+        )
         with stream:
             bad = score_lines(environment, stream, sys.stdout, sys.stderr, source=args.file)
     except (OSError, UnicodeDecodeError) as exc:  # missing, unreadable or binary: one line, no traceback

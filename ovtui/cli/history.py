@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ovtui.cli.common import open_workspace, whole_number
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.memory_diff import RECORD_KINDS
+from ovtui.memory.memory_diff import RECORD_KINDS, skipped_line
 
 if TYPE_CHECKING:
     from ovtui.memory.history import HistoryEntry
@@ -46,7 +46,7 @@ def run_history(args: argparse.Namespace) -> int:
         raise OvtuiError("usage: ovtui history [WORKSPACE] [--kind K] [--grep TEXT] [--limit N] [--json]")
     workspace = rest[0] if rest else args.workspace or "."
     query = {"kind": args.kind, "uri": args.uri, "text": args.grep, "limit": args.limit}
-    entries = open_workspace(workspace).history(**query)
+    entries = open_workspace(workspace, reading=True).history(**query)
     if args.json:
         print(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
         return 0
@@ -68,7 +68,7 @@ def _row(entry: HistoryEntry) -> str:
 
 
 def show(workspace: str, ref: str, *, as_json: bool) -> int:
-    opened = open_workspace(workspace)
+    opened = open_workspace(workspace, reading=True)
     record_id = opened.resolve_record(ref)
     record = opened.history_record(record_id)
     if as_json:
@@ -88,6 +88,8 @@ def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
         yield f"plan      {record.review.plan_id}"
     s = record.summary
     yield f"changes   {s.total_adds} added, {s.total_updates} updated, {s.total_deletes} deleted"
+    for skipped in record.skipped_operations:
+        yield f"skipped   {skipped_line(skipped)}"
     for d in record.review.decisions:
         by = f" (by {d.decided_by})" if d.decided_by else ""
         yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "") + by

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shlex
+import shutil
 from pathlib import Path
 
 from ovtui.cli.common import where
 from ovtui.core.config import OvtuiConfig
 from ovtui.core.errors import OvtuiError
 from ovtui.storage.config_file import save_config
-from ovtui.storage.fsio import make_dirs
+from ovtui.storage.fsio import make_dirs, make_root
 from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
 
 FOLDERS = (
@@ -32,20 +35,70 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     parser.set_defaults(handler=run_init)
 
 
-def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
+# System folders whose files are the kernel's, not files: a workspace there makes no sense.
+SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
+# What init writes at the top of the folder; what of it was not there before goes again on failure.
+WRITTEN = (CONFIG_FILE, "memories", "datasets", "inbox")
+
+
+def refuse_target(root: Path) -> None:
+    """One line for a target that cannot become a workspace: a file, a system folder, a workspace."""
+    real = os.path.realpath(root)
+    system = next((f for f in SYSTEM_FOLDERS if real == f or real.startswith(f + os.sep)), None)
+    if system is not None:
+        raise OvtuiError(f"{root} is in {system}, a system folder of the kernel: choose another folder")
+    if root.exists() and not root.is_dir():
+        raise OvtuiError(f"{root} is a file, not a folder: give the folder to make the workspace in")
     if (root / CONFIG_FILE).exists() or (root / "memories").exists():
         raise OvtuiError(f"{root} is already a workspace: nothing was changed")
-    if sample:
-        from ovtui.environments.sample.workspace import write_sample_workspace
 
-        write_sample_workspace(root)
-    else:
-        root.mkdir(parents=True, exist_ok=True)
-        save_config(root, OvtuiConfig())
-    paths = WorkspacePaths(root)
-    for folder in FOLDERS:
-        make_dirs(paths.root / folder, root=paths.root)
+
+def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
+    """Make ``root`` a workspace, all or nothing: when a write fails (a full or read-only disk, no
+    permission) what this call made is removed again and the error raised."""
+    refuse_target(root)
+    first_new = _first_missing(root)
+    before = {name for name in WRITTEN if os.path.lexists(root / name)}
+    try:
+        make_root(root)
+        if sample:
+            from ovtui.environments.sample.workspace import write_sample_workspace
+
+            write_sample_workspace(root)
+        else:
+            save_config(root, OvtuiConfig())
+        paths = WorkspacePaths(root)
+        for folder in FOLDERS:
+            make_dirs(paths.root / folder, root=paths.root)
+    except BaseException:
+        _undo(root, first_new, before)
+        raise
     return paths
+
+
+def _first_missing(root: Path) -> Path | None:
+    """The outermost folder on the way to ``root`` (``root`` included) that does not exist yet."""
+    missing = None
+    for folder in (root.absolute(), *root.absolute().parents):
+        if os.path.lexists(folder):
+            break
+        missing = folder
+    return missing
+
+
+def _undo(root: Path, first_new: Path | None, before: set[str]) -> None:
+    if first_new is not None:  # every folder from there down is this call's own
+        shutil.rmtree(first_new, ignore_errors=True)
+        return
+    for name in WRITTEN:
+        if name in before:
+            continue
+        path = root / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def next_steps(root: Path, *, sample: bool) -> list[str]:

@@ -4,7 +4,8 @@ Each subcommand lives in a small module with ``add_parsers(sub)``, imported here
 (so the import contracts see every edge); a command module imports only cheap modules itself and
 the kernel inside its handlers, so building the parser stays quick and ``ovtui --help`` loads
 neither the app, the servers nor the model client.
-Kernel errors (OvtuiError) print as one line on stderr and exit 2, never as a traceback.
+Kernel errors (OvtuiError) print as one line on stderr and exit 2, never as a traceback; so do
+the errors of the disk (OSError: full, read-only, no permission, gone), naming the file and the cause.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 
-from ovtui.cli import check, env, history, init, mcp_command, revert, review, sessions, train
+from ovtui.cli import check, compare, env, history, init, mcp_command, revert, review, sessions, train
 from ovtui.core.errors import OvtuiError
 
 # command name -> the module defining it. Add new commands here.
@@ -33,6 +34,8 @@ COMMANDS: dict[str, ModuleType] = {
     "serve": sessions,
     "commit": sessions,
     "mcp": mcp_command,
+    "compare": compare,
+    "report": compare,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"
@@ -101,6 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `ovtui history | head`: the reader left, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        from ovtui.cli.common import where
+        from ovtui.storage.faults import os_error_line
+
+        print(f"ovtui: error: {os_error_line(exc, where)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ovtui.cli.common import open_workspace, where, whole_number
 from ovtui.core.errors import OvtuiError
+from ovtui.storage.faults import os_error_line
 
 if TYPE_CHECKING:
     from ovtui.core.domain import PolicyPlanItem
@@ -83,18 +84,24 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     replan.set_defaults(handler=run_replan)
 
 
-def _open(args: argparse.Namespace) -> Workspace:
-    return open_workspace(args.workspace)
+def _open(args: argparse.Namespace, *, reading: bool = False) -> Workspace:
+    return open_workspace(args.workspace, reading=reading)
 
 
 def _waiting(workspace: Workspace) -> list[PendingPlan]:
-    """Waiting plans with their stale marks brought up to date against the files as they are."""
-    workspace.refresh_stale()
+    """Waiting plans with their stale marks brought up to date against the files as they are (on a
+    disk that takes no writes, full or read-only, as they were last marked, and said so)."""
+    try:
+        workspace.refresh_stale()
+    except OSError as exc:
+        print(
+            f"ovtui: note: stale marks not brought up to date: {os_error_line(exc, where)}", file=sys.stderr
+        )
     return workspace.pending_plans()
 
 
 def run_list(args: argparse.Namespace) -> int:
-    plans = _waiting(_open(args))
+    plans = _waiting(_open(args, reading=True))
     if args.json:
         print(json.dumps([p.summary() for p in plans], indent=2))
         return 0
@@ -165,7 +172,7 @@ def _colour_wanted(choice: str) -> bool:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    workspace = _open(args)
+    workspace = _open(args, reading=True)
     _waiting(workspace)
     plan = workspace.pending_plan(workspace.resolve_plan(args.plan))
     print(f"plan      {plan.plan_id}")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ovtui.wiring.workspace import Workspace
 
 T = TypeVar("T")
+UNSEAL_HELP = "score the eval split even if [evaluation] sealed names it (the scoring is counted)"
 TRIALS_HELP = "runs of each eval case; above 1 the report gives pass^k (default: [trainer] eval_trials)"
 
 
@@ -113,6 +114,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
     train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
+    train.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     train.add_argument(
         "--watch", action="store_true", help="stream rollouts from inbox/rollouts/ until interrupted"
     )
@@ -125,6 +127,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     evaluate.add_argument("--dataset")
     evaluate.add_argument("--split", default="test")
     evaluate.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
+    evaluate.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     evaluate.set_defaults(handler=run_eval)
 
 
@@ -160,13 +163,14 @@ def run_train(args: argparse.Namespace) -> int:
         eval_split=None if args.no_eval else "test",
         limit=args.limit,
         trials=args.trials,
+        unseal=args.unseal,
     )
-    report = asyncio.run(_cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
+    report = asyncio.run(cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
     progress.clear()
     return _finish(report, workspace)
 
 
-async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: str = "") -> T:
+async def cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: str = "") -> T:
     """Ctrl-C asks the run to stop between batches instead of killing it mid-apply."""
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -181,7 +185,7 @@ async def _cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce:
 
 async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
     listeners: list[Listener] = [progress, WatchLog(progress)]
-    report = await _cancellable(
+    report = await cancellable(
         lambda stop: workspace.stream(listeners, stop, approve=args.approve, dry_run=args.dry_run),
         announce=f"watching inbox/rollouts/ of {workspace_label(workspace.root)} — Ctrl-C to stop",
     )
@@ -195,9 +199,9 @@ def run_eval(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
     progress = ProgressLine()
     report = asyncio.run(
-        _cancellable(
+        cancellable(
             lambda cancel: workspace.evaluate(
-                args.dataset, args.split, [progress], cancel, trials=args.trials
+                args.dataset, args.split, [progress], cancel, trials=args.trials, unseal=args.unseal
             )
         )
     )

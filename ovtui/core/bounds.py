@@ -36,6 +36,11 @@ LEDGER_VERSIONS_PER_MEMORY = 4
 LEDGER_CONSUMERS = 2048
 LEDGER_MEMORIES_PER_CONSUMER = 128
 LEDGER_KEYS_PER_CONSUMER = 16
+# A history record or a plan waiting for review holds the texts (before and after) of every file
+# one apply touches: far above any real one, a bound only against a file that is not one.
+MAX_RECORD_BYTES = 256 * MIB
+MAX_CACHE_ENTRY_BYTES = 64 * MIB  # one answer of the model, cached
+# JSON nests at most ``core.bounded_json.MAX_JSON_DEPTH`` levels, in any file (its parser's limit).
 
 # --- what flows into a memory file --------------------------------------------------------------
 MAX_MEMORY_TEXT_BYTES = 1 * MIB  # one text field of a memory (its body included), UTF-8

@@ -36,6 +36,9 @@ class LLMConfig(Section):
     temperature: float = Field(0.0, ge=0, le=2)
     max_retries: int = Field(4, ge=0, le=20)
     cache: bool = False
+    # Tokens the model's context holds (prompt + answer), for endpoints that do not report it (Ollama's
+    # default is 4096; ovtui fits every prompt into it). None: what the endpoint reports, else 4096.
+    context_window: int | None = Field(None, ge=1024, le=100_000_000)
     # Price per million tokens, for the cost shown in the app and reports (0 = unknown).
     prompt_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
     completion_price_per_mtok: float = Field(0.0, ge=0, le=1_000_000)
@@ -86,6 +89,19 @@ class ReviewConfig(Section):
     def _known_policy(cls, value: str) -> str:
         parse_review_policy(value)  # its ValueError names what is wrong
         return value
+
+
+class EvaluationConfig(Section):
+    """``[evaluation]``: when a difference between two policies counts, and which splits are sealed."""
+
+    # The paired rule of `ovtui compare` and the `gate` review policy: B beats A when the mean paired
+    # difference exceeds k standard errors (Δ > k·SE), and is worse below −k·SE.
+    k: float = Field(2.0, ge=0, le=10)
+    # Splits scored only on explicit request (`--unseal`); each scoring is counted and reported, a
+    # guard against tuning to the test.
+    sealed: list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+        default_factory=list, max_length=64
+    )
 
 
 class WorkspaceConfig(Section):
@@ -196,6 +212,7 @@ class OvtuiConfig(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     trainer: TrainerConfig = Field(default_factory=TrainerConfig)
     review: ReviewConfig = Field(default_factory=ReviewConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     ui: UIConfig = Field(default_factory=UIConfig)
     keys: dict[str, str] = Field(default_factory=dict, max_length=256)

@@ -1,7 +1,7 @@
 """The grammar of a review policy (``[review] policy``, ``train --approve``), parsed in one place.
 
 ``all`` approves every item, ``none`` rejects every item, ``ask`` parks the plan for a person,
-``gate`` approves when validation accuracy does not drop, and ``confidence>=X`` (X from 0 to 1)
+``gate`` approves when validation gains by the paired rule (Δ > k·SE), and ``confidence>=X`` (X from 0 to 1)
 approves the items whose confidence is at least X. The configuration checks a policy with this
 parser and the review decides with what it returns, so both accept exactly the same words.
 """

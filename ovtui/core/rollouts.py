@@ -8,9 +8,15 @@ a trajectory file never disagree about what the task was.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import EXECUTION_ERROR, Case, Rollout, RubricEvaluation
+
+# Keys of a rollout's metadata the trajectory's file is named by: when its first message was written
+# (ISO 8601, as a session message's ``created_at``) and the session archive it came from.
+FIRST_MESSAGE_AT = "first_message_at"
+SOURCE_ARCHIVE_URI = "source_archive_uri"
 
 # Where a case's input carries the user's request, in order of preference.
 QUERY_KEYS = ("user_query", "query", "question", "prompt", "message")
@@ -41,6 +47,20 @@ def feedback_text(evaluation: RubricEvaluation) -> str:
     return "\n".join(lines)
 
 
+MAX_OUTCOME_LINE = 240  # characters of a rollout's outcome line kept in reports
+
+
+def outcome_line(rollout: Rollout) -> str:
+    """What the agent did and how it was graded, in one line: ``passed: get_reservation →
+    refund_payment`` or ``failed: no tool calls (why)`` — the evidence a report shows for a case."""
+    tools = " → ".join(p.tool_name for m in rollout.messages for p in m.tool_parts) or "no tool calls"
+    evaluation = rollout.evaluation
+    verdict = "passed" if evaluation and evaluation.passed else "failed"
+    why = f" ({'; '.join(evaluation.feedback[:2])})" if evaluation and evaluation.feedback else ""
+    line = f"{verdict}: {tools}{why}"
+    return line if len(line) <= MAX_OUTCOME_LINE else line[: MAX_OUTCOME_LINE - 1] + "…"
+
+
 def failed_rollout(case: Case, context: ExecutionContext, error: str, source: str) -> Rollout:
     """A case whose execution failed: graded failed, with the error text (``source``: who ran it,
     e.g. the service's URL). It counts as a failed case and is never trained on."""
@@ -55,3 +75,14 @@ def failed_rollout(case: Case, context: ExecutionContext, error: str, source: st
         ),
         metadata={EXECUTION_ERROR: error, "service": source},
     )
+
+
+def iso_time(value: object) -> datetime | None:
+    """An ISO 8601 time (``2026-11-30T10:00:00Z``) as written — its wall-clock time, not moved to
+    another zone, as OpenViking reads a message's ``created_at``; None when it is no such time."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.environments.base import Environment, EnvironmentError_
 
 
@@ -18,11 +19,11 @@ class RecordError(ValueError):
 
 
 def record_of(line: str) -> dict[str, Any]:
-    """One JSONL line as an object (json.JSONDecodeError or RecordError otherwise)."""
+    """One JSONL line as an object (RecordError otherwise: not JSON, nested too deeply, not an object)."""
     try:
-        record = json.loads(line)
-    except RecursionError:  # ``[[[[…`` deeper than the parser goes
-        raise RecordError("nested too deeply to read") from None
+        record = parse_json(line, source="line")
+    except JsonError as exc:
+        raise RecordError(exc.reason) from None
     if not isinstance(record, dict):
         raise RecordError("a line must be a JSON object")
     return record
@@ -39,7 +40,7 @@ def score_lines(environment: Environment, lines: TextIO, out: TextIO, err: TextI
             continue
         try:
             result = scorer(record_of(line))
-        except (json.JSONDecodeError, RecordError) as exc:
+        except RecordError as exc:
             bad += 1
             print(f"{source}:{number}: {exc}", file=err)
             out.write(json.dumps({"line": number, "error": str(exc)}) + "\n")

@@ -13,7 +13,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from ovtui.core.bounds import MAX_CACHE_ENTRY_BYTES
+from ovtui.core.errors import OvtuiError
 from ovtui.storage.fsio import atomic_write_text
+from ovtui.storage.reading import read_json
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +42,10 @@ class ResponseCache:
     def get(self, key: str) -> dict[str, Any] | None:
         path = self._path(key)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry = read_json(path, MAX_CACHE_ENTRY_BYTES, what="the cache entry", shown=path.name)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, OvtuiError) as exc:
             # A damaged entry is a miss, not a failure: the call is simply made again.
             log.warning("ignoring unreadable LLM cache entry %s: %s", path.name, exc)
             return None

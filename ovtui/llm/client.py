@@ -25,6 +25,7 @@ from openai.types.chat import ChatCompletion
 from ovtui.core.api_keys import api_key_from_env
 from ovtui.core.config import LLMConfig
 from ovtui.core.retry import RetryPolicy
+from ovtui.llm.budget import DEFAULT_CONTEXT_WINDOW
 from ovtui.llm.cache import ResponseCache, request_key
 from ovtui.llm.errors import (
     LLMFormatError,
@@ -49,6 +50,7 @@ FormatMode = Literal["json_schema", "json_object", "text"]
 # Local servers (vLLM, Ollama, llama.cpp) accept any key; the openai client insists on one.
 PLACEHOLDER_KEY = "sk-local-no-key"
 RETRYABLE_STATUS = {408, 409, 429}
+WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 REPAIR_PROMPT = (
     "Your previous answer could not be used: {error}\n"
     "Answer again with only one JSON object that matches the schema: no prose, no code fences."
@@ -120,6 +122,8 @@ class LLMClient:
         # Learned from the server's 400s and kept for the life of the client.
         self.format_mode: FormatMode = "json_schema"
         self.tools_supported = True
+        self._context_window: int | None = None
+        self._window_lock = asyncio.Lock()
 
     async def aclose(self) -> None:
         await self._openai.close()
@@ -129,6 +133,31 @@ class LLMClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    async def context_window(self) -> int:
+        """The model's context window: what the endpoint reports for it (asked once), else
+        ``[llm] context_window``, else the safe default."""
+        async with self._window_lock:
+            if self._context_window is None:
+                reported = await self._reported_window()
+                self._context_window = reported or self.config.context_window or DEFAULT_CONTEXT_WINDOW
+                log.info("context window of %s: %d tokens", self.config.model, self._context_window)
+            return self._context_window
+
+    async def _reported_window(self) -> int | None:
+        """The window ``GET /models`` gives for the model, under the name its server uses (vLLM's
+        ``max_model_len``, llama.cpp's ``meta.n_ctx_train``, others' ``context_length``)."""
+        try:
+            listing = await self._openai.get("/models", cast_to=object)
+        except (openai.APIError, ValueError):
+            return None  # not every server lists its models
+        entries = listing.get("data") if isinstance(listing, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and entry.get("id") == self.config.model:
+                found = [entry.get(k) for k in WINDOW_KEYS] + [(entry.get("meta") or {}).get("n_ctx_train")]
+                sizes = [v for v in found if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+                return sizes[0] if sizes else None
+        return None
 
     # --- the public calls ---
     async def complete_json(

@@ -19,11 +19,13 @@ peers' spaces: every file shown says whose it is, and an item's ``peer_id`` edit
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ovtui.core.fileformat import MemoryFile
+from ovtui.llm.budget import InputPart, cut_marker, estimate_tokens, fit, prompt_budget, shrink
 from ovtui.llm.client import LLMClient
 from ovtui.llm.errors import ExtractError
 from ovtui.llm.extract_check import (
@@ -48,6 +50,7 @@ from ovtui.memory.types import MemoryTypeRegistry
 log = logging.getLogger(__name__)
 
 TOOL_CALLS = "tool_calls"
+MESSAGE_OVERHEAD = 16  # the chat format's tokens around the messages and the "## Input" headings
 
 
 class ExtractLoop:
@@ -152,6 +155,18 @@ class ExtractLoop:
             )
         return "\n\n".join(parts)
 
+    def _fixed_tokens(self, instruction: str) -> int:
+        """What the first round spends before its inputs: system prompt, schema, tools."""
+        with_tools = self.tools_enabled and self.max_iterations > 1
+        schema, system = self._prompt(instruction, with_tools)
+        tools = (
+            tool_specs(self.memory_types, self.peers) if with_tools and self.client.tools_supported else []
+        )
+        return (
+            sum(estimate_tokens(t) for t in (system, json.dumps(schema), json.dumps(tools)))
+            + MESSAGE_OVERHEAD
+        )
+
     def _prompt(self, instruction: str, with_tools: bool) -> tuple[dict[str, Any], str]:
         """Schema and system prompt, built once per instruction: they are the same for every call."""
         key = (instruction, with_tools)
@@ -165,13 +180,14 @@ class ExtractLoop:
         self,
         stage: str,
         instruction: str,
-        inputs: str,
+        inputs: str | Sequence[InputPart],
         prefetch_uris: list[str],
         *,
         prefetch_files: list[MemoryFile] | None = None,
     ) -> ExtractResult:
         """Operations from the model, checked. ``prefetch_files`` are shown as given (the caller's
-        base versions); ``prefetch_uris`` are read from the workspace now."""
+        base versions); ``prefetch_uris`` are read from the workspace now. ``inputs``: one text, or
+        parts that the context budget cuts by their priority (``ovtui.llm.budget``)."""
         seen: dict[str, MemoryFile] = {}
         for uri in prefetch_uris:
             memory = self.checker.current(uri, {})
@@ -180,11 +196,20 @@ class ExtractLoop:
         for memory in prefetch_files or []:
             if memory.uri:
                 seen[memory.uri] = memory
-        context = "\n\n".join(self.tools.render(m) for m in seen.values())
+        window = await self.client.context_window()
+        room = prompt_budget(window) - self._fixed_tokens(instruction)
+        parts = [InputPart(inputs)] if isinstance(inputs, str) else list(inputs)
+        fitted = fit(stage, parts, [(u, self.tools.render(m)) for u, m in seen.items()], room, window)
+        for uri in fitted.left_out:  # not shown: an edit of one gets it shown in the next round
+            del seen[uri]
+        shown = fitted.files
+        if fitted.left_out:
+            shown.append(f"{cut_marker(f'{len(fitted.left_out)} file(s)')}: {', '.join(fitted.left_out)}")
+        context = "\n\n".join(shown)
         existing = f"## Existing files\n{context}\n\n" if context else ""
         messages: Messages = [
             {"role": "system", "content": ""},  # filled per round: the schema depends on tool availability
-            {"role": "user", "content": f"{existing}## Input\n{inputs}"},
+            {"role": "user", "content": f"{existing}## Input\n{fitted.inputs}"},
         ]
         files_read: list[str] = list(seen)
         calls = rounds = prompt_tokens = completion_tokens = 0
@@ -212,7 +237,8 @@ class ExtractLoop:
             if requests and not any(data.get(k) for k in (*self.memory_types, DELETES)):
                 if not with_tools:
                     raise ExtractError(stage, [f"the model still asked for look-ups after {rounds} round(s)"])
-                self._run_tools(messages, result, requests, seen, files_read)
+                left = room - sum(estimate_tokens(str(m.get("content") or "")) for m in messages[1:])
+                self._run_tools(messages, result, requests, seen, files_read, left)
                 continue
             checked = self.checker.check(data, seen)
             if checked.unread:
@@ -244,10 +270,16 @@ class ExtractLoop:
         requests: list[ToolCall],
         seen: dict[str, MemoryFile],
         files_read: list[str],
+        room: int,
     ) -> None:
+        """Run the look-ups; their outputs share the ``room`` left in the context budget (a file
+        read is shown whole or cut by lines, and then not taken as read)."""
         outputs: list[tuple[ToolCall, str]] = []
+        share = max(room, 0) // max(len(requests), 1)
         for call in requests:
             text, memory = self.tools.run(call)
+            if estimate_tokens(text) > share:
+                text, memory = shrink(text, share), None
             if memory is not None and memory.uri:
                 seen[memory.uri] = memory
                 if memory.uri not in files_read:

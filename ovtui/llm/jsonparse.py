@@ -1,7 +1,8 @@
 """Tolerant parsing of model answers, then validation against our JSON schemas.
 
-Parsing accepts what models commonly produce around JSON (code fences, a sentence before it,
-trailing commas, single quotes) via ``json_repair``. Validation covers the subset of JSON Schema
+Parsing accepts what models commonly produce around JSON: reasoning blocks (``<think>…</think>``)
+and a code fence are taken off first, then a sentence before it, trailing commas and single quotes
+are repaired by ``json_repair``. Validation covers the subset of JSON Schema
 that our generated schemas use — ``type`` (one or a list), ``enum``, ``properties``, ``required``,
 ``additionalProperties``, ``items``, ``anyOf``, ``minimum``/``maximum`` — and reports every
 problem with its JSON path, so the one repair retry can tell the model exactly what to fix.
@@ -9,11 +10,12 @@ problem with its JSON path, so the one repair retry can tell the model exactly w
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any
 
 import json_repair
 
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.memory.types import JSON_TYPES
 
 
@@ -21,14 +23,36 @@ class AnswerFormatError(ValueError):
     """Why an answer is not usable JSON; the message is sent back to the model verbatim."""
 
 
+# A reasoning model's thoughts before its answer (DeepSeek R1, Qwen3, through Ollama or vLLM): they may
+# hold braces of their own, so they go before the JSON is looked for.
+REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
+FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*?)\n?```$", re.S)
+
+
+def strip_reasoning(text: str) -> str:
+    """The answer without its reasoning blocks (one whose opening tag the server dropped too: all up
+    to the last closing tag) and without a code fence around it."""
+    text = REASONING.sub("", text)
+    ends = list(REASONING_END.finditer(text))
+    if ends:
+        text = text[ends[-1].end() :]
+    text = text.strip()
+    fenced = FENCE.match(text)
+    return fenced.group(1).strip() if fenced else text
+
+
 def parse_json_answer(text: str | None) -> Any:
     if text is None or not text.strip():
         raise AnswerFormatError("the answer is empty")
-    stripped = text.strip()
+    stripped = strip_reasoning(text)
+    if not stripped:
+        raise AnswerFormatError("the answer is empty: it holds only reasoning, no JSON object")
     try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        pass
+        return parse_json(stripped, source="the answer")
+    except JsonError as exc:
+        if exc.too_deep:  # no repair makes it shallower
+            raise AnswerFormatError(f"the answer is {exc.reason}") from None
     if "{" not in stripped and "[" not in stripped:
         raise AnswerFormatError("the answer is not JSON: it contains no JSON object")
     try:

@@ -25,6 +25,7 @@ from ovtui.memory.store import MemoryStore
 
 MAX_LS = 100
 MAX_SEARCH = 5
+MAX_SNIPPET = 240
 MAX_READ_CHARS = 20_000
 
 TOOL_NAMES = ("read", "search", "ls")
@@ -33,6 +34,7 @@ TOOL_NAMES = ("read", "search", "ls")
 # Fields a model never needs to see on a file it may edit.
 HIDDEN_FIELDS = frozenset({"version", "memory_type", "updated_at", "created_at", "content"})
 MAX_LISTED = 3
+MAX_ITEM_CHARS = 80
 
 
 def _function(name: str, description: str, params: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -92,17 +94,23 @@ TOOL_REQUEST_SCHEMA: dict[str, Any] = {
 def _field_text(value: object) -> str:
     """A field for the model: scalars as they are, a list (links, tags) as a count and a few names."""
     if isinstance(value, list):
-        names = [_link_name(v) for v in value[:MAX_LISTED]]
+        names = [_item_name(v) for v in value[:MAX_LISTED]]
         more = f", … {len(value) - MAX_LISTED} more" if len(value) > MAX_LISTED else ""
-        return f"{len(value)}: {', '.join(names)}{more}" if value else "0"
+        return f"{', '.join(names)}{more}" if value else "none"
     if isinstance(value, dict):
         return f"{len(value)} entries"
-    return str(value)
+    return value if isinstance(value, str) else json.dumps(value)  # JSON's null/true, never Python's
 
 
-def _link_name(value: object) -> str:
-    """A URI shown by its last path part (``…/trajectories/refund_x.md`` → ``refund_x``)."""
-    text = str(value)
+def _item_name(value: object) -> str:
+    """One entry of a listed field: a link object by its target's name, a URI by its last path part
+    (``…/trajectories/refund_x.md`` → ``refund_x``), anything else as compact JSON."""
+    if isinstance(value, dict):
+        target = value.get("to_uri") or value.get("uri")
+        if not isinstance(target, str):
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))[:MAX_ITEM_CHARS]
+        value = target
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text.rsplit("/", 1)[-1].removesuffix(".md") if "://" in text else text
 
 
@@ -121,10 +129,9 @@ def render_file(memory: MemoryFile, *, limit: int = MAX_READ_CHARS, whose: str |
     )
     content = memory.content if len(memory.content) <= limit else memory.content[:limit] + "\n[… truncated]"
     owner = f"; {whose}" if whose else ""
-    return (
-        f"=== FILE {memory.uri} (version {memory.version}{owner}) ===\n"
-        f"{fields}\n--- content ---\n{content}\n=== END FILE ==="
-    )
+    head = f"=== FILE {memory.uri} (version {memory.version}{owner}) ===\n"
+    field_line = f"{fields}\n" if fields else ""
+    return f"{head}{field_line}--- content ---\n{content}\n=== END FILE ==="
 
 
 def check_space(store: MemoryStore, uri: str, peers: Sequence[str]) -> None:
@@ -212,8 +219,8 @@ class MemoryTools:
         hits = [(score, files[i]) for i, score in rank(query, documents, limit=limit)]
         if not hits:
             whose = f" of peer {peer_id}" if peer_id else ""
-            return f"(no {memory_type} files{whose} match {query!r})"
-        return "\n".join(f"{f.uri} (score {s:.2f}): {f.content[:240]!r}" for s, f in hits)
+            return f"(no {memory_type} files{whose} match {json.dumps(query, ensure_ascii=False)})"
+        return "\n".join(f"{f.uri} (score {s:.2f}): {_snippet(f.content)}" for s, f in hits)
 
 
 def tool_requests(data: dict[str, Any]) -> list[ToolCall]:
@@ -225,6 +232,12 @@ def tool_requests(data: dict[str, Any]) -> list[ToolCall]:
     ]
 
 
+def _snippet(content: str) -> str:
+    """The start of a file's text on one line (the model reads it: no escapes, no quotes)."""
+    flat = " ".join(content.split())
+    return flat if len(flat) <= MAX_SNIPPET else f"{flat[:MAX_SNIPPET]}…"
+
+
 def describe_call(call: ToolCall) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in call.arguments.items())
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
     return f"{call.name}({args})"

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.core.domain import Case, Rubric
 from ovtui.core.errors import MemoryFormatError
 from ovtui.core.fileformat import MemoryFile
@@ -25,9 +26,9 @@ def _json_object(memory: MemoryFile, key: str, source: str) -> dict[str, Any]:
     if not isinstance(raw, str) or not raw.strip():
         raise MemoryFormatError(source, f"case field {key!r} is missing (a JSON object string)")
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise MemoryFormatError(source, f"case field {key!r} is not valid JSON: {exc.msg}") from None
+        value = parse_json(raw, source=source)
+    except JsonError as exc:
+        raise MemoryFormatError(source, f"case field {key!r} is {exc.reason}") from None
     if not isinstance(value, dict):
         raise MemoryFormatError(source, f"case field {key!r} must hold a JSON object")
     return value

@@ -19,12 +19,15 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
+from ovtui.core.bounded_json import parse_json
+from ovtui.core.bounds import MAX_RECORD_BYTES
 from ovtui.core.errors import LockTimeoutError, OvtuiError
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.storage import fsio
 from ovtui.storage.journal import FileOp, Journal
 from ovtui.storage.locks import WorkspaceLock
 from ovtui.storage.paths import HISTORY_INDEX_FILE, RECORD_FILE, WorkspacePaths
+from ovtui.storage.reading import open_for_reading, read_model
 
 HISTORY_ID = re.compile(r"^\d{8}T\d{12}_[0-9a-f]{6}$")
 
@@ -139,7 +142,7 @@ def _parse_lines(data: bytes, entries: dict[str, HistoryEntry]) -> bool:
         if not line.strip():
             continue
         try:
-            entry = HistoryEntry.from_json(json.loads(line))
+            entry = HistoryEntry.from_json(parse_json(line, source=HISTORY_INDEX_FILE))
         except (ValueError, KeyError, TypeError, AttributeError):
             bad = True
             continue
@@ -196,7 +199,7 @@ class HistoryStore:
             # A line torn by a crash must not swallow the next one.
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data
-            os.write(fd, data)
+            fsio.write_all(fd, data, path=self.index_path)
         finally:
             os.close(fd)
         fsio.crash_point()
@@ -206,10 +209,10 @@ class HistoryStore:
         path = self.record_path(record_id)
         rel = self.paths.relative(path)
         try:
-            return MemoryDiff.model_validate_json(path.read_bytes())
+            return read_model(path, MemoryDiff, MAX_RECORD_BYTES, what="the record", shown=rel)
         except FileNotFoundError:
             raise OvtuiError(f"no history record {record_id} ({rel} does not exist)") from None
-        except (OSError, ValidationError, ValueError) as exc:
+        except (IsADirectoryError, ValidationError, ValueError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise OvtuiError(f"{rel}: not a valid memory_diff record: {first}") from None
 
@@ -237,7 +240,7 @@ class HistoryStore:
         saw it before parses just the new tail: a running app re-lists after every apply.
         """
         try:
-            with open(self.index_path, "rb") as handle:
+            with open_for_reading(self.index_path) as handle:
                 info = os.fstat(handle.fileno())
                 seen = _INDEX_CACHE.get(str(self.index_path))
                 if seen is not None and not seen.still_prefix(handle, info):
@@ -267,7 +270,7 @@ class HistoryStore:
         if count <= 0:
             return []
         try:
-            with open(self.index_path, "rb") as handle:
+            with open_for_reading(self.index_path) as handle:
                 size = os.fstat(handle.fileno()).st_size
                 want = count * TAIL_BYTES_PER_RECORD
                 while True:
@@ -307,17 +310,20 @@ class HistoryStore:
 
     def _repair(self, entries: dict[str, HistoryEntry], *, rewrite: bool, added: list[HistoryEntry]) -> None:
         """Bring the index in line with the folders, only while holding the workspace lock (a reader
-        never writes without it); when someone else holds it the listing is right anyway."""
+        never writes without it); when someone else holds it, or the disk takes no writes (full,
+        read-only), the listing is right anyway and a later listing repairs it."""
         lock = WorkspaceLock(self.paths.state, root=self.root)
         try:
             lock.acquire("repair history index", timeout=0)
-        except LockTimeoutError:
+        except (LockTimeoutError, OSError):
             return
         try:
             if rewrite:
                 self.rebuild_index(entries)
             else:
                 self.append_index(*added)
+        except OSError:
+            pass  # the index is only a cache of the folders: the next listing tries again
         finally:
             lock.release()
 

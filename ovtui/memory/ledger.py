@@ -39,10 +39,12 @@ from typing import BinaryIO
 
 from filelock import FileLock, Timeout
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.bounds import LEDGER_COMPACT_BYTES, MAX_LEDGER_LOG_BYTES, MAX_LEDGER_SUMMARY_BYTES
 from ovtui.core.errors import LockTimeoutError, OvtuiError, UnsafePathError
 from ovtui.memory.ledger_state import Fed, LedgerState, Record, Usage, encode
 from ovtui.storage import fsio
+from ovtui.storage.faults import os_error_line
 from ovtui.storage.paths import (
     LEDGER_LOCK_FILE,
     LEDGER_LOG_FILE,
@@ -68,7 +70,7 @@ def _header(generation: int) -> bytes:
 def _generation_of(first_line: bytes) -> int:
     """The generation a log's first line names (0 for a log from before logs were numbered)."""
     try:
-        entry = json.loads(first_line)
+        entry = parse_json(first_line, source="the log's first line")
         return int(entry["log"]) if isinstance(entry, dict) and "log" in entry else 0
     except (ValueError, TypeError):
         return 0
@@ -165,7 +167,8 @@ class UseLedger:
                     lines = _header(self._read_summary()[0].log + 1) + lines
                 elif os.pread(fd, 1, size - 1) != b"\n":
                     lines = b"\n" + lines  # the last line was cut by a crash: it stays cut, alone
-                os.write(fd, lines)  # one write per call: a crash cuts at most this call's last line
+                # One write per call: a crash cuts at most this call's last line; a full disk none.
+                fsio.write_all(fd, lines, path=self.path)
                 fsio.crash_point("ledger_appended")
                 size = os.fstat(fd).st_size
             finally:
@@ -175,11 +178,14 @@ class UseLedger:
 
     def try_record(self, records: Iterable[Record]) -> None:
         """``record`` for an agent, a search or a commit: records that cannot be written (a bad
-        summary, a lock held too long) are logged, naming the file, and the work goes on."""
+        summary, a lock held too long, a full or read-only disk) are logged, naming the file, and
+        the work goes on."""
         try:
             self.record(records)
         except OvtuiError as exc:
             log.warning("memory use not recorded: %s", exc)
+        except OSError as exc:
+            log.warning("memory use not recorded: %s", os_error_line(exc, self.paths.relative))
 
     def compact(self) -> None:
         """Fold the log into the summary and start an empty log (``record`` does it past the size)."""
@@ -271,7 +277,7 @@ class UseLedger:
             info = os.fstat(handle.fileno())
             data = handle.read()
         try:
-            state = LedgerState.from_json(json.loads(data))
+            state = LedgerState.from_json(parse_json(data, source="its JSON"))
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
             raise OvtuiError(
                 f"{self.paths.relative(self.summary_path)} is not a use ledger summary ({exc}); {_MOVE_ASIDE}"
@@ -307,7 +313,7 @@ class UseLedger:
 
     def _add_legacy_summary(self, state: LedgerState, data: bytes, path: Path) -> tuple[int, int]:
         try:
-            raw = json.loads(data)
+            raw = parse_json(data, source="its JSON")
             uses = [(str(uri), int(use[0]), float(use[1])) for uri, use in raw["uses"].items()]
             folded, offset = int(raw["log"]), int(raw["offset"])
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:

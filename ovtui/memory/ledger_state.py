@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.bounds import (
     LEDGER_CONSUMERS,
     LEDGER_FED_PER_MEMORY,
@@ -293,7 +294,7 @@ class LedgerState:
     def fold_line(self, line: bytes) -> None:
         """Fold one log line; a line that does not read (cut by a crash) is skipped whole."""
         try:
-            records, at = parse(json.loads(line))
+            records, at = parse(parse_json(line, source="a ledger line"))
         except (ValueError, KeyError, TypeError, IndexError):
             return
         for record in records:

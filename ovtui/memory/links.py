@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 DERIVED_FROM = "derived_from"  # an experience → the trajectories it was learned from
-PRODUCED = "produced"  # a case → the trajectories its runs became and the experiences they fed
+# A case → the trajectories its runs became and the experiences they fed (OpenViking's type for both).
+RELATED_TO = "related_to"
 # The fields that hold relations: later applies add to them, so History compares and reverts them
 # as sets of links (ovtui.memory.revert), not as part of the text.
 RELATION_FIELDS = ("links", "backlinks")

@@ -1,9 +1,15 @@
-"""memory_diff.json: the audit record of one applied (or dry-run) plan, commit or revert.
+"""memory_diff.json: the audit record of one applied (or dry-run) plan, commit, revert or move.
 
-OpenViking's keys (archive_uri, trace_id, extracted_at, operations, summary) plus our ``review``,
-``kind`` and ``reverts``. Operations hold the full rendered file text (MEMORY_FIELDS included) so a
-revert restores files exactly. An update whose before and after differ only in ``version`` or trace
-fields is a no-op and is not listed: every write bumps ``version``, so comparing bytes never would.
+OpenViking's keys (archive_uri, trace_id, extracted_at, operations, skipped_operations, summary)
+plus our ``review``, ``kind`` and ``reverts``. Operations hold the full rendered file text
+(MEMORY_FIELDS included) so a revert restores files exactly. An update whose before and after
+differ only in ``version`` or trace fields is a no-op and is not listed: every write bumps
+``version``, so comparing bytes never would.
+
+``skipped_operations`` lists what was asked and not written, as OpenViking lists it (``memory_type``,
+``reason_code``, ``reason``; ``uri`` where one is known; ``page_id`` is OpenViking's and never
+ovtui's): the refusals with OpenViking's reason codes where one fits, and ovtui's own (below) for
+no-ops and refusals OpenViking does not have. ``summary.total_skipped`` counts them.
 """
 
 from __future__ import annotations
@@ -12,13 +18,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ovtui.core.decisions import ReviewDecision
 from ovtui.core.errors import MemoryFormatError
 from ovtui.core.fileformat import MemoryFile, parse_memory
 
-RecordKind = Literal["apply", "dry_run", "revert", "session_commit"]
+RecordKind = Literal["apply", "dry_run", "revert", "session_commit", "migrate"]
 RECORD_KINDS: tuple[str, ...] = get_args(RecordKind)
 # Fields that change on every write without changing what a memory says.
 TRACE_FIELDS = frozenset({"version", "trace_id", "updated_at", "last_trace_id", "extracted_at"})
@@ -48,6 +54,58 @@ class DeleteOperation(_Part):
     deleted_content: str = ""
 
 
+# OpenViking's reason codes (its fixed reason for each), for the refusals both tools make.
+MEMORY_TYPE_FILTERED = "memory_type_filtered"
+SELF_MEMORY_DISABLED = "self_memory_disabled"
+PEER_MEMORY_DISABLED = "peer_memory_disabled"
+INVALID_PEER_ID = "invalid_peer_id"
+PEER_NOT_ALLOWED = "peer_not_allowed"
+INVALID_RANGES = "invalid_ranges"
+NO_WRITABLE_TARGET = "no_writable_target"
+OPENVIKING_REASONS = {
+    MEMORY_TYPE_FILTERED: "Memory type is outside the allowed extraction scope",
+    SELF_MEMORY_DISABLED: "Self memory writes are disabled",
+    PEER_MEMORY_DISABLED: "Peer memory writes are disabled",
+    INVALID_PEER_ID: "Target peer ID is invalid",
+    PEER_NOT_ALLOWED: "Target peer is outside the allowed memory scope",
+    INVALID_RANGES: "Message ranges are malformed or out of bounds",
+    "ambiguous_target": "Memory ownership cannot be resolved uniquely",
+    NO_WRITABLE_TARGET: "No writable memory target could be resolved",
+}
+# ovtui's own: a write that would change nothing, an edit planned on a file that changed since
+# (compare-and-swap), an add-only file that exists, an edit that no longer applies to the file, a
+# file that cannot move because its new place is taken, and an item refused for anything else
+# (its reason says what).
+UNCHANGED = "unchanged"
+STALE_BASE = "stale_base"
+ADD_ONLY_EXISTS = "add_only_exists"
+EDIT_NOT_APPLICABLE = "edit_not_applicable"
+TARGET_EXISTS = "target_exists"
+ITEM_REFUSED = "item_refused"
+
+
+class SkippedOperation(_Part):
+    memory_type: str
+    page_id: int | None = None
+    uri: str | None = None
+    reason_code: str
+    reason: str
+
+    @classmethod
+    def openviking(cls, memory_type: str, reason_code: str, uri: str | None = None) -> SkippedOperation:
+        """A refusal OpenViking also makes, with its fixed reason."""
+        reason = OPENVIKING_REASONS[reason_code]
+        return cls(memory_type=memory_type, uri=uri, reason_code=reason_code, reason=reason)
+
+
+def skipped_line(skipped: SkippedOperation) -> str:
+    """One skipped operation in words: ``preferences memories/preferences/x.md: unchanged — why``."""
+    where = (
+        skipped.uri.split("/", 4)[-1] if skipped.uri and skipped.uri.startswith("viking://") else skipped.uri
+    )
+    return f"{skipped.memory_type}{f' {where}' if where else ''}: {skipped.reason_code} — {skipped.reason}"
+
+
 class Operations(_Part):
     adds: list[AddOperation] = Field(default_factory=list)
     updates: list[UpdateOperation] = Field(default_factory=list)
@@ -61,6 +119,7 @@ class Summary(_Part):
     total_adds: int = 0
     total_updates: int = 0
     total_deletes: int = 0
+    total_skipped: int = 0
 
 
 class Review(_Part):
@@ -76,11 +135,24 @@ class MemoryDiff(_Part):
     trace_id: str = ""
     extracted_at: str = ""
     operations: Operations = Field(default_factory=Operations)
+    skipped_operations: list[SkippedOperation] = Field(default_factory=list)
     summary: Summary = Field(default_factory=Summary)
     review: Review = Field(default_factory=Review)
     kind: str = "apply"
     reverts: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("trace_id", mode="before")
+    @classmethod
+    def _no_trace(cls, value: Any) -> Any:
+        return "" if value is None else value  # OpenViking writes null without a tracer
+
+    @model_validator(mode="after")
+    def _count_skipped(self) -> MemoryDiff:
+        # The count follows the list (a record of an older ovtui has neither).
+        if self.skipped_operations and not self.summary.total_skipped:
+            self.summary.total_skipped = len(self.skipped_operations)
+        return self
 
     @property
     def dry_run(self) -> bool:
@@ -140,9 +212,11 @@ def build_memory_diff(
     metadata: dict[str, Any] | None = None,
     now: datetime | None = None,
     filter_noops: bool = True,
+    skipped: list[SkippedOperation] | None = None,
 ) -> MemoryDiff:
     """The record of ``changes``; no-op updates are left out (``filter_noops=False``: the caller has
-    already compared them), an empty change set gives an empty record."""
+    already compared them), an empty change set gives an empty record. ``skipped``: what was asked
+    and not written."""
     ops = Operations()
     for change in changes:
         if change.before is None and change.after is not None:
@@ -162,8 +236,12 @@ def build_memory_diff(
         trace_id=trace_id,
         extracted_at=utc_stamp(now),
         operations=ops,
+        skipped_operations=list(skipped or []),
         summary=Summary(
-            total_adds=len(ops.adds), total_updates=len(ops.updates), total_deletes=len(ops.deletes)
+            total_adds=len(ops.adds),
+            total_updates=len(ops.updates),
+            total_deletes=len(ops.deletes),
+            total_skipped=len(skipped or []),
         ),
         review=review or Review(dry_run=kind == "dry_run"),
         kind=kind,

@@ -4,7 +4,8 @@
   once, else PatchError says which block and why. A value without blocks replaces the text.
 - ``replace``: the new value wins.
 - ``sum``: numbers add up (counters such as occurrences).
-- ``immutable``: the first value written stays.
+- ``immutable``: the first value written stays; an empty one (a declared init value such as
+  identity.md's ``name: ""``) is no value yet, so the first real one takes its place.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def merge_value(op: str, current: Any, new: Any) -> Any:
             raise PatchError(f"sum needs numbers, got {current!r} and {new!r}")
         return current + new
     if op == "immutable":
-        return new if current is None else current
+        return new if current is None or current == "" else current
     return new
 
 

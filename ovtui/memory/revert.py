@@ -123,7 +123,7 @@ def _restored(restore: str, current: str | None, expected: str | None) -> str:
         fields["version"] = max(seen) + 1
     if fields == memory.fields:
         return restore
-    return MemoryFile(content=memory.content, fields=fields).render()
+    return memory.model_copy(update={"fields": fields}).render()
 
 
 def _without_relations(memory: MemoryFile) -> MemoryFile:

@@ -93,11 +93,45 @@ class MemoryStore:
                     problems.append(MemoryFormatError(self.paths.relative(path), str(exc)))
         return sorted(found)
 
-    def path_for_name(self, memory_type: str, name: str) -> Path:
+    def owner(self, peer_id: str | None = None) -> str:
+        """Whose memories a space holds, as a ``fill: owner`` field names it: the peer's id in a
+        peer's space, the workspace user in the user's own."""
+        return peer_id if peer_id is not None else self.paths.user
+
+    def rels_for_name(
+        self,
+        memory_type: str,
+        name: str,
+        fields: Mapping[str, Any] | None = None,
+        peer_id: str | None = None,
+    ) -> list[str]:
+        """Where a memory called ``name`` may be (workspace-relative): in the type's current layout
+        first, then in each former one. ``fields`` fill the other placeholders; a ``fill: owner``
+        field they leave out is the space's owner. Naming only: no file-system access."""
         schema = self.registry.get(memory_type)
         if schema.timestamped:
-            raise OvtuiError(f"{memory_type} file names carry their creation time: use new_path_for")
-        return self.paths.inside(self.type_dir(memory_type) / schema.filename(name))
+            raise OvtuiError(f"{memory_type} file names carry their creation time")
+        folder = self.type_rel(memory_type, peer_id)
+        given = schema.filled(fields or {}, self.owner(peer_id))
+        return [f"{folder}/{schema.filename(name, fields=given, template=t)}" for t in schema.templates()]
+
+    def rel_for_name(
+        self,
+        memory_type: str,
+        name: str,
+        fields: Mapping[str, Any] | None = None,
+        peer_id: str | None = None,
+    ) -> str:
+        """Where the memory called ``name`` is, or will be: its file in a former layout when only
+        that exists (it is edited in place until ``ovtui check --fix`` moves it, so one memory never
+        becomes two files), else its place in the current layout."""
+        current, *former = self.rels_for_name(memory_type, name, fields, peer_id)
+        if former and not (self.paths.root / current).exists():
+            return next((rel for rel in former if (self.paths.root / rel).is_file()), current)
+        return current
+
+    def path_for_name(self, memory_type: str, name: str) -> Path:
+        return self.paths.inside(self.paths.root / self.rel_for_name(memory_type, name))
 
     def uri_for_name(
         self,
@@ -107,13 +141,8 @@ class MemoryStore:
         peer_id: str | None = None,
     ) -> str:
         """The URI a memory called ``name`` has (or will have), in the user's own space or in peer
-        ``peer_id``'s; ``fields`` fill the other placeholders of the type's filename template (an
-        entity's category). Naming only: no file-system access; whatever writes to it resolves and
-        checks the path then."""
-        schema = self.registry.get(memory_type)
-        if schema.timestamped:
-            raise OvtuiError(f"{memory_type} file names carry their creation time")
-        return f"{self.type_uri(memory_type, peer_id)}/{schema.filename(name, fields=fields)}"
+        ``peer_id``'s (``rel_for_name``); whatever writes to it resolves and checks the path."""
+        return self.paths.uri_prefix + self.rel_for_name(memory_type, name, fields, peer_id)
 
     def peer_of_uri(self, uri: str) -> str | None:
         """Whose space a URI lies in: a peer's id, or None for the user's own (checked lexically;
@@ -165,17 +194,21 @@ class MemoryStore:
 
     def list_paths(self, memory_type: str, peer_id: str | None = None) -> list[Path]:
         """Every file of a type (in the user's space, or peer ``peer_id``'s), sorted, at the depth
-        its filename template gives (entities live in ``<category>/``, events in
-        ``<year>/<month>/<day>/``); a one-file type (profile) lists that file only."""
+        its filename template gives (entities live in ``<category>/``, preferences in ``<user>/``,
+        events in ``<year>/<month>/<day>/``) and at the depth of each former layout (preferences
+        once lived in the type folder itself); a one-file type (profile) lists that file only."""
         schema = self.registry.get(memory_type)
         folder = self.type_dir(memory_type, peer_id)
         if not schema.placeholders():
             only = folder / schema.filename_template
             return [only] if only.is_file() else []
-        folders = [folder]
-        for _ in range(schema.filename_template.count("/")):
-            folders = [sub for f in folders for sub in _visible(f) if sub.is_dir()]
-        return sorted(p for f in folders for p in _visible(f) if p.name.endswith(".md") and p.is_file())
+        found: set[Path] = set()
+        for depth in sorted({t.count("/") for t in schema.templates()}):
+            folders = [folder]
+            for _ in range(depth):
+                folders = [sub for f in folders for sub in _visible(f) if sub.is_dir()]
+            found.update(p for f in folders for p in _visible(f) if p.name.endswith(".md") and p.is_file())
+        return sorted(found)
 
     def load_type(self, memory_type: str, peer_id: str | None = None) -> LoadReport:
         """Every file of a type (in the user's space, or peer ``peer_id``'s). A regular file in a
@@ -186,7 +219,7 @@ class MemoryStore:
         if not folder.is_dir():
             return report
         schema = self.registry.get(memory_type)
-        if "/" in schema.filename_template or not schema.placeholders():
+        if any("/" in t for t in schema.templates()) or not schema.placeholders():
             return self._load_paths(self.list_paths(memory_type, peer_id), report)
         plain_folder = self.paths.inside(folder) == folder
         rel_dir = folder.relative_to(self.paths.root).as_posix()

@@ -3,6 +3,7 @@ and URI, shared by the stager (which writes it) and pending-plan staleness (whic
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -46,9 +47,18 @@ def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | No
     elif schema.timestamped and not creating:
         # The name carries a creation time: only the URI can designate an existing file.
         raise OvtuiError(f"a {schema.memory_type} item needs the target_uri of an existing file")
-    else:
+    elif schema.timestamped:
         filename = schema.filename(name, fields=fields if isinstance(fields, dict) else None, when=when)
         rel = f"{folder}/{filename}"
+    else:
+        # Its file in the current layout or, until it is moved, in a former one (store.rel_for_name).
+        given = fields if isinstance(fields, dict) else None
+        places = store.rels_for_name(item.memory_type, name, given, item.peer_id)
+        named = None
+        if item.target_uri:
+            with contextlib.suppress(UnsafePathError):  # not a path of ours: the check below names it
+                named = store.paths.relative_of(item.target_uri)
+        rel = named if named in places else store.rel_for_name(item.memory_type, name, given, item.peer_id)
     path = linkless_path(str(store.paths.root), rel)
     uri = store.paths.uri_prefix + rel
     if item.target_uri and item.target_uri != uri:

@@ -15,7 +15,6 @@ is a configuration error naming both files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import cache
@@ -28,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ovtui.core import plugins
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.core.errors import ConfigError, UnsafePathError
 
 # The types the training loop itself names (defined once, in the file format; re-exported here, where
@@ -59,6 +59,11 @@ JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# ``fill`` of a field: a value ovtui knows better than a model, given when the memory leaves it out.
+# ``owner``: whose memory it is — the peer's id in a peer's space, the workspace user in the user's own.
+FillName = Literal["owner"]
+
+
 class FieldDecl(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -68,6 +73,9 @@ class FieldDecl(BaseModel):
     required: bool = False
     description: str = ""
     enum: list[str] | None = None
+    # The value a new file starts with (OpenViking's ``init_value``: identity.md's creature).
+    init_value: Any = None
+    fill: FillName | None = None
 
 
 class MemoryTypeSchema(BaseModel):
@@ -84,21 +92,49 @@ class MemoryTypeSchema(BaseModel):
     operation_mode: Literal["upsert", "add_only"] = "upsert"
     stage: Literal["user", "agent"] = "user"
     peer_enabled: bool = True
-    # Whether a session commit's model extraction asks for memories of the type.
-    extract_from_sessions: bool = False
+    # Whether a session commit's model extraction asks for memories of the type; ``when_listed``:
+    # only for a session whose MemoryPolicy names the type in ``memory_types`` (identity, soul).
+    extract_from_sessions: bool | Literal["when_listed"] = False
     # Whether that extraction may edit existing files of the type: the most similar ones are shown
     # to the model (a one-file type's file whole), which may change them; otherwise it only adds.
     editable_by_model: bool = False
     # What the extraction's instruction says the type is for (its description when empty).
     extraction_guidance: str = ""
+    # Shown to the model as the shape of the body it writes.
     content_template: str | None = None
+    # For a type whose body is made from its fields (identity.md, soul.md): ``{field}`` placeholders
+    # filled by ovtui whenever it writes a file of the type; the model gives fields, not the body.
+    body_template: str | None = None
+    # Filename templates files of the type had in earlier ovtui layouts: still read (listed, loaded,
+    # checked, edited in place) until ``ovtui check --fix`` moves them to ``filename_template``.
+    former_filename_templates: list[str] = Field(default_factory=list)
     fields: list[FieldDecl] = Field(default_factory=list)
 
     def field(self, name: str) -> FieldDecl | None:
         return next((f for f in self.fields if f.name == name), None)
 
+    def filled(self, fields: Mapping[str, Any], owner: str) -> dict[str, Any]:
+        """``fields`` with every ``fill`` field they leave out given (``owner``: whose memory it is)."""
+        out = dict(fields)
+        for decl in self.fields:
+            if decl.fill == "owner" and not out.get(decl.name):
+                out[decl.name] = owner
+        return out
+
+    def initial_fields(self) -> dict[str, Any]:
+        """The declared ``init_value`` of each field that has one (what a new file starts with)."""
+        return {f.name: f.init_value for f in self.fields if f.init_value is not None}
+
+    def body(self, fields: Mapping[str, Any]) -> str | None:
+        """The body ``body_template`` makes of ``fields`` (a missing field is empty); None when the
+        type's body is written, not made."""
+        if self.body_template is None:
+            return None
+        values = {f.name: "" if fields.get(f.name) is None else str(fields[f.name]) for f in self.fields}
+        return self.body_template.format_map(values)
+
     def placeholders(self) -> list[str]:
-        return [field for _, field, _, _ in Formatter().parse(self.filename_template) if field]
+        return _placeholders(self.filename_template)
 
     @property
     def timestamped(self) -> bool:
@@ -111,10 +147,13 @@ class MemoryTypeSchema(BaseModel):
         *,
         when: datetime | None = None,
         fields: Mapping[str, Any] | None = None,
+        template: str | None = None,
     ) -> str:
         """The file name (relative to ``directory``) of a memory called ``name``; other placeholders
         come from ``fields`` and the time. Lower-cased as OpenViking names files (``Seat_Change``
-        lives in ``seat_change.md``), and validated: every value becomes a path component."""
+        lives in ``seat_change.md``; ``Alice``'s preferences in ``alice/``), and validated: every
+        value becomes a path component. ``template``: one of ``templates()`` (a former layout)."""
+        template = template or self.filename_template
         moment = when or datetime.now(UTC)
         times = {
             "timestamp": moment.strftime("%Y%m%d%H%M%S"),
@@ -123,7 +162,7 @@ class MemoryTypeSchema(BaseModel):
             "day": moment.strftime("%d"),
         }
         values: dict[str, str] = {}
-        for key in self.placeholders():
+        for key in _placeholders(template):
             if key in TIME_PLACEHOLDERS:
                 values[key] = times[key]
                 continue
@@ -131,21 +170,24 @@ class MemoryTypeSchema(BaseModel):
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"a {self.memory_type} file name needs the field {key!r}")
             values[key] = file_stem(value, what=f"{self.memory_type} {key}")
-        filename = self.filename_template.format(**values)
+        filename = template.format(**values)
         for part in filename.split("/"):  # the whole name, suffixes included, is what the reader checks
             stem, dot, _extension = part.rpartition(".")
             validate_name(stem if dot else part, what=f"{self.memory_type} file name")
         return filename
 
     def holds(self, rel: str) -> bool:
-        """Whether a workspace-relative path is where a file of this type lives (by shape only)."""
-        prefix = self.directory + "/"
-        if not rel.startswith(prefix) or not rel.endswith(".md"):
-            return False
-        rest = rel[len(prefix) :]
-        if not self.placeholders():
-            return rest == self.filename_template
-        return rest.count("/") == self.filename_template.count("/")
+        """Whether a workspace-relative path is where a file of this type lives (by shape only), in
+        the current layout or a former one."""
+        return any(_fits(template, self.directory, rel) for template in self.templates())
+
+    def holds_former(self, rel: str) -> bool:
+        """Whether ``rel`` is where a file of this type lived in a former layout only."""
+        return not _fits(self.filename_template, self.directory, rel) and self.holds(rel)
+
+    def templates(self) -> list[str]:
+        """The filename templates files of the type are read from: the current one first."""
+        return [self.filename_template, *self.former_filename_templates]
 
     def naming(self) -> str:
         """How files of the type are named, for prompts."""
@@ -167,7 +209,7 @@ class MemoryTypeSchema(BaseModel):
                 prop["items"] = {"type": "string"}
             if f.enum:
                 prop["enum"] = f.enum
-            if f.merge_op == "patch":
+            if f.merge_op == "patch" and self.operation_mode == "upsert":  # an add-only file is never edited
                 prop["description"] += (
                     ". For an existing file give SEARCH/REPLACE blocks "
                     "(<<<<<<< SEARCH / ======= / >>>>>>> REPLACE); each SEARCH must match exactly once."
@@ -181,9 +223,16 @@ class MemoryTypeRegistry:
     def __init__(self, schemas: list[MemoryTypeSchema]) -> None:
         self._by_name = {s.memory_type: s for s in schemas}
 
-    def extracted_from_sessions(self) -> list[str]:
-        """The types a session commit's model extraction asks for, by name."""
-        return [name for name in self.names() if self._by_name[name].extract_from_sessions]
+    def extracted_from_sessions(self, listed: Iterable[str] | None = None) -> list[str]:
+        """The types a session commit's model extraction asks for, by name; ``listed``: the types a
+        session's MemoryPolicy names (None: it names none), which add the ``when_listed`` ones."""
+        named = set(listed or ())
+        return [
+            name
+            for name in self.names()
+            if self._by_name[name].extract_from_sessions is True
+            or (self._by_name[name].extract_from_sessions == "when_listed" and name in named)
+        ]
 
     def get(self, memory_type: str) -> MemoryTypeSchema:
         try:
@@ -219,10 +268,26 @@ class MemoryTypeRegistry:
         return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
+def _placeholders(template: str) -> list[str]:
+    return [field for _, field, _, _ in Formatter().parse(template) if field]
+
+
+def _fits(template: str, directory: str, rel: str) -> bool:
+    """Whether ``rel`` has the shape ``directory/template`` gives (its folder depth, or the one
+    fixed file of a template without placeholders)."""
+    prefix = directory + "/"
+    if not rel.startswith(prefix) or not rel.endswith(".md"):
+        return False
+    rest = rel[len(prefix) :]
+    if not _placeholders(template):
+        return rest == template
+    return rest.count("/") == template.count("/")
+
+
 def _load(text: str, source: str) -> MemoryTypeSchema:
     try:
-        return MemoryTypeSchema.model_validate(json.loads(text))
-    except (json.JSONDecodeError, ValidationError) as exc:
+        return MemoryTypeSchema.model_validate(parse_json(text, source=source))
+    except (JsonError, ValidationError) as exc:
         raise ConfigError(f"memory type declaration {source} is invalid: {exc}") from exc
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.core.domain import Case, Message, Rollout, Rubric, RubricCriterion, RubricEvaluation, TextPart
 from ovtui.core.errors import OvtuiError, UnsafePathError, first_problem
 from ovtui.core.names import validate_name
@@ -134,7 +135,7 @@ def _without_report(values: Iterable[str], report: Any) -> list[str]:
     kept = []
     for value in values:
         try:
-            copy = json.dumps(json.loads(value), sort_keys=True) == whole
+            copy = json.dumps(parse_json(value, source="a value"), sort_keys=True) == whole
         except ValueError:
             copy = False
         if not copy:
@@ -206,9 +207,9 @@ def _payload(text: str, header: str, what: str) -> dict[str, Any]:
     if not raw:
         raise TrainingSessionError(f"{what}: no JSON after the header")
     try:
-        payload = json.loads(raw)
-    except ValueError as exc:
-        raise TrainingSessionError(f"{what}: not valid JSON ({exc})") from None
+        payload = parse_json(raw, source=what)
+    except JsonError as exc:
+        raise TrainingSessionError(f"{what}: not valid JSON ({exc.reason})") from None
     if not isinstance(payload, dict):
         raise TrainingSessionError(f"{what}: the payload must be a JSON object")
     return payload

@@ -39,11 +39,13 @@ from typing import TYPE_CHECKING, Any
 from ovtui.core.domain import Case, Message, Rollout, RolloutAnalysis, RolloutTrainingResult
 from ovtui.core.errors import UnsafePathError
 from ovtui.core.interfaces import RolloutAnalyzer, StreamingTrainer
+from ovtui.core.rollouts import FIRST_MESSAGE_AT, SOURCE_ARCHIVE_URI
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import (
     AddOperation,
     MemoryDiff,
     Operations,
+    SkippedOperation,
     Summary,
     UpdateOperation,
     utc_stamp,
@@ -96,6 +98,8 @@ class CommitOutcome:
     # Files in each peer's space that the commit's records added or changed (a batch shared with
     # concurrent commits counts whole, as the memory_diff lists it).
     peer_files_written: Counter[str] = field(default_factory=Counter)
+    # What was extracted and not written (refused by the policy, left out by the merge).
+    skipped: list[SkippedOperation] = field(default_factory=list)
 
     def peer_summary(self) -> dict[str, Any]:
         """Each peer's memories routed to its space and files written there, and the peer memories
@@ -208,7 +212,11 @@ class SessionCommitter:
         to_write: list[ExtractedMemory] = []
         analyses: list[RolloutAnalysis | None]
         if casespec_header(plain) is not None:
-            rollouts, analyses, to_write = await self._training_session(plain, archive, policy, snapshot)
+            # The trajectory is named by the rollout's first message: the one after the CaseSpec.
+            first_at = messages[1].created_at if len(messages) > 1 else None
+            rollouts, analyses, to_write = await self._training_session(
+                plain, archive, policy, snapshot, first_at
+            )
             outcome.memories_extracted["cases"] = 1
         else:
             self.memories.begin()
@@ -247,6 +255,7 @@ class SessionCommitter:
         if written.pending_plan:
             outcome.pending_plans.append(written.pending_plan)
         outcome.errors += written.errors
+        outcome.skipped += [*outcome.peers.skipped_operations, *written.skipped]
         results: list[RolloutTrainingResult] = []
         if rollouts:
             trainer = (await self.training()).trainer
@@ -263,7 +272,12 @@ class SessionCommitter:
         return outcome
 
     async def _training_session(
-        self, plain: list[Message], archive: Archive, policy: MemoryPolicy, snapshot: str
+        self,
+        plain: list[Message],
+        archive: Archive,
+        policy: MemoryPolicy,
+        snapshot: str,
+        first_message_at: str | None,
     ) -> tuple[list[Rollout], list[RolloutAnalysis | None], list[ExtractedMemory]]:
         """The rollout a training session supplies, analysed (its trajectories written), and its case
         memory; the rollout is returned for the trainer only when experiences are allowed."""
@@ -278,7 +292,11 @@ class SessionCommitter:
                 f"and nothing else — create it with memory_policy {json.dumps(TRAINING_POLICY)}"
             )
         uri = case_uri(self.store, rollout.case)
-        rollout.metadata = {"source_archive_uri": archive.uri, **({"case_uris": [uri]} if uri else {})}
+        rollout.metadata = {
+            SOURCE_ARCHIVE_URI: archive.uri,
+            FIRST_MESSAGE_AT: first_message_at,
+            **({"case_uris": [uri]} if uri else {}),
+        }
         if EXPERIENCES in allowed:
             analysis = (await self._analyze([rollout]))[0]
             trained = [rollout]
@@ -314,7 +332,11 @@ class SessionCommitter:
             messages=plain,
             policy_snapshot_id=snapshot,
             evaluation=evaluate_conversation(case, messages),
-            metadata={"source_archive_uri": archive.uri, **({"case_uris": [uri]} if uri else {})},
+            metadata={
+                SOURCE_ARCHIVE_URI: archive.uri,
+                FIRST_MESSAGE_AT: messages[0].created_at if messages else None,
+                **({"case_uris": [uri]} if uri else {}),
+            },
         )
 
     async def _analyze(self, rollouts: list[Rollout]) -> list[RolloutAnalysis | None]:
@@ -340,19 +362,25 @@ class SessionCommitter:
         """The commit's record: every operation of the history records it produced (a batch shared
         with other commits is listed whole: the record is the unit History reverts)."""
         ops = Operations()
+        skipped = list(outcome.skipped)
         for record_id in outcome.history_ids:
             record = self.history.get(record_id)
             ops.adds += record.operations.adds
             ops.updates += record.operations.updates
             ops.deletes += record.operations.deletes
+            skipped += record.skipped_operations
         outcome.peer_files_written = peer_files(self.paths, [*ops.adds, *ops.updates])
         return MemoryDiff(
             archive_uri=outcome.archive.uri,
             trace_id=f"{outcome.archive.session_id}/{outcome.archive.name}",
             extracted_at=utc_stamp(),
             operations=ops,
+            skipped_operations=skipped,
             summary=Summary(
-                total_adds=len(ops.adds), total_updates=len(ops.updates), total_deletes=len(ops.deletes)
+                total_adds=len(ops.adds),
+                total_updates=len(ops.updates),
+                total_deletes=len(ops.deletes),
+                total_skipped=len(skipped),
             ),
             kind="session_commit",
             metadata={

@@ -14,11 +14,11 @@ begins with ``ERROR:``. Each experience counts once per commit.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.domain import Message, ToolPart
 from ovtui.memory.experience_uris import owned_experience_uri
 
@@ -67,7 +67,7 @@ def _failures(value: Any) -> set[str]:
 
 def _parsed(output: str) -> Any:
     try:
-        return json.loads(output)
+        return parse_json(output, source="a tool output")
     except ValueError:
         return output
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ovtui.core.errors import PatchError
 from ovtui.core.fileformat import MemoryFile
+from ovtui.memory.memory_diff import EDIT_NOT_APPLICABLE
 from ovtui.memory.merge_ops import has_patch_blocks, merge_value
 from ovtui.memory.types import MemoryTypeSchema
 from ovtui.train.backends.session_extraction import ExtractedMemory
@@ -33,10 +34,12 @@ CONTENT = "content"
 
 @dataclass(frozen=True)
 class LeftOut:
-    """A memory whose operation could not be applied any more, and why (reported to its commit)."""
+    """A memory whose operation could not be applied any more, and why (reported to its commit,
+    and in its memory_diff as a skipped operation with ``code``)."""
 
     memory: ExtractedMemory
     reason: str
+    code: str = EDIT_NOT_APPLICABLE
 
     def __str__(self) -> str:
         name = self.memory.name or self.memory.memory_type

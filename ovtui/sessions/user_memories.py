@@ -12,8 +12,14 @@ Merging (``field_merge``): the memories aimed at one file are applied in order o
 an offline memory appends the lines the file does not hold yet, a model's operation merges each
 field by its merge op (SEARCH/REPLACE blocks that no longer match are reported to their commit, not
 written); an add-only type (events, cases) is written once and an existing file is left alone. A
-peer's memory (routed by ``sessions.peers``) goes to the peer's space, ``peers/<peer_id>/…``: a file
-per (type, name, category, peer), so one peer's profile and the user's are different files.
+peer's memory (routed by ``sessions.peers``) goes to the peer's space, ``peers/<peer_id>/…``: one
+file per place its type's declaration gives it, so one peer's profile and the user's are different
+files. Files are where OpenViking puts them: a ``fill: owner`` field the memory leaves out is the
+space's owner (a preference of the user's own goes to ``preferences/<workspace user>/<topic>.md``, a
+peer's to ``peers/<peer>/memories/preferences/<peer>/<topic>.md``), an event is filed under the date
+it carries (its first message's), a new file starts from its type's ``init_value``s, and a type whose
+body is made from its fields (identity.md, soul.md) gets that body. What is left out is reported to
+its commit as an error and as a skipped operation (``WriteResult.skipped``) with its reason code.
 """
 
 from __future__ import annotations
@@ -27,11 +33,13 @@ from dataclasses import dataclass, field, replace
 from ovtui.core.context import ApplyOptions
 from ovtui.core.domain import Case, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
+from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.cases import memory_from_case
-from ovtui.memory.links import PRODUCED
+from ovtui.memory.links import RELATED_TO
+from ovtui.memory.memory_diff import ADD_ONLY_EXISTS, NO_WRITABLE_TARGET, SkippedOperation
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.targets import plan_target
-from ovtui.memory.types import CASES
+from ovtui.memory.types import CASES, MemoryTypeSchema
 from ovtui.sessions.field_merge import LeftOut, merge_group
 from ovtui.train.backends.session_extraction import ExtractedMemory
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
@@ -47,6 +55,8 @@ class WriteResult:
     pending_plan: str | None = None
     written: int = 0
     errors: list[str] = field(default_factory=list)
+    # The commit's memories that were not written, as its memory_diff lists them.
+    skipped: list[SkippedOperation] = field(default_factory=list)
 
 
 @dataclass
@@ -57,10 +67,16 @@ class _Submission:
     at: float = field(default_factory=time.monotonic)
 
 
+# A case file always says why it is a case (OpenViking requires ``evidence``): this, when its extractor
+# gave no reason of its own.
+DEFAULT_EVIDENCE = "A task carried out in a committed session."
+
+
 def case_memory(case: Case, produced: list[str] | None = None) -> ExtractedMemory:
     """The case memory of ``case``, linking to the trajectories its run ``produced``."""
     evidence = case.metadata.get("evidence")
-    memory = memory_from_case(case, evidence=evidence if isinstance(evidence, str) else None)
+    given = evidence if isinstance(evidence, str) and evidence.strip() else DEFAULT_EVIDENCE
+    memory = memory_from_case(case, evidence=given)
     fields = {k: v for k, v in memory.fields.items() if k not in RESERVED and v is not None}
     return ExtractedMemory(CASES, case.name, {**fields, "content": memory.content}, produced=produced or [])
 
@@ -74,16 +90,31 @@ def case_uri(store: MemoryStore, case: Case) -> str | None:
         return None
 
 
-MemoryKey = tuple[str, str | None, str, str | None]
-
-
 def _content(memory: ExtractedMemory) -> str:
     return str(memory.fields.get("content", "")).strip()
 
 
-def _key(memory: ExtractedMemory) -> MemoryKey:
-    """The file a memory goes to: its type, name, category and whose space (a peer's, or None)."""
-    return memory.memory_type, memory.name, str(memory.fields.get("category", "")), memory.peer_id
+def _skipped(store: MemoryStore, left_out: LeftOut) -> SkippedOperation:
+    memory = left_out.memory
+    try:
+        uri: str | None = store.paths.uri_prefix + place(store, memory)
+    except OvtuiError:
+        uri = None
+    return SkippedOperation(
+        memory_type=memory.memory_type, uri=uri, reason_code=left_out.code, reason=left_out.reason
+    )
+
+
+def place(store: MemoryStore, memory: ExtractedMemory) -> str:
+    """The workspace-relative file a memory goes to, by its type's declaration: its name, the
+    fields that name the file (the owner filled in), the time it is filed under, whose space."""
+    schema = store.registry.get(memory.memory_type)
+    fields = schema.filled(memory.fields, store.owner(memory.peer_id))
+    name = memory.name or memory.memory_type
+    if schema.timestamped:
+        folder = store.type_rel(memory.memory_type, memory.peer_id)
+        return f"{folder}/{schema.filename(name, fields=fields, when=memory.when)}"
+    return store.rel_for_name(memory.memory_type, name, fields, memory.peer_id)
 
 
 class StreamingMemoryUpdater:
@@ -159,10 +190,13 @@ class StreamingMemoryUpdater:
                 return
             for submission in batch:
                 # The batch's record is every commit's; an operation left out is its own commit's error.
-                own = [str(x) for x in left_out if any(x.memory is m for m in submission.memories)]
-                own = list(dict.fromkeys(own))  # a file that could not take it: once per commit
+                mine = [x for x in left_out if any(x.memory is m for m in submission.memories)]
+                own = list(dict.fromkeys(str(x) for x in mine))  # a file that could not take it: once
+                skipped = [_skipped(self.store, x) for x in mine]
                 if not submission.future.done():
-                    submission.future.set_result(replace(result, errors=[*result.errors, *own]))
+                    submission.future.set_result(
+                        replace(result, errors=[*result.errors, *own], skipped=skipped)
+                    )
 
     # --- one batch --------------------------------------------------------------------------
     async def _write(self, batch: list[_Submission]) -> tuple[WriteResult, list[LeftOut]]:
@@ -192,33 +226,41 @@ class StreamingMemoryUpdater:
     def plan(self, memories: list[ExtractedMemory]) -> tuple[PolicyUpdatePlan, list[LeftOut]]:
         """One item per target file, the memories aimed at it merged (read under no lock: the
         updater's compare-and-swap refuses an item whose file changed since)."""
-        groups: dict[MemoryKey, list[ExtractedMemory]] = {}
-        for memory in memories:
-            groups.setdefault(_key(memory), []).append(memory)
-        items: list[PolicyPlanItem] = []
+        groups: dict[str, list[ExtractedMemory]] = {}
         left_out: list[LeftOut] = []
-        for group in groups.values():
+        for memory in memories:
             try:
-                item = self._item(group, left_out)
-            except OvtuiError as exc:  # a name, space or file that cannot take it: reported, not written
-                left_out += [LeftOut(m, str(exc)) for m in group]
+                groups.setdefault(place(self.store, memory), []).append(memory)
+            except OvtuiError as exc:  # a name or space that cannot take it: reported, not written
+                left_out.append(LeftOut(memory, str(exc), NO_WRITABLE_TARGET))
+        items: list[PolicyPlanItem] = []
+        for rel, group in groups.items():
+            try:
+                item = self._item(rel, group, left_out)
+            except OvtuiError as exc:  # a file that cannot take it: reported, not written
+                left_out += [LeftOut(m, str(exc), NO_WRITABLE_TARGET) for m in group]
                 continue
             if item is not None:
                 items.append(item)
         return PolicyUpdatePlan(items=items), left_out
 
-    def _item(self, group: list[ExtractedMemory], left_out: list[LeftOut]) -> PolicyPlanItem | None:
-        """The plan item for one file: ``group`` merged in order on its current text (see
+    def _item(self, rel: str, group: list[ExtractedMemory], left_out: list[LeftOut]) -> PolicyPlanItem | None:
+        """The plan item for the file at ``rel``: ``group`` merged in order on its current text (see
         ``field_merge``); operations that no longer apply are added to ``left_out``."""
         first = group[0]
         schema = self.store.registry.get(first.memory_type)
+        owner = self.store.owner(first.peer_id)
         extra = {
-            k: v for m in group for k, v in m.fields.items() if k not in RESERVED and k != schema.name_field
+            k: v
+            for m in group
+            for k, v in schema.filled(m.fields, owner).items()
+            if k not in RESERVED and k != schema.name_field
         }
         probe = PolicyPlanItem(
             kind="upsert",
             memory_type=first.memory_type,
             target_name=first.name or first.memory_type,
+            target_uri=self.store.paths.uri_prefix + rel,
             after_content="",
             metadata={"fields": extra},
             peer_id=first.peer_id,
@@ -230,17 +272,25 @@ class StreamingMemoryUpdater:
             kept = current.content if current is not None else _content(first)
             where = current.uri if current is not None else "in this batch"
             left_out += [
-                LeftOut(m, f"an add-only file of that name exists ({where}); not written over")
+                LeftOut(
+                    m, f"an add-only file of that name exists ({where}); not written over", ADD_ONLY_EXISTS
+                )
                 for m in group
                 if _content(m) != kept.strip()
             ]
             if current is not None:
                 return None
             group = [first]
-        merged = merge_group(schema, current, group)
+        start = current if current is not None else _initial(schema)
+        merged = merge_group(schema, start, group)
         left_out += merged.left_out
-        after = merged.content
-        fields = {k: v for k, v in merged.fields.items() if k not in RESERVED and k != schema.name_field}
+        given = schema.filled(merged.fields, owner)  # an immutable field the file has stays as it is
+        fields = {k: v for k, v in given.items() if k not in RESERVED and k != schema.name_field}
+        if current is None and start is not None:
+            fields = {**start.fields, **fields}  # a new file starts from the declared init values
+        whole = {**(current.fields if current is not None else {}), **fields}
+        made = schema.body(whole)
+        after = made if made is not None else merged.content
         if after is None or (
             current is not None
             and after == current.content
@@ -257,8 +307,14 @@ class StreamingMemoryUpdater:
                 "metadata": {
                     "fields": fields,
                     "rationale": f"stated in a session ({len(group)} mention(s))",
-                    **({"link_type": PRODUCED} if produced else {}),
+                    **({"link_type": RELATED_TO} if produced else {}),
                 },
                 "evidence_trajectory_uris": produced,
             }
         )
+
+
+def _initial(schema: MemoryTypeSchema) -> MemoryFile | None:
+    """What a new file of the type starts from: its declared init values (None when it has none)."""
+    initial = schema.initial_fields()
+    return MemoryFile(content="", fields=initial) if initial else None

@@ -6,12 +6,14 @@ killed midway leaves every event before the kill, and the app or a person can fo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from typing import TextIO
 
 from ovtui.core.events import Event
 from ovtui.storage import fsio
+from ovtui.storage.faults import fault_point, naming
 from ovtui.storage.paths import WorkspacePaths
 
 EVENTS_FILE = "events.jsonl"
@@ -25,13 +27,26 @@ class EventLog:
         self._lock = threading.Lock()  # events come from the loop and from worker threads
 
     def __call__(self, event: Event) -> None:
+        """Append one line. A disk that refuses it (full, read-only) raises once, naming the file,
+        which stops the run there; the log then stays closed, so the run's clean-up (its last events,
+        its report) is not stopped by the same disk again."""
         with self._lock:
-            if self._handle is not None:
-                self._handle.write(event.to_json() + "\n")
-                self._handle.flush()
+            if self._handle is None:
+                return
+            try:
+                with naming(self.path):
+                    fault_point("write", self.path)
+                    self._handle.write(event.to_json() + "\n")
+                    self._handle.flush()
+            except OSError:
+                handle, self._handle = self._handle, None
+                with contextlib.suppress(OSError):
+                    handle.close()
+                raise
 
     def close(self) -> None:
         with self._lock:
             if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+                handle, self._handle = self._handle, None
+                with contextlib.suppress(OSError):  # the flush of a full disk: said when it was written
+                    handle.close()

@@ -13,6 +13,10 @@ steps and SIGKILLs the process at the N-th one when ``OVTUI_CRASH_AFTER_STEPS=N`
 environment (or ``set_crash_after(N)`` was called in a forked child); otherwise it is a no-op.
 ``OVTUI_CRASH_AT=PATTERN`` kills it at the first named point matching the glob pattern instead
 (``temp:report.json``: while that file's temp file is written; ``intake_recorded``: …).
+
+Every step also passes a fault point (``storage.faults``: ``OVTUI_FAULT`` makes a chosen one fail
+with a chosen errno), and an ``OSError`` leaving a function here names the file it was about: the
+target, never the temp file beside it.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ import stat
 from pathlib import Path
 
 from ovtui.core.errors import UnsafePathError
+from ovtui.storage.faults import TEMP_SUFFIX, fault_point, naming
 
-TEMP_SUFFIX = ".tmp"
 _TEMP_NAME = re.compile(r"^\..+\.(\d+)-[0-9a-f]{12}\.tmp$")
 CRASH_ENV = "OVTUI_CRASH_AFTER_STEPS"
 CRASH_AT_ENV = "OVTUI_CRASH_AT"
@@ -125,7 +129,23 @@ def contained(path: Path | str, *, root: Path | str) -> str:
 
 
 def make_dirs(folder: Path | str, *, root: Path | str) -> None:
-    os.makedirs(contained(folder, root=root), exist_ok=True)
+    full = contained(folder, root=root)
+    if os.path.isdir(full):
+        return  # there already: nothing to write, so a full or read-only disk is no reason to fail
+    with naming(full):
+        fault_point("mkdir", full)
+        os.makedirs(full, exist_ok=True)
+
+
+def make_root(root: Path | str) -> None:
+    """Create a workspace's own folder (and the folders on the way): the one folder that no
+    workspace contains, so the containment rule does not apply."""
+    full = os.path.abspath(os.fspath(root))
+    if os.path.isdir(full):
+        return
+    with naming(full):
+        fault_point("mkdir", full)
+        os.makedirs(full, exist_ok=True)
 
 
 def open_in_place(path: Path | str, flags: int, *, root: Path | str, mode: int = 0o644) -> int:
@@ -133,11 +153,31 @@ def open_in_place(path: Path | str, flags: int, *, root: Path | str, mode: int =
     final symbolic link; its folder is created on demand."""
     full = contained(path, root=root)
     flags |= os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-    try:
-        return _open_named(full, flags, mode, real_root=_real_root(root))
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        return _open_named(full, flags, mode, real_root=_real_root(root))
+    with naming(full):
+        fault_point("open", full)
+        try:
+            return _open_named(full, flags, mode, real_root=_real_root(root))
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            return _open_named(full, flags, mode, real_root=_real_root(root))
+
+
+def write_all(fd: int, data: bytes, *, path: Path | str) -> None:
+    """Write all of ``data`` at the end of the file open as ``fd`` (opened with ``O_APPEND``), or
+    nothing: a short or failed write is cut off again, so a full disk leaves no torn line behind.
+    An ``OSError`` names ``path``."""
+    with naming(path):
+        start = os.fstat(fd).st_size
+        try:
+            fault_point("write", path)
+            view = memoryview(data)
+            view = view[os.write(fd, view) :]  # one write: concurrent appenders never interleave
+            while view:
+                view = view[os.write(fd, view) :]
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+            raise
 
 
 def _open_named(full: str, flags: int, mode: int, *, real_root: str) -> int:
@@ -158,30 +198,34 @@ def move_file(source: Path | str, target: Path | str, *, root: Path | str, durab
     crash leaves the file under one name or both, never under none."""
     src = contained(source, root=root)
     dst = contained(target, root=root)
-    os.makedirs(os.path.dirname(dst), exist_ok=True)
-    try:
-        os.link(src, dst, follow_symlinks=False)  # fails if ``dst`` exists: nothing is overwritten
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-            raise
-        if os.path.lexists(dst):
-            raise FileExistsError(errno.EEXIST, "target exists", dst) from None
-        os.rename(src, dst)
-    else:
+    with naming(dst):
+        fault_point("rename", dst)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        try:
+            os.link(src, dst, follow_symlinks=False)  # fails if ``dst`` exists: nothing is overwritten
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            if os.path.lexists(dst):
+                raise FileExistsError(errno.EEXIST, "target exists", dst) from None
+            os.rename(src, dst)
+        else:
+            if durable:
+                fsync_dir(os.path.dirname(dst))
+            os.unlink(src)
         if durable:
+            fsync_dir(os.path.dirname(src))
             fsync_dir(os.path.dirname(dst))
-        os.unlink(src)
-    if durable:
-        fsync_dir(os.path.dirname(src))
-        fsync_dir(os.path.dirname(dst))
 
 
 def fsync_dir(folder: Path | str) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with naming(folder):
+        fault_point("fsync", folder)
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     crash_point()
 
 
@@ -215,6 +259,7 @@ def writer_alive(pid: int) -> bool:
 
 def _create_temp(folder: str, name: str) -> tuple[int, str]:
     """A new temp file next to ``name`` (folders created on demand: the common case pays no mkdir)."""
+    fault_point("create", os.path.join(folder, name))
     tmp = os.path.join(folder, f"{temp_prefix(name)}{os.getpid()}-{secrets.token_hex(6)}{TEMP_SUFFIX}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     try:
@@ -235,28 +280,36 @@ def atomic_write_bytes(
     """``temp_dir``: make the temp file there instead of next to ``path`` (same file system), so a
     crash leaves it in a folder recovery sweeps rather than in one of thousands of run folders."""
     path = contained(path, root=root)
+    with naming(path):
+        _write_replacing(path, data, None if temp_dir is None else contained(temp_dir, root=root))
+    crash_point()
+    if sync_dir:
+        fsync_dir(os.path.dirname(path))
+
+
+def _write_replacing(path: str, data: bytes, temp_dir: str | None) -> None:
     folder, name = os.path.split(path)
     if temp_dir is not None:
         os.makedirs(folder, exist_ok=True)
-    fd, tmp = _create_temp(contained(temp_dir, root=root) if temp_dir is not None else folder, name)
+    fd, tmp = _create_temp(temp_dir if temp_dir is not None else folder, name)
     try:
         try:
+            fault_point("write", path)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
             crash_point(f"temp:{name}")
+            fault_point("fsync", path)
             os.fsync(fd)
         finally:
             os.close(fd)
         crash_point()
+        fault_point("rename", path)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    crash_point()
-    if sync_dir:
-        fsync_dir(folder)
 
 
 def atomic_write_text(
@@ -272,7 +325,8 @@ def atomic_write_text(
 
 def remove_file(path: Path | str, *, root: Path | str, sync_dir: bool = True) -> None:
     path = contained(path, root=root)
-    with contextlib.suppress(FileNotFoundError):
+    with naming(path), contextlib.suppress(FileNotFoundError):
+        fault_point("remove", path)
         os.unlink(path)
     crash_point()
     if sync_dir:

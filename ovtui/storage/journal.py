@@ -21,15 +21,18 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.errors import OvtuiError, UnsafePathError
 from ovtui.storage import fsio
+from ovtui.storage.faults import fault_point, naming
 from ovtui.storage.paths import WorkspacePaths, linkless_path
+from ovtui.storage.reading import open_for_reading
 
 MANIFEST_FORMAT = "ovtui-journal/1"
 # A stray temp file older than this cannot belong to a live writer (writes take milliseconds).
@@ -46,7 +49,7 @@ def sha256_text(text: str) -> str:
 
 def _file_sha(path: str) -> str | None:
     try:
-        with open(path, "rb") as handle:
+        with open_for_reading(path) as handle:
             return sha256_bytes(handle.read())
     except FileNotFoundError:
         return None
@@ -208,7 +211,15 @@ class Journal:
     def _roll_forward(self, manifest_path: Path, report: RecoveryReport) -> None:
         rel_manifest = self.paths.relative(manifest_path)
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            # Read whole: the journal is ovtui's own and may be as large as the apply it finishes.
+            # A disk that fails to read it (EIO, EACCES) is raised: a commit is never discarded for that.
+            with open_for_reading(manifest_path) as handle:
+                data = handle.read()
+        except IsADirectoryError as exc:
+            self._discard(manifest_path, report, exc)
+            return
+        try:
+            manifest = parse_json(data, source=rel_manifest)
             ops_json = manifest["ops"]
             if manifest.get("format") != MANIFEST_FORMAT or manifest.get("checksum") != sha256_text(
                 _ops_json(ops_json)
@@ -216,13 +227,8 @@ class Journal:
                 raise ValueError("checksum or format mismatch")
             ops = [FileOp(o["path"], o["action"], o.get("text"), o.get("old_sha")) for o in ops_json]
             targets = [(op, self.resolve(op.path)) for op in ops]
-        except (OSError, ValueError, KeyError, TypeError, OvtuiError) as exc:
-            # Cannot be trusted, so it is not replayed; kept aside for a person to look at.
-            os.rename(
-                fsio.contained(manifest_path, root=self._root),
-                fsio.contained(manifest_path.with_suffix(".discarded"), root=self._root),
-            )
-            report.discarded.append(f"{rel_manifest} ({exc})")
+        except (ValueError, KeyError, TypeError, OvtuiError) as exc:
+            self._discard(manifest_path, report, exc)
             return
         todo: list[tuple[FileOp, str]] = []
         neither: list[str] = []
@@ -255,10 +261,35 @@ class Journal:
         fsio.remove_file(manifest_path, root=self._root, sync_dir=True)
         report.rolled_forward.append(rel_manifest)
 
+    def has_work(self, sweep_dirs: Iterable[Path] = ()) -> bool:
+        """Whether ``recover`` would change anything: a journal entry to finish or discard, or a
+        leftover temp file in ``sweep_dirs``. Only reads (no lock needed): a manifest that appears
+        after this look belongs to a commit still running, which finishes it itself."""
+        try:
+            names = os.listdir(self.dir)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        if any(fsio.is_temp_name(n) or n.endswith(".json") for n in names):
+            return True
+        return any(next(self._leftover_temps(folder, names=None), None) for folder in sweep_dirs)
+
+    def _discard(self, manifest_path: Path, report: RecoveryReport, why: Exception) -> None:
+        """A manifest that cannot be trusted is not replayed; kept aside for a person to look at."""
+        target = manifest_path.with_suffix(".discarded")
+        with naming(target):
+            fault_point("rename", target)
+            os.rename(fsio.contained(manifest_path, root=self._root), fsio.contained(target, root=self._root))
+        report.discarded.append(f"{self.paths.relative(manifest_path)} ({why})")
+
     def _sweep(self, folder: Path, report: RecoveryReport, *, names: set[str] | None) -> None:
-        """Remove the temp files in ``folder`` (only those of ``names`` if given) whose writer is
-        dead: its process id is in the name. A temp name without one (an older ovtui) goes when it
-        is stale, or at once when it belongs to an interrupted commit."""
+        for path in list(self._leftover_temps(folder, names=names)):
+            fsio.remove_file(path, root=self._root, sync_dir=False)
+            report.removed_temps.append(self.paths.relative(Path(path)))
+
+    def _leftover_temps(self, folder: Path, *, names: set[str] | None) -> Iterator[str]:
+        """The temp files in ``folder`` (only those of ``names`` if given) whose writer is dead: its
+        process id is in the name. A temp name without one (an older ovtui) is left over when it is
+        stale, or at once when it belongs to an interrupted commit."""
         if not folder.is_dir():
             return
         now = time.time()
@@ -274,8 +305,7 @@ class Journal:
                         continue
                 elif names is None and now - entry.stat(follow_symlinks=False).st_mtime < TEMP_GRACE_S:
                     continue
-                fsio.remove_file(entry.path, root=self._root, sync_dir=False)
-                report.removed_temps.append(self.paths.relative(Path(entry.path)))
+                yield entry.path
 
 
 def recover(
@@ -286,6 +316,11 @@ def recover(
     if sweep_dirs is None:
         sweep_dirs = default_sweep_dirs(paths) if sweep else ()
     return Journal(paths).recover(sweep=sweep, sweep_dirs=sweep_dirs)
+
+
+def needs_recovery(paths: WorkspacePaths) -> bool:
+    """Whether ``recover(paths)`` would change anything (it reads only: no lock is taken)."""
+    return Journal(paths).has_work(default_sweep_dirs(paths))
 
 
 def default_sweep_dirs(paths: WorkspacePaths) -> list[Path]:

@@ -9,6 +9,7 @@ The lock is not re-entrant: code that runs under it takes it once, at the top.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -20,8 +21,10 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from ovtui.core.errors import LockTimeoutError, OvtuiError, UnsafePathError
+from ovtui.core.bounded_json import parse_json
+from ovtui.core.errors import LockTimeoutError, UnsafePathError
 from ovtui.storage import fsio
+from ovtui.storage.faults import fault_point, naming
 from ovtui.storage.paths import LOCK_FILE, LOCK_HOLDER_FILE
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -50,9 +53,9 @@ class WorkspaceLock:
         try:
             fd = os.open(self.holder_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
             with os.fdopen(fd, "rb") as handle:
-                info = json.loads(handle.read(_HOLDER_BYTES))
+                info = parse_json(handle.read(_HOLDER_BYTES), source=str(self.holder_path))
             return f"pid {info['pid']} on {info['host']} ({info['purpose']}, since {info['since']})"
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, TypeError):
             return "an unknown process"
 
     def acquire(self, purpose: str = "apply", timeout: float | None = None) -> None:
@@ -69,14 +72,11 @@ class WorkspaceLock:
                 self._dir_ready = True
             self._refuse_link()
             remaining = max(0.0, wait - (time.monotonic() - started))
-            try:
+            # A disk that refuses the lock file (read-only, no permission) raises its OSError,
+            # naming the lock file.
+            with naming(self.path):
+                fault_point("lock", self.path)
                 self._file_lock.acquire(timeout=remaining, poll_interval=_POLL_S)
-            except OSError as exc:
-                if isinstance(exc, Timeout):
-                    raise
-                raise OvtuiError(
-                    f"cannot take the workspace lock {self.path}: {exc.strerror or exc}"
-                ) from None
             won = True
         except Timeout:
             won = False
@@ -140,14 +140,20 @@ class WorkspaceLock:
         # Informational only (the flock is the lock), so a plain write is enough. Padded to a fixed
         # size and written in place: no truncation, which costs a journal commit on every apply.
         data = json.dumps(info).encode("utf-8").ljust(_HOLDER_BYTES)
+        # A holder that cannot be written (a full disk) leaves waiters saying "an unknown process":
+        # the lock itself still holds. A link where the holder should be is refused.
         try:
             fd = fsio.open_in_place(self.holder_path, os.O_WRONLY, root=self.root)
+        except OSError:
+            return
         except BaseException:
             self.release()
             raise
         try:
-            os.pwrite(fd, data, 0)
-            if os.fstat(fd).st_size > len(data):
-                os.ftruncate(fd, len(data))
+            with contextlib.suppress(OSError):
+                fault_point("write", self.holder_path)
+                os.pwrite(fd, data, 0)
+                if os.fstat(fd).st_size > len(data):
+                    os.ftruncate(fd, len(data))
         finally:
             os.close(fd)

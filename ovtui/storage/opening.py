@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 
 from ovtui.core.errors import LockTimeoutError, OvtuiError, UnsafePathError
-from ovtui.storage.journal import recover
+from ovtui.storage.faults import os_error_line
+from ovtui.storage.journal import needs_recovery, recover
 from ovtui.storage.locks import WorkspaceLock
 from ovtui.storage.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS, CONFIG_FILE, WorkspacePaths
 
@@ -45,12 +46,28 @@ def refuse_leaving_links(root: Path) -> None:
             )
 
 
-def recover_on_start(paths: WorkspacePaths, lock: WorkspaceLock) -> str | None:
+def recover_on_start(paths: WorkspacePaths, lock: WorkspaceLock, *, reading: bool = False) -> str | None:
     """Finish or discard an interrupted apply under the workspace ``lock``; returns what was done,
-    or None when nothing was (or the lock is busy: whoever holds it recovers)."""
+    or None when nothing was (or the lock is busy: whoever holds it recovers).
+
+    The lock is taken only when there is something to recover, so a workspace on a full or
+    read-only disk still opens. ``reading``: the caller only reads (check, history, review list),
+    so a recovery the disk refuses is said in the returned line instead of stopping it; a caller
+    that writes gets the error (one line naming the file), and the next opening finishes the work.
+    """
+    if not needs_recovery(paths):
+        return None
     try:
         with lock.hold("recover", RECOVERY_LOCK_TIMEOUT_S):
             report = recover(paths)
     except LockTimeoutError:
         return None
+    except (OSError, OvtuiError) as exc:
+        if not reading or isinstance(exc, UnsafePathError):
+            raise
+        why = os_error_line(exc, paths.relative) if isinstance(exc, OSError) else str(exc)
+        return (
+            f"an interrupted apply could not be finished ({why}); what is shown may be half of it "
+            "until the workspace is opened again with room to write"
+        )
     return report.describe() if report.changed else None

@@ -59,6 +59,8 @@ LEDGER_LOCK_FILE = f"{STATE_DIR}/ledger.lock"  # taken for one append or one com
 LEGACY_HOTNESS_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"
 LEGACY_HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"
 LEGACY_HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"
+# How many runs have scored each sealed split ([evaluation] sealed), by "<dataset>/<split>".
+SEALED_SCORES_FILE = f"{STATE_DIR}/sealed.json"
 BOOKKEEPING_FILES = (
     LOCK_FILE,
     LOCK_HOLDER_FILE,
@@ -70,6 +72,7 @@ BOOKKEEPING_FILES = (
     LEGACY_HOTNESS_LOG_FILE,
     LEGACY_HOTNESS_SUMMARY_FILE,
     LEGACY_HOTNESS_LOCK_FILE,
+    SEALED_SCORES_FILE,
 )
 
 # A workspace user: the <user> of every URI (one folder level, so stricter than a name).
@@ -222,7 +225,7 @@ class WorkspacePaths:
             raise UnsafePathError(f"path {str(path)!r} lies outside the workspace {str(self.root)!r}")
         return resolved
 
-    def relative(self, path: Path) -> str:
+    def relative(self, path: Path | str) -> str:
         """A workspace-relative display form (never show tmp or home paths in the UI)."""
         try:
             return Path(path).resolve().relative_to(self.root).as_posix()

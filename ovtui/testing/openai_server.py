@@ -147,6 +147,7 @@ class FakeOpenAIServer:
         self.supports_json_schema = supports_json_schema
         self.supports_json_object = supports_json_object
         self.supports_tools = supports_tools
+        self.context_window: int | None = None  # reported in GET /models as vLLM does (max_model_len)
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -254,7 +255,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+            model: dict[str, Any] = {"id": "fake-model", "object": "model"}
+            if self.fake.context_window is not None:
+                model["max_model_len"] = self.fake.context_window
+            self._send_json(200, {"object": "list", "data": [model]})
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 

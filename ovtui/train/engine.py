@@ -156,6 +156,11 @@ class PolicyTrainingEngine:
             return await self._ask(plan, decisions, outcome, evidence_for(plan, analyses))
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
+        # A refused item (its target cannot be written: a name that collides, a file that would be
+        # unreadable) is an error of the run; a stale one is re-planned below, and counted if it stays.
+        outcome.errors += [
+            f"item {e.item} ({e.target}) refused: {e.message}" for e in result.item_errors if not e.stale
+        ]
         self._announce(plan, result)
         stale = [chosen[i] for i in result.stale_items if i < len(chosen)]
         if stale:

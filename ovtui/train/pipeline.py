@@ -26,6 +26,7 @@ from ovtui.core.interfaces import (
     PolicyTrainer,
     RolloutExecutor,
 )
+from ovtui.core.rollouts import outcome_line
 from ovtui.memory.ledger import UseLedger
 from ovtui.memory.ledger_state import rollout_outcomes
 from ovtui.train.reports import StageReport
@@ -180,8 +181,13 @@ def summarise(
     graded = [r for r in rollouts if r.evaluation is not None]
     passed = sum(1 for r in graded if r.evaluation and r.evaluation.passed)
     results: dict[str, list[int]] = {}
+    evidence: dict[str, str] = {}
     for r in rollouts:
-        results.setdefault(r.case.name, []).append(int(bool(r.evaluation and r.evaluation.passed)))
+        passed_now = bool(r.evaluation and r.evaluation.passed)
+        results.setdefault(r.case.name, []).append(int(passed_now))
+        # A case's evidence: its first failed trial, else its first trial.
+        if r.case.name not in evidence or (not passed_now and all(results[r.case.name][:-1])):
+            evidence[r.case.name] = outcome_line(r)
     floors = [r.case.metadata.get("do_nothing_reward") for r in rollouts]
     # The floor, when every case carries it (one count per case, whatever the trials).
     firsts = {r.case.name: r.case.metadata.get("do_nothing_reward") for r in rollouts}
@@ -201,5 +207,6 @@ def summarise(
         errors=errors,
         failed_cases=[r.case.name for r in graded if r.evaluation and not r.evaluation.passed],
         results=results,
+        evidence=evidence,
         do_nothing_passed=do_nothing,
     )

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from ovtui.core.domain import Model
 from ovtui.core.events import Event
+from ovtui.train.comparison import Comparison
 
 
 class StageReport(Model):
@@ -27,6 +28,9 @@ class StageReport(Model):
     failed_cases: list[str] = Field(default_factory=list)
     # Case name -> 1/0 per trial (several with [trainer] eval_trials > 1): flips, pass^k, the CI.
     results: dict[str, list[int]] = Field(default_factory=dict)
+    # Case name -> what the agent did in it and how it was graded (its first failed trial, else
+    # its first): the evidence beside each case's results.
+    evidence: dict[str, str] = Field(default_factory=dict)
     # What an agent that does nothing scores on these cases, when the environment says
     # (case.metadata["do_nothing_reward"], e.g. tau2 airline): the floor to compare against.
     do_nothing_passed: int | None = None
@@ -67,6 +71,11 @@ class RunReport(Model):
     inbox: dict[str, int] = Field(default_factory=dict)  # streaming: files processed / rejected
     services: dict[str, int] = Field(default_factory=dict)  # remote dataset: executions per service URL
     cancelled: bool = False
+    # `ovtui compare`: B against A with the A/A null and the verdict (its runs are the stages).
+    comparison: Comparison | None = None
+    # Each sealed split this run scored ("<dataset>/<split>") -> runs that have scored it, this one
+    # included: a guard against tuning to the test.
+    sealed: dict[str, int] = Field(default_factory=dict)
 
     def stage(self, name: str) -> StageReport | None:
         return next((s for s in reversed(self.stages) if s.stage == name), None)
@@ -78,6 +87,8 @@ class RunReport(Model):
 
     def summary(self) -> str:
         lines = [s.line() for s in self.stages]
+        if self.comparison is not None:
+            lines += ["", *self.comparison.lines()]
         if self.command == "stream":
             lines.append(
                 f"inbox: {self.inbox.get('processed', 0)} file(s) trained on, "
@@ -92,6 +103,10 @@ class RunReport(Model):
                 f"accuracy delta: {self.accuracy_delta * 100:+.2f}pp",
             ]
         lines += self._statistics(first, last)
+        lines += [
+            f"sealed split {key}: scored {count} time(s), this run included"
+            for key, count in self.sealed.items()
+        ]
         if self.services:
             spread = ", ".join(f"{n} on {url}" for url, n in self.services.items())
             lines.append(f"executions: {spread}")

@@ -132,7 +132,9 @@ class Composition:
             PatchMergePolicyOptimizer(self.store, backends.merger, self.resources.review_feedback()),
             self.updater(dry_run),
             self.loader,
-            review=ReviewPolicy(approve, self.config.review.second_approver_for),
+            review=ReviewPolicy(
+                approve, self.config.review.second_approver_for, gate_k=self.config.evaluation.k
+            ),
             pending=self.pending,
             run=run,
             concurrency=self.config.trainer.rollout_concurrency,
@@ -198,11 +200,20 @@ class Composition:
         return environment if environment.can_grade(case) else None
 
     def pipeline(
-        self, trainer: PolicyTrainer | None, run: RunContext, dataset: str, report: RunReport
+        self,
+        trainer: PolicyTrainer | None,
+        run: RunContext,
+        dataset: str,
+        report: RunReport,
+        *,
+        record_outcomes: bool = True,
     ) -> OfflinePolicyOptimizationPipeline:
+        """``record_outcomes`` False: graded rollouts are not linked in the use ledger (a compare
+        runs policies that are not the workspace's: their outcomes are not its memories')."""
         executor = self.executor(dataset)
         # A remote executor's per-service counts are the report's (the same Counter, filled live).
         report.services = getattr(executor, "counts", report.services)
+        ledger = self.resources.ledger() if record_outcomes else None
         return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run, self.resources.ledger()
+            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run, ledger
         )

@@ -1,13 +1,15 @@
 """The one object the CLI, the app and the servers drive: a workspace, its use cases and the read
 models its screens show.
 
-Use cases: ``train``, ``evaluate``, ``stream`` (runs); ``decide`` / ``decide_items`` /
+Use cases: ``train``, ``evaluate``, ``stream``, ``compare`` (runs; a sealed split only when asked,
+and counted); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
 ``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
 ``delete_session`` (what an agent reads back, each for a ``Visibility``), with ``record_uses``
 where a served memory is recorded in the use ledger; read models: pending plans, history records,
-memories by type, one memory, memory uses (the use ledger), sessions. Callers never reach the
+memories by type, one memory, memory uses (the use ledger), sessions, a policy by name
+(``policy``), a run's report and its HTML page (``run_report``, ``html_report``). Callers never reach the
 parts (paths, store, pending plans, loader, the kernel's components): what they need is a method
 here. The kernel is assembled by ``ovtui.wiring.composition`` when a use case first needs it, and
 the modules behind each use case are imported when it runs, so opening a workspace to read its
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from ovtui.memory.ledger import UseLedger
     from ovtui.memory.ledger_state import Fed, Usage, Via
     from ovtui.memory.memory_diff import MemoryDiff
+    from ovtui.memory.policy_at import NamedPolicy
     from ovtui.memory.retrieval.access import Visibility
     from ovtui.memory.retrieval.content import ListOptions
     from ovtui.memory.retrieval.service import FindQuery, Found, Retrieval, SummaryKind
@@ -86,6 +89,20 @@ class TrainOptions:
     eval_split: str | None = "test"
     limit: int | None = None
     trials: int | None = None  # runs of each eval case (pass^k); None = [trainer] eval_trials
+    unseal: bool = False  # evaluate on the eval split even when [evaluation] sealed names it
+
+
+@dataclass
+class CompareOptions:
+    """``ovtui compare A B``: each policy ``current``, a history record (the policy right after
+    it) or a folder of experience files, run on ``split`` with ``trials`` runs of each case."""
+
+    a: str
+    b: str
+    dataset: str | None = None
+    split: str = "test"
+    trials: int | None = None  # None = [trainer] eval_trials
+    unseal: bool = False
 
 
 @dataclass
@@ -105,17 +122,22 @@ def login_name() -> str:
         return f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
 
 
+def _first_line(exc: Exception) -> str:
+    return next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
 def run_stamp() -> str:
     """A run's id: its start time to the microsecond (so run folders sort in the order runs began,
     even two in one second) and a random tail (two processes at the same instant)."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f") + "_" + uuid.uuid4().hex[:6]
 
 
-def open_memory(root: Path, user: str) -> tuple[MemoryStore, str | None]:
+def open_memory(root: Path, user: str, *, reading: bool = False) -> tuple[MemoryStore, str | None]:
     """A workspace folder's memory, once what a crash interrupted (an apply) is finished; and what
-    that recovery did, for the CLI and the app to show."""
+    that recovery did, for the CLI and the app to show. ``reading``: the caller only reads, so a
+    recovery the disk refuses (full, read-only) is said, not raised."""
     store = MemoryStore(WorkspacePaths(root, user))
-    return store, recover_on_start(store.paths, store.lock)
+    return store, recover_on_start(store.paths, store.lock, reading=reading)
 
 
 def memory_to_check(root: Path | str) -> tuple[MemoryStore, str | None]:
@@ -127,16 +149,18 @@ def memory_to_check(root: Path | str) -> tuple[MemoryStore, str | None]:
         user = load_config(root).workspace.user
     except ConfigError:
         user = OvtuiConfig().workspace.user
-    return open_memory(root, user)
+    return open_memory(root, user, reading=True)
 
 
 class Workspace:
-    def __init__(self, root: Path | str, config: OvtuiConfig | None = None) -> None:
+    def __init__(self, root: Path | str, config: OvtuiConfig | None = None, *, reading: bool = False) -> None:
+        """``reading``: opened to read only (history, a plan's listing), so on a full or read-only
+        disk a recovery that cannot be finished is said in ``recovered`` instead of raised."""
         root = Path(root)
         require_workspace(root)
         self.config = config or load_config(root)
         check_names(self.config, root / CONFIG_FILE)
-        self._store, self.recovered = open_memory(root, self.config.workspace.user)
+        self._store, self.recovered = open_memory(root, self.config.workspace.user, reading=reading)
         self._paths = self._store.paths
 
     @property
@@ -187,6 +211,24 @@ class Workspace:
             path, report.model_dump_json(indent=2), root=self._paths.root, temp_dir=self._paths.runs
         )
 
+    async def _sealed(self, dataset: str, split: str | None, unseal: bool) -> dict[str, int]:
+        """For a run about to score ``split``: nothing when the split is not sealed; when it is and
+        ``unseal`` asks to score it, ``{"<dataset>/<split>": runs that scored it}``, this one
+        counted; when it is not asked for, refused, saying how often it was scored. Counted before
+        the run opens, so a refused or unreadable count leaves no run behind."""
+        if split is None or split not in self.config.evaluation.sealed:
+            return {}
+        from ovtui.storage.sealed import count_scoring, sealed_scores
+
+        key = f"{dataset}/{split}"
+        if not unseal:
+            scored = (await asyncio.to_thread(sealed_scores, self._paths)).get(key, 0)
+            raise OvtuiError(
+                f"split {split!r} is sealed ([evaluation] sealed): it is scored only on explicit "
+                f"request (--unseal); {key} has been scored {scored} time(s)"
+            )
+        return {key: await asyncio.to_thread(count_scoring, self._paths, self._store.lock, key)}
+
     # --- runs ----------------------------------------------------------------------------------
     @asynccontextmanager
     async def _run(
@@ -205,6 +247,7 @@ class Workspace:
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         kernel = self._kernel
         kernel.run_events = events
+        failed = False
         try:
             yield report, run
         except RunCancelled:
@@ -212,10 +255,18 @@ class Workspace:
         except asyncio.CancelledError:  # the task itself was cancelled (e.g. while waiting for review)
             report.cancelled = True
             raise
+        except BaseException:
+            failed = True
+            raise
         finally:
             report.usage = kernel.usage()
             try:
                 await asyncio.to_thread(self._close_report, report)
+            except OSError:
+                # The disk that stopped the run (full, read-only) refuses its report too: the run's
+                # own error is the one to show, in one line.
+                if not failed:
+                    raise
             finally:  # cancelled again meanwhile: the thread still saves the report
                 events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
                 kernel.run_events = None
@@ -259,7 +310,9 @@ class Workspace:
                 f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
                 f"limit ≥ 0 (got {options.limit})"
             )
+        sealed = await self._sealed(dataset, options.eval_split, options.unseal)
         async with self._run("train", dataset, listeners, cancel) as (report, run):
+            report.sealed = sealed
             kernel = self._kernel
 
             def read_cases() -> tuple[CaseLoader, CaseLoader | None, list[Case]]:
@@ -294,12 +347,16 @@ class Workspace:
         cancel: asyncio.Event | None = None,
         *,
         trials: int | None = None,
+        unseal: bool = False,
     ) -> RunReport:
         """Accuracy of the current policy; eval never analyzes or writes memory (only its report).
-        ``trials`` runs each case that many times (pass^k); None = ``[trainer] eval_trials``."""
+        ``trials`` runs each case that many times (pass^k); None = ``[trainer] eval_trials``.
+        A sealed split is scored only with ``unseal`` (and counted)."""
         dataset = dataset or self.config.trainer.dataset
         runs = self._trials(trials)
+        sealed = await self._sealed(dataset, split, unseal)
         async with self._run("eval", dataset, listeners, cancel) as (report, run):
+            report.sealed = sealed
             batch = self.config.trainer.batch_size
             cases = await asyncio.to_thread(self._kernel.eval_cases, dataset, split, batch, runs)
             policy_set = await self._loader.load()
@@ -307,6 +364,47 @@ class Workspace:
             self._started(run, report)
             evaluation = await pipeline.eval(cases, policy_set)
             report.stages.append(evaluation.report)
+        return report
+
+    async def compare(
+        self,
+        options: CompareOptions,
+        listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> RunReport:
+        """B against A on the same cases, trials and order, and A against itself (the A/A null)
+        beside it: the paired delta, its interval, McNemar's p, the flips both ways with what each
+        agent did, and the verdict by the paired rule (``[evaluation] k``). Nothing is written but
+        the run's report; outcomes are not linked in the use ledger (these are not the workspace's
+        policies)."""
+        from ovtui.train.comparison import STAGE_A, STAGE_AA, STAGE_B, comparison
+
+        dataset = options.dataset or self.config.trainer.dataset
+        trials = self._trials(options.trials)
+        current = await self._loader.load()
+
+        def policies() -> tuple[NamedPolicy, NamedPolicy]:
+            return self.policy(options.a, current), self.policy(options.b, current)
+
+        a, b = await asyncio.to_thread(policies)  # a name that is no policy counts no scoring
+        sealed = await self._sealed(dataset, options.split, options.unseal)
+        async with self._run("compare", dataset, listeners, cancel) as (report, run):
+            report.sealed = sealed
+            batch = self.config.trainer.batch_size
+            cases = await asyncio.to_thread(self._kernel.eval_cases, dataset, options.split, batch, trials)
+            pipeline = self._kernel.pipeline(None, run, dataset, report, record_outcomes=False)
+            self._started(run, report, a=a.label, b=b.label, split=options.split, trials=trials)
+            for stage, policy in ((STAGE_A, a), (STAGE_B, b), (STAGE_AA, a)):
+                report.stages.append((await pipeline.eval(cases, policy.policy_set, stage=stage)).report)
+            first, second, again = report.stages
+            report.comparison = comparison(
+                (a.label, b.label),
+                options.split,
+                trials,
+                self.config.evaluation.k,
+                (first.results, second.results, again.results),
+                (first.evidence, second.evidence),
+            )
         return report
 
     async def stream(
@@ -526,6 +624,13 @@ class Workspace:
         """The experiences as they are; given the last snapshot, only files changed since are read."""
         return self._loader.load_sync(previous)
 
+    def policy(self, ref: str, current: ExperienceSet | None = None) -> NamedPolicy:
+        """A policy to compare: ``current``, a history record (the experiences right after it) or a
+        folder of experience files; built in memory, nothing written."""
+        from ovtui.memory.policy_at import named_policy
+
+        return named_policy(self._store, ref, current if current is not None else self.experiences())
+
     def first_experiences(self, count: int) -> list[Experience]:
         """The first ``count`` experiences, read quickly for a first screenful."""
         return self._loader.first(count)
@@ -631,6 +736,42 @@ class Workspace:
     def report_path(self, run_id: str) -> Path:
         """Where a run's report is saved."""
         return self._paths.runs / run_id / REPORT_FILE
+
+    def run_report(self, ref: str | None = None) -> RunReport:
+        """A saved run's report: ``ref`` a run id or a unique part of one, None the latest run."""
+        from ovtui.core.bounds import MAX_MEMORY_FILE_BYTES
+        from ovtui.storage.reading import read_bounded
+        from ovtui.train.reports import RunReport
+
+        runs = self._paths.runs
+        ids: list[str] = []
+        with suppress(OSError), os.scandir(runs) as entries:
+            ids = sorted(e.name for e in entries if (runs / e.name / REPORT_FILE).is_file())
+        if ref is not None:  # only matched against the folder names: never a path itself
+            ids = [i for i in ids if ref in i]
+            if len(ids) != 1:
+                found = "no run" if not ids else f"{len(ids)} runs ({', '.join(ids[:3])})"
+                raise OvtuiError(f"run {ref!r}: {found} with a report matches it under runs/")
+        if not ids:
+            raise OvtuiError("no run with a report under runs/ yet: run `ovtui train`, `eval` or `compare`")
+        path = self.report_path(ids[-1])
+        data = read_bounded(
+            path, 16 * MAX_MEMORY_FILE_BYTES, what="a run report", shown=self.display_file(path)
+        )
+        try:
+            return RunReport.model_validate_json(data)
+        except ValueError as exc:
+            raise OvtuiError(f"{self.display_file(path)}: not a run report ({_first_line(exc)})") from None
+
+    def display_file(self, path: Path) -> str:
+        """A file of the workspace by its workspace-relative path."""
+        return self._paths.relative(path)
+
+    def html_report(self, report: RunReport) -> str:
+        """A run's report as one self-contained HTML page (inline SVG, no script, no network)."""
+        from ovtui.train.html_report import render_html
+
+        return render_html(report, self.config.evaluation.k)
 
     def watch(
         self, *, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None, **timing: int

@@ -39,7 +39,7 @@ async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     park_preference_plan(workspace)
-    target = workspace.root / "memories" / "preferences" / "seating.md"
+    target = workspace.root / "memories" / "preferences" / "default" / "seating.md"
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
@@ -62,8 +62,8 @@ async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
         assert isinstance(app.screen, MemoriesScreen)
         table = app.screen.query_one("#memories", VimTable)
         assert table.row_count == 3 and "3 experiences" in screen_text(app)  # experiences first
-        await pilot.press("t")  # cases, entities, events, preferences, …: step to preferences
-        await pilot.press("t", "t", "t")
+        await pilot.press("t")  # cases, entities, events, identity, preferences, …: to preferences
+        await pilot.press("t", "t", "t", "t")
         await settle(app, pilot)
         assert app.screen.memory_type == "preferences"
         assert table.row_count == 1
@@ -129,4 +129,4 @@ async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, mak
         await pilot.press("j")
         await settle(app, pilot)
         text = screen_text(app)
-        assert "peers/alice/memories/preferences/trains.md" in text and "night trains" in text
+        assert "peers/alice/memories/preferences/alice/trains.md" in text and "night trains" in text

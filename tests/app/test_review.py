@@ -358,7 +358,7 @@ async def test_a_new_memory_of_a_session_shows_the_file_it_will_write(
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "2")
         header = app.screen.query_one("#item-header", Static).render()
-        assert "peers/alice/memories/preferences/aisle_seats.md" in str(header)
+        assert "peers/alice/memories/preferences/alice/aisle_seats.md" in str(header)
 
 
 async def test_a_delete_that_needs_two_reviewers_shows_one_of_two_and_is_not_applied(

@@ -138,7 +138,8 @@ def test_show_names_the_file_a_new_session_memory_will_write(tmp_path: Path) -> 
     code, out, err = review(root, "show", "plansession1", "0")
     assert code == 0, err
     assert (
-        "target    preferences: viking://user/default/peers/alice/memories/preferences/aisle_seats.md" in out
+        "target    preferences: viking://user/default/peers/alice/memories/preferences/alice/aisle_seats.md"
+        in out
     )
 
 

@@ -235,7 +235,7 @@ async def test_json_tool_convention_without_function_calling(
     assert ["tools" in r.body for r in fake.chat_requests] == [True, False, False]
     assert 'answer {"tool_calls": [{"name": "read"' in fake.chat_requests[1].messages[0]["content"]
     results = last_user_text(fake)
-    assert results.startswith(f"Results of your look-ups:\n### read(uri='{uri(store, REFUND)}')")
+    assert results.startswith(f'Results of your look-ups:\n### read(uri="{uri(store, REFUND)}")')
 
 
 async def test_bad_tool_requests_are_answered_not_fatal(

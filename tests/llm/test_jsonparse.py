@@ -100,3 +100,21 @@ def test_generated_operation_schemas_validate_real_answers() -> None:
         "$.experiences[0].status: 'live' is not one of "
         "['draft', 'staging', 'production', 'deprecated', 'archived']"
     ]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '<think>The user wants {"experiences": []}? No: one item.</think>\n{"n": 1}',
+        'Okay, I will write {"n": 2} first.</think>{"n": 1}',  # the opening tag dropped by the server
+        '<THINKING>\n{"n": 3}\n</THINKING>\n```json\n{"n": 1}\n```',
+        '```\n{"n": 1}\n```',
+    ],
+)
+def test_reasoning_and_fences_are_taken_off_before_the_json(answer: str) -> None:
+    assert parse_json_answer(answer) == {"n": 1}
+
+
+def test_an_answer_of_only_reasoning_is_empty() -> None:
+    with pytest.raises(AnswerFormatError, match="only reasoning"):
+        parse_json_answer('<think>{"n": 2}</think>')

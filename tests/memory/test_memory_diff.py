@@ -49,9 +49,19 @@ def test_update_differing_only_in_version_and_trace_fields_is_filtered() -> None
 def test_empty_record_has_the_full_schema() -> None:
     record = build_memory_diff([], kind="dry_run", trace_id="t")
     data = json.loads(record.render())
-    assert set(data) >= {"archive_uri", "trace_id", "extracted_at", "operations", "summary", "review", "kind"}
+    assert set(data) >= {
+        "archive_uri",
+        "trace_id",
+        "extracted_at",
+        "operations",
+        "skipped_operations",
+        "summary",
+        "review",
+        "kind",
+    }
     assert data["operations"] == {"adds": [], "updates": [], "deletes": []}
-    assert data["summary"] == {"total_adds": 0, "total_updates": 0, "total_deletes": 0}
+    assert data["skipped_operations"] == []  # OpenViking's key, empty when nothing was skipped
+    assert data["summary"] == {"total_adds": 0, "total_updates": 0, "total_deletes": 0, "total_skipped": 0}
     assert data["review"]["dry_run"] is True and data["extracted_at"].endswith("Z")
 
 

@@ -60,7 +60,7 @@ def test_a_plan_item_s_peer_chooses_the_space(store: MemoryStore) -> None:
     assert own.rel == "memories/profile.md"
     assert alice.rel == "peers/alice/memories/profile.md" and alice.uri == PREFIX + alice.rel
     topic = item("preferences", "trains", "- trains", "alice", metadata={"fields": {"topic": "trains"}})
-    assert plan_target(store, topic).rel == "peers/alice/memories/preferences/trains.md"
+    assert plan_target(store, topic).rel == "peers/alice/memories/preferences/alice/trains.md"
     with pytest.raises(OvtuiError, match="never a peer's"):
         plan_target(store, item("cases", "a_case", "x", "alice"))
     # an edit is never retargeted to another space

@@ -41,7 +41,12 @@ def test_every_type_and_peer_is_indexed_and_filtered(workspace: Path) -> None:
     (workspace / "memories" / "profile.md").write_text(render_memory("Ana likes window seats", {}))
     peer = workspace / "peers" / "bob" / "memories" / "preferences"
     peer.mkdir(parents=True)
+    # one preference in ovtui's former layout (preferences/<topic>.md), one in OpenViking's: both served
     (peer / "seats.md").write_text(render_memory("Bob likes aisle seats", {"topic": "seats"}))
+    (peer / "bob").mkdir()
+    (peer / "bob" / "meals.md").write_text(
+        render_memory("Bob eats vegan meals", {"user": "bob", "topic": "meals"})
+    )
     index = MemoryIndex(MemoryStore.open(workspace), clock=lambda: LATER)
     index.refresh()
     types = {h.doc.memory_type for h in index.search(tokenize("cancel refund seats"), Filters(), limit=50)}
@@ -50,6 +55,7 @@ def test_every_type_and_peer_is_indexed_and_filtered(workspace: Path) -> None:
     assert names(index, "aisle seats") == ["profile"]
     seen = Filters(peer_visible=lambda peer: peer in (None, "bob"))
     assert names(index, "aisle seats", seen)[0] == "seats"
+    assert names(index, "vegan meals", seen)[0] == "meals"
     only = Filters(memory_types=frozenset({"experiences"}))
     assert set(names(index, "cancel refund", only)) == {"reservation_cancellation", "refund_status"}
     under = Filters(prefixes=(experience_uri("refund_status"),))

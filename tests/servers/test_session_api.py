@@ -144,7 +144,8 @@ def test_memory_policy_and_peers(served: tuple[httpx.Client, Path]) -> None:
     written = MemoryDiff.model_validate_json((root / f"history/{record}/memory_diff.json").read_text())
     kinds = {op.memory_type for op in written.operations.adds}
     assert kinds == {"profile", "preferences"}
-    assert not (root / "memories/preferences/aisle_seats.md").exists()  # bob's: peers are off
+    assert not list(root.glob("memories/preferences/*/aisle_seats.md"))  # bob's: peers are off
+    assert not (root / "peers").exists()
 
     ok(
         client.post(

@@ -20,7 +20,7 @@ from session_support import CONVERSATION
 from workspace_support import build_sample_workspace, history_of, memory_of
 
 from ovtui.core.fileformat import MemoryFile, parse_memory
-from ovtui.memory.links import DERIVED_FROM, PRODUCED
+from ovtui.memory.links import DERIVED_FROM, RELATED_TO
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.revert import revert
 from ovtui.servers.openviking.app import create_session_app
@@ -120,22 +120,22 @@ def test_case_links_its_trajectory_and_experiences_and_revert_takes_the_experien
     assert trajectory.fields["source_archive_uri"] == done.task["result"]["archive_uri"]
     # the case links to its trajectory (in the commit's record) and to every experience it fed
     case = read(ws, case_uri)
-    assert relations(case, "links") == {(case_uri, trajectory_uri, PRODUCED)} | {
-        (case_uri, uri, PRODUCED) for uri in experiences
+    assert relations(case, "links") == {(case_uri, trajectory_uri, RELATED_TO)} | {
+        (case_uri, uri, RELATED_TO) for uri in experiences
     }
     [case_add] = [op for op in done.commit_record.operations.adds if op.uri == case_uri]
-    assert relations(parse_memory(case_add.after), "links") == {(case_uri, trajectory_uri, PRODUCED)}
+    assert relations(parse_memory(case_add.after), "links") == {(case_uri, trajectory_uri, RELATED_TO)}
     # mirrored: backlinks on the trajectory and on each experience
-    assert relations(trajectory, "backlinks") == {(case_uri, trajectory_uri, PRODUCED)} | {
+    assert relations(trajectory, "backlinks") == {(case_uri, trajectory_uri, RELATED_TO)} | {
         (uri, trajectory_uri, DERIVED_FROM) for uri in experiences
     }
     for uri in experiences:
-        assert (case_uri, uri, PRODUCED) in relations(read(ws, uri), "backlinks")
+        assert (case_uri, uri, RELATED_TO) in relations(read(ws, uri), "backlinks")
 
     # reverting the training's record removes the experience links; the trajectory's stays
     revert(memory_of(ws), done.training_id)
-    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)}
-    assert relations(read(ws, trajectory_uri), "backlinks") == {(case_uri, trajectory_uri, PRODUCED)}
+    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, RELATED_TO)}
+    assert relations(read(ws, trajectory_uri), "backlinks") == {(case_uri, trajectory_uri, RELATED_TO)}
 
 
 def test_the_commit_record_reverts_first_keeping_links_added_after_it(
@@ -163,10 +163,10 @@ def test_a_plan_approved_in_review_links_the_case_to_its_experiences(
     [commit_id] = task["result"]["history_ids"]  # only the user memories: the plan waits
     [case_uri] = [op.uri for op in history_of(ws).get(commit_id).operations.adds if op.memory_type == "cases"]
     trajectory_uri = run_of(ws, case_uri)
-    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)}
+    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, RELATED_TO)}
     ws.decide_all(plan_id, "approved")
     applied = asyncio.run(ws.apply_pending(plan_id))
     assert applied.written_uris
-    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, PRODUCED)} | {
-        (case_uri, uri, PRODUCED) for uri in applied.written_uris
+    assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, RELATED_TO)} | {
+        (case_uri, uri, RELATED_TO) for uri in applied.written_uris
     }

@@ -6,6 +6,7 @@ nothing written; two concurrent commits editing one profile both land."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
@@ -53,12 +54,16 @@ def test_a_conversation_becomes_the_models_memories_and_its_case_trains(tmp_path
     )
     answer = conversation_answer()
     assert memory(root, "memories/profile.md").content == PROFILE_LINE
-    assert memory(root, "memories/preferences/seating.md").content == PREFERENCE_LINE
+    assert memory(root, "memories/preferences/default/seating.md").content == PREFERENCE_LINE
     entity = memory(root, "memories/entities/order/order_1234.md")
     assert entity.content == answer["entities"][0]["content"] and entity.fields["category"] == "order"
-    [event_path] = root.joinpath("memories/events").rglob("order_cancellation.md")
-    event = parse_memory(event_path.read_text())
+    # the event is filed under its first message's date, its body made as OpenViking makes it
+    event = memory(root, "memories/events/2026/11/30/order_cancellation.md")
     assert event.fields["summary"] == "On 2026-11-30 the user had order 1234 cancelled."
+    assert event.content.startswith(
+        "# Summary\nOn 2026-11-30 the user had order 1234 cancelled.\n# 2026-11-30 (Monday) ChatLog:\n"
+        "**user**: Hi, my name is Ana Ruiz."
+    )
     # the case: a case file named for this commit, whose rubric is the model's plus the conversation's
     case = memory(root, "memories/cases/cancel_order_m1_archive_001.md")
     criteria = [c["name"] for c in json.loads(case.fields["rubric"])["criteria"]]
@@ -66,12 +71,55 @@ def test_a_conversation_becomes_the_models_memories_and_its_case_trains(tmp_path
     # … trained as a rollout: the trainer's trajectory ran that case, and its record is the commit's
     trajectories = [parse_memory(p.read_text()) for p in root.joinpath("memories/trajectories").glob("*.md")]
     assert any(t.fields.get("case_name") == "cancel_order_m1_archive_001" for t in trajectories)
+    # named by the session's first message and the archive, as OpenViking names it
+    archive_uri = f"{PREFIX}sessions/m1/history/archive_001"
+    digest = hashlib.sha256(archive_uri.encode()).hexdigest()[:16]
+    [named] = root.joinpath("memories/trajectories").glob(f"booking_change_20261130100000_{digest}.md")
+    trajectory = parse_memory(named.read_text())
+    assert trajectory.fields["source_archive_uri"] == archive_uri
+    assert trajectory.fields["retrieval_anchor"] and trajectory.fields["task_query"]  # always there
+    assert "related_case_ids" not in trajectory.fields
     assert len(result["history_ids"]) == 2
     diff = MemoryDiff.model_validate_json(
         (root / "sessions/m1/history/archive_001/memory_diff.json").read_text()
     )
     added = {op.uri for op in diff.operations.adds}
-    assert f"{PREFIX}memories/profile.md" in added and f"{PREFIX}memories/preferences/seating.md" in added
+    assert (
+        f"{PREFIX}memories/profile.md" in added
+        and f"{PREFIX}memories/preferences/default/seating.md" in added
+    )
+
+
+def _events_that_cannot_be_filed(request: RecordedRequest) -> Reply:
+    answer = conversation_answer()
+    event = answer["events"][0]
+    answer["events"] = [
+        {**event, "event_name": "out_of_bounds", "ranges": "7-9"},  # four messages
+        {**event, "event_name": "agent_only", "ranges": "1-2"},  # the agent's messages only
+    ]
+    return Reply.json(answer)
+
+
+def test_events_that_cannot_be_filed_are_skipped_with_openvikings_reasons(tmp_path: Path) -> None:
+    model = SessionModel({"e1": _events_that_cannot_be_filed})
+    with served(tmp_path, model) as (client, root, _fake):
+        task = commit(client, "e1", CONVERSATION)
+    assert task["status"] == "completed", task
+    assert not root.joinpath("memories/events").exists()
+    diff = json.loads((root / "sessions/e1/history/archive_001/memory_diff.json").read_text())
+    assert diff["skipped_operations"] == [
+        {
+            "memory_type": "events",
+            "reason_code": "invalid_ranges",
+            "reason": "Message ranges are malformed or out of bounds",
+        },
+        {
+            "memory_type": "events",
+            "reason_code": "no_writable_target",
+            "reason": "No writable memory target could be resolved",
+        },
+    ]
+    assert diff["summary"]["total_skipped"] == 2
 
 
 def _patch_seating(request: RecordedRequest) -> Reply:
@@ -84,14 +132,14 @@ def test_a_prefetched_memory_is_patched_not_duplicated(tmp_path: Path) -> None:
     with served(tmp_path, model) as (client, root, fake):
         assert commit(client, "m1", CONVERSATION)["status"] == "completed"
         task = commit(client, "m2", said("These days I'd rather sit by the aisle on flights."))
-        seating = f"{PREFIX}memories/preferences/seating.md"
+        seating = f"{PREFIX}memories/preferences/default/seating.md"
         prompts = [r.prompt_text for r in fake.chat_requests]
     assert task["status"] == "completed", task
     assert task["result"]["token_usage"]["model_calls"] == 1  # shown up front: no look-up round
     assert any("session m2" in p and f"=== FILE {seating}" in p for p in prompts)
-    assert [p.name for p in root.joinpath("memories/preferences").glob("*.md")] == ["seating.md"]
+    assert [p.name for p in root.joinpath("memories/preferences/default").glob("*.md")] == ["seating.md"]
     assert (
-        memory(root, "memories/preferences/seating.md").content
+        memory(root, "memories/preferences/default/seating.md").content
         == "- The user prefers aisle seats on flights."
     )
     [history_id] = task["result"]["history_ids"]
@@ -223,8 +271,8 @@ def test_a_peers_memory_from_the_model_goes_to_the_peers_space(tmp_path: Path) -
         schema = fake.chat_requests[-1].body["response_format"]["json_schema"]["schema"]
     assert task["status"] == "completed", task
     assert schema["properties"]["preferences"]["items"]["properties"]["peer_id"]["enum"] == ["bob"]
-    assert memory(root, "peers/bob/memories/preferences/trains.md").content == "- Bob prefers trains."
-    assert not (root / "memories/preferences/trains.md").exists()
+    assert memory(root, "peers/bob/memories/preferences/bob/trains.md").content == "- Bob prefers trains."
+    assert not (root / "memories/preferences/default/trains.md").exists()
 
 
 def test_a_task_reads_running_while_its_extraction_runs(tmp_path: Path) -> None:

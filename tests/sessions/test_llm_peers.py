@@ -20,7 +20,7 @@ from ovtui.storage.paths import WorkspacePaths
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from ovtui.testing.session_model import SessionModel
 
-BOB_TRAINS = "peers/bob/memories/preferences/trains.md"
+BOB_TRAINS = "peers/bob/memories/preferences/bob/trains.md"
 BOB_LINE = "- Bob prefers trains."
 NIGHT_LINE = "- Bob prefers night trains."
 BOB_PROFILE = "peers/bob/memories/profile.md"
@@ -72,8 +72,8 @@ def test_a_peers_shown_preference_is_patched_in_the_peers_space(tmp_path: Path) 
     assert "an edit of one must carry that peer_id" in prompt
     # patched where it is: one file, in bob's space, none in the user's
     assert memory(root, BOB_TRAINS).content == NIGHT_LINE
-    assert [p.name for p in root.joinpath("peers/bob/memories/preferences").iterdir()] == ["trains.md"]
-    assert not root.joinpath("memories/preferences/trains.md").exists()
+    assert [p.name for p in root.joinpath("peers/bob/memories/preferences/bob").iterdir()] == ["trains.md"]
+    assert not root.joinpath("memories/preferences/default/trains.md").exists()
     [history_id] = task["result"]["history_ids"]
     diff = MemoryDiff.model_validate_json((root / f"history/{history_id}/memory_diff.json").read_text())
     assert [op.uri for op in diff.operations.updates] == [PREFIX + BOB_TRAINS] and diff.operations.adds == []
@@ -82,7 +82,7 @@ def test_a_peers_shown_preference_is_patched_in_the_peers_space(tmp_path: Path) 
 
 
 def test_an_edit_of_a_peers_file_the_model_did_not_see_gets_the_unread_round(tmp_path: Path) -> None:
-    music = "peers/bob/memories/preferences/music.md"
+    music = "peers/bob/memories/preferences/bob/music.md"
     patch = render_blocks([SearchReplace("- Likes jazz.", "- Likes jazz and blues.")])
     edit = Reply.json({"preferences": [{"topic": "music", "content": patch, "peer_id": "bob"}]})
     model = SessionModel({"j1": remember(("bob", "music", "- Likes jazz.")), "j2": answers(edit, edit)})
@@ -97,7 +97,7 @@ def test_an_edit_of_a_peers_file_the_model_did_not_see_gets_the_unread_round(tmp
 
 
 def test_a_peer_the_policy_leaves_out_is_never_shown_nor_reachable(tmp_path: Path) -> None:
-    eve_opera = f"{PREFIX}peers/eve/memories/preferences/opera.md"
+    eve_opera = f"{PREFIX}peers/eve/memories/preferences/eve/opera.md"
     eve_text = "- Eve loves opera, above all Verdi."
     look_ups = Reply.tools(
         ("read", {"uri": eve_opera}),
@@ -133,7 +133,7 @@ def test_a_peer_the_policy_leaves_out_is_never_shown_nor_reachable(tmp_path: Pat
         "error: there is no peer 'eve' in this conversation; the peers are bob",
     ]
     assert "'eve' is not one of ['bob']" in requests[2].prompt_text  # the answer schema's enum
-    assert memory(root, "peers/bob/memories/preferences/opera.md").content == "- Bob likes opera."
+    assert memory(root, "peers/bob/memories/preferences/bob/opera.md").content == "- Bob likes opera."
     assert sorted(p.read_text() for p in root.joinpath("peers/eve").rglob("*.md")) == eve_before
 
 
@@ -152,7 +152,7 @@ def test_a_uri_in_another_space_than_the_peer_id_gets_the_repair_message(tmp_pat
     assert task["status"] == "completed", task
     assert (
         f"preferences[0]: uri {PREFIX}{BOB_TRAINS} is in peer bob's space but peer_id designates the "
-        f"user's own space ({PREFIX}memories/preferences/trains.md)"
+        f"user's own space ({PREFIX}memories/preferences/default/trains.md)"
     ) in repair
     assert memory(root, BOB_TRAINS).content == NIGHT_LINE
-    assert not root.joinpath("memories/preferences/trains.md").exists()
+    assert not root.joinpath("memories/preferences/default/trains.md").exists()

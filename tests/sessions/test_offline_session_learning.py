@@ -108,6 +108,11 @@ def test_a_one_call_conversation_parks_the_call_that_answered_it(
     example = '- Example request: "Please change the email of customer <value> to <value>"'
     assert example in parse_sections(item.after_content).situation
     assert "prefer" not in item.after_content
+    # its case says why it is one (OpenViking requires evidence): the tools, no values
+    [case] = ws.root.joinpath("memories/cases").glob("*.md")
+    evidence = parse_memory(case.read_text(encoding="utf-8")).fields["evidence"]
+    said = "In a committed session the agent handled the request with update_email"
+    assert evidence == f"{said}; every tool call completed."
     # the person approves it in Review as usual and it becomes the experience
     ws.decide_all(plan_id, "approved")
     applied = asyncio.run(ws.apply_pending(plan_id))
@@ -129,6 +134,8 @@ def test_a_tool_error_parks_what_the_agent_did_after_it(served: tuple[httpx.Clie
     ]
     assert sections.approach == []
     assert_no_user_values(item.after_content)
+    [case] = ws.root.joinpath("memories/cases").glob("*.md")
+    assert parse_memory(case.read_text(encoding="utf-8")).fields["evidence"].endswith("; a tool call failed.")
     # the run's trajectory (the learner's text) tells the failure as the tool answered it, without
     # the user's values
     [trajectory_uri] = item.evidence_trajectory_uris

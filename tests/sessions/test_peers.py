@@ -61,15 +61,15 @@ def test_a_peer_s_memories_go_to_the_peer_s_space_and_revert_with_the_commit(
     alice = root / "peers/alice/memories"
     # alice's profile and preference are hers; the user's own stay in memories/
     assert "My name is Alice Moreau" in (alice / "profile.md").read_text()
-    assert "I prefer trains" in (alice / "preferences/trains.md").read_text()
+    assert "I prefer trains" in (alice / "preferences/alice/trains.md").read_text()
     own_profile = (root / "memories/profile.md").read_text()
     assert "Ana Ruiz" in own_profile and "Alice" not in own_profile
-    assert not (root / "memories/preferences/trains.md").exists()
-    assert any("window seats" in p.read_text() for p in (root / "memories/preferences").glob("*.md"))
+    assert not (root / "memories/preferences/default/trains.md").exists()
+    assert any("window seats" in p.read_text() for p in (root / "memories/preferences/default").glob("*.md"))
     # the case (cases are not peer_enabled) and the entities are the user's own
     assert len(list((root / "memories/cases").glob("*.md"))) == 1
     assert sorted(p.relative_to(alice).as_posix() for p in alice.rglob("*.md")) == [
-        "preferences/trains.md",
+        "preferences/alice/trains.md",
         "profile.md",
     ]
     # the task and the archive's memory_diff.json report it
@@ -80,7 +80,7 @@ def test_a_peer_s_memories_go_to_the_peer_s_space_and_revert_with_the_commit(
     assert diff.metadata["peers"] == result["peers"]
     peer_uris = {
         f"{PREFIX}peers/alice/memories/profile.md",
-        f"{PREFIX}peers/alice/memories/preferences/trains.md",
+        f"{PREFIX}peers/alice/memories/preferences/alice/trains.md",
     }
     assert peer_uris <= set(diff.operations.uris())
 
@@ -91,7 +91,7 @@ def test_a_peer_s_memories_go_to_the_peer_s_space_and_revert_with_the_commit(
     record = history.get(record_id)
     assert {op.uri: op.memory_type for op in record.operations.adds if op.uri in peer_uris} == {
         f"{PREFIX}peers/alice/memories/profile.md": "profile",
-        f"{PREFIX}peers/alice/memories/preferences/trains.md": "preferences",
+        f"{PREFIX}peers/alice/memories/preferences/alice/trains.md": "preferences",
     }
     sections = record_sections(record, lambda uri: (uri or "").removeprefix(PREFIX))
     profile = next(s for s in sections if s.title == "+ peers/alice/memories/profile.md")
@@ -110,7 +110,7 @@ def test_a_peer_s_memories_go_to_the_peer_s_space_and_revert_with_the_commit(
     assert cli_main(["revert", update_id, "--workspace", str(root)]) == 0
     assert "Lyon" not in (alice / "profile.md").read_text()
     assert cli_main(["revert", record_id, "--workspace", str(root)]) == 0
-    assert not (alice / "profile.md").exists() and not (alice / "preferences/trains.md").exists()
+    assert not (alice / "profile.md").exists() and not (alice / "preferences/alice/trains.md").exists()
     assert not (root / "memories/profile.md").exists()
 
 
@@ -124,7 +124,7 @@ def test_history_show_names_the_peer_file(
     [record_id] = result["history_ids"]
     assert cli_main(["history", "show", record_id, "-w", str(root)]) == 0
     shown = capsys.readouterr().out
-    assert "+++ b/peers/carla/memories/preferences/tea.md" in shown and "I prefer tea" in shown
+    assert "+++ b/peers/carla/memories/preferences/carla/tea.md" in shown and "I prefer tea" in shown
 
 
 def test_peers_the_policy_does_not_allow_are_skipped_and_reported(served: tuple[httpx.Client, Path]) -> None:
@@ -132,12 +132,19 @@ def test_peers_the_policy_does_not_allow_are_skipped_and_reported(served: tuple[
     policy = {"peer": {"enabled": True, "allowed_peer_ids": ["dora"]}}
     dora = {"role": "user", "content": "I prefer buses.", "peer_id": "dora"}
     result = committed(client, "allow-dora", [dora, BOB], memory_policy=policy)
-    assert (root / "peers/dora/memories/preferences/buses.md").is_file()
+    assert (root / "peers/dora/memories/preferences/dora/buses.md").is_file()
     assert not (root / "peers/bob").exists()
     assert result["peers"] == {"dora": {"memories": 1, "files_written": 1}}
     assert result["peer_memories_skipped"] == [{"peer_id": "bob", "memories": 2, "reason": PEER_NOT_ALLOWED}]
     diff = json.loads((root / "sessions/allow-dora/history/archive_001/memory_diff.json").read_text())
     assert diff["metadata"]["peer_memories_skipped"] == result["peer_memories_skipped"]
+    # and as OpenViking lists a refusal: one skipped operation per memory, with its reason code
+    reason = "Target peer is outside the allowed memory scope"
+    assert sorted((s["memory_type"], s["reason_code"], s["reason"]) for s in diff["skipped_operations"]) == [
+        ("preferences", "peer_not_allowed", reason),
+        ("profile", "peer_not_allowed", reason),
+    ]
+    assert diff["summary"]["total_skipped"] == 2
 
 
 def test_peer_memories_off_writes_no_peer_file(served: tuple[httpx.Client, Path]) -> None:
@@ -148,7 +155,7 @@ def test_peer_memories_off_writes_no_peer_file(served: tuple[httpx.Client, Path]
     assert {f for f in files(root) if f.startswith("peers/")} == before
     assert result["peers"] == {}
     assert result["peer_memories_skipped"] == [{"peer_id": "bob", "memories": 2, "reason": PEERS_OFF}]
-    assert any("paper tickets" in p.read_text() for p in (root / "memories/preferences").glob("*.md"))
+    assert any("paper tickets" in p.read_text() for p in (root / "memories/preferences/default").glob("*.md"))
 
 
 @pytest.mark.parametrize("hostile", ["../x", "a\x00b", "x" * 300, "con", ".hidden", "a/b", "peers/../.."])

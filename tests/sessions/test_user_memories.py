@@ -63,7 +63,7 @@ def test_commit_writes_user_memories_recorded_and_revertible(tmp_path: Path) -> 
     profile = (root / "memories/profile.md").read_text()
     # only the clause that states the fact: the greeting and the request around it are left out
     assert profile.startswith("- My name is Ana Ruiz\n") and "Hi" not in profile
-    [preference] = (root / "memories/preferences").glob("*.md")
+    [preference] = (root / "memories/preferences/default").glob("*.md")
     assert preference.read_text().startswith("- I prefer window seats\n")
     assert "order_id" in (root / "memories/entities/order_id/1234.md").read_text()
     assert len(list((root / "memories/cases").glob("*.md"))) == 1
@@ -110,7 +110,7 @@ def test_concurrent_commits_account_for_every_memory(tmp_path: Path) -> None:
     outcomes = asyncio.run(commit_all(ws, conversations))
     profile = (ws.root / "memories/profile.md").read_text()
     assert all(f"My name is {name}" in profile for name in people)
-    preferences = "".join(p.read_text() for p in (ws.root / "memories/preferences").glob("*.md"))
+    preferences = "".join(p.read_text() for p in (ws.root / "memories/preferences/default").glob("*.md"))
     assert all(f"receipts {i}" in preferences for i in range(len(people)))
     records = {rid for o in outcomes for rid in o.history_ids}
     assert 1 <= len(records) < len(people)  # batched: fewer records than commits, none lost
@@ -141,8 +141,8 @@ def test_review_switch_parks_user_memories(tmp_path: Path, capsys: pytest.Captur
     ws.decide_all(plan_id, "approved")
     applied = asyncio.run(ws.apply_pending(plan_id))
     assert not applied.item_errors, applied.item_errors
-    assert (ws.root / "peers/bob/memories/preferences/trains.md").is_file()
-    assert not (ws.root / "memories/preferences/trains.md").exists()
+    assert (ws.root / "peers/bob/memories/preferences/bob/trains.md").is_file()
+    assert not (ws.root / "memories/preferences/default/trains.md").exists()
     assert (ws.root / "memories/profile.md").is_file()
 
 
@@ -245,7 +245,7 @@ def test_a_batch_is_written_at_max_operations_after_the_wait_and_on_close(tmp_pa
         assert (await parked).history_id
 
     asyncio.run(run())
-    topics = sorted(p.stem for p in (ws.root / "memories/preferences").glob("*.md"))
+    topics = sorted(p.stem for p in (ws.root / "memories/preferences/default").glob("*.md"))
     assert {"aisle", "tea", "quiet", "window", "vegan"} <= set(topics)
     assert len(history.list()) == 3
 
@@ -266,3 +266,25 @@ def test_a_nul_in_a_tool_argument_is_reported_never_written_as_an_unreadable_fil
     report = CheckReport()
     check_memories(memory_of(ws), report)
     assert report.ok, report.problems  # no file ovtui cannot read back
+
+
+def test_identity_is_made_from_its_fields_starting_from_its_init_values(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    updater = StreamingMemoryUpdater(memory_of(ws), plans_of(ws))
+
+    async def write(fields: dict[str, Any], seen: dict[str, Any] | None = None) -> None:
+        await updater.submit([ExtractedMemory("identity", None, fields, merge="ops", seen=seen)], "a1")
+
+    asyncio.run(write({"name": "Wren", "vibe": "calm and exact"}))
+    identity = parse_memory((ws.root / "memories/identity.md").read_text())
+    # the declared init value where the model gave none; the body made from the fields
+    assert (identity.fields["creature"], identity.fields["name"]) == ("AI assistant", "Wren")
+    assert "- **Name:** Wren\n- **Creature:** AI assistant\n- **Vibe:** calm and exact" in identity.content
+    # the model's edit of the file it was shown: a new vibe replaces the old one
+    asyncio.run(write({"name": "Robin", "vibe": "warm"}, {"content": identity.content, **identity.fields}))
+    identity = parse_memory((ws.root / "memories/identity.md").read_text())
+    assert (identity.fields["name"], identity.fields["vibe"]) == ("Wren", "warm")  # a name, once given, stays
+    assert "- **Vibe:** warm" in identity.content
+    report = CheckReport()
+    check_memories(memory_of(ws), report)
+    assert report.problems == [] and report.memory_files["identity"] == 1

@@ -48,7 +48,7 @@ print(json.dumps(codes))
 
 
 def commands(ws: Path, record_id: str) -> list[list[str]]:
-    """Every command once (the two servers last: they run until interrupted)."""
+    """Every command once (the servers last: they run until interrupted or their input ends)."""
     w = str(ws)
     return [
         ["check", w],
@@ -58,12 +58,15 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["train", w, "--limit", "2", "--no-eval", "--dry-run"],
         ["train", w, "--limit", "2", "--no-eval"],
         ["eval", w, "--split", "test"],
+        ["compare", record_id, "current", "-w", w, "--html", str(ws.parent / "compare.html")],
+        ["report", "-w", w, "--html", str(ws.parent / "report.html")],
         ["revert", record_id, "-w", w, "--force"],
         ["review", "list", "-w", w],
         ["review", "replan", "--all-stale", "-w", w],
         ["init", w],
         ["commit", w, str(ws.parent / CONVERSATION)],
         ["train", w, "--watch"],
+        ["mcp", w],
         ["serve", w, "--port", "0"],
     ]
 
@@ -211,7 +214,7 @@ def test_links_below_the_bookkeeping_are_never_followed(
     registry = default_registry()
     # Every memory folder but the policy's own (linked out, training stops at once: the next test),
     # and the peers' spaces (the committed conversation has a peer's memories).
-    folders = [registry.get(t).directory for t in registry.names() if t != "experiences"]
+    folders = list(dict.fromkeys(registry.get(t).directory for t in registry.names() if t != "experiences"))
     folders.append(PEERS_DIR)
     for rel in folders:
         _link(ws, rel, outside, folder=True)

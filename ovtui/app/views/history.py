@@ -13,9 +13,16 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ovtui.memory.history import HistoryEntry
-from ovtui.memory.memory_diff import MemoryDiff
+from ovtui.memory.memory_diff import MemoryDiff, skipped_line
 
-KIND_STYLE = {"apply": "green", "dry_run": "cyan", "revert": "yellow", "session_commit": "magenta"}
+KIND_STYLE = {
+    "apply": "green",
+    "dry_run": "cyan",
+    "revert": "yellow",
+    "session_commit": "magenta",
+    "migrate": "blue",
+}
+SHOWN_SKIPPED = 5
 REVERTED_MARK = "↶"
 RECORD_COLUMNS = ("kind", "+~−", "about")  # after the "record" column (its time), keyed to sort by
 
@@ -119,6 +126,13 @@ def record_header(
         text.append(f" · plan {record.review.plan_id}")
     if record.reverts:
         text.append(f"\nreverts {reverted_words(record.reverts, reverted)}", style="yellow")
+    skipped = record.skipped_operations
+    if skipped:
+        text.append(f"\n{len(skipped)} skipped:", style="bold")
+        for line in [skipped_line(one) for one in skipped[:SHOWN_SKIPPED]]:
+            text.append(f"\n  {line}", style="dim")
+        if len(skipped) > SHOWN_SKIPPED:
+            text.append(f"\n  … and {len(skipped) - SHOWN_SKIPPED} more (ovtui history show)", style="dim")
     decisions = record.review.decisions
     if decisions:
         counts = Counter(d.decision for d in decisions)

@@ -62,8 +62,10 @@ def write_starter_memories(paths: WorkspacePaths) -> None:
             "trajectory_name": trajectory["name"],
             "memory_type": "trajectories",
             "outcome": trajectory["outcome"],
+            "task_query": trajectory["task_query"],
             "retrieval_anchor": trajectory["retrieval_anchor"],
             "reward": trajectory["reward"],
+            "version": 1,
             "backlinks": [link],
         }
         _write(paths, path, render_memory(trajectory["content"], fields))

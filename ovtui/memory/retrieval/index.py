@@ -65,7 +65,9 @@ class _Folder:
     rel: str
     schema: MemoryTypeSchema
     peer: str | None
-    depth: int  # folder levels below this one before the files (0: the files are here)
+    # Folder levels below this one at which files lie (0: here): one per layout of the type, so a
+    # file still in a former one (a preference in ``preferences/<topic>.md``) is indexed as well.
+    levels: frozenset[int]
     only: str | None = None  # the one file of a one-file type (profile.md)
     stamp: int | None = None  # mtime_ns at the last listing (None: list it next time)
     files: dict[str, FileStamp] = field(default_factory=dict)
@@ -126,7 +128,7 @@ class MemoryIndex:
             rel=rel,
             schema=schema,
             peer=peer,
-            depth=0 if one_file else schema.filename_template.count("/"),
+            levels=frozenset({0} if one_file else {t.count("/") for t in schema.templates()}),
             only=schema.filename_template if one_file else None,
         )
 
@@ -181,31 +183,34 @@ class MemoryIndex:
 
     def _list(self, folder: _Folder) -> None:
         found: dict[str, int] = {}
+        folders: dict[str, int] = {}
         with os.scandir(folder.path) as entries:
             for entry in entries:
                 name = entry.name
                 if name.startswith(".") or name in HIDDEN_MEMORY_NAMES:
                     continue
-                if folder.depth:
-                    if entry.is_dir(follow_symlinks=False):
-                        found[name] = entry.inode()
-                elif (folder.only is None or name == folder.only) and name.endswith(".md"):
+                if max(folder.levels) and entry.is_dir(follow_symlinks=False):
+                    folders[name] = entry.inode()
+                    continue
+                if (
+                    0 in folder.levels
+                    and (folder.only is None or name == folder.only)
+                    and name.endswith(".md")
+                ):
                     if entry.is_file(follow_symlinks=False):
                         found[name] = entry.inode()
                     elif entry.is_symlink():
                         self.problems[f"{folder.rel}/{name}"] = "is a symbolic link: not indexed"
-        if folder.depth:
-            for name in folder.children.keys() - found.keys():
-                self._drop(folder.children.pop(name))
-            for name in found.keys() - folder.children.keys():
-                folder.children[name] = _Folder(
-                    path=f"{folder.path}/{name}",
-                    rel=f"{folder.rel}/{name}",
-                    schema=folder.schema,
-                    peer=folder.peer,
-                    depth=folder.depth - 1,
-                )
-            return
+        for name in folder.children.keys() - folders.keys():
+            self._drop(folder.children.pop(name))
+        for name in folders.keys() - folder.children.keys():
+            folder.children[name] = _Folder(
+                path=f"{folder.path}/{name}",
+                rel=f"{folder.rel}/{name}",
+                schema=folder.schema,
+                peer=folder.peer,
+                levels=frozenset(level - 1 for level in folder.levels if level),
+            )
         for name in folder.files.keys() - found.keys():
             del folder.files[name]
             self._discard(self._uri(folder, name))
@@ -232,9 +237,8 @@ class MemoryIndex:
         stack = list(self._roots.values())
         while stack:
             folder = stack.pop()
-            if folder.depth:
-                stack.extend(folder.children.values())
-            else:
+            stack.extend(folder.children.values())
+            if 0 in folder.levels:
                 yield folder
 
     def _uri(self, folder: _Folder, name: str) -> str:

@@ -3,15 +3,19 @@ key when one is set (OpenAPI included: it describes the private routes)."""
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ovtui.core.bounds import MAX_REQUEST_BODY_BYTES, MIB
+from ovtui.storage.faults import os_error_line
 
 HEALTH_PATH = "/health"
 CLOSE = (b"connection", b"close")
@@ -37,6 +41,28 @@ async def send_error(send: Send, status: int, body: bytes, *headers: tuple[bytes
 
 
 UNAUTHORIZED_BODY = error_body("UNAUTHENTICATED", UNAUTHORIZED)
+
+# A disk that refuses a write: full is 507 (retry once there is room), read-only or not permitted
+# 503 (the service cannot write now); anything else the disk says is 500. Each in one line.
+_DISK_ANSWERS = {
+    errno.ENOSPC: (507, "INSUFFICIENT_STORAGE"),
+    errno.EDQUOT: (507, "INSUFFICIENT_STORAGE"),
+    errno.EROFS: (503, "UNAVAILABLE"),
+    errno.EACCES: (503, "UNAVAILABLE"),
+    errno.EPERM: (503, "UNAVAILABLE"),
+}
+
+
+def disk_error(exc: OSError, root: str | os.PathLike[str] | None = None) -> tuple[int, str, str]:
+    """(status, code, one line) answering an ``OSError``; its path relative to the workspace
+    ``root``, or only its last part: a server never reveals where its files are."""
+    status, code = _DISK_ANSWERS.get(exc.errno or 0, (500, "INTERNAL"))
+
+    def show(path: str) -> str:
+        rel = os.path.relpath(path, root) if root is not None and os.path.isabs(path) else ".."
+        return os.path.basename(path) if rel.startswith("..") else rel
+
+    return status, code, os_error_line(exc, show)
 
 
 class BearerAuth:
@@ -135,6 +161,11 @@ def create_app(
     @app.get(HEALTH_PATH, tags=["health"])
     async def health_route() -> dict[str, Any]:
         return {"status": "ok", "service": title, **(health() if health else {})}
+
+    @app.exception_handler(OSError)
+    async def disk_error_route(request: Request, exc: OSError) -> Response:
+        status, code, message = disk_error(exc)
+        return Response(error_body(code, message), status, media_type="application/json")
 
     if api_key:
         app.add_middleware(BearerAuth, api_key=api_key, open_paths=frozenset({HEALTH_PATH}))

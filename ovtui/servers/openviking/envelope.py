@@ -11,7 +11,6 @@ characters, two different ids would name one session); a full disk is a 507
 
 from __future__ import annotations
 
-import errno
 from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -24,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ovtui.core.errors import OvtuiError
 from ovtui.protocols.wire_json import UncleanJson, parse_json_body
+from ovtui.servers.base.app import disk_error
 from ovtui.sessions.store import SessionError
 
 HTTP_STATUS = {
@@ -116,12 +116,10 @@ def answer_errors_in_the_envelope(app: FastAPI) -> None:
         return fail("INVALID_ARGUMENT", str(exc), 400)
 
     @app.exception_handler(OSError)
-    async def os_error(request: Request, exc: OSError) -> JSONResponse:
-        where = f"{exc.filename}: " if exc.filename else ""
-        line = f"{where}{exc.strerror or exc}"
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            return fail("INSUFFICIENT_STORAGE", line, 507)
-        return fail("INTERNAL", line, 500)
+    async def disk(request: Request, exc: OSError) -> JSONResponse:
+        parts = getattr(request.app.state, "parts", None)  # the path as the workspace knows it
+        status, code, message = disk_error(exc, None if parts is None else parts.workspace.root)
+        return fail(code, message, status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

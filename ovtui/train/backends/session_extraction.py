@@ -13,9 +13,11 @@ the only signal a plain conversation gives. Their kinds are what the offline lea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from ovtui.core.domain import Case, CriterionResult, RubricCriterion, RubricEvaluation, ToolPart
+from ovtui.memory.memory_diff import SkippedOperation
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
 
 # The kinds of the conversation criteria: every tool call completed; the assistant answered after
@@ -42,12 +44,17 @@ class ExtractedMemory:
     seen: dict[str, Any] | None = None
     # Trajectories this memory produced (a case's runs): linked from it in the same write.
     produced: list[str] = field(default_factory=list)
+    # When it happened, for a type whose files are filed by time (an event: its first message's
+    # time); None: the time it is written.
+    when: datetime | None = None
 
 
 @dataclass
 class Extraction:
     memories: list[ExtractedMemory] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)
+    # What the extractor was given and refused (an event whose ranges name no message of the user's).
+    skipped: list[SkippedOperation] = field(default_factory=list)
     model_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

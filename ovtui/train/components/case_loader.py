@@ -51,7 +51,7 @@ def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], l
             except ValidationError as exc:
                 problems.append(f"{shown}:{number}: {first_problem(exc)}")
     except OSError as exc:
-        return [], [f"{shown}: cannot read: {exc}"]
+        return [], [f"{shown}: cannot read: {exc.strerror or exc}"]  # the path is said once
     return cases, problems
 
 

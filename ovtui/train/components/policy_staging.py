@@ -21,7 +21,7 @@ from ovtui.core.domain import ItemError, PolicyPlanItem, PolicyStatus
 from ovtui.core.errors import MemoryFormatError, OvtuiError, StaleItemError, UnsafePathError
 from ovtui.core.fileformat import MemoryFile, normalise_content, parse_memory
 from ovtui.core.names import same_name
-from ovtui.memory.links import DERIVED_FROM, PRODUCED, make_link, merge_links
+from ovtui.memory.links import DERIVED_FROM, RELATED_TO, make_link, merge_links
 from ovtui.memory.memory_diff import FileChange, same_memory_file
 from ovtui.memory.merge_ops import apply_patch, has_patch_blocks
 from ovtui.memory.store import MemoryStore
@@ -109,7 +109,7 @@ class PlanStager:
 
     def _copy(self, staged: StagedFile) -> MemoryFile | None:
         m = staged.memory
-        return None if m is None else MemoryFile(uri=m.uri, content=m.content, fields=dict(m.fields))
+        return None if m is None else m.model_copy(update={"fields": dict(m.fields)})
 
     # --- items -----------------------------------------------------------------------------
     def stage(self, index: int, item: PolicyPlanItem) -> None:
@@ -173,7 +173,9 @@ class PlanStager:
         if current is not None and has_patch_blocks(after):
             after = apply_patch(current.content, after)
         if current is None:
-            fields: dict[str, Any] = {"memory_type": schema.memory_type, "version": 1}
+            # A new file names whose it is where its type says so (a preference's ``user``).
+            fields: dict[str, Any] = schema.filled({}, self.store.owner(item.peer_id))
+            fields.update(memory_type=schema.memory_type, version=1)
             if schema.name_field is not None:
                 fields[schema.name_field] = target.name
             if schema.field("status") is not None:
@@ -192,6 +194,8 @@ class PlanStager:
         if backlinks:
             fields["backlinks"] = merge_links(fields.get("backlinks"), backlinks)
         memory = MemoryFile(uri=uri, content=normalise_content(after), fields=fields)
+        if current is not None:
+            memory.line_ending = current.line_ending  # written back as it came (CRLF stays CRLF)
         if staged.memory is not None and same_memory_file(staged.memory, memory):
             # Nothing to write here; a backlink missing on a trajectory is still mirrored.
             self.plan.unchanged.append(uri)
@@ -232,7 +236,7 @@ class PlanStager:
             item.metadata.get("match_text") if isinstance(item.metadata.get("match_text"), str) else None
         )
         # An experience derives from its trajectories; a case names them as what its runs produced.
-        link_type = PRODUCED if item.metadata.get("link_type") == PRODUCED else DERIVED_FROM
+        link_type = RELATED_TO if item.metadata.get("link_type") == RELATED_TO else DERIVED_FROM
         for evidence in dict.fromkeys(item.evidence_trajectory_uris):
             path, memory_type = self.file_target(evidence)  # unsafe URIs fail the item
             if memory_type == EXPERIENCES:
@@ -312,8 +316,8 @@ class PlanStager:
         case = self._existing(case_uri, memory_type, path)
         if case is None:
             return []
-        to_trajectory = make_link(case_uri, trajectory_uri, link_type=PRODUCED, created_at=created)
-        to_target = make_link(case_uri, uri, link_type=PRODUCED, created_at=created)
+        to_trajectory = make_link(case_uri, trajectory_uri, link_type=RELATED_TO, created_at=created)
+        to_target = make_link(case_uri, uri, link_type=RELATED_TO, created_at=created)
         self._add_relations(case_uri, case, pending, links=[to_trajectory, to_target])
         self._add_relations(trajectory_uri, trajectory, pending, backlinks=[to_trajectory])
         return [to_target]

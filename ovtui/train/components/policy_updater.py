@@ -21,7 +21,15 @@ from ovtui.core.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
 from ovtui.core.experience_files import experience_from_file
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.history import HistoryStore, new_history_id
-from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
+from ovtui.memory.memory_diff import (
+    ITEM_REFUSED,
+    STALE_BASE,
+    UNCHANGED,
+    FileChange,
+    Review,
+    SkippedOperation,
+    build_memory_diff,
+)
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.transaction import commit_record, prepare
 from ovtui.memory.types import EXPERIENCES
@@ -86,6 +94,7 @@ class MemoryFilePolicyUpdater:
             metadata=metadata,
             now=now,
             filter_noops=False,  # staging compared each item already, without re-parsing the texts
+            skipped=skipped_items(plan, staged),
         )
         commit_record(self.store.paths, record, record_id, dry_run=self.dry_run)
         return staged, changes, record_id
@@ -140,6 +149,31 @@ class MemoryFilePolicyUpdater:
         if not changed:
             return base  # a snapshot is never mutated, so an unchanged one can be shared
         return patch_experience_set(base, {uri: f.memory for uri, f in changed.items()})
+
+
+def skipped_items(plan: PolicyUpdatePlan, staged: StagedPlan) -> list[SkippedOperation]:
+    """The items of ``plan`` that wrote nothing: those whose file already said it, and those
+    refused (a compare-and-swap conflict, or the reason the item could not be staged)."""
+    skipped = [
+        SkippedOperation(
+            memory_type=staged.files[uri].memory_type,
+            uri=uri,
+            reason_code=UNCHANGED,
+            reason="the file already says this",
+        )
+        for uri in staged.unchanged
+    ]
+    for error in staged.item_errors:
+        item = plan.items[error.item] if 0 <= error.item < len(plan.items) else None
+        skipped.append(
+            SkippedOperation(
+                memory_type=item.memory_type if item is not None else "",
+                uri=item.target_uri if item is not None else None,
+                reason_code=STALE_BASE if error.stale else ITEM_REFUSED,
+                reason=error.message,
+            )
+        )
+    return skipped
 
 
 def patch_experience_set(base: ExperienceSet, changed: dict[str, MemoryFile | None]) -> ExperienceSet:

@@ -22,7 +22,6 @@ trailer (ovtui's own diffs) is compared by its body, the way OpenViking's diffs 
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ovtui.core.bounded_json import JsonError, parse_json
 from ovtui.core.domain import Case, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import MemoryFormatError, OvtuiError, UnsafePathError, first_problem
 from ovtui.core.fileformat import normalise_content, parse_memory
@@ -126,13 +126,15 @@ def _experience_name(uri: str) -> str:
 
 def read_diff(text: str, diff_uri: str) -> RemoteDiff:
     try:
-        document = json.loads(text)
+        document = parse_json(text, source=diff_uri)
         if not isinstance(document, dict):
             raise ValueError("not a JSON object")
         operations = Operations.model_validate(document.get("operations") or {})
     except ValidationError as exc:
         problem = first_problem(exc, "operations")
         raise OvtuiError(f"{diff_uri}: not a memory_diff: operations: {problem}") from None
+    except JsonError as exc:
+        raise OvtuiError(f"{diff_uri}: not a memory_diff: {exc.reason}") from None
     except ValueError as exc:
         raise OvtuiError(f"{diff_uri}: not a memory_diff: {exc}") from None
     return RemoteDiff(diff_uri, str(document.get("extracted_at") or ""), operations)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any, TypeVar
 import httpx2 as httpx
 from pydantic import BaseModel, ValidationError
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.bounds import MAX_ERROR_DETAIL_BYTES, MAX_SERVICE_ANSWER_BYTES
 from ovtui.core.errors import OvtuiError, first_problem
 from ovtui.core.retry import RetryPolicy
@@ -66,7 +66,7 @@ class Reply:
         """The reason an error answer gives: its JSON ``detail``, else its text, on one line."""
         text = self.body.decode("utf-8", "replace")
         try:
-            parsed = json.loads(text)
+            parsed = parse_json(text, source="the answer")
         except ValueError:
             return one_line(text)
         if isinstance(parsed, dict) and "detail" in parsed:

@@ -3,8 +3,14 @@
 Evaluation precedence: the rollout's own evaluation, else the injected evaluator, else a fallback
 that only says whether a trajectory was extracted (and carries no reward bonus). The evaluation's
 feedback is appended to what the backend reads. Trajectory files are add-only and named as
-OpenViking names them, ``<name>_<YYYYMMDDHHMMSS>.md``, with ``_<16 hex>`` added when that name is
-taken; they record the task query (OpenViking requires it), the case and the outcome.
+OpenViking 0.5.2 names them: ``<name>_<YYYYMMDDHHMMSS>_<16 hex>.md``, the time that of the rollout's
+first message (``first_message_at`` of its metadata, as written; the time of writing when it has
+none) and the hex digits the first 16 of the SHA-256 of the session archive it came from
+(``source_archive_uri``; no suffix for a rollout from no archive). A name still taken gets another
+``_<16 hex>`` (of the file's own text). They record the task query and a retrieval anchor (OpenViking
+requires both: a draft without an anchor gets the case's task signature, else the task query), the
+case (``case_name``, ``case_uris``), the archive and the outcome — never ``related_case_ids``, which
+OpenViking only asks its model for and does not store.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from ovtui.core.domain import Rollout, RolloutAnalysis, RubricEvaluation, Trajec
 from ovtui.core.fileformat import MemoryFile
 from ovtui.core.interfaces import RolloutEvaluator
 from ovtui.core.names import slugify
-from ovtui.core.rollouts import feedback_text, task_query
+from ovtui.core.rollouts import FIRST_MESSAGE_AT, SOURCE_ARCHIVE_URI, feedback_text, iso_time, task_query
 from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import TRAJECTORIES
@@ -110,23 +116,26 @@ class TrajectoryRolloutAnalyzer:
         name = slugify(draft.name, fallback="trajectory")
         folder = self.store.type_dir(TRAJECTORIES)
         schema = self.store.registry.get(TRAJECTORIES)
-        now = self.clock()
+        started = iso_time(rollout.metadata.get(FIRST_MESSAGE_AT)) or self.clock()
+        archive = _str_or_none(rollout.metadata.get(SOURCE_ARCHIVE_URI))
         outcome = draft.outcome if draft.outcome != TrajectoryOutcome.UNKNOWN else outcome_of(evaluation)
+        query = task_query(rollout)
+        anchor = draft.retrieval_anchor.strip() or rollout.case.task_signature.strip() or query
         fields = {
             "trajectory_name": name,
             "memory_type": TRAJECTORIES,
             "outcome": TrajectoryOutcome(outcome).value,
+            "task_query": query,
+            "retrieval_anchor": cut_text(" ".join(anchor.split()), MAX_FIELD_CHARS) or name,
             "case_name": rollout.case.name,
-            "retrieval_anchor": cut_text(draft.retrieval_anchor, MAX_FIELD_CHARS) or None,
-            "reward": evaluation.score,
-            "task_query": task_query(rollout),
             "case_uris": _str_list(rollout.metadata.get("case_uris")),
-            "source_archive_uri": _str_or_none(rollout.metadata.get("source_archive_uri")),
+            "source_archive_uri": archive,
+            "reward": evaluation.score,
             "version": 1,
         }
         content = cut_utf8(draft.content, MAX_MEMORY_TEXT_BYTES)
         memory = MemoryFile(content=content, fields=fields)
-        stem = schema.filename(name, when=now).removesuffix(".md")
+        stem = schema.filename(name, when=started).removesuffix(".md") + archive_suffix(archive)
         path = folder / f"{stem}.md"
         attempt = 0
         while path.exists() or path in planned:  # add-only: rollouts in the same second get distinct files
@@ -140,7 +149,7 @@ class TrajectoryRolloutAnalyzer:
             uri=self.store.paths.uri_for(path),
             content=content,
             outcome=TrajectoryOutcome(outcome),
-            retrieval_anchor=draft.retrieval_anchor,
+            retrieval_anchor=str(fields["retrieval_anchor"]),
             metadata={
                 "case_name": rollout.case.name,
                 "reward": evaluation.score,
@@ -148,6 +157,13 @@ class TrajectoryRolloutAnalyzer:
             },
         )
         return path, memory, trajectory
+
+
+def archive_suffix(source_archive_uri: str | None) -> str:
+    """``_`` and the first 16 hex digits of the SHA-256 of the archive's URI ("" without one)."""
+    if not source_archive_uri:
+        return ""
+    return "_" + hashlib.sha256(source_archive_uri.encode("utf-8")).hexdigest()[:16]
 
 
 def _str_list(value: Any) -> list[str] | None:

@@ -31,6 +31,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 from watchfiles import awatch
 
+from ovtui.core.bounds import MAX_RECORD_BYTES
 from ovtui.core.domain import Experience, ExperienceSet, PolicyPlanItem, PolicyUpdatePlan, RolloutAnalysis
 from ovtui.core.errors import OvtuiError
 from ovtui.core.names import validate_name
@@ -41,6 +42,7 @@ from ovtui.memory.types import EXPERIENCES
 from ovtui.storage import fsio
 from ovtui.storage.locks import DEFAULT_TIMEOUT_S
 from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
+from ovtui.storage.reading import read_model
 from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus, approvals_needed
 
 LOCKS_FOLDER = ".locks"
@@ -54,6 +56,12 @@ _WATCH_DEBOUNCE_MS = 20
 _WATCH_STEP_MS = 10
 _WATCH_RECHECK_MS = 1000
 _SETTLER = f"pid {os.getpid()} on {socket.gethostname()}"
+
+
+def read_plan(path: Path) -> PendingPlan:
+    """The plan in ``path``, read within its size and nesting bounds (pydantic's ValidationError
+    for a file that is not one, an OvtuiError for one over the size bound)."""
+    return read_model(path, PendingPlan, MAX_RECORD_BYTES, what="the plan", shown=path.name)
 
 
 class PlanSettledError(OvtuiError):
@@ -244,7 +252,7 @@ class PendingPlans:
         self._swept = True
         for path in sorted(self.folder.glob("*.json")):
             with suppress(ValueError, OSError, OvtuiError):
-                if PendingPlan.model_validate_json(path.read_text(encoding="utf-8")).status == "pending":
+                if read_plan(path).status == "pending":
                     continue
                 lock = self._lock(path.stem)
                 self._acquire(path.stem, lock, timeout=0)
@@ -258,10 +266,9 @@ class PendingPlans:
         """A plan, waiting or settled (settled plans are read from the settled folder)."""
         for path in (self._path(plan_id), self._settled_path(plan_id)):
             try:
-                text = path.read_text(encoding="utf-8")
+                return read_plan(path)
             except FileNotFoundError:
                 continue  # settled and moved a moment ago: the settled folder has it
-            return PendingPlan.model_validate_json(text)
         raise OvtuiError(f"no pending plan {plan_id!r}")
 
     # --- the store's operations ------------------------------------------------------------------
@@ -310,13 +317,23 @@ class PendingPlans:
         if not matches:
             try:
                 found = self.get(ref)
-            except (OvtuiError, ValueError, OSError):
+            except (OvtuiError, ValueError, FileNotFoundError):
+                # Any other OSError (a plan the disk refuses to read) is said as it is, naming the file.
                 raise OvtuiError(
-                    f"no pending plan matches {ref!r} (`ovtui review list` shows them)"
+                    f"no pending plan matches {ref!r} (`ovtui review list` shows them{self._absent(ref)})"
                 ) from None
             still_open(found)  # settled: say by whom
             return found.plan_id  # parked after the listing above
         raise OvtuiError(f"{ref!r} matches {len(matches)} pending plans: {', '.join(matches[:5])}")
+
+    def _absent(self, ref: str) -> str:
+        """``; FILE does not exist`` naming the file a plan id ``ref`` would be read from ("" for a
+        ``ref`` that is not an id at all)."""
+        try:
+            path = self._path(ref)
+        except OvtuiError:
+            return ""
+        return f"; {self.store.paths.relative(path)} does not exist"
 
     def list(self) -> builtins.list[PendingPlan]:
         """Waiting plans, oldest first; a corrupt file is skipped (it stays on disk for inspection)."""
@@ -325,8 +342,8 @@ class PendingPlans:
         plans: builtins.list[PendingPlan] = []
         for path in sorted(self.folder.glob("*.json")):
             try:
-                plan = PendingPlan.model_validate_json(path.read_text(encoding="utf-8"))
-            except (ValueError, OSError):
+                plan = read_plan(path)
+            except (ValueError, OSError, OvtuiError):
                 continue
             if plan.status == "pending":
                 plans.append(plan)

@@ -1,12 +1,13 @@
 """The review gate between plan and apply, and the pending plans it parks for a person.
 
 A policy decides per item: ``all`` approves everything, ``none`` rejects everything,
-``confidence>=X`` approves items at or above X, ``gate`` approves what validation does not find
-worse, ``ask`` parks the plan in ``.ovtui/pending/`` for the app (the store is
-``ovtui.train.review.pending``; the words are parsed by ``ovtui.core.review_grammar``). Whether
-approved by a policy or by a person, a plan is applied by the same ``apply_reviewed`` path, so files
-and records are identical. A parked plan keeps its evidence (the analysed rollouts) so it can be
-re-planned later against the policy set as it is then (``ovtui.train.review.replan``). The app and
+``confidence>=X`` approves items at or above X, ``gate`` approves what validation finds better by
+the paired rule (Δ > k·SE, ``ovtui.train.paired``), ``ask`` parks the plan in ``.ovtui/pending/``
+for the app (the store is ``ovtui.train.review.pending``; the words are parsed by
+``ovtui.core.review_grammar``). Whether approved by a policy or by a person, a plan is applied by
+the same ``apply_reviewed`` path, so files and records are identical. A parked plan keeps its
+evidence (the analysed rollouts) so it can be re-planned later against the policy set as it is
+then (``ovtui.train.review.replan``). The app and
 ``ovtui review`` share all of this.
 """
 
@@ -32,6 +33,7 @@ from ovtui.core.domain import (
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import PolicyUpdater
 from ovtui.core.review_grammar import parse_review_policy
+from ovtui.train.paired import differences_of_flips, direction, standard_error
 from ovtui.train.review.gates.validation import validation_line
 
 Decision = Literal["pending", "approved", "rejected"]
@@ -105,9 +107,11 @@ class ReviewPolicy:
     An item whose kind is in ``second_approver_for`` is never approved automatically: two people
     must."""
 
-    def __init__(self, spec: str, second_approver_for: Collection[str] = ()) -> None:
+    def __init__(self, spec: str, second_approver_for: Collection[str] = (), *, gate_k: float = 2.0) -> None:
+        """``gate_k``: how many standard errors validation must gain by for the gate to approve."""
         self.spec = spec.strip()
         self.second_approver_for = frozenset(second_approver_for)
+        self.gate_k = gate_k
         try:
             self.rule = parse_review_policy(spec)
         except ValueError as exc:
@@ -128,7 +132,7 @@ class ReviewPolicy:
 
     def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
         """Per item; an item carrying case-specific values is never approved automatically, and the
-        gate approves only when validation accuracy does not drop (else the person decides)."""
+        gate approves only when validation gains by the paired rule (else the person decides)."""
         result: list[ItemDecision] = []
         for index, item in enumerate(plan.items):
             if self.rule.kind == "gate":
@@ -150,15 +154,17 @@ class ReviewPolicy:
             )
         return result
 
-    @staticmethod
-    def _gate(plan: PolicyUpdatePlan) -> tuple[Decision, str]:
+    def _gate(self, plan: PolicyUpdatePlan) -> tuple[Decision, str]:
         measured = plan.metadata.get("validation")
         if not measured:
             return "pending", "held: no validation cases to check the plan against"
         line = validation_line(measured)
-        if measured["after"] < measured["before"]:
-            return "pending", f"held: {line}"
-        return "approved", f"auto: gate ({line})"
+        differences = differences_of_flips(measured["cases"], len(measured["gained"]), len(measured["lost"]))
+        delta, se = sum(differences) / max(1, len(differences)), standard_error(differences)
+        rule = f"Δ {delta:+.1%}, {self.gate_k:g}·SE {self.gate_k * se:.1%}"
+        if direction(delta, se, self.gate_k) != "better":
+            return "pending", f"held: {line}: no gain beyond {self.gate_k:g}·SE ({rule})"
+        return "approved", f"auto: gate ({line}; {rule})"
 
 
 class PendingPlan(Model):

@@ -45,6 +45,8 @@ def test_memory_files_parse_and_follow_the_format(sample: Path, store: MemorySto
         assert (memory.fields["memory_type"], memory.fields["version"]) == ("experiences", 1)
         headings = [line[3:] for line in memory.content.splitlines() if line.startswith("## ")]
         assert headings == list(SECTIONS)
+    for memory in trajectories.files:  # as OpenViking writes them: a version and the task's query
+        assert memory.fields["version"] == 1 and memory.fields["task_query"], memory.uri
     assert all((sample / "inbox" / name / ".gitkeep").exists() for name in ("rollouts", "sessions"))
 
 

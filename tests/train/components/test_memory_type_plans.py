@@ -32,7 +32,7 @@ from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ItemDecision
 
-PREFERENCE = "memories/preferences/seating.md"
+PREFERENCE = "memories/preferences/default/seating.md"
 
 
 def preference(
@@ -63,7 +63,12 @@ def test_a_plan_mixing_an_experience_and_a_preference_is_applied_recorded_and_re
     pref_uri = store.paths.uri_prefix + PREFERENCE
     assert pref_uri in result.written_uris and len(result.written_uris) == 2
     written = parse_memory((root / PREFERENCE).read_text(encoding="utf-8"))
-    assert written.fields == {"topic": "seating", "version": 1, "memory_type": "preferences"}
+    assert written.fields == {
+        "user": "default",
+        "topic": "seating",
+        "version": 1,
+        "memory_type": "preferences",
+    }
     assert "status" not in written.fields  # only types that declare a status get one
     record = HistoryStore(store.paths).get(result.history_id or "")
     assert {(a.uri, a.memory_type) for a in record.operations.adds} == {(pref_uri, "preferences")}

@@ -176,6 +176,9 @@ def test_second_item_on_the_same_file_in_one_plan_is_stale(store: MemoryStore) -
     second = append_line(store, "refund_status", "- two")
     result = apply(store, first, second)
     assert result.stale_items == [1]
+    # the record lists the item it did not write, and why
+    [skipped] = HistoryStore(store.paths).get(result.history_id or "").skipped_operations
+    assert (skipped.memory_type, skipped.reason_code) == ("experiences", "stale_base")
     exp = experience(store, "refund_status")
     assert exp is not None and exp.content.endswith("- one") and exp.version == 2
 
@@ -408,6 +411,6 @@ def test_case_uris_a_trajectory_names_are_checked_before_they_are_linked(store: 
         assert store.paths.path_for(uri).read_bytes() == text
     links = parse_memory(case_path.read_text()).fields["links"]
     assert {(x["to_uri"], x["link_type"]) for x in links} == {
-        (TRAJ, "produced"),
-        (experience_uri("refund_status"), "produced"),
+        (TRAJ, "related_to"),
+        (experience_uri("refund_status"), "related_to"),
     }

@@ -1,6 +1,7 @@
 """Issue #12 items 3–5: a plan is run on held-out cases before it is applied (in an overlay that never
-touches the workspace); the gate applies a plan that does not make validation worse and parks one that
-does; each item lists its evidence and counter-evidence; an item carrying a case's values is held."""
+touches the workspace); the gate applies a plan that makes validation better by the paired rule
+(Δ > k·SE) and parks one that does not; each item lists its evidence and counter-evidence; an item
+carrying a case's values is held."""
 
 from __future__ import annotations
 
@@ -117,6 +118,22 @@ async def test_the_gate_applies_an_improving_plan_and_parks_a_worsening_one(tmp_
     assert all(d.decision == "pending" and d.note.startswith("held: validation ") for d in pending.decisions)
 
 
+def test_the_gate_approves_only_a_gain_beyond_k_standard_errors() -> None:
+    plan = PolicyUpdatePlan(items=[PolicyPlanItem(kind="upsert", target_name="x", after_content="- a\n")])
+    # One case gained of ten: Δ = +10%, SE ≈ 10%: not a gain at k = 2, a gain at k = 0.5.
+    plan.metadata["validation"] = {"before": 5, "after": 6, "cases": 10, "gained": ["c1"], "lost": []}
+    [held] = ReviewPolicy("gate", gate_k=2).decisions(plan)
+    assert held.decision == "pending"
+    assert (
+        held.note == "held: validation 5/10 → 6/10, flips +1 −0: no gain beyond 2·SE (Δ +10.0%, 2·SE 20.0%)"
+    )
+    [approved] = ReviewPolicy("gate", gate_k=0.5).decisions(plan)
+    assert approved.decision == "approved" and approved.note.startswith("auto: gate (validation 5/10 → 6/10")
+    # Validation that does not drop is no longer enough: nothing gained, nothing approved.
+    plan.metadata["validation"] = {"before": 5, "after": 5, "cases": 10, "gained": [], "lost": []}
+    assert [d.decision for d in ReviewPolicy("gate", gate_k=0).decisions(plan)] == ["pending"]
+
+
 def test_an_item_carrying_a_case_id_is_flagged_and_never_approved_automatically(tmp_path: Path) -> None:
     cases = read_cases(build_sample_workspace(tmp_path / "ws") / "datasets/support/train.jsonl")
     case = cases[0]
@@ -146,7 +163,7 @@ def test_an_item_carrying_a_case_id_is_flagged_and_never_approved_automatically(
     assert plan.items[0].metadata["leaks"] == [reservation]
     assert plan.items[1].metadata["leaks"] == [email]
     for spec in ("all", "confidence>=0", "gate"):
-        plan.metadata["validation"] = {"before": 1, "after": 2, "cases": 2, "gained": ["x"], "lost": []}
+        plan.metadata["validation"] = {"before": 0, "after": 2, "cases": 2, "gained": ["x", "y"], "lost": []}
         decisions = ReviewPolicy(spec).decisions(plan)
         assert [d.decision for d in decisions] == ["pending", "pending", "approved"], spec
         assert decisions[0].note == f"held: carries case-specific values {reservation}"

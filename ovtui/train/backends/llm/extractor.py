@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ovtui.core.domain import Rollout, RubricEvaluation, TrajectoryOutcome
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
@@ -26,6 +27,9 @@ required criteria passed). Quote the evaluator's feedback in the Outcome section
 """
 
 
+CALLER_FIELDS = frozenset({"case_name", "reward", "task_query", "case_uris", "source_archive_uri"})
+
+
 def _outcome(value: object) -> TrajectoryOutcome:
     try:
         return TrajectoryOutcome(str(value))
@@ -46,7 +50,8 @@ class LLMTrajectoryExtractor:
     ) -> None:
         self.stage = stage
         # No look-ups: past trajectories do not help describe this one, and it costs a round.
-        # case_name and reward come from the rollout: the analyzer fills them in, the model is not asked.
+        # What the analyzer fills in from the rollout itself (its case, score, request, case files and
+        # session archive) is not asked of the model.
         self.loop = ExtractLoop(
             client,
             store,
@@ -54,13 +59,17 @@ class LLMTrajectoryExtractor:
             [TRAJECTORIES],
             1,
             tools=False,
-            caller_fields=frozenset({"case_name", "reward"}),
+            caller_fields=CALLER_FIELDS,
         )
 
     async def extract(
         self, rollout: Rollout, evaluation: RubricEvaluation, feedback: str
     ) -> list[TrajectoryDraft]:
-        inputs = f"{render_rollout(rollout)}\n\n{render_evaluation(evaluation, feedback)}"
+        # The verdict is required; the conversation is cut to fit the context window if it must be.
+        inputs = [
+            InputPart(render_rollout(rollout), CONVERSATION),
+            InputPart(render_evaluation(evaluation, feedback), 0),
+        ]
         result = await self.loop.run(self.stage, INSTRUCTION, inputs, [])
         return [
             TrajectoryDraft(

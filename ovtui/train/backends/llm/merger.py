@@ -16,6 +16,7 @@ from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
 from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
+from ovtui.llm.budget import LISTING, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.diffs import field_unified_diff
@@ -26,8 +27,8 @@ from ovtui.train.backends.llm.render import render_rejections
 
 INSTRUCTION = """\
 You merge a batch of proposed edits to an AI agent's experience memory into one consistent plan. \
-The proposals are numbered [0] to [{last}]; each is a field diff against the file it was based on \
-(or a new file). The existing files involved and similar existing experiences are shown in full.
+The proposals are numbered from [0]; each is a field diff against the file it was based on (or a \
+new file). The existing files involved and similar existing experiences are shown in full.
 
 Produce the final operations:
 - combine proposals that change the same experience or describe the same user intent into one item;
@@ -116,6 +117,9 @@ class LLMPlanMerger:
             self.registry,
             [EXPERIENCES],
             self.max_iterations,
+            # No look-ups: the files the proposals are based on and the similar ones are shown, and an
+            # edit of a file it has not seen gets that file shown in the next round anyway.
+            tools=False,
             allow_deletes=True,
             item_extras=extras,
         )
@@ -135,13 +139,15 @@ class LLMPlanMerger:
                 files[experience.uri] = file_from_experience(experience)
         proposals = describe_proposals(gradients)
         known = ", ".join(sorted(p.name for p in policy_set.policies)) or "(none)"
-        inputs = f"## Existing experience names\n{known}\n\n## Proposals\n{proposals}"
+        inputs = [
+            InputPart(f"## Existing experience names\n{known}", LISTING),
+            InputPart(f"## Proposals\n{proposals}", 0),
+        ]
         rejected = render_rejections(self.feedback, [g.target_experience_name for g in gradients])
         if rejected:
-            inputs += f"\n\n{rejected}"
-        instruction = INSTRUCTION.format(last=len(gradients) - 1)
+            inputs.append(InputPart(rejected, 0))
         result = await self._loop(len(gradients)).run(
-            self.stage, instruction, inputs, [], prefetch_files=list(files.values())
+            self.stage, INSTRUCTION, inputs, [], prefetch_files=list(files.values())
         )
         decisions = [
             MergeDecision(

@@ -12,6 +12,7 @@ from typing import Any
 from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Experience, RolloutAnalysis, Trajectory
 from ovtui.core.experience_files import file_from_experience
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
@@ -23,11 +24,8 @@ MAX_CANDIDATES = 5
 
 INSTRUCTION = """\
 You improve an AI agent's experience memory from one trajectory (what the agent did in one task \
-and how it was judged). An experience is reusable guidance for ONE user intent, with three \
-sections:
-## Situation — when it applies: the user's intent and the signals that identify it
-## Approach — the steps and tool sequence that work, IF/THEN for branches
-## Reflect — NEVER/ALWAYS rules learned from failures
+and how it was judged). An experience is reusable guidance for ONE user intent, in the three \
+sections of its content template (below).
 
 Decide against the candidate experiences shown:
 - update a candidate whose user intent this trajectory shares (SEARCH/REPLACE blocks copied from \
@@ -70,10 +68,13 @@ class LLMGradientProposer:
         self, trajectory: Trajectory, analysis: RolloutAnalysis, candidates: list[Experience]
     ) -> list[ExperienceProposal]:
         files = [file_from_experience(e) for e in candidates[:MAX_CANDIDATES]]
-        inputs = f"{render_trajectory(trajectory)}\n\n{render_evaluation(analysis.evaluation)}"
+        inputs = [
+            InputPart(render_trajectory(trajectory), CONVERSATION),
+            InputPart(render_evaluation(analysis.evaluation), 0),
+        ]
         rejected = render_rejections(self.feedback, [e.name for e in candidates[:MAX_CANDIDATES]])
         if rejected:
-            inputs += f"\n\n{rejected}"
+            inputs.append(InputPart(rejected, 0))
         result = await self.loop.run(self.stage, INSTRUCTION, inputs, [], prefetch_files=files)
         return [
             ExperienceProposal(

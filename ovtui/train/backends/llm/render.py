@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
 from ovtui.core.fileformat import EXPERIENCES
@@ -65,32 +66,61 @@ def _size(value: dict[str, Any] | list[Any]) -> str:
     return f"{{{len(value)} keys}}" if isinstance(value, dict) else f"[{len(value)} items]"
 
 
-def render_tool_output(output: str) -> str:
-    """A tool output for a prompt: JSON cut by key (see the module note), other text by length."""
+# Structured tool outputs already shown in one rendering, by the tool that returned them.
+Earlier = list[tuple[str, dict[str, Any]]]
+
+
+def _json_of(text: str) -> Any:
+    if text[:1] not in "{[":
+        return None
+    try:
+        return parse_json(text, source="a tool output")
+    except ValueError:
+        return None
+
+
+def _repeat_of(data: dict[str, Any], earlier: Earlier) -> str | None:
+    """A record shown again (a cancel or update returns the whole record the agent looked up): only
+    what changed, against the latest earlier output with the same keys and mostly the same values."""
+    for tool_name, before in reversed(earlier):
+        if before.keys() != data.keys():
+            continue
+        changed = {k: v for k, v in data.items() if before[k] != v}
+        if len(changed) * 2 <= len(data):
+            what = _summary(changed, 1)[1:-1] if changed else "nothing changed"
+            return f"{{the {tool_name} output above, except: {what}}}"
+    return None
+
+
+def render_tool_output(output: str, tool_name: str = "", earlier: Earlier | None = None) -> str:
+    """A tool output for a prompt: JSON cut by key (see the module note), a record already shown as
+    what changed in it, other text by length. ``earlier`` collects the records shown."""
     text = output.strip()
-    if text[:1] in "{[":
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict | list):
-            return clip(_summary(data, 0), MAX_STRUCTURED_OUTPUT)
+    data = _json_of(text)
+    if isinstance(data, dict) and earlier is not None:
+        repeat = _repeat_of(data, earlier)
+        earlier.append((tool_name, data))
+        if repeat is not None:
+            return clip(repeat, MAX_STRUCTURED_OUTPUT)
+    if isinstance(data, dict | list):
+        return clip(_summary(data, 0), MAX_STRUCTURED_OUTPUT)
     return clip(text.replace("\n", " "), MAX_TOOL_OUTPUT)
 
 
-def render_tool(part: ToolPart) -> str:
+def render_tool(part: ToolPart, earlier: Earlier | None = None) -> str:
     args = clip(json.dumps(part.tool_input, ensure_ascii=False, separators=(",", ":")), MAX_TOOL_INPUT)
-    return f"  → tool {part.tool_name}({args}) [{part.tool_status}]: {render_tool_output(part.tool_output)}"
+    output = render_tool_output(part.tool_output, part.tool_name, earlier)
+    return f"  → tool {part.tool_name}({args}) [{part.tool_status}]: {output}"
 
 
-def render_message(message: Message) -> str:
+def render_message(message: Message, earlier: Earlier | None = None) -> str:
     limit = MAX_SYSTEM if message.role == "system" else MAX_TEXT
     lines: list[str] = []
     for part in message.parts:
         if isinstance(part, TextPart) and part.text.strip():
             lines.append(f"[{message.role}] {clip(part.text, limit)}")
         elif isinstance(part, ToolPart):
-            lines.append(render_tool(part))
+            lines.append(render_tool(part, earlier))
     return "\n".join(lines)
 
 
@@ -100,7 +130,8 @@ def render_rollout(rollout: Rollout) -> str:
     criteria = "\n".join(
         f"- {c.name}{' (required)' if c.required else ''}: {c.description}" for c in case.rubric.criteria
     )
-    body = "\n".join(text for text in (render_message(m) for m in rollout.messages) if text)
+    earlier: Earlier = []
+    body = "\n".join(text for text in (render_message(m, earlier) for m in rollout.messages) if text)
     rubric = f"\n### Rubric\n{criteria}" if criteria else ""
     return f"{head}{rubric}\n### Conversation\n{body or '(no messages)'}"
 

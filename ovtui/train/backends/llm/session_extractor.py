@@ -8,15 +8,20 @@ cannot be applied; an answer still wrong after it fails the commit (``ExtractErr
 an endpoint that stays down after the client's retries — nothing is written then.
 
 The types asked for are those whose declaration says ``extract_from_sessions`` (profile,
-preferences, entities, events and cases as bundled), less what the session's MemoryPolicy leaves
-out; the instruction says what each is for from its declaration (``extraction_guidance``). What
-comes back:
+preferences, entities, events and cases as bundled; identity and soul only for a session whose
+MemoryPolicy names them in ``memory_types``), less what the policy leaves out; the instruction says
+what each is for from its declaration (``extraction_guidance``). What comes back:
 
 - a type whose declaration says ``editable_by_model`` (profile, preferences, entities): the model's
   operations as they are (SEARCH/REPLACE blocks included), with the file as the model saw it, so
   the StreamingMemoryUpdater applies them by their fields' merge ops on the file as it is when the
   batch is written;
-- the others (events): new files;
+- the others (events): new files. An event is filed, as OpenViking files it, under the date of the
+  first of its ``ranges``' messages that has a time, and its body is OpenViking's: ``# Summary``,
+  the summary, then ``# <YYYY-MM-DD (Weekday)> ChatLog:`` and the ranged messages as ``**speaker**:
+  text`` (``...`` between ranges that do not touch). An event whose ranges are malformed or name
+  no message is skipped as ``invalid_ranges``, one whose messages include none of the user's as
+  ``no_writable_target`` (the extraction's ``skipped``);
 - cases: training ``Case``s (checked: input and rubric are JSON objects), named per commit like the
   offline extractor's, the conversation's own criteria added to their rubric, so they take the
   same training path.
@@ -35,11 +40,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from ovtui.core.domain import Case
 from ovtui.core.errors import MemoryFormatError
 from ovtui.core.fileformat import CASES, MemoryFile
+from ovtui.core.rollouts import iso_time
+from ovtui.llm.budget import CONVERSATION, InputPart
 from ovtui.llm.client import LLMClient
 from ovtui.llm.extract_check import PEER_FIELD, ExtractedOperation, ItemCheck
 from ovtui.llm.extract_loop import ExtractLoop
@@ -47,11 +55,12 @@ from ovtui.llm.loop_tools import HIDDEN_FIELDS
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.hotness import HotnessMix
 from ovtui.memory.ledger_state import Use
+from ovtui.memory.memory_diff import INVALID_RANGES, NO_WRITABLE_TARGET, SkippedOperation
 from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
 from ovtui.memory.store import MemoryStore
-from ovtui.memory.types import MemoryTypeRegistry
+from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
-from ovtui.train.backends.llm.render import render_message
+from ovtui.train.backends.llm.render import Earlier, render_message
 from ovtui.train.backends.session_extraction import (
     CONVERSATION_CRITERIA,
     ExtractedMemory,
@@ -63,6 +72,8 @@ from ovtui.train.backends.session_extraction import (
 SIMILAR_PER_TYPE = 4
 STAGE = "session_extract"
 MAX_LOOPS = 32
+EVENTS = "events"
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 INSTRUCTION_OPENING = """\
 You read one conversation between a user and an AI agent and write down what is worth remembering \
@@ -103,8 +114,9 @@ file without peers/ in its URI is the user's own, edited without peer_id).
 def render_conversation(messages: list[SessionMessage]) -> str:
     """Every message with its number, time and speaker (a peer named), tool calls one line each."""
     lines: list[str] = []
+    earlier: Earlier = []
     for index, message in enumerate(messages):
-        body = render_message(message.to_message())
+        body = render_message(message.to_message(), earlier)
         if not body:
             continue
         peer = f" (peer {message.peer_id})" if message.peer_id else ""  # the body names the role
@@ -112,9 +124,65 @@ def render_conversation(messages: list[SessionMessage]) -> str:
     return "\n".join(lines)
 
 
-def _described(memory: MemoryFile) -> dict[str, Any]:
-    """The fields that say what a memory is about (not its version, type or times)."""
-    return {k: v for k, v in memory.fields.items() if k not in HIDDEN_FIELDS}
+def message_ranges(ranges: object, count: int) -> list[list[int]] | None:
+    """The message numbers ``ranges`` names ("0-3,7"), as runs of adjacent numbers, cut to the
+    ``count`` messages there are; None when it is malformed or names none of them."""
+    wanted: set[int] = set()
+    for part in str(ranges or "").split(","):
+        start, dash, end = part.strip().partition("-")
+        try:
+            first, last = int(start), int(end if dash else start)
+        except ValueError:
+            return None
+        wanted.update(range(max(first, 0), min(last, count - 1) + 1))
+    runs: list[list[int]] = []
+    for index in sorted(wanted):
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return runs or None
+
+
+def event_body(
+    summary: str, messages: list[SessionMessage], runs: list[list[int]], when: datetime | None
+) -> str:
+    """An event's body as OpenViking makes it: the summary, then the ranged messages' chat log under
+    the date (and weekday) ``when`` of the first of them that has a time."""
+    day = f"{when:%Y-%m-%d} ({WEEKDAYS[when.weekday()]})" if when is not None else "N/A"
+    lines: list[str] = []
+    for number, run in enumerate(runs):
+        if number:
+            lines.append("...")
+        lines += [
+            f"**{messages[i].peer_id or messages[i].role}**: {messages[i].text}"
+            for i in run
+            if messages[i].text
+        ]
+    return "\n".join([f"# Summary\n{summary}", f"# {day} ChatLog:", *lines])
+
+
+def _event(
+    op: ExtractedOperation, messages: list[SessionMessage], peer: str | None
+) -> ExtractedMemory | SkippedOperation:
+    """An event the model gave, filed and written as OpenViking files it, or why it is skipped."""
+    runs = message_ranges(op.merged.get("ranges"), len(messages))
+    if runs is None:
+        return SkippedOperation.openviking(EVENTS, INVALID_RANGES)
+    ranged = [messages[i] for run in runs for i in run]
+    if not any(m.role == "user" for m in ranged):
+        return SkippedOperation.openviking(EVENTS, NO_WRITABLE_TARGET)
+    when = next((t for t in (iso_time(m.created_at) for m in ranged) if t is not None), None)
+    fields = {k: v for k, v in op.fields.items() if k != "content"}
+    fields["content"] = event_body(str(op.merged.get("summary") or ""), messages, runs, when)
+    return ExtractedMemory(EVENTS, op.name, fields, peer_id=peer, merge="ops", when=when)
+
+
+def _described(memory: MemoryFile, schema: MemoryTypeSchema) -> dict[str, Any]:
+    """The fields that say what a memory is about (not its version, type or times, nor whose it is:
+    a peer's id in every file of the peer's would match every message the peer wrote)."""
+    owner = {d.name for d in schema.fields if d.fill == "owner"}
+    return {k: v for k, v in memory.fields.items() if k not in HIDDEN_FIELDS and k not in owner}
 
 
 def _check_case(op: ExtractedOperation) -> str | None:
@@ -170,10 +238,13 @@ class LLMSessionExtractor:
 
     def _similar_in(self, query: list[str], memory_type: str, peer: str | None) -> list[MemoryFile]:
         files = [f for f in self.store.load_type(memory_type, peer).files if f.uri]
-        if self.store.registry.get(memory_type).name_field is None:
+        schema = self.store.registry.get(memory_type)
+        if schema.name_field is None:
             return files  # a one-file type (the profile): its file whole
         # Bookkeeping fields are left out: "version": 1 made every file match a message numbered #1.
-        index = LexicalIndex([cached_tokens(f"{json.dumps(_described(f))} {f.content}") for f in files])
+        index = LexicalIndex(
+            [cached_tokens(f"{json.dumps(_described(f, schema))} {f.content}") for f in files]
+        )
         relevance = index.scores(query)
         if self.hotness is not None:
             relevance = self.hotness.mixed([str(f.uri) for f in files], relevance)
@@ -215,15 +286,16 @@ class LLMSessionExtractor:
         self, messages: list[SessionMessage], session_id: str, archive_name: str, policy: MemoryPolicy
     ) -> Extraction:
         registry = self.store.registry
-        memory_types = [t for t in registry.extracted_from_sessions() if policy.allows_type(t)]
+        asked = registry.extracted_from_sessions(policy.memory_types)
+        memory_types = [t for t in asked if policy.allows_type(t)]
         peers = sorted({m.peer_id for m in messages if m.peer_id and policy.allows_peer(m.peer_id)})
         if not memory_types or not (policy.self_.enabled or peers):
             return Extraction()  # the policy allows nothing: no call
         conversation = render_conversation(messages)
         similar = await asyncio.to_thread(self.similar, conversation, memory_types, peers)
-        inputs = f"## Conversation (session {session_id})\n{conversation}"
-        asked = instruction(registry, memory_types) + (PEER_INSTRUCTION if peers else "")
-        result = await self._loop(memory_types, peers).run(STAGE, asked, inputs, [], prefetch_files=similar)
+        inputs = [InputPart(f"## Conversation (session {session_id})\n{conversation}", CONVERSATION)]
+        told = instruction(registry, memory_types) + (PEER_INSTRUCTION if peers else "")
+        result = await self._loop(memory_types, peers).run(STAGE, told, inputs, [], prefetch_files=similar)
         extraction = Extraction(
             model_calls=result.calls,
             prompt_tokens=result.prompt_tokens,
@@ -235,6 +307,13 @@ class LLMSessionExtractor:
                     extraction.cases.append(_training_case(op, messages, session_id, archive_name))
                     continue
                 peer = op.extras.get(PEER_FIELD)
+                if memory_type == EVENTS:
+                    event = _event(op, messages, str(peer) if peer else None)
+                    if isinstance(event, SkippedOperation):
+                        extraction.skipped.append(event)
+                    else:
+                        extraction.memories.append(event)
+                    continue
                 # The file as the model saw it (the user's or, checked in its space, the peer's).
                 shown = op.before
                 seen = {"content": shown.content, **shown.fields} if shown is not None else None

@@ -19,11 +19,11 @@ the user's values (what was passed to tools, ids, e-mails, dates, names) never r
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.domain import Case, Message, ToolPart
 from ovtui.train.backends.offline.facts import Facts
 from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson
@@ -55,7 +55,7 @@ def _record_values(messages: list[Message]) -> list[str]:
     found = []
     for part in (p for m in messages for p in m.tool_parts):
         try:
-            record = json.loads(part.tool_output)
+            record = parse_json(part.tool_output, source="a tool output")
         except ValueError:
             continue
         if isinstance(record, dict):

@@ -10,9 +10,9 @@ is a string (``"true"``, ``"basic_economy"``, ``"yes"``).
 
 from __future__ import annotations
 
-import json
 import re
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.domain import Message, ToolPart
 
 Facts = dict[str, str]
@@ -36,7 +36,7 @@ def _record_facts(part: ToolPart) -> Facts:
     if match is None or part.tool_status == "error":
         return {}
     try:
-        record = json.loads(part.tool_output)
+        record = parse_json(part.tool_output, source="a tool output")
     except ValueError:
         return {}
     if not isinstance(record, dict):

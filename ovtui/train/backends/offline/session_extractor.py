@@ -4,15 +4,17 @@ The offline extractor is deliberately limited, and real within its limits (READM
 
 - **cases**: a conversation in which the assistant used tools is one case — the user's request,
   the tool sequence with each call's status, and the outcome (the assistant's last words; a tool
-  error makes it a failure). Its ``request_pattern`` is the request without the user's own
-  (statements and values; what the offline learner shows as its example) and its task signature
-  a few of that pattern's words (``request_signature``), so the same kind of request from many
-  sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
+  error makes it a failure), with its ``evidence`` (OpenViking requires one): the tools the agent
+  used and whether every call completed, no values. Its ``request_pattern`` is the request without
+  the user's own (statements and values; what the offline learner shows as its example) and its task
+  signature a few of that pattern's words (``request_signature``), so the same kind of request from
+  many sessions trains one experience; its rubric's criteria carry the kinds the offline learner reads
   (``ovtui.train.backends.offline.conversation``);
 - **profile** facts the user states about themself: "my name is …", "I am a/an …", "I work as/at
   …", "I live in …";
 - **preferences** the user states: "I prefer …", "I like …", "I don't like …", "always …",
-  "never …", "please always/never …", its topic from the first words.
+  "never …", "please always/never …", its topic from the first words; filed under whose it is (the
+  user's own under the workspace user, a peer's under the peer: ``preferences/<user>/<topic>.md``).
 
 A profile fact or preference keeps only the clause that states it, from its opening words ("my
 name is", "I prefer", "please always") to the end of the clause, first letter capitalised: "Hi, my
@@ -177,6 +179,12 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
         description="from a committed session",
         criteria=list(CONVERSATION_CRITERIA),
     )
+    names = ", ".join(dict.fromkeys(p.tool_name for p in tools))
+    failed = any(p.tool_status == "error" for p in tools)
+    evidence = (
+        f"In a committed session the agent handled the request with {names}; "
+        f"{'a tool call failed' if failed else 'every tool call completed'}."
+    )
     return Case(
         name=session_case_name(signature, session_id, archive_name),
         task_signature=signature,
@@ -187,7 +195,7 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
             "outcome": answer,
         },
         rubric=rubric,
-        metadata=case_metadata(messages, session_id, archive_name),
+        metadata={**case_metadata(messages, session_id, archive_name), "evidence": evidence},
     )
 
 

@@ -6,10 +6,10 @@ the next customer too: ids, emails, dates and personal names are replaced by pla
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 
+from ovtui.core.bounded_json import parse_json
 from ovtui.core.case_patterns import EMAIL, ISO_DATE
 from ovtui.core.names import slugify
 from ovtui.memory.search import stem
@@ -126,7 +126,7 @@ _ERROR_FIELDS = ("code", "error_code", "type", "kind", "reason", "error", "messa
 def _error_text(text: str) -> str:
     """The part of a JSON answer that names its error ({"error": {"code": "not_found"}} → not_found)."""
     try:
-        value: object = json.loads(text)
+        value: object = parse_json(text, source="a tool output")
     except ValueError:
         return text
     for _ in range(3):  # an error object nested in an error object

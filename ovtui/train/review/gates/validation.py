@@ -24,6 +24,7 @@ from ovtui.core.domain import (
     Rollout,
 )
 from ovtui.core.interfaces import RolloutExecutor
+from ovtui.core.rollouts import outcome_line
 from ovtui.memory.types import EXPERIENCES
 
 
@@ -67,22 +68,14 @@ def overlay(policy_set: ExperienceSet, items: Iterable[PolicyPlanItem]) -> Exper
     return policy_set.model_copy(update={"policies": sorted(policies.values(), key=lambda p: p.name)})
 
 
-def _trace(rollout: Rollout) -> str:
-    tools = " → ".join(p.tool_name for m in rollout.messages for p in m.tool_parts) or "no tool calls"
-    evaluation = rollout.evaluation
-    verdict = "passed" if evaluation and evaluation.passed else "failed"
-    why = f" ({'; '.join(evaluation.feedback[:2])})" if evaluation and evaluation.feedback else ""
-    return f"{verdict}: {tools}{why}"
-
-
 def _passed(rollouts: list[Rollout]) -> dict[str, bool]:
     return {r.case.name: bool(r.evaluation and r.evaluation.passed) for r in rollouts}
 
 
 def compare(before: list[Rollout], after: list[Rollout]) -> dict[str, Any]:
     was, now = _passed(before), _passed(after)
-    traces = {r.case.name: _trace(r) for r in after}
-    earlier = {r.case.name: _trace(r) for r in before}
+    traces = {r.case.name: outcome_line(r) for r in after}
+    earlier = {r.case.name: outcome_line(r) for r in before}
     gained = sorted(n for n in now if now[n] and not was.get(n, False))
     lost = sorted(n for n in now if was.get(n, False) and not now[n])
     return {

@@ -246,7 +246,7 @@ async def test_merger_one_call_per_batch(
     assert "+- ALWAYS state the refund path" in user and "Field Diff: content" in user
     assert "### Proposal [2]: `refund_rules` — new experience" in user
     assert "- Verify identity, then update the address" in user  # similar file prefetched in full
-    assert "numbered [0] to [2]" in first.messages[0]["content"]
+    assert "numbered from [0]" in first.messages[0]["content"]  # the same system part for every batch
     # index 7 is out of range: one format repair naming it, not a silent loss of provenance
     assert (
         "$.experiences[1].source_gradients[1]: 7 is above the maximum 2"

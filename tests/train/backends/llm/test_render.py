@@ -142,3 +142,22 @@ def test_the_merge_names_a_repeated_proposal_instead_of_showing_it_again() -> No
     assert "### Proposal [1]: `refunds` — new experience" in text
     assert "the same change as proposal [0]" in text
     assert "Field Diff: experience_name" not in text and "Field Diff: memory_type" not in text
+
+
+def test_a_record_returned_again_is_shown_as_what_changed() -> None:
+    rollout = _rollout()
+    cancelled = {**RESERVATION, "status": "cancelled"}
+    other = {**RESERVATION, "reservation_id": "XYZ999", "status": "cancelled", "cabin": "business"}
+    other.update({"membership": "silver", "insurance": "yes", "created_at": "2024-06-01T00:00:00"})
+    other.update({"user_id": "someone_else", "passengers": [], "flights": [], "payment_history": []})
+    for index, record in enumerate((cancelled, other)):
+        part = ToolPart(
+            tool_id=f"t{index + 2}",
+            tool_name="cancel_reservation",
+            tool_input={"reservation_id": record["reservation_id"]},
+            tool_output=json.dumps(record),
+        )
+        rollout.messages.append(Message(role="assistant", parts=[part]))
+    lines = [line for line in render_rollout(rollout).splitlines() if "→ tool cancel_reservation" in line]
+    assert lines[0].endswith(": {the get_reservation_details output above, except: status=cancelled}")
+    assert "membership=silver" in lines[1] and "reservation_id=XYZ999" in lines[1]  # mostly new: whole
