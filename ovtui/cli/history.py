@@ -93,6 +93,9 @@ def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
     for d in record.review.decisions:
         by = f" (by {d.decided_by})" if d.decided_by else ""
         yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "") + by
+        if d.hunks is not None:
+            taken = ", ".join(map(str, d.hunks))
+            yield f"          item {d.item}: only hunks {taken} of its content approved"
         if d.proposed is not None:
             yield f"          item {d.item} was edited by the reviewer; the learner proposed:"
             yield from (f"          | {line}" for line in d.proposed.splitlines())

@@ -61,6 +61,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         decide.add_argument(
             "--reviewer", default=None, help="who decides (default: [review] reviewer, else the OS login)"
         )
+        if name == "approve":
+            decide.add_argument(
+                "--hunks",
+                type=hunk_numbers,
+                default=None,
+                metavar="N,M",
+                help="approve only these hunks of the item's content (`review show PLAN ITEM` numbers them)",
+            )
         decide.set_defaults(handler=run_decide, decision=verb)
 
     apply = actions.add_parser("apply", parents=[common], help="apply the approved items of a plan")
@@ -82,6 +90,17 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--all-stale", action="store_true", help="every plan with a stale item, as one fresh plan"
     )
     replan.set_defaults(handler=run_replan)
+
+
+def hunk_numbers(text: str) -> list[int]:
+    """``1,3`` → [1, 3]: hunk numbers as ``review show`` prints them (from 1)."""
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give hunk numbers like 1,3") from None
+    if not numbers or min(numbers) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: hunks are numbered from 1, like 1,3")
+    return numbers
 
 
 def _open(args: argparse.Namespace, *, reading: bool = False) -> Workspace:
@@ -221,6 +240,18 @@ def run_show(args: argparse.Namespace) -> int:
     status = current.fields.get("status") if current is not None else None
     for line in _colour(field_diff(item, status), _colour_wanted(args.color)):
         print(line)
+    if item.kind == "upsert":
+        from ovtui.memory.hunks import hunks
+
+        numbered = hunks(item.before_content, item.after_content or "")
+        if len(numbered) > 1:
+            taken = (
+                f" (approved: {', '.join(map(str, decision.hunks))})" if decision.hunks is not None else ""
+            )
+            print(f"\nHunks of content{taken}: `ovtui review approve {plan.plan_id} {args.item} --hunks 1,3`")
+            lines = (line for hunk in numbered for line in hunk.lines())
+            for line in _colour(lines, _colour_wanted(args.color)):
+                print(line)
     return 0
 
 
@@ -231,7 +262,10 @@ def run_decide(args: argparse.Namespace) -> int:
     undecided = [d.item for d in workspace.pending_plan(plan_id).decisions if d.decision == "pending"]
     chosen = list(dict.fromkeys(args.items)) or undecided
     reviewer = args.reviewer or workspace.reviewer
-    plan = workspace.decide_items(plan_id, chosen, decision, args.note, reviewer=reviewer)
+    hunks: list[int] | None = getattr(args, "hunks", None)
+    if hunks is not None and len(chosen) != 1:
+        raise OvtuiError("--hunks needs exactly one ITEM: hunks are numbered per item")
+    plan = workspace.decide_items(plan_id, chosen, decision, args.note, reviewer=reviewer, hunks=hunks)
     listed = ", ".join(map(str, chosen)) or "(none: every item was decided already)"
     print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided (by {reviewer})")
     for index in chosen:

@@ -27,6 +27,7 @@ class ReviewDecision(BaseModel):
     # What the learner proposed, when a reviewer's edit replaced it (the applied text is the
     # record's operation): the proposed → approved difference, kept as the reviewer's correction.
     proposed: str | None = None
+    hunks: list[int] | None = None  # the content hunks approved (from 1); None: the whole item
 
     @property
     def decided_by(self) -> str:

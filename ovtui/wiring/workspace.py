@@ -513,10 +513,12 @@ class Workspace:
         note: str = "",
         *,
         reviewer: str | None = None,
+        hunks: list[int] | None = None,
     ) -> PendingPlan:
         """Decide ``items`` (None: every undecided one) of a plan at once, as ``reviewer`` (by
-        default ``self.reviewer``)."""
-        return self._pending.decide_items(plan_id, items, decision, note, reviewer=reviewer or self.reviewer)
+        default ``self.reviewer``); ``hunks``: approve only these hunks of their content."""
+        who = reviewer or self.reviewer
+        return self._pending.decide_items(plan_id, items, decision, note, reviewer=who, hunks=hunks)
 
     def decide_all(
         self, plan_id: str, decision: Decision, note: str = "", *, reviewer: str | None = None

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from plan_support import append_line, delete, experience
+from plan_support import append_line, delete, experience, upsert
 from workspace_support import build_sample_workspace
 
 from ovtui.core.domain import PolicyUpdatePlan
@@ -99,3 +99,42 @@ def test_the_reviewer_is_the_configured_name_else_the_os_login(tmp_path: Path) -
     assert "approved item(s) 0; 0 undecided (by carol)" in by_config.stdout
     shown = ovtui(root, "review", "show", PLAN, "1").stdout
     assert "item      1: rejected — not needed (by dora)" in shown
+
+
+def test_approving_some_hunks_applies_the_base_with_those_hunks_and_the_record_names_them(
+    tmp_path: Path,
+) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    store = MemoryStore(WorkspacePaths(root, "default"))
+    current = experience(store, "seat_selection")
+    assert current is not None
+    lines = current.content.splitlines()
+    middle = len(lines) // 2
+    assert 0 < middle < len(lines) - 1
+    # three hunks: a first line added, a middle line rewritten, a closing line added
+    rewritten = [*lines[:middle], lines[middle] + " (checked)", *lines[middle + 1 :]]
+    after = "\n".join(["- Greet the customer.", *rewritten, "- Say goodbye."])
+    item = upsert(store, "seat_selection", after)
+    PendingPlans(store).park(
+        PolicyUpdatePlan(items=[item], metadata={"plan_id": PLAN}), [ItemDecision(item=0)]
+    )
+
+    shown = ovtui(root, "review", "show", PLAN, "0").stdout
+    assert "@@ hunk 1 (line 1) @@\n+- Greet the customer." in shown and "@@ hunk 3" in shown
+    refused = ovtui(root, "review", "approve", PLAN, "0", "--hunks", "1,7")
+    assert refused.returncode == 2 and "no hunk 7: this change has hunks 1–3" in refused.stderr
+    assert ovtui(root, "review", "approve", PLAN, "0", "--hunks", "1,3", "--reviewer", "ana").returncode == 0
+    assert "Hunks of content (approved: 1, 3)" in ovtui(root, "review", "show", PLAN, "0").stdout
+    applied = ovtui(root, "review", "apply", PLAN)
+    assert applied.returncode == 0, applied.stderr
+
+    written = experience(store, "seat_selection")
+    assert written is not None
+    assert written.content.splitlines() == ["- Greet the customer.", *lines, "- Say goodbye."]
+    [record] = json.loads(ovtui(root, "history", "--json").stdout)
+    assert (
+        "item 0: only hunks 1, 3 of its content approved"
+        in ovtui(root, "history", "show", record["id"]).stdout
+    )
+    memory_diff = json.loads((root / "history" / record["id"] / "memory_diff.json").read_text())
+    assert memory_diff["review"]["decisions"][0]["hunks"] == [1, 3]

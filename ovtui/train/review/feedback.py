@@ -19,11 +19,11 @@ from pathlib import Path
 from ovtui.core.decisions import PastRejection
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
-from ovtui.train.review.policy import ItemDecision, PendingPlan
+from ovtui.train.review.policy import ItemDecision, PendingPlan, with_approved_hunks
 
 POLICY_REVIEWER = "policy:"
 AUTO_NOTE = "auto:"
-EDITED_NOTE = "removed by the reviewer's edit"
+EDITED_NOTE = "left out by the reviewer (an edit, or a hunk not approved)"
 
 
 def _lines(text: str | None) -> list[str]:
@@ -47,12 +47,14 @@ def plan_rejections(pending: PendingPlan) -> list[PastRejection]:
     found: list[PastRejection] = []
     for item, decision in zip(pending.plan.items, pending.decisions, strict=True):
         cases = frozenset(case_of[uri] for uri in item.evidence_trajectory_uris if uri in case_of)
-        proposed = item.metadata.get("proposed_content")
         if decision.decision == "rejected" and _by_a_person(decision):
             lines = _added(item.before_content, item.after_content)
             found.append(_rejection(pending, item, decision, lines, item.after_content, decision.note, cases))
-        elif decision.decision == "approved" and isinstance(proposed, str):
-            removed = _added(item.after_content, proposed)  # proposed, then taken out by the reviewer
+        elif decision.decision == "approved" and item.kind == "upsert":
+            # what the learner proposed, less what was applied (an edit, hunks left out): a correction
+            edited = item.metadata.get("proposed_content")
+            proposed = edited if isinstance(edited, str) else item.after_content
+            removed = _added(with_approved_hunks(item, decision).after_content, proposed)
             if removed:
                 note = decision.note or EDITED_NOTE
                 found.append(_rejection(pending, item, decision, removed, proposed, note, cases, edited=True))

@@ -36,6 +36,7 @@ from ovtui.core.domain import Experience, ExperienceSet, PolicyPlanItem, PolicyU
 from ovtui.core.errors import OvtuiError
 from ovtui.core.names import validate_name
 from ovtui.memory.history import HistoryStore
+from ovtui.memory.hunks import with_hunks
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.targets import plan_target
 from ovtui.memory.types import EXPERIENCES
@@ -106,6 +107,15 @@ class Claim:
             f"plan {pending.plan_id} was already applied (record: history/{record.id}); the process "
             "that applied it stopped before marking it applied, which is now done: nothing else done"
         )
+
+
+def _check_hunks(plan_id: str, index: int, item: PolicyPlanItem, chosen: builtins.list[int]) -> None:
+    if item.kind != "upsert":
+        raise OvtuiError(f"plan {plan_id} item {index} is a {item.kind}: it has no hunks to choose")
+    try:
+        with_hunks(item.before_content, item.after_content or "", chosen)
+    except ValueError as exc:
+        raise OvtuiError(f"plan {plan_id} item {index}: {exc}") from None
 
 
 def _add_stale(items: builtins.list[int]) -> Callable[[PendingPlan], None]:
@@ -369,11 +379,14 @@ class PendingPlans:
         note: str = "",
         *,
         reviewer: str = "",
+        hunks: builtins.list[int] | None = None,
     ) -> PendingPlan:
         """Decide the given items, or (``None``) every item still undecided, as ``reviewer``. An
         approval of an item that needs two reviewers (``second_approver_for``) counts as one of
-        them: it stays pending until a different reviewer approves it too."""
-        return self._update(plan_id, self._deciding(items, decision, note, reviewer, keep_note=True))
+        them: it stays pending until a different reviewer approves it too. ``hunks``: approve only
+        these hunks of each item's content (``ovtui.memory.hunks``, numbered from 1)."""
+        change = self._deciding(items, decision, note, reviewer, keep_note=True, hunks=hunks)
+        return self._update(plan_id, change)
 
     def _deciding(
         self,
@@ -383,7 +396,11 @@ class PendingPlans:
         reviewer: str,
         *,
         keep_note: bool,
+        hunks: builtins.list[int] | None = None,
     ) -> Callable[[PendingPlan], None]:
+        if hunks is not None and decision != "approved":
+            raise OvtuiError("hunks are chosen by approving them: reject the item to reject all of it")
+
         def change(pending: PendingPlan) -> None:
             still_open(pending)
             undecided = [d.item for d in pending.decisions if d.decision == "pending"]
@@ -392,10 +409,13 @@ class PendingPlans:
                     last = len(pending.decisions) - 1
                     raise OvtuiError(f"plan {pending.plan_id} has no item {item} (its items are 0–{last})")
                 earlier = pending.decisions[item]
-                needed = approvals_needed(pending.plan.items[item], self.second_approver_for)
+                planned = pending.plan.items[item]
+                if hunks is not None:
+                    _check_hunks(pending.plan_id, item, planned, hunks)
+                needed = approvals_needed(planned, self.second_approver_for)
                 # a note written before deciding is not lost
                 kept = (note or earlier.note) if keep_note else note
-                pending.decisions[item] = earlier.by(reviewer, decision, kept, needed)
+                pending.decisions[item] = earlier.by(reviewer, decision, kept, needed, hunks)
 
         return change
 

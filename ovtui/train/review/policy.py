@@ -33,6 +33,7 @@ from ovtui.core.domain import (
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import PolicyUpdater
 from ovtui.core.review_grammar import parse_review_policy
+from ovtui.memory.hunks import with_hunks
 from ovtui.train.paired import differences_of_flips, direction, standard_error
 from ovtui.train.review.gates.validation import validation_line
 
@@ -48,16 +49,22 @@ class ItemDecision(Model):
     # Who approved the item so far: an item that needs two reviewers stays pending until two
     # different names are here.
     approvals: list[str] = Field(default_factory=list)
+    # The content hunks approved (numbered from 1, ``ovtui.memory.hunks``); None: the whole item.
+    hunks: list[int] | None = None
 
-    def by(self, reviewer: str, decision: Decision, note: str, needed: int) -> ItemDecision:
+    def by(
+        self, reviewer: str, decision: Decision, note: str, needed: int, hunks: list[int] | None = None
+    ) -> ItemDecision:
         """This item decided again by ``reviewer``: an approval adds the name to ``approvals`` and
-        approves once ``needed`` different reviewers have; a rejection or an undo starts over."""
+        approves once ``needed`` different reviewers have; a rejection or an undo starts over.
+        ``hunks``: the hunks this approval takes (None: as approved before, or the whole item)."""
         if decision != "approved":
             return ItemDecision(item=self.item, decision=decision, note=note, reviewer=reviewer)
         approvals = list(dict.fromkeys([*self.approvals, reviewer]))
         verdict: Decision = "approved" if len(approvals) >= needed else "pending"
+        chosen = self.hunks if hunks is None else sorted(set(hunks))
         return ItemDecision(
-            item=self.item, decision=verdict, note=note, reviewer=reviewer, approvals=approvals
+            item=self.item, decision=verdict, note=note, reviewer=reviewer, approvals=approvals, hunks=chosen
         )
 
     def approvals_line(self, needed: int) -> str:
@@ -261,12 +268,22 @@ def describe_apply(plan_id: str, result: PolicyApplyResult, *, approved: int | N
     return text
 
 
+def with_approved_hunks(item: PolicyPlanItem, decision: ItemDecision) -> PolicyPlanItem:
+    """The item as approved: with only some hunks approved, its base with exactly those hunks."""
+    if decision.hunks is None or item.kind != "upsert":
+        return item
+    after = with_hunks(item.before_content, item.after_content or "", decision.hunks)
+    return item.model_copy(update={"after_content": after})
+
+
 def approved_subplan(
     plan: PolicyUpdatePlan, decisions: list[ItemDecision]
 ) -> tuple[PolicyUpdatePlan, list[int]]:
-    """The approved items (in order) and their indices in the original plan."""
+    """The approved items (in order, each as approved: ``with_approved_hunks``) and their indices in
+    the original plan."""
     chosen = [d.item for d in decisions if d.decision == "approved"]
-    return PolicyUpdatePlan(items=[plan.items[i] for i in chosen], metadata=dict(plan.metadata)), chosen
+    items = [with_approved_hunks(plan.items[i], decisions[i]) for i in chosen]
+    return PolicyUpdatePlan(items=items, metadata=dict(plan.metadata)), chosen
 
 
 def _proposed(item: PolicyPlanItem) -> str | None:
@@ -289,6 +306,7 @@ async def apply_reviewed(
                 reviewer=d.reviewer,
                 approvals=d.approvals,
                 proposed=_proposed(plan.items[d.item]),
+                hunks=d.hunks,
             )
             for d in decisions
         ],
