@@ -263,10 +263,12 @@ class OvtuiApp(App[None]):
         for event in events:
             if event.kind == "plan_pending":
                 stale = " (stale items)" if event.data.get("stale") else ""
+                waiting = bool(event.data.get("waiting"))
+                waits = "; the run waits for you (A on Run approves the rest)" if waiting else ""
                 self.notify(
                     f"plan {event.data.get('plan_id')} with {event.data.get('items')} item(s) "
-                    f"waits for review{stale}: press 2",
-                    title="Review",
+                    f"waits for review{stale}: press 2{waits}",
+                    title="Waiting for your review" if waiting else "Review",
                 )
                 plan_id = event.data.get("plan_id")
                 self.waiting_plan = str(plan_id) if plan_id else None

@@ -1,9 +1,10 @@
 """The app's side of a run in a worker process (``ovtui.wiring.run_worker``): start, stream, cancel, stop.
 
 Events arrive as JSON lines on the worker's stdout and go to the same listener the kernel would
-call in-process. A worker that dies without a report (a crash, a kill, an import error) ends
-``run()`` with a ``RunWorkerError`` carrying its exit code and the tail of its stderr: the app
-reports it and never waits on a process that is gone.
+call in-process. A run that raises ends ``run()`` with ``RunFailed`` carrying the kernel's reason; a
+worker that dies without one (a crash, a kill, an import error) with a ``RunWorkerError`` carrying
+its exit code and the tail of its stderr: the app reports it and never waits on a process that is
+gone.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contextlib import suppress
 from ovtui.core.errors import OvtuiError
 from ovtui.core.events import Event, Listener
 from ovtui.train.reports import RunReport
-from ovtui.wiring.run_worker import CANCEL_LINE, request_line
+from ovtui.wiring.run_worker import CANCEL_LINE, request_line, steer_line
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 # A report or an event may be long (every error of a run): lines up to this size are read whole.
@@ -27,8 +28,12 @@ STDERR_TAIL_LINES = 20
 TERMINATE_GRACE_S = 3.0
 
 
+class RunFailed(OvtuiError):
+    """The run raised: its message is the kernel's reason (the worker said it, then ended)."""
+
+
 class RunWorkerError(OvtuiError):
-    """The worker process ended without a report."""
+    """The worker process ended without a report or a reason (a crash, a kill)."""
 
 
 class RunProcess:
@@ -69,7 +74,9 @@ class RunProcess:
             raise
         if report is not None:
             return report
-        detail = error or "\n".join(self._stderr) or "no message"
+        if error:
+            raise RunFailed(error)
+        detail = "\n".join(self._stderr) or "no message"
         raise RunWorkerError(f"the run's worker process ended (exit code {code}) without a report: {detail}")
 
     async def _read(self, stdout: asyncio.StreamReader) -> tuple[RunReport | None, str | None]:
@@ -94,13 +101,20 @@ class RunProcess:
         async for raw in stream:
             self._stderr.append(raw.decode("utf-8", "replace").rstrip())
 
+    def steer(self, approve: str) -> None:
+        """Set the review policy of the plans still to come in this run."""
+        self._send(steer_line(approve))
+
     def cancel(self) -> None:
         """Ask the run to stop after its current batch (it saves its report and ends)."""
+        self._send(CANCEL_LINE)
+
+    def _send(self, line: str) -> None:
         process = self._process
         if process is None or process.stdin is None or process.returncode is not None:
             return
         with suppress(OSError, RuntimeError):  # the worker may have just ended
-            process.stdin.write(f"{CANCEL_LINE}\n".encode())
+            process.stdin.write(f"{line}\n".encode())
 
     async def stop(self) -> None:
         """Stop the worker now: SIGTERM (it saves its report), SIGKILL if it lingers.

@@ -54,6 +54,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         type=Path,
         help="ovtui.toml (or its folder) with the models: [llm] for the agent, [user_simulator], [tau2]",
     )
+    serve.add_argument("--quiet", action="store_true", help="print only the URL, not a line per request")
     serve.set_defaults(handler=run_serve)
 
     score = env_sub.add_parser("score", help="score recorded rollouts (JSONL) without running anything")
@@ -90,6 +91,7 @@ def run_cases(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from ovtui.environments.base import EnvironmentError_
     from ovtui.servers.base.binding import resolve_api_key
+    from ovtui.servers.base.request_log import LineWriter
     from ovtui.servers.base.run import run_server
     from ovtui.servers.benchmark import create_env_app
     from ovtui.storage.jobs import JobStore
@@ -105,7 +107,7 @@ def run_serve(args: argparse.Namespace) -> int:
     environment = get_environment(args.environment, config)
     store = JobStore(args.state or default_state_folder(environment.name), prefix="rollout_exec_")
     app = create_env_app(environment, store, workers=args.workers, api_key=api_key)
-    run_server(app, args.host, args.port)
+    run_server(app, args.host, args.port, log=None if args.quiet else LineWriter(sys.stdout))
     return 0
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 DEFAULT_PORT = 1933  # OpenViking's default port: an agent configured for it finds ovtui there
+QUIET_HELP = "print only the URL, not a line per request and per finished commit"
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,6 +20,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 = a free port")
     serve.add_argument("--workers", type=int, default=4, help="commits extracted at once")
     serve.add_argument("--api-key-env", help="environment variable holding the bearer key")
+    serve.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     serve.set_defaults(handler=run_serve)
 
     commit = sub.add_parser("commit", help="commit a conversation (JSONL of messages) as a session")
@@ -29,14 +32,22 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def run_serve(args: argparse.Namespace) -> int:
     from ovtui.servers.base.binding import resolve_api_key
+    from ovtui.servers.base.request_log import LineWriter
     from ovtui.servers.base.run import run_server
     from ovtui.servers.openviking.app import create_session_app
     from ovtui.wiring.workspace import Workspace
 
     api_key = resolve_api_key(args.host, args.api_key_env)
     workspace = Workspace(args.workspace)
-    app = create_session_app(workspace, api_key=api_key, workers=max(1, args.workers), host=args.host)
-    run_server(app, args.host, args.port)
+    log = None if args.quiet else LineWriter(sys.stdout)
+    app = create_session_app(
+        workspace,
+        api_key=api_key,
+        workers=max(1, args.workers),
+        host=args.host,
+        announce=log.write if log else None,
+    )
+    run_server(app, args.host, args.port, log=log)
     return 0
 
 

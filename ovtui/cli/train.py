@@ -73,10 +73,9 @@ class WatchLog:
     def describe(event: Event) -> str | None:
         data = event.data
         if event.kind == "inbox_processed":
-            graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
-            errors = data.get("errors") or []
-            problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
-            return f"trained on {data.get('file')}{graded}: {data.get('gradients', 0)} gradient(s){problems}"
+            from ovtui.train.reports import describe_inbox_processed
+
+            return describe_inbox_processed(data)
         if event.kind == "plan_applied":
             from ovtui.train.reports import describe_plan_applied
 
@@ -87,6 +86,31 @@ class WatchLog:
                 f"plan {plan_id}: {data.get('items')} item(s) wait for review (`ovtui review show {plan_id}`)"
             )
         return None
+
+
+class ReviewWaits:
+    """``train --wait-for-review`` says when the run waits for a person, and how to answer it."""
+
+    def __init__(self, progress: ProgressLine, workspace: str, stream: TextIO = sys.stdout) -> None:
+        self.progress = progress
+        self.workspace = workspace
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        if event.kind == "plan_pending" and data.get("waiting"):
+            plan = data.get("plan_id")
+            line = (
+                f"plan {plan}: {data.get('items')} item(s) wait for your review; the run waits. Review it "
+                f"in another terminal (`ovtui review show {plan} -w {self.workspace}`, then approve and "
+                "apply, or discard) or in the app"
+            )
+        elif event.kind == "plan_settled":
+            line = f"plan {data.get('plan_id')} {data.get('status')}: the run goes on"
+        else:
+            return
+        self.progress.clear()
+        print(line, file=self.stream, flush=True)
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -111,6 +135,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     train.add_argument(
         "--dry-run", action="store_true", default=None, help="write no memory file, only the records"
+    )
+    train.add_argument(
+        "--wait-for-review",
+        action="store_true",
+        help="a plan parked for review holds the run until it is applied or discarded (`ovtui review`, "
+        "another terminal, or the app), as the app's runs do; without it the run parks it and goes on",
     )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
     train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
@@ -165,8 +195,18 @@ def run_train(args: argparse.Namespace) -> int:
         trials=args.trials,
         unseal=args.unseal,
     )
-    report = asyncio.run(cancellable(lambda cancel: workspace.train(options, [progress], cancel)))
+    listeners: list[Listener] = [progress, ReviewWaits(progress, workspace_label(workspace.root))]
+    report = asyncio.run(
+        cancellable(
+            lambda cancel: workspace.train(options, listeners, cancel, wait_for_review=args.wait_for_review)
+        )
+    )
     progress.clear()
+    if report.pending_plans and not args.wait_for_review:
+        print(
+            "parked without waiting: each later batch was planned without these plans, so they may "
+            "overlap; --wait-for-review waits for each, as the app does"
+        )
     return _finish(report, workspace)
 
 

@@ -1,8 +1,9 @@
 """What a stage is told besides its inputs, as typed objects.
 
-``RunContext`` is one run (train, eval, stream): its id, where its events go, and the flag that
-cancels it. ``ExecutionContext`` is what an executor needs for one batch of cases. ``ApplyOptions``
-is what the updater is told besides the plan: the review behind it and how to take the lock.
+``RunContext`` is one run (train, eval, stream): its id, where its events go, the flag that
+cancels it and what a person steers while it runs. ``ExecutionContext`` is what an executor needs
+for one batch of cases. ``ApplyOptions`` is what the updater is told besides the plan: the review
+behind it and how to take the lock.
 A stage that needs none of these takes none.
 """
 
@@ -18,11 +19,20 @@ from ovtui.core.errors import RunCancelled
 from ovtui.core.events import EventBus
 
 
+@dataclass(slots=True)
+class RunSteering:
+    """What a person changes while a run goes on: the review policy of the plans still to come
+    (None: the one the run started with). Set on the run's event loop."""
+
+    approve: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class RunContext:
     run_id: str | None = None
     events: EventBus = field(default_factory=EventBus)
     cancel: asyncio.Event = field(default_factory=asyncio.Event)
+    steering: RunSteering = field(default_factory=RunSteering)
 
     def check_cancelled(self) -> None:
         if self.cancel.is_set():

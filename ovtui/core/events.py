@@ -22,11 +22,12 @@ EventKind = Literal[
     "usage",  # one model call: stage, model, tokens, cost, cached, attempts, latency
     "eval",  # a StageReport (baseline, epoch, final) and its accuracy
     "plan_validated",  # line, before, after, cases, gained, lost, flipped: a plan on validation cases
-    "plan_pending",  # plan_id, items, stale?: a plan parked for review
+    "plan_pending",  # plan_id, items, stale?, waiting? (the run waits on it): a plan parked for review
+    "plan_settled",  # plan_id, status, history_id: the plan a run waited on was applied or discarded
     "plan_applied",  # plan_id, written, deleted, errors, dry_run, history_id
     "batch_flushed",  # reason (count | age | close), gradients: a streaming trainer's batch
     "inbox_processed",  # what the inbox did with one file
-    "run_finished",  # report, cancelled
+    "run_finished",  # report, cancelled, failed (why the run stopped on an error, or None)
 ]
 
 

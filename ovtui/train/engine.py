@@ -151,8 +151,9 @@ class PolicyTrainingEngine:
             outcome.result = await self.updater.apply(plan, latest)
             return outcome
         await self._assess(plan, latest, analyses or [])
-        decisions = self.review.decisions(plan)
-        if self.review.asks or any(d.decision == "pending" for d in decisions):
+        review = self._current_review()
+        decisions = review.decisions(plan)
+        if review.asks or any(d.decision == "pending" for d in decisions):
             return await self._ask(plan, decisions, outcome, evidence_for(plan, analyses))
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
@@ -166,6 +167,14 @@ class PolicyTrainingEngine:
         if stale:
             await self._handle_stale(plan, latest, stale, analyses, replan, outcome)
         return outcome
+
+    def _current_review(self) -> ReviewPolicy:
+        """The review policy for this plan: a person may have changed it for the rest of the run."""
+        wanted = self.run.steering.approve
+        if wanted is not None and wanted != self.review.spec:
+            self.review = ReviewPolicy(wanted)
+            self.events.log(f"review policy for the rest of this run: {self.review.spec}")
+        return self.review
 
     async def _assess(
         self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, analyses: list[RolloutAnalysis]
@@ -193,10 +202,14 @@ class PolicyTrainingEngine:
     ) -> ApplyOutcome:
         pending = self.pending.park(plan, decisions, run_id=self.run.run_id, evidence=evidence)
         outcome.pending_id = pending.plan_id
-        self.events.emit("plan_pending", plan_id=pending.plan_id, items=len(plan.items))
+        self.events.emit(
+            "plan_pending", plan_id=pending.plan_id, items=len(plan.items), waiting=self.wait_for_review
+        )
         if self.wait_for_review:
             settled = await self.pending.wait_settled(pending.plan_id)
-            self.events.log(f"plan {pending.plan_id} {settled.status}")
+            self.events.emit(
+                "plan_settled", plan_id=pending.plan_id, status=settled.status, history_id=settled.history_id
+            )
         return outcome
 
     async def _handle_stale(

@@ -17,15 +17,17 @@ import os
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from watchfiles import Change, awatch
 
 from ovtui.core.bounds import MAX_ROLLOUT_BYTES
 from ovtui.core.domain import Case, Rollout, RolloutTrainingResult
-from ovtui.core.errors import OvtuiError, first_problem
+from ovtui.core.errors import OvtuiError
 from ovtui.core.events import EventBus
 from ovtui.core.interfaces import RolloutEvaluator
+from ovtui.core.suggest import did_you_mean
 from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, content_key, was_taken
 from ovtui.storage import fsio
 from ovtui.storage.paths import WorkspacePaths
@@ -34,6 +36,7 @@ from ovtui.storage.reading import read_bounded
 Submit = Callable[[Rollout], Awaitable[RolloutTrainingResult]]
 EvaluatorFor = Callable[[Case], RolloutEvaluator | None]
 STAGE = "stream"
+SHOWN_PROBLEMS = 5  # of a file that is not a Rollout, in its reason (the count says how many more)
 
 
 # Names of a file that is not there yet: a writer's temporary name it renames into place, a
@@ -65,6 +68,44 @@ def _unique(folder: Path, name: str, companion: str = "") -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         candidate = f"{Path(name).stem}.{stamp}{Path(name).suffix}"
     return folder / candidate
+
+
+def rollout_problems(exc: ValidationError) -> str:
+    """Every problem of a file that is not a Rollout (up to ``SHOWN_PROBLEMS``), each at its field;
+    an unknown key with the field it was probably meant to be. The first alone hides the rest."""
+    problems = []
+    for error in exc.errors()[:SHOWN_PROBLEMS]:
+        where = ".".join(str(part) for part in error["loc"]) or "document"
+        text = f"[{where}] {error['msg']}"
+        if error["type"] == "extra_forbidden" and error["loc"]:
+            text += did_you_mean(str(error["loc"][-1]), _field_names(error["loc"][:-1]))
+        problems.append(text)
+    more = exc.error_count() - len(problems)
+    return f"{exc.error_count()} problem(s): " + "; ".join(problems) + (f"; and {more} more" if more else "")
+
+
+def _field_names(location: tuple[int | str, ...]) -> list[str]:
+    """The fields of the model at ``location`` within a Rollout (list positions skipped)."""
+    model: type[BaseModel] | None = Rollout
+    for part in location:
+        if model is None:
+            return []
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        model = _model_in(field.annotation) if field is not None else None
+    return list(model.model_fields) if model is not None else []
+
+
+def _model_in(annotation: object) -> type[BaseModel] | None:
+    """The pydantic model an annotation holds (``X``, ``list[X]``, ``X | None``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in get_args(annotation):
+        found = _model_in(argument)
+        if found is not None:
+            return found
+    return None
 
 
 class InboxProcessor:
@@ -133,8 +174,7 @@ class InboxProcessor:
         try:
             return Rollout.model_validate_json(data)
         except ValidationError as exc:
-            problem = first_problem(exc, "document")
-            self.reject(path, f"not a valid Rollout: {problem} ({exc.error_count()} problem(s))")
+            self.reject(path, f"not a valid Rollout: {rollout_problems(exc)}")
         return None
 
     def start(self, path: Path) -> None:
@@ -217,7 +257,7 @@ class InboxProcessor:
             return
         key = content_key(data)
         if was_taken(self.paths, key):  # trained on before a restart, but not moved yet
-            self._finish(path, [], note="already taken before a restart; not trained again")
+            self._finish(path, [], taken_before=True)
             return
         parsed = self._parse(path, data)
         rollout = await self._graded(path, parsed) if parsed is not None else None
@@ -233,7 +273,14 @@ class InboxProcessor:
         self._finish(path, result.errors, gradients=len(result.gradients), evaluated=graded)
 
     def _finish(
-        self, path: Path, errors: list[str], note: str = "", *, gradients: int = 0, evaluated: bool = False
+        self,
+        path: Path,
+        errors: list[str],
+        *,
+        gradients: int = 0,
+        evaluated: bool = False,
+        taken_before: bool = False,
+        note: str = "",
     ) -> None:
         try:
             self._move(path, self.done)
@@ -243,7 +290,12 @@ class InboxProcessor:
             self.events.log(f"{self.paths.relative(path)}: {note}")
         self.processed += 1
         self.events.emit(
-            "inbox_processed", file=path.name, gradients=gradients, evaluated=evaluated, errors=errors
+            "inbox_processed",
+            file=path.name,
+            gradients=gradients,
+            evaluated=evaluated,
+            errors=errors,
+            taken_before=taken_before,
         )
 
     def scan(self) -> None:

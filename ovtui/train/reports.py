@@ -71,6 +71,7 @@ class RunReport(Model):
     inbox: dict[str, int] = Field(default_factory=dict)  # streaming: files processed / rejected
     services: dict[str, int] = Field(default_factory=dict)  # remote dataset: executions per service URL
     cancelled: bool = False
+    failed: str | None = None  # why the run stopped on an error (also the last of ``errors``)
     # `ovtui compare`: B against A with the A/A null and the verdict (its runs are the stages).
     comparison: Comparison | None = None
     # Each sealed split this run scored ("<dataset>/<split>") -> runs that have scored it, this one
@@ -159,10 +160,38 @@ class RunTally:
     pending_plans: list[str] = field(default_factory=list)
 
     def __call__(self, event: Event) -> None:
-        if event.kind == "plan_applied" and event.data.get("history_id"):
-            self.history_ids.append(str(event.data["history_id"]))
+        # A plan the run waited on is applied by whoever reviewed it, maybe in another process:
+        # its record is the run's all the same.
+        if event.kind in ("plan_applied", "plan_settled") and event.data.get("history_id"):
+            if str(event.data["history_id"]) not in self.history_ids:
+                self.history_ids.append(str(event.data["history_id"]))
         elif event.kind == "plan_pending" and event.data.get("plan_id"):
             self.pending_plans.append(str(event.data["plan_id"]))
+
+
+def failure_reason(exc: BaseException) -> str:
+    """What a person reads about a run that raised: the kernel's own message for an error it
+    raises on purpose (it names the file, field or service), the exception's kind otherwise."""
+    from ovtui.core.errors import OvtuiError
+
+    text = str(exc).strip()
+    if isinstance(exc, OvtuiError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def describe_inbox_processed(data: dict[str, Any]) -> str:
+    """What the inbox did with one file (an ``inbox_processed`` event), for every log that shows it."""
+    file = data.get("file")
+    if data.get("taken_before"):
+        return f"{file} was trained on before a restart; not trained again"
+    graded = " (graded by the workspace's evaluator)" if data.get("evaluated") else ""
+    errors = data.get("errors") or []
+    problems = f"; {len(errors)} error(s): {errors[0]}" if errors else ""
+    gradients = int(data.get("gradients") or 0)
+    # Silence here reads as success: a rollout that teaches nothing says so, and where to look.
+    nothing = ": nothing to learn from it (docs/rollouts.md)" if not gradients and not errors else ""
+    return f"trained on {file}{graded}: {gradients} gradient(s){nothing}{problems}"
 
 
 def describe_plan_applied(data: dict[str, Any]) -> str:

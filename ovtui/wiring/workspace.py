@@ -45,7 +45,7 @@ from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
 from ovtui.wiring.registry import check_names
 
 if TYPE_CHECKING:
-    from ovtui.core.context import RunContext
+    from ovtui.core.context import RunContext, RunSteering
     from ovtui.core.domain import Case, Experience, ExperienceSet, PolicyApplyResult, PolicyPlanItem
     from ovtui.core.events import EventBus, Listener
     from ovtui.core.fileformat import MemoryFile
@@ -120,6 +120,11 @@ def login_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no login name and no entry in the user database (a bare container)
         return f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+def _joined(first: list[str], second: list[str]) -> list[str]:
+    """Both lists' ids in order, each once."""
+    return list(dict.fromkeys([*first, *second]))
 
 
 def _first_line(exc: Exception) -> str:
@@ -232,18 +237,26 @@ class Workspace:
     # --- runs ----------------------------------------------------------------------------------
     @asynccontextmanager
     async def _run(
-        self, command: str, dataset: str, listeners: list[Listener] | None, cancel: asyncio.Event | None
+        self,
+        command: str,
+        dataset: str,
+        listeners: list[Listener] | None,
+        cancel: asyncio.Event | None,
+        steering: RunSteering | None = None,
     ) -> AsyncIterator[tuple[RunReport, RunContext]]:
         """A run's report and context; however it ends, the report is saved and ``run_finished`` sent."""
-        from ovtui.core.context import RunContext
+        from ovtui.core.context import RunContext, RunSteering
         from ovtui.core.events import EventBus
         from ovtui.storage.event_log import EventLog
-        from ovtui.train.reports import RunReport
+        from ovtui.train.reports import RunReport, RunTally, failure_reason
 
         run_id = run_stamp()
         log = EventLog(self._paths, run_id)
-        events = EventBus([log, *(listeners or [])])
-        run = RunContext(run_id, events, cancel or asyncio.Event())
+        # What the run applied and parked, from its events: a run stopped half-way (cancelled
+        # while a plan waits, failed) has no results to collect them from.
+        tally = RunTally()
+        events = EventBus([log, tally, *(listeners or [])])
+        run = RunContext(run_id, events, cancel or asyncio.Event(), steering or RunSteering())
         report = RunReport(run_id=run_id, command=command, backend=self.backend_label, dataset=dataset)
         kernel = self._kernel
         kernel.run_events = events
@@ -255,11 +268,18 @@ class Workspace:
         except asyncio.CancelledError:  # the task itself was cancelled (e.g. while waiting for review)
             report.cancelled = True
             raise
+        except Exception as exc:
+            failed = True
+            report.failed = failure_reason(exc)
+            report.errors.append(report.failed)
+            raise
         except BaseException:
             failed = True
             raise
         finally:
             report.usage = kernel.usage()
+            report.history_ids = _joined(report.history_ids, tally.history_ids)
+            report.pending_plans = _joined(report.pending_plans, tally.pending_plans)
             try:
                 await asyncio.to_thread(self._close_report, report)
             except OSError:
@@ -268,7 +288,12 @@ class Workspace:
                 if not failed:
                     raise
             finally:  # cancelled again meanwhile: the thread still saves the report
-                events.emit("run_finished", report=report.model_dump(mode="json"), cancelled=report.cancelled)
+                events.emit(
+                    "run_finished",
+                    report=report.model_dump(mode="json"),
+                    cancelled=report.cancelled,
+                    failed=report.failed,
+                )
                 kernel.run_events = None
                 log.close()
 
@@ -296,7 +321,10 @@ class Workspace:
         cancel: asyncio.Event | None = None,
         *,
         wait_for_review: bool = False,
+        steering: RunSteering | None = None,
     ) -> RunReport:
+        """Train on a dataset's cases. ``wait_for_review``: a parked plan holds the run until a
+        person settles it (in any process); ``steering``: what a person changes while it runs."""
         cfg = self.config.trainer
         dataset = options.dataset or cfg.dataset
         approve = options.approve or self.config.review.policy
@@ -311,7 +339,7 @@ class Workspace:
                 f"limit ≥ 0 (got {options.limit})"
             )
         sealed = await self._sealed(dataset, options.eval_split, options.unseal)
-        async with self._run("train", dataset, listeners, cancel) as (report, run):
+        async with self._run("train", dataset, listeners, cancel, steering) as (report, run):
             report.sealed = sealed
             kernel = self._kernel
 
@@ -415,15 +443,15 @@ class Workspace:
         approve: str | None = None,
         dry_run: bool | None = None,
         wait_for_review: bool = False,
+        steering: RunSteering | None = None,
     ) -> RunReport:
         """Train from ``inbox/rollouts/`` until ``stop`` is set (``train --watch``, the app's streaming)."""
         from ovtui.core.interfaces import StreamingTrainer
         from ovtui.train.inbox import InboxProcessor
-        from ovtui.train.reports import RunTally
 
         approve = approve or self.config.review.policy
         dry_run = self.config.review.dry_run if dry_run is None else dry_run
-        async with self._run("stream", INBOX_LABEL, listeners, None) as (report, run):
+        async with self._run("stream", INBOX_LABEL, listeners, None, steering) as (report, run):
             kernel = self._kernel
             validation = await asyncio.to_thread(kernel.stream_validation)
             engine = kernel.engine(
@@ -434,8 +462,6 @@ class Workspace:
             if not isinstance(trainer, StreamingTrainer):
                 raise OvtuiError(f"[trainer] stream_with: trainer {name!r} cannot take rollouts one by one")
             inbox = InboxProcessor(self._paths, trainer.submit_rollout, run.events, kernel.evaluator_for)
-            tally = RunTally()
-            run.events.listeners.append(tally)
             self._started(run, report, approve=approve, dry_run=dry_run)
             try:
                 await inbox.watch(stop or asyncio.Event())
@@ -443,10 +469,19 @@ class Workspace:
                 await trainer.close()
                 await inbox.drain()
                 report.inbox = {"processed": inbox.processed, "rejected": inbox.rejected_count}
-                report.history_ids, report.pending_plans = tally.history_ids, tally.pending_plans
                 if inbox.rejected_count:
                     report.errors.append(f"{inbox.rejected_count} file(s) rejected")
         return report
+
+    def dataset_names(self) -> list[str]:
+        """The datasets a run may name, sorted: each folder of ``datasets/`` with a split file
+        (``*.jsonl``) and each ``[datasets.NAME]`` of ovtui.toml."""
+        names = set(self.config.datasets)
+        with suppress(OSError):
+            for folder in self._paths.datasets.iterdir():
+                if folder.is_dir() and any(folder.glob("*.jsonl")):
+                    names.add(folder.name)
+        return sorted(names)
 
     # --- review: the plans that wait for a person -----------------------------------------------
     def pending_plans(self) -> list[PendingPlan]:

@@ -94,17 +94,26 @@ async def run_until_idle(app: OvtuiApp, pilot: Pilot[None], watch: RunWatch, *, 
     return reviewed
 
 
+async def start_train(
+    app: OvtuiApp, pilot: Pilot[None], *, epochs: str, batch: str | None = None
+) -> RunScreen:
+    """Start a train run from the Run screen with these epochs (and batch size)."""
+    run = app.screen
+    assert isinstance(run, RunScreen)
+    run.query_one("#epochs", Input).value = epochs
+    if batch is not None:
+        run.query_one("#batch-size", Input).value = batch
+    await pilot.press("t")
+    return run
+
+
 async def test_train_to_completion_with_a_person_approving_each_plan(
     sample_workspace: Workspace, make_app: MakeApp
 ) -> None:
     app = make_app(sample_workspace)
     watch = RunWatch()
     async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
-        run = app.screen
-        assert isinstance(run, RunScreen)
-        run.query_one("#epochs", Input).value = "1"
-        run.query_one("#batch-size", Input).value = "15"
-        await pilot.press("t")
+        run = await start_train(app, pilot, epochs="1", batch="15")
         reviewed = await run_until_idle(app, pilot, watch, review=True)
         await pilot.pause()
         assert reviewed >= 1
@@ -170,6 +179,38 @@ async def test_cancel_while_a_plan_waits_for_review_stops_at_once(
         assert not run.running
         assert app.pending_count == 1  # the plan stays for later; nothing was applied
     assert sample_workspace.history() == []
+    (parked,) = sample_workspace.pending_plans()
+    (report_file,) = (sample_workspace.root / "runs").glob("*/report.json")
+    report = RunReport.model_validate_json(report_file.read_text(encoding="utf-8"))
+    assert report.cancelled and report.pending_plans == [parked.plan_id]  # the report names what waits
+
+
+async def test_a_run_that_waits_says_so_and_approve_the_rest_applies_every_plan(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
+    app = make_app(sample_workspace)
+    watch = RunWatch()
+    async with app.run_test(size=(120, 40), message_hook=watch) as pilot:
+        run = await start_train(app, pilot, epochs="1")
+        parked = await watch.event(pilot, lambda e: e.kind == "plan_pending")
+        await pilot.pause()
+        status = str(run.query_one("#run-status").render())
+        assert status.startswith(f"train: WAITING FOR YOUR REVIEW — plan {parked.data['plan_id']}")
+        assert any("the run waits for you" in n for n in notifications(watch.messages))
+        await pilot.press("A")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.click("#confirm")
+        await run_until_idle(app, pilot, watch, review=False)
+        await pilot.pause()
+        report = run.last_report
+        assert report is not None and not report.cancelled and report.failed is None
+        assert "train: finished" in str(run.query_one("#run-status").render())
+    plans = [e for e in watch.events if e.kind == "plan_pending"]
+    assert len(plans) == 1  # the plans after it were approved by the policy the person chose
+    applied = [e for e in sample_workspace.history() if e.kind == "apply"]
+    assert len(applied) == 4 and sample_workspace.pending_plans() == []
+    assert any(e.kind == "plan_settled" and e.data["status"] == "applied" for e in watch.events)
 
 
 @pytest.mark.parametrize("review_built_before", [False, True])

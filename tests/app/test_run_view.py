@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ovtui.app.views.run import RunProgress, describe_event, log_line
+from ovtui.app.views.run import RunProgress, describe_event, log_line, wrapped
 from ovtui.core.events import Event
 
 
@@ -63,9 +63,71 @@ def test_an_applied_plan_says_how_many_items_were_refused_and_why() -> None:
 def test_a_stream_says_what_it_watches_and_counts_files_not_fractions() -> None:
     started = Event("run_started", {"run_id": "r1", "command": "stream", "backend": "offline"})
     progress = RunProgress(command="stream")
-    for event in (started, Event("inbox_processed", {"file": "r1.json", "errors": []})):
+    seen = Event("progress", {"stage": "stream", "done": 1, "total": 1})
+    for event in (started, Event("inbox_processed", {"file": "r1.json", "errors": []}), seen):
         progress.apply(event)
     assert describe_event(started) == "stream started: watching inbox/rollouts/ (offline)"
     assert progress.status_line() == "stream: watching inbox/rollouts/ · 1 file(s) trained on"
-    assert progress.stage_rows()[0] == ("rollouts", 0, None, "1 inbox file(s) trained on")
+    assert progress.stage_rows()[0] == (
+        "rollouts",
+        0,
+        None,
+        "1 inbox file(s): 1 trained on · 0 in training · 0 skipped or rejected",
+    )
     assert "0/0" not in " ".join(text for *_, text in progress.stage_rows())
+
+
+def test_a_streams_files_in_training_are_counted_apart_from_the_ones_trained_on() -> None:
+    """Two rollouts analyzed while one file's batch is still open: the counts agree with each other."""
+    progress = RunProgress(command="stream")
+    for event in (
+        Event("run_started", {"run_id": "r1", "command": "stream"}),
+        Event("progress", {"stage": "stream", "done": 1, "total": 2}),
+        Event("counts", {"rollouts": 2, "trajectories": 2, "gradients": 2, "plans": 0}),
+        Event("inbox_processed", {"file": "a.json", "errors": []}),
+    ):
+        progress.apply(event)
+    rows = {stage: text for stage, _, _, text in progress.stage_rows()}
+    assert rows["rollouts"] == "2 inbox file(s): 1 trained on · 1 in training · 0 skipped or rejected"
+    assert rows["trajectories"] == "2 trajectories from 2 rollouts"
+
+
+def test_a_file_taken_before_a_restart_is_not_called_trained_on() -> None:
+    event = Event("inbox_processed", {"file": "a.json", "errors": [], "taken_before": True})
+    progress = RunProgress(command="stream")
+    progress.apply(event)
+    assert describe_event(event) == "inbox: a.json was trained on before a restart; not trained again"
+    assert progress.inbox_files == 0
+
+
+def test_a_stopped_stream_says_stopped_and_a_cancelled_run_stays_cancelled() -> None:
+    stream = fold(Event("run_started", {"command": "stream", "run_id": "r"}))
+    stream.command = "stream"
+    stream.apply(Event("run_finished", {"cancelled": False, "report": {}}))
+    assert stream.status_line() == "stream: stopped"
+    train = fold(Event("run_started", {"command": "train"}))
+    train.cancel()  # stopped while it waited for review
+    train.apply(Event("run_finished", {"cancelled": False, "report": {}}))
+    assert train.status_line() == "train: cancelled"
+
+
+def test_a_run_waiting_for_review_says_so_until_the_plan_is_settled() -> None:
+    progress = fold(
+        Event("run_started", {"command": "train", "epochs": 3}),
+        Event("progress", {"stage": "train_rollouts", "done": 8, "total": 30, "epoch": 0}),
+        Event("plan_pending", {"plan_id": "p1", "items": 5, "waiting": True}),
+    )
+    assert progress.status_line() == "train: WAITING FOR YOUR REVIEW — plan p1 (5 item(s)): press 2"
+    progress.apply(Event("plan_settled", {"plan_id": "p1", "status": "applied"}))
+    assert progress.status_line().startswith("train: running — training, epoch 1/3")
+    assert describe_event(Event("plan_settled", {"plan_id": "p1", "status": "applied"})) == (
+        "plan p1 applied: the run goes on"
+    )
+
+
+def test_a_failure_reason_is_wrapped_whole_never_cut() -> None:
+    reason = "12:00:00 run failed: datasets/support/train.jsonl: dataset split not found (after 8 tries)"
+    pieces = wrapped(reason, 40)
+    assert all(len(piece) <= 40 for piece in pieces) and len(pieces) > 1
+    assert " ".join(piece.strip() for piece in pieces) == reason
+    assert wrapped("short", 40) == ["short"] and wrapped(reason, 0) == [reason]

@@ -1,5 +1,6 @@
 """The real app in a real terminal (tmux): train, approve, apply, quit, then check the workspace; a burst
-of keys (with `DD`, which once froze the app) after which the app still quits.
+of keys (with `DD`, which once froze the app) after which the app still quits; a run that fails at
+80×24, its whole reason on the screen.
 
 Skipped where tmux is missing. Polls the pane (a real terminal has no pilot to await).
 """
@@ -22,8 +23,11 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 
 class Pane:
-    def __init__(self, command: list[str], cwd: Path, then: str = "sleep 5") -> None:
+    def __init__(
+        self, command: list[str], cwd: Path, then: str = "sleep 5", size: tuple[int, int] = (120, 40)
+    ) -> None:
         self.name = f"ovtui-smoke-{uuid.uuid4().hex[:8]}"
+        width, height = str(size[0]), str(size[1])
         shell = " ".join(command)
         subprocess.run(
             [
@@ -33,9 +37,9 @@ class Pane:
                 "-s",
                 self.name,
                 "-x",
-                "120",
+                width,
                 "-y",
-                "40",
+                height,
                 "-c",
                 str(cwd),
                 f"TERM=xterm-256color {shell}; {then}",
@@ -44,7 +48,7 @@ class Pane:
         )
         # A detached session keeps the default 80x24 on some tmux versions: size it explicitly.
         subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], check=False)
-        subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "40"], check=False)
+        subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", width, "-y", height], check=False)
 
     def text(self) -> str:
         done = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True)
@@ -144,3 +148,20 @@ def test_a_burst_of_keys_with_dd_leaves_the_app_quick_to_quit(tmp_path: Path) ->
     assert (
         "dry_run = true" not in config
     )  # Dry run is session state, and seven toggles leave it on in memory only
+
+
+def test_a_failed_run_shows_its_whole_reason_at_80_by_24(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    (root / "datasets" / "support" / "train.jsonl").unlink()
+    reason = "datasets/support/train.jsonl: dataset split not found"
+    pane = Pane([sys.executable, "-m", "ovtui", str(root)], REPO, then="sleep 30", size=(80, 24))
+    try:
+        pane.wait_for("1 Run", timeout=60)
+        pane.keys("t")
+        pane.wait_for(f"train: FAILED — {reason}", timeout=120)  # the status, whole
+        pane.wait_for(f"run failed: {reason}", timeout=30)  # and the log's line, whole
+        shown = pane.text()
+        pane.keys("C-q")
+    finally:
+        pane.close()
+    assert "RunWorkerError" not in shown and "run finished" not in shown

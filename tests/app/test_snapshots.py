@@ -6,6 +6,7 @@ Update with ``pytest tests/app/test_snapshots.py --snapshot-update`` after a del
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -57,15 +58,30 @@ RUN_EVENTS = [
 ]
 
 
-async def feed_run_events(pilot: Pilot[None]) -> None:
-    for event in RUN_EVENTS:
-        assert isinstance(pilot.app, OvtuiApp)
-        pilot.app.pump(event)
-    await pilot.pause()
+WAITING_EVENTS = [
+    *RUN_EVENTS,
+    Event("plan_pending", {"plan_id": "p2", "items": 5, "waiting": True}, AT + 5),
+]
+
+
+def feeding(events: list[Event]) -> Callable[[Pilot[None]], Awaitable[None]]:
+    """A ``run_before`` that hands ``events`` to the app as a run's worker would."""
+
+    async def feed(pilot: Pilot[None]) -> None:
+        for event in events:
+            assert isinstance(pilot.app, OvtuiApp)
+            pilot.app.pump(event)
+        await pilot.pause()
+
+    return feed
 
 
 def test_run_screen_during_a_run(app: OvtuiApp, snap_compare: SnapCompare) -> None:
-    assert snap_compare(app, terminal_size=FLOOR, run_before=feed_run_events)
+    assert snap_compare(app, terminal_size=FLOOR, run_before=feeding(RUN_EVENTS))
+
+
+def test_run_screen_waiting_for_review(app: OvtuiApp, snap_compare: SnapCompare) -> None:
+    assert snap_compare(app, terminal_size=FLOOR, run_before=feeding(WAITING_EVENTS))
 
 
 def test_review_at_the_floor(app: OvtuiApp, snap_compare: SnapCompare) -> None:

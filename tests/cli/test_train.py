@@ -57,6 +57,65 @@ def test_train_with_a_bad_dataset_line_names_file_and_line(tmp_path: Path) -> No
     assert train.read_text().splitlines()[2] == '{"name": "broken"}'  # the user's file is untouched
 
 
+def test_a_failed_runs_report_says_why(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    (root / "datasets" / "support" / "train.jsonl").unlink()
+    proc = _ovtui("train", str(root), "--approve", "all", cwd=tmp_path)
+    reason = "datasets/support/train.jsonl: dataset split not found"
+    assert proc.returncode == 2 and proc.stderr.strip() == f"ovtui: error: {reason}"
+    [run] = list((root / "runs").iterdir())
+    report = json.loads((run / "report.json").read_text())
+    assert report["failed"] == reason and report["errors"] == [reason]
+    finished = json.loads((run / "events.jsonl").read_text().splitlines()[-1])
+    assert finished["kind"] == "run_finished" and finished["data"]["failed"] == reason
+
+
+def test_wait_for_review_holds_the_run_until_the_plan_is_applied_from_another_process(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    args = [
+        "train",
+        str(root),
+        "--epochs",
+        "1",
+        "--batch-size",
+        "30",
+        "--approve",
+        "ask",
+        "--wait-for-review",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ovtui", *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    try:
+        waiting = next(line for line in proc.stdout if "wait for your review; the run waits" in line)
+        plan = waiting.split()[1].rstrip(":")
+        for action in (["approve", plan], ["apply", plan]):  # a person, in another terminal
+            done = _ovtui("review", "-w", str(root), *action, cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=240) == 0
+    finally:
+        proc.kill()
+        proc.stdout.close()
+    assert f"plan {plan} applied: the run goes on" in rest and "parked without waiting" not in rest
+    [run] = list((root / "runs").iterdir())
+    report = json.loads((run / "report.json").read_text())
+    assert report["pending_plans"] == [] and len(report["history_ids"]) == 1
+
+
+def test_ask_without_waiting_says_the_parked_plans_may_overlap(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    proc = _ovtui("train", str(root), "--epochs", "1", "--approve", "ask", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "4 plan(s) waiting for review" in proc.stdout
+    assert "parked without waiting" in proc.stdout and "--wait-for-review" in proc.stdout
+
+
 def test_watch_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     build_sample_workspace(root)

@@ -111,5 +111,5 @@ def test_watch_reports_files_plans_and_records(tmp_path: Path) -> None:
         lines.append(describe_event(event) or "")
     assert "None" not in lines[0] and "inbox/rollouts/" in lines[0]
     assert shown.status_line() == "stream: watching inbox/rollouts/ · 2 file(s) trained on"
-    assert shown.stage_rows()[0][3] == "2 inbox file(s) trained on"
+    assert shown.stage_rows()[0][3] == "3 inbox file(s): 2 trained on · 0 in training · 1 skipped or rejected"
     assert shown.counts["rollouts"] == 2 and shown.counts["plans"] >= 1

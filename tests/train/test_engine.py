@@ -155,7 +155,9 @@ async def test_ask_parks_the_plan_with_its_evidence_and_writes_nothing(
     assert parked.run_id == "run1"
     assert [a.rollout.case.name for a in parked.evidence] == ["a", "b"]
     assert parked.plan.items[0].metadata["evidence"] == ["mem://trajectories/a"]  # the evidence gate ran
-    assert [e.data for e in harness.kinds("plan_pending")] == [{"plan_id": "plan1", "items": 2}]
+    assert [e.data for e in harness.kinds("plan_pending")] == [
+        {"plan_id": "plan1", "items": 2, "waiting": False}
+    ]
     assert harness.updater.applied == []
     refund = harness.policies.get("refund")
     assert refund is not None and refund.version == 1
@@ -178,7 +180,9 @@ async def test_waiting_for_review_returns_once_the_plan_is_settled(
     harness.pending.settle(harness.pending.get("plan1"), "discarded", None)
     outcome = await applying
     assert outcome.pending_id == "plan1"
-    assert "plan plan1 discarded" in harness.logged("info")
+    assert [e.data for e in harness.kinds("plan_settled")] == [
+        {"plan_id": "plan1", "status": "discarded", "history_id": None}
+    ]
 
 
 async def test_approve_all_applies_every_item(store: MemoryStore, policy_set: ExperienceSet) -> None:

@@ -110,15 +110,15 @@ async def test_stream_quarantines_files_of_another_kind_and_leaves_partial_ones(
     assert report.errors == [f"{1 + len(INBOX_OTHER_FILES)} file(s) rejected"]
 
 
+async def never(rollout: Rollout) -> RolloutTrainingResult:
+    raise AssertionError("nothing is trained here")
+
+
 def test_a_quarantined_file_never_writes_over_a_file_named_like_its_reason(tmp_path: Path) -> None:
     # A user's file called "notes.txt.reason.txt" was quarantined earlier; then "notes.txt" arrives.
     root = tmp_path / "ws"
     build_sample_workspace(root)
     paths = WorkspacePaths(root)
-
-    async def never(rollout: Rollout) -> RolloutTrainingResult:
-        raise AssertionError("nothing is trained here")
-
     inbox = InboxProcessor(paths, never, EventBus())
     paths.quarantine.mkdir(parents=True, exist_ok=True)
     earlier = paths.quarantine / "notes.txt.reason.txt"
@@ -131,3 +131,25 @@ def test_a_quarantined_file_never_writes_over_a_file_named_like_its_reason(tmp_p
     assert earlier.read_text() == "the user's own file"
     assert moved.parent == paths.quarantine and moved.read_text() == "hello"
     assert moved.with_name(moved.name + ".reason.txt").read_text() == "not a .json file\n"
+
+
+def test_a_rejected_rollouts_reason_names_every_problem_and_the_misspelt_field(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    paths = WorkspacePaths(root)
+    logged: list[Event] = []
+    inbox = InboxProcessor(paths, never, EventBus([logged.append]))
+    dropped = root / "inbox" / "rollouts" / "three.json"
+    case = '{"name": "x", "task_signature": "x", "input": {}, "rubric": {"name": "r", "criteria": []}}'
+    dropped.write_text(
+        f'{{"case": {case}, "mesages": [], "evaluation": {{"passed": "maybe", "score": 0.5}}, '
+        '"policy_snapshot_id": 3}'
+    )
+
+    assert inbox.load(dropped) is None
+
+    reason = (paths.quarantine / "three.json.reason.txt").read_text()
+    assert reason.startswith("not a valid Rollout: 3 problem(s): ")
+    assert "[mesages] Extra inputs are not permitted — did you mean 'messages'?" in reason
+    assert "[evaluation.passed]" in reason and "[policy_snapshot_id]" in reason
+    assert any(reason.strip() in str(e.data.get("message")) for e in logged)  # the log has it whole

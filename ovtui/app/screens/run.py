@@ -1,4 +1,9 @@
-"""The Run screen: start a train run or an eval, watch every stage live, cancel at any moment."""
+"""The Run screen: start a train run or an eval, watch every stage live, cancel at any moment.
+
+A run that waits for a person says so (status, log, a notification); ``A`` approves the plan it
+waits on and every plan still to come (the review policy ``all`` for the rest of the run). A run
+that fails shows the kernel's whole reason, wrapped, until the next run starts.
+"""
 
 from __future__ import annotations
 
@@ -12,20 +17,28 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.reactive import reactive
+from textual.suggester import SuggestFromList
 from textual.widgets import Button, Footer, Input, Label, Log, Static
 
-from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished
+from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, WorkspaceEdited
 from ovtui.app.run_process import RunProcess
 from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.case_results import CaseResultsScreen
+from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
+from ovtui.app.screens.dataset_picker import DatasetPicker
 from ovtui.app.services import ScreenServices
-from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line
+from ovtui.app.views.case_results import case_results
+from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line, wrapped
 from ovtui.app.widgets.stage_progress import StageProgress
 from ovtui.core.events import Event
-from ovtui.train.reports import RunReport
+from ovtui.train.reports import RunReport, failure_reason
 from ovtui.wiring.workspace import TrainOptions
 
 # How long a cancelled run may take to finish its batch before its process is stopped.
 CANCEL_GRACE_S = 10.0
+# A failed run's notification stays this long; its reason stays on the screen anyway.
+FAILURE_NOTICE_S = 30
+APPROVE_REST_NOTE = "approved with the rest of the run (Run screen)"
 
 
 class RunScreen(MainScreen):
@@ -36,6 +49,9 @@ class RunScreen(MainScreen):
         Binding("v", "evaluate", "Eval", id="run.eval"),
         Binding("s", "stream", "Stream", id="run.stream"),
         Binding("c", "cancel", "Cancel", id="run.cancel"),
+        Binding("A", "approve_rest", "Approve rest", id="run.approve_rest"),
+        Binding("d", "pick_dataset", "Dataset…", id="run.pick_dataset"),
+        Binding("f", "case_results", "Cases", id="run.case_results"),
         Binding("L", "clear_log", "Clear log", id="run.clear_log", show=False),
         Binding("escape", "leave_input", "Leave field", id="run.leave_input", show=False),
     ]
@@ -55,7 +71,14 @@ class RunScreen(MainScreen):
         with Vertical(id="run-body"):
             with Horizontal(id="run-form"):
                 yield Label("dataset", classes="form-label")
-                yield Input(config.dataset, id="dataset", classes="form-input", compact=True)
+                yield Input(
+                    config.dataset,
+                    id="dataset",
+                    classes="form-input",
+                    compact=True,
+                    suggester=SuggestFromList(self._dataset_names(), case_sensitive=True),
+                    tooltip="d: pick one of the workspace's datasets",
+                )
                 yield Label("epochs", classes="form-label")
                 yield Input(
                     str(config.epochs), id="epochs", type="integer", classes="form-small", compact=True
@@ -92,11 +115,21 @@ class RunScreen(MainScreen):
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("train", "evaluate", "stream"):
+        if action in ("train", "evaluate", "stream", "pick_dataset"):
             return not self.running
         if action == "cancel":
             return self.running
+        if action == "approve_rest":
+            return self.running and self.progress.command in ("train", "stream")
+        if action == "case_results":
+            return not self.running and self.last_report is not None and bool(self.last_report.stages)
         return True
+
+    def _dataset_names(self) -> list[str]:
+        try:
+            return self.workspace.dataset_names()
+        except Exception:  # a listing that fails leaves the field free to type in
+            return []
 
     def watch_running(self, running: bool) -> None:
         try:
@@ -177,15 +210,26 @@ class RunScreen(MainScreen):
             self._log("run cancelled while it waited for review; the pending plan stays for later")
             self.progress.cancel()
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            self._log(f"run failed: {error}")
-            self.progress.fail(error)
-            self.report_error(f"{command} run failed", exc)
+            error = failure_reason(exc)
+            self._failed(error)
+            self.notify(
+                f"{command} run failed: {error} (the reason stays on the Run screen)",
+                title="Error",
+                severity="error",
+                timeout=FAILURE_NOTICE_S,
+                markup=False,
+            )
         finally:
             self.running = False
             self._process = None
         self._draw()
         self.post_message(RunFinished(command, report, error))
+
+    def _failed(self, error: str) -> None:
+        """The run failed: said once in the log, whether the run's last event or its end says it first."""
+        if self.progress.failed is None:
+            self._log(f"run failed: {error}")
+        self.progress.fail(error)
 
     # --- cancelling ----------------------------------------------------------------------------
     def action_cancel(self) -> None:
@@ -222,6 +266,10 @@ class RunScreen(MainScreen):
         self._draw()
 
     def _apply(self, event: Event) -> None:
+        failure = event.data.get("failed") if event.kind == "run_finished" else None
+        if failure:
+            self._failed(str(failure))
+            return
         self.progress.apply(event)
         line = log_line(event)
         if line:
@@ -236,8 +284,9 @@ class RunScreen(MainScreen):
 
     def _draw(self) -> None:
         p = self.progress
-        # Every line here has a fixed size: skip the re-layout (a run sends many of these).
-        self.query_one("#run-status", Static).update(p.status_line(), layout=False)
+        # Every line here but a failure's reason has a fixed size: skip the re-layout (a run sends
+        # many of these). The reason wraps over as many lines as it needs.
+        self.query_one("#run-status", Static).update(p.status_line(), layout=p.failed is not None)
         for stage, done, total, text in p.stage_rows():
             self.query_one(f"#stage-{stage}", StageProgress).set(done, total, text)
         self.query_one("#usage", Static).update(
@@ -250,10 +299,65 @@ class RunScreen(MainScreen):
             self._log(f"inbox: {path} arrived")
 
     def _log(self, line: str, *, at: float | None = None, stamped: bool = False) -> None:
-        """A line of the log, stamped with ``at`` (an event's time) or now."""
+        """A line of the log, stamped with ``at`` (an event's time) or now, wrapped to the log's
+        width: a reason cut at the edge is a reason nobody reads."""
         if not stamped:
             line = f"{clock(time.time() if at is None else at)} {line}"
-        self.query_one(Log).write_line(line)
+        log = self.query_one(Log)
+        # Room for the scrollbar a long log grows, so lines wrapped before it came still fit.
+        log.write_lines(wrapped(line, log.content_region.width - 2))
+
+    # --- approving the rest of a run ---------------------------------------------------------------
+    def action_approve_rest(self) -> None:
+        if not self.running or self._process is None:
+            return
+        body = "Every plan this run makes from now on is approved and applied without review (all)."
+        if self.progress.waiting_on:
+            body += f" Plan {self.progress.waiting_on}, which the run waits on, is approved and applied now."
+        body += " Items that carry case-specific values still wait for you."
+        modal = ConfirmModal("Approve the rest of this run?", body, confirm="Approve the rest")
+        self.app.push_screen(modal, when_confirmed(self._approve_rest))
+
+    def _approve_rest(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        process.steer("all")
+        self._log("review policy for the rest of this run: all (asked on the Run screen)")
+        if self.progress.waiting_on:
+            self._apply_waiting(self.progress.waiting_on)
+
+    @work(exclusive=True, group="approve-rest")
+    async def _apply_waiting(self, plan_id: str) -> None:
+        """The plan the run waits on, approved and applied as Review applies one (the run then goes on)."""
+        from ovtui.train.review.policy import describe_apply
+
+        try:
+            await asyncio.to_thread(self.workspace.decide_items, plan_id, None, "approved", APPROVE_REST_NOTE)
+            result = await self.workspace.apply_pending(plan_id)
+        except Exception as exc:
+            self.report_error(f"applying plan {plan_id}", exc)
+            return
+        self._log(describe_apply(plan_id, result))
+        self.post_message(WorkspaceEdited(pending=True, history=True, experiences=True))
+
+    # --- the results, case by case ------------------------------------------------------------------
+    def action_case_results(self) -> None:
+        report = self.last_report
+        if report is None or self.running:
+            return
+        label = f"{report.command} {report.run_id} ({report.dataset})"
+        self.app.push_screen(CaseResultsScreen(label, case_results(report)))
+
+    # --- the dataset ------------------------------------------------------------------------------
+    def action_pick_dataset(self) -> None:
+        field = self.query_one("#dataset", Input)
+        picker = DatasetPicker(self._dataset_names(), field.value.strip())
+        self.app.push_screen(picker, self._dataset_picked)
+
+    def _dataset_picked(self, name: str | None) -> None:
+        if name:
+            self.query_one("#dataset", Input).value = name
 
     def action_leave_input(self) -> None:
         """Escape out of a form field, so the screen's keys work again."""

@@ -10,12 +10,15 @@ of the current stage, the other three count against the training rollouts of the
 from __future__ import annotations
 
 import math
+import textwrap
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ovtui.core.events import Event
-from ovtui.train.reports import describe_plan_applied
+from ovtui.train.reports import describe_inbox_processed, describe_plan_applied
+
+INBOX_STAGE = "stream"  # the progress of a stream's inbox: files handled of files seen
 
 STAGE_NAMES = {
     "baseline_eval": "baseline eval",
@@ -57,7 +60,12 @@ class RunProgress:
     cancelled: bool = False
     failed: str | None = None
     waiting_plans: int = 0
-    inbox_files: int = 0  # a stream's files handed to the trainer
+    # The plan the run waits on now (a person must settle it before the run goes on) and its size.
+    waiting_on: str | None = None
+    waiting_items: int = 0
+    inbox_files: int = 0  # a stream's files trained on (not the ones skipped as taken before)
+    inbox_handled: int = 0  # a stream's files done with: trained on, skipped or rejected
+    inbox_seen: int = 0
 
     def apply(self, event: Event) -> None:
         data = event.data
@@ -65,6 +73,8 @@ class RunProgress:
             self.run_id = str(data.get("run_id") or "")
             self.command = str(data.get("command") or self.command)
             self.epochs = int(data.get("epochs") or 1)
+        elif event.kind == "progress" and data.get("stage") == INBOX_STAGE:
+            self.inbox_handled, self.inbox_seen = int(data.get("done", 0)), int(data.get("total", 0))
         elif event.kind == "progress":
             self.stage, self.epoch = str(data.get("stage", "")), int(data.get("epoch") or 0)
             self.done, self.total = int(data.get("done", 0)), int(data.get("total", 0))
@@ -78,11 +88,19 @@ class RunProgress:
             self._eval(data)
         elif event.kind == "plan_pending":
             self.waiting_plans += 1
+            if data.get("waiting"):
+                self.waiting_on, self.waiting_items = str(data.get("plan_id")), int(data.get("items") or 0)
+        elif event.kind == "plan_settled" and data.get("plan_id") == self.waiting_on:
+            self.waiting_on = None
         elif event.kind == "inbox_processed":
-            self.inbox_files += 1
+            self.inbox_files += 0 if data.get("taken_before") else 1
         elif event.kind == "run_finished":
             self.finished = True
-            self.cancelled = bool(data.get("cancelled"))
+            self.waiting_on = None
+            # A run stopped while it waited is cancelled, whatever its last event says.
+            self.cancelled = self.cancelled or bool(data.get("cancelled"))
+            if data.get("failed"):
+                self.failed = str(data["failed"])
             report_usage = (data.get("report") or {}).get("usage") or {}
             if report_usage:
                 self.usage = totals(report_usage)
@@ -115,7 +133,7 @@ class RunProgress:
         run_batches = math.ceil(self.train_total / max(1, self.batch_size)) * self.epochs or None
         if self.command == "stream":  # no known end: counts, not fractions
             return [
-                ("rollouts", 0, None, f"{self.inbox_files} inbox file(s) trained on"),
+                ("rollouts", 0, None, self.inbox_line()),
                 ("trajectories", 0, None, f"{c['trajectories']} trajectories from {c['rollouts']} rollouts"),
                 ("gradients", 0, None, f"{c['gradients']} edits"),
                 ("plans", 0, None, f"{c['plans']} plans"),
@@ -140,13 +158,32 @@ class RunProgress:
             return f"{stage}, epoch {self.epoch + 1}/{self.epochs}"
         return stage
 
+    def inbox_line(self) -> str:
+        """A stream's files: the ones it has seen, and of those the ones trained on, the ones still
+        in training (a rollout is analyzed at once; its file is done when its batch is applied),
+        and the ones skipped or rejected."""
+        in_training = self.inbox_seen - self.inbox_handled
+        other = self.inbox_handled - self.inbox_files
+        return (
+            f"{self.inbox_seen} inbox file(s): {self.inbox_files} trained on · {in_training} in training"
+            f" · {other} skipped or rejected"
+        )
+
     def status_line(self) -> str:
         if not self.command:
             return "idle"
         if self.failed is not None:
             return f"{self.command}: FAILED — {self.failed}"
         if self.finished:
+            if self.command == "stream" and not self.cancelled:
+                return "stream: stopped"  # a stream has no end of its own: stopping is its end
             return f"{self.command}: {'cancelled' if self.cancelled else 'finished'}"
+        if self.waiting_on is not None:
+            waits = " · new inbox files wait too" if self.command == "stream" else ""
+            return (
+                f"{self.command}: WAITING FOR YOUR REVIEW — plan {self.waiting_on} "
+                f"({self.waiting_items} item(s)): press 2{waits}"
+            )
         if self.command == "stream" and self.run_id:
             waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
             return f"stream: watching inbox/rollouts/ · {self.inbox_files} file(s) trained on{waiting}"
@@ -185,6 +222,25 @@ def accuracy_line(progress: RunProgress) -> str:
     return line
 
 
+# A wrapped log line's continuation starts under the text, past the time stamp ("HH:MM:SS ").
+CONTINUATION = " " * 9
+
+
+def wrapped(line: str, width: int) -> list[str]:
+    """A log line (a reason may hold several) in pieces of at most ``width`` characters, broken
+    between words where it can be; as it is while the width is not known yet."""
+    lines = line.splitlines() or [line]
+    if width <= len(CONTINUATION) + 10:
+        return lines
+    pieces: list[str] = []
+    for index, text in enumerate(lines):
+        indent = "" if index == 0 else CONTINUATION
+        pieces += textwrap.wrap(
+            text, width, initial_indent=indent, subsequent_indent=CONTINUATION, break_on_hyphens=False
+        ) or [text]
+    return pieces
+
+
 def clock(at: float) -> str:
     """A log timestamp: local wall-clock time of day."""
     return time.strftime("%H:%M:%S", time.localtime(at))
@@ -214,16 +270,20 @@ def describe_event(event: Event) -> str | None:
         )
     if event.kind == "plan_pending":
         stale = ", stale" if data.get("stale") else ""
-        return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}"
+        waits = "; the run waits for your review (press 2)" if data.get("waiting") else ""
+        return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}{waits}"
+    if event.kind == "plan_settled":
+        return f"plan {data.get('plan_id')} {data.get('status')}: the run goes on"
     if event.kind == "plan_applied":
         return describe_plan_applied(data)
     if event.kind == "run_finished":
+        if data.get("failed"):
+            return f"run failed: {data['failed']}"
         return (
             "run cancelled: everything applied so far is recorded"
             if data.get("cancelled")
             else "run finished"
         )
     if event.kind == "inbox_processed":
-        errors = data.get("errors") or []
-        return f"inbox: trained on {data.get('file')}" + (f" ({len(errors)} error(s))" if errors else "")
+        return f"inbox: {describe_inbox_processed(data)}"
     return None

@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 
 from ovtui.core.errors import OvtuiError
+from ovtui.servers.base.request_log import LineWriter, RequestLog
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -58,8 +59,16 @@ async def serve(app: Any, sock: socket.socket) -> None:
     await make_server(app).serve(sockets=[sock])
 
 
-def run_server(app: Any, host: str, port: int, *, announce: Callable[[str], None] | None = None) -> None:
-    """Blocking: serve ``app`` until SIGINT/SIGTERM (uvicorn shuts down gracefully)."""
+def run_server(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    announce: Callable[[str], None] | None = None,
+    log: LineWriter | None = None,
+) -> None:
+    """Blocking: serve ``app`` until SIGINT/SIGTERM (uvicorn shuts down gracefully); with ``log``,
+    a line per request after the URL."""
     sock = bind_socket(host, port)
     url = url_of(sock)
     if announce is None:
@@ -67,7 +76,7 @@ def run_server(app: Any, host: str, port: int, *, announce: Callable[[str], None
     else:
         announce(url)
     try:
-        asyncio.run(serve(app, sock))
+        asyncio.run(serve(app if log is None else RequestLog(app, log), sock))
     finally:
         sock.close()
         sys.stdout.flush()

@@ -13,7 +13,7 @@ transport: many agents share one server), behind the same key as the routes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -45,12 +45,15 @@ def create_session_app(
     state: Any = None,
     watch_inbox: bool = True,
     host: str = "127.0.0.1",
+    announce: Callable[[str], None] | None = None,
 ) -> FastAPI:
     """``host``: where the server listens; on loopback, ``/mcp`` answers only requests whose Host
-    header names loopback (DNS rebinding), anywhere else the key guards it like every route."""
+    header names loopback (DNS rebinding), anywhere else the key guards it like every route.
+    ``announce`` hears a line per finished commit (the server's log on its output)."""
     from ovtui.servers.openviking.mcp_tools import MemoryServer, streamable_http
 
     parts, log = open_parts(workspace, state=state, workers=workers)
+    parts.announce = announce
     commits = CommitTasks(parts)
     writes = SessionWrites(parts, commits)
     mcp = MemoryServer(parts, writes)

@@ -34,6 +34,18 @@ def task_label(archive: Archive) -> str:
     return f"{archive.session_id}:{archive.name}"
 
 
+def commit_line(label: str, result: dict[str, Any]) -> str:
+    """One line for a finished commit: what it extracted, recorded and left for review."""
+    errors = result.get("errors") or []
+    extracted = sum((result.get("memories_extracted") or {}).values())  # by memory type
+    line = (
+        f"commit {label}: {extracted} memory(ies) extracted, "
+        f"{len(result.get('history_ids') or [])} record(s), "
+        f"{len(result.get('pending_plans') or [])} plan(s) for review"
+    )
+    return line + (f"; {len(errors)} error(s): {errors[0]}" if errors else "")
+
+
 def resubmit_route(session_id: str, archive_name: str) -> str:
     return f"POST /api/v1/sessions/{session_id}/archives/{archive_name}/resubmit"
 
@@ -71,8 +83,13 @@ class CommitTasks:
         parts = self.parts
 
         async def work() -> dict[str, Any]:
-            outcome = await parts.committer.commit_archive(archive, messages, policy)
+            try:
+                outcome = await parts.committer.commit_archive(archive, messages, policy)
+            except Exception as exc:
+                parts.tell(f"commit {task_label(archive)} failed: {exc}")
+                raise
             result = {**outcome.task_result(), **parts_left_out(messages)}
+            parts.tell(commit_line(task_label(archive), result))
             usage = result.get("token_usage", {})
             try:
                 await parts.calls.run(

@@ -5,6 +5,7 @@ running loop, on first use)."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ovtui.core.events import EventBus
@@ -25,6 +26,8 @@ class ServerParts:
     events: EventBus
     workers: int = 4
     calls: SessionCalls = field(default_factory=SessionCalls)
+    # The server's log on its output (``ovtui serve`` without --quiet): a line per finished commit.
+    announce: Callable[[str], None] | None = None
     _pool: WorkerPool | None = field(default=None, init=False)
 
     @property
@@ -37,6 +40,11 @@ class ServerParts:
         """A line for the server's event log; one the disk cannot take is not a request's failure."""
         with contextlib.suppress(OSError):
             self.events.log(message, level=level)
+
+    def tell(self, line: str) -> None:
+        """A line for the person who started the server (nothing when it runs quiet)."""
+        if self.announce is not None:
+            self.announce(line)
 
     @property
     def pending_tasks(self) -> int:
