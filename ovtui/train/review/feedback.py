@@ -1,11 +1,12 @@
 """What reviewers turned down, read back for the learners: rejections and corrections.
 
-Every plan a person reviewed stays on disk with its decisions, notes and edits (``.ovtui/pending/``
-while it waits, ``pending/settled/`` after), and with the evidence it was planned from. This reads
-them as ``PastRejection``s: an item a person rejected (the note is the reason), and the lines a
-person's edit took out of a proposal (the proposed → approved difference, a correction). A decision
-a review policy made is not a person's judgement and is left out. Undoing a rejection undoes what
-is read here too, since the decision is read where it is kept.
+Every plan a person settled (applied, discarded, re-planned) stays in ``.ovtui/pending/settled/``
+with its decisions, notes and edits, and with the evidence it was planned from. This reads them as
+``PastRejection``s: an item a person rejected (the note is the reason), and the lines a person took
+out of a proposal (an edit, hunks left unapproved: the proposed → approved difference, a
+correction). Only settled plans teach: a decision in a plan that still waits may yet be undone, and
+re-planning a waiting plan must not be steered by it (its decisions are kept by the re-plan). A
+decision a review policy made is not a person's judgement and is left out.
 
 A plan file is parsed once while it is unchanged (its size and modification time), so a training
 run that asks for every batch reads only the plans decided since.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from ovtui.core.decisions import PastRejection
 from ovtui.core.domain import PolicyPlanItem
-from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
+from ovtui.storage.paths import SETTLED_FOLDER
 from ovtui.train.review.policy import ItemDecision, PendingPlan, with_approved_hunks
 
 POLICY_REVIEWER = "policy:"
@@ -90,7 +91,7 @@ class ReviewFeedback:
     """The ``RejectionSource`` of one workspace (see the module docstring)."""
 
     def __init__(self, root: Path) -> None:
-        self.folders = (root / PENDING_FOLDER, root / SETTLED_FOLDER)
+        self.folder = root / SETTLED_FOLDER
         self._parsed: dict[Path, tuple[tuple[int, int], str, list[PastRejection]]] = {}
         self._lock = threading.Lock()  # estimators ask from several threads at once
 
@@ -100,7 +101,7 @@ class ReviewFeedback:
 
     def every(self) -> list[PastRejection]:
         with self._lock:
-            plans = [self._read(path) for folder in self.folders for path in sorted(folder.glob("*.json"))]
+            plans = [self._read(path) for path in sorted(self.folder.glob("*.json"))]
         ordered = sorted((p for p in plans if p is not None), key=lambda p: p[0], reverse=True)
         return [rejection for _, found in ordered for rejection in found]
 
@@ -114,5 +115,5 @@ class ReviewFeedback:
                 cached = key, pending.created_at, plan_rejections(pending)
                 self._parsed[path] = cached
         except (OSError, ValueError):
-            return None  # settled and moved meanwhile, or not a plan: nothing to learn from it
+            return None  # not a plan (or unreadable): nothing to learn from it
         return cached[1], cached[2]
