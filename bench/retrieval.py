@@ -13,9 +13,13 @@ Speed: a workspace of ``--experiences`` experiences and ``--trajectories`` traje
 index's build from cold against the floor of reading every file once, a refresh with nothing
 changed, one after a single write, a sweep; ``find`` in process (p50/p95, lexical and hybrid)
 against the floor of BM25 alone over one index of the same documents (no refresh, no filters);
-the memory the index takes (RSS). Run from the repository root::
+the memory the index takes (RSS). Then served (``bench/retrieval_served.py``): ``find`` over
+loopback through a real ``ovtui serve`` of the same workspace against the same search in process,
+a find after a write, the server's memory; ``--agents`` agents at once doing find → messages →
+commit, and the use ledger counted against what each was served. Run from the repository root::
 
     .venv/bin/python bench/retrieval.py [--experiences 10000] [--trajectories 50000] [--queries 200]
+        [--agents 50]
 
 The last line printed is one JSON object with the figures.
 """
@@ -37,6 +41,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from retrieval_served import find_times, ms, percentile, report, rss_mib_of, served_figures
+
 from ovtui.cli.init import init_workspace
 from ovtui.core.config import EmbeddingConfig
 from ovtui.core.fileformat import render_memory
@@ -54,19 +60,6 @@ from ovtui.wiring.workspace import TrainOptions, Workspace
 PARAPHRASES = Path(__file__).with_name("fixtures") / "retrieval_paraphrases.json"
 EXPERIENCES = frozenset({"experiences"})
 OWNER = Visibility.owner("default")
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 def embedder_named() -> tuple[Embedder, str]:
@@ -143,15 +136,6 @@ def queries(count: int) -> list[str]:
     return [f"customer request of kind {i % 97} look up the account {i * 37 % 10_000}" for i in range(count)]
 
 
-async def find_times(retrieval: Retrieval, texts: list[str]) -> list[float]:
-    times = []
-    for text in texts:
-        started = time.perf_counter()
-        await retrieval.find(FindQuery(text, limit=10), OWNER)
-        times.append(time.perf_counter() - started)
-    return times
-
-
 def bm25_floor(root: Path, texts: list[str]) -> list[float]:
     """BM25 alone over one index of the same documents: no refresh, no filters, no shards."""
     documents, keys = [], []
@@ -168,22 +152,20 @@ def bm25_floor(root: Path, texts: list[str]) -> list[float]:
     return times
 
 
-def ms(seconds: float) -> float:
-    return round(seconds * 1000, 2)
-
-
 async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
-    root.mkdir()
+    init_workspace(root, sample=True)  # a workspace ``ovtui serve`` serves, approving every plan
+    config = root / "ovtui.toml"
+    config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
     write_experiences(root, args.experiences)
     write_trajectories(root, args.trajectories)
     floor_s = read_floor_s(root)
     store = MemoryStore.open(root)
-    before = rss_mib()
+    before = rss_mib_of()
     index = MemoryIndex(store)
     started, cpu = time.perf_counter(), time.process_time()
     index.refresh()
     build_s, build_cpu_s = time.perf_counter() - started, time.process_time() - cpu
-    index_mib = rss_mib() - before
+    index_mib = rss_mib_of() - before
     noop = []
     for _ in range(20):
         started = time.perf_counter()
@@ -207,13 +189,15 @@ async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dic
     texts = queries(args.queries)
     lexical = Retrieval(store)
     lexical.index = index  # the index built above, warm
-    lexical_times = await find_times(lexical, texts)
+    lexical_times = await find_times(lambda query: lexical.find(query, OWNER), texts)
     floor_times = bm25_floor(root, texts)
     hybrid = Retrieval(store, embedder=embedder)
     started = time.perf_counter()
     await hybrid.find(FindQuery(texts[0], limit=10), OWNER)  # embeds every memory (or reads the cache)
     embed_s = time.perf_counter() - started
-    hybrid_times = await find_times(hybrid, texts[1:])
+    hybrid_times = await find_times(lambda query: hybrid.find(query, OWNER), texts[1:])
+    total_rss = rss_mib_of()
+    served = await asyncio.to_thread(served_figures, root, texts, args.agents)
     return {
         "experiences": args.experiences,
         "trajectories": args.trajectories,
@@ -235,7 +219,8 @@ async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dic
         "first_hybrid_find_s": round(embed_s, 2),
         "find_hybrid_p50_ms": ms(percentile(hybrid_times, 0.5)),
         "find_hybrid_p95_ms": ms(percentile(hybrid_times, 0.95)),
-        "total_rss_mib": round(rss_mib(), 1),
+        "total_rss_mib": round(total_rss, 1),
+        **served,
     }
 
 
@@ -244,6 +229,7 @@ def main() -> None:
     parser.add_argument("--experiences", type=int, default=10_000)
     parser.add_argument("--trajectories", type=int, default=50_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--agents", type=int, default=50)
     args = parser.parse_args()
     embedder, named = embedder_named()
     with tempfile.TemporaryDirectory() as folder:
@@ -276,6 +262,7 @@ def main() -> None:
         f"(BM25 floor p95 {s['bm25_floor_p95_ms']} ms); hybrid p50 {s['find_hybrid_p50_ms']} ms "
         f"p95 {s['find_hybrid_p95_ms']} ms after {s['first_hybrid_find_s']} s embedding every memory"
     )
+    print(report(speed_figures))
     print(json.dumps(figures))
 
 

@@ -200,7 +200,8 @@ class OvtuiApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(catalog(self, binding_sources(type(self)), self.keymap)))
+            shown = next((e.title for e in SCREENS if isinstance(self.screen, e.screen)), None)
+            self.push_screen(HelpScreen(catalog(self, binding_sources(type(self)), self.keymap), shown))
 
     def action_toggle_dry_run(self) -> None:
         self.dry_run = not self.dry_run

@@ -27,7 +27,7 @@ from ovtui.core.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES
 from ovtui.core.config import OvtuiConfig
 from ovtui.core.domain import Case
 from ovtui.core.errors import ConfigError, MemoryFormatError, OvtuiError, first_problem
-from ovtui.core.fileformat import MemoryFile, parse_memory, quoted_marker_line
+from ovtui.core.fileformat import FIELDS_OPEN, MemoryFile, parse_memory, quoted_marker_line
 from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
 from ovtui.environments.base import Environment
@@ -60,6 +60,10 @@ class Problem:
 class CheckReport:
     problems: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)
+    # Experience lines the agent cannot act on, and who that agent is: many in a workspace whose
+    # experiences are also written for people, so they are counted unless asked for one by one.
+    unread_lines: list[Problem] = field(default_factory=list)
+    unread_by: str = ""
     memory_files: dict[str, int] = field(default_factory=dict)
     dataset_lines: int = 0
     config: str = "defaults"
@@ -200,6 +204,10 @@ def _check_file(store: MemoryStore, schema: MemoryTypeSchema, path: Path, report
     except (OvtuiError, OSError) as exc:
         report.problems.append(Problem(rel, 1, str(exc)))
         return
+    if FIELDS_OPEN not in text:
+        report.notes.append(
+            Problem(rel, 1, "no MEMORY_FIELDS comment: read as a hand-written note with no fields")
+        )
     for key, message in _field_problems(schema, memory, split_peer(rel)[1]):
         report.problems.append(Problem(rel, _line_of_key(text, key), message))
     if schema.memory_type == CASES:
@@ -409,6 +417,7 @@ def note_unread_lines(store: MemoryStore, report: CheckReport, reader: Experienc
     """Experience lines the agent cannot act on: notes (a person may write for people too), not errors."""
     if reader is None:
         return
+    report.unread_by = reader.name
     for path in store.list_paths("experiences"):
         rel = store.paths.relative(path)
         try:
@@ -416,4 +425,4 @@ def note_unread_lines(store: MemoryStore, report: CheckReport, reader: Experienc
         except (OvtuiError, OSError):
             continue  # reported by check_memories
         for number, note in unread_notes(reader, content):
-            report.notes.append(Problem(rel, number, note))
+            report.unread_lines.append(Problem(rel, number, note))

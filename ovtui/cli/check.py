@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from ovtui.cli.common import add_workspace_arguments
+
 if TYPE_CHECKING:
     from ovtui.checks.workspace import Problem
     from ovtui.memory.store import MemoryStore
@@ -20,7 +22,10 @@ if TYPE_CHECKING:
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("check", help="validate every memory file, dataset line and the config")
-    parser.add_argument("workspace", nargs="?", default=".", help="the workspace (default: current folder)")
+    add_workspace_arguments(parser)
+    parser.add_argument(
+        "--notes", action="store_true", help="one by one: each experience line the agent cannot act on"
+    )
     parser.add_argument(
         "--fix",
         action="store_true",
@@ -88,6 +93,15 @@ def run_check(args: argparse.Namespace) -> int:
     report.problems += key_problems(store)
     for note in report.notes:
         print(f"note: {note}")
+    if args.notes:
+        for note in report.unread_lines:
+            print(f"note: {note}")
+    elif report.unread_lines:
+        files = len({line.path for line in report.unread_lines})
+        print(
+            f"note: {len(report.unread_lines)} experience line(s) in {files} file(s) are not understood by "
+            f"{report.unread_by} (fine for text meant for people); `--notes` lists them"
+        )
     for problem in report.problems:
         print(problem)
     if not report.ok:

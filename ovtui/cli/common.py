@@ -34,6 +34,31 @@ def whole_number(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+WORKSPACE_HELP = "the workspace (default: current folder)"
+
+
+def add_workspace_arguments(parser: argparse.ArgumentParser, *, positional: bool = True) -> None:
+    """The workspace, taken the same two ways by every command: ``WORKSPACE`` or ``-w WORKSPACE``
+    (``positional=False`` where other positionals would make a trailing one ambiguous)."""
+    if positional:
+        parser.add_argument("workspace", nargs="?", default=None, metavar="WORKSPACE", help=WORKSPACE_HELP)
+    parser.add_argument(
+        "--workspace", "-w", dest="workspace_option", metavar="WORKSPACE", default=None, help=WORKSPACE_HELP
+    )
+
+
+def settle_workspace(args: argparse.Namespace) -> str | None:
+    """Set ``args.workspace`` from whichever way it was given; a problem to report when it was given
+    twice, differently."""
+    if not hasattr(args, "workspace_option"):
+        return None
+    given, option = getattr(args, "workspace", None), args.workspace_option
+    if given is not None and option is not None and Path(given) != Path(option):
+        return f"the workspace is given twice ({given} and -w {option}): give it once"
+    args.workspace = Path(given or option or ".")
+    return None
+
+
 def where(path: Path | str) -> str:
     """A path as the user can open it from where they stand: relative to the current folder when it
     lies inside it, absolute otherwise (a workspace-relative path opens nothing from elsewhere)."""

@@ -9,7 +9,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from ovtui.cli.common import where
+from ovtui.cli.common import add_workspace_arguments, where
 from ovtui.core.config import OvtuiConfig
 from ovtui.core.errors import OvtuiError
 from ovtui.storage.config_file import save_config
@@ -28,7 +28,7 @@ FOLDERS = (
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("init", help="create a workspace in DIR (ovtui.toml and the folders)")
-    parser.add_argument("workspace", nargs="?", default=".", type=Path)
+    add_workspace_arguments(parser)
     parser.add_argument(
         "--sample", action="store_true", help="with the sample environment: starter memories and a dataset"
     )

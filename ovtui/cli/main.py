@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ovtui.cli import check, compare, env, history, init, mcp_command, revert, review, sessions, train
+from ovtui.cli.common import WORKSPACE_HELP, settle_workspace
 from ovtui.core.errors import OvtuiError
 
 # command name -> the module defining it. Add new commands here.
@@ -59,12 +60,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ovtui {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     app = sub.add_parser(APP_COMMAND, help="open the app (what `ovtui [WORKSPACE]` does)")
-    app.add_argument("workspace", nargs="?", default=".", type=Path)
+    app.add_argument("workspace", nargs="?", default=".", type=Path, help=WORKSPACE_HELP)
     app.set_defaults(handler=run_app)
     modules = [COMMANDS[only]] if only in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
     for module in modules:
         module.add_parsers(sub)
+    _name_command_parsers(parser)
     return parser
+
+
+def _name_command_parsers(parser: argparse.ArgumentParser) -> None:
+    """Each (sub)command's parser as its own default ``command_parser``: the innermost one given wins."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command_parser in action.choices.values():
+                command_parser.set_defaults(command_parser=command_parser)
+                _name_command_parsers(command_parser)
 
 
 def run_app(args: argparse.Namespace) -> int:
@@ -90,8 +101,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if first is None or (first not in COMMANDS and first != APP_COMMAND and not first.startswith("-")):
         args_in = [APP_COMMAND, *args_in]
         first = APP_COMMAND
+    parser = build_parser(first)
     try:
-        args = build_parser(first).parse_args(args_in)
+        args, extras = parser.parse_known_args(args_in)
+        # A usage problem is told with the usage of the command it is in, not the top level's.
+        command_parser: argparse.ArgumentParser = getattr(args, "command_parser", parser)
+        if extras:
+            command_parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        problem = settle_workspace(args)
+        if problem:
+            command_parser.error(problem)
     except SystemExit as exit_:  # --help, --version, usage errors: argparse already printed
         return exit_.code if isinstance(exit_.code, int) else 2
     try:

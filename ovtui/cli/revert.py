@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ovtui.cli.common import open_workspace
+from ovtui.cli.common import add_workspace_arguments, open_workspace
 from ovtui.core.errors import RevertConflictError
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("revert", help="apply the inverse of a history record")
     parser.add_argument("id", metavar="ID", help="a history record id (or a unique part of one)")
-    parser.add_argument("--workspace", "-w", default=".", help="the workspace (default: current folder)")
+    add_workspace_arguments(parser)
     parser.add_argument("--dry-run", action="store_true", help="check and record, write no memory file")
     parser.add_argument(
         "--force", action="store_true", help="revert even files that changed after the record"

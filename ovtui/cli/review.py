@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ovtui.cli.common import open_workspace, where, whole_number
+from ovtui.cli.common import WORKSPACE_HELP, add_workspace_arguments, open_workspace, where, whole_number
 from ovtui.core.errors import OvtuiError
 from ovtui.storage.faults import os_error_line
 
@@ -35,13 +35,21 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "review",
         help="decide pending plans without the app (list, show, approve, reject, apply, discard, replan)",
     )
-    review.add_argument("--workspace", "-w", default=".", help="the workspace (default: current folder)")
+    add_workspace_arguments(review, positional=False)  # a positional here would read as an ACTION
     review.set_defaults(handler=run_list, json=False)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--workspace", "-w", default=argparse.SUPPRESS, help="the workspace")
+    common.add_argument(  # after the action too; the default leaves one given before it in place
+        "--workspace",
+        "-w",
+        dest="workspace_option",
+        metavar="WORKSPACE",
+        default=argparse.SUPPRESS,
+        help=WORKSPACE_HELP,
+    )
     actions = review.add_subparsers(dest="action", metavar="ACTION")
 
     listing = actions.add_parser("list", parents=[common], help="plans waiting for review (the default)")
+    listing.add_argument("workspace", nargs="?", default=None, metavar="WORKSPACE", help=WORKSPACE_HELP)
     listing.add_argument("--json", action="store_true", help="a JSON array, one object per plan")
     listing.set_defaults(handler=run_list)
 

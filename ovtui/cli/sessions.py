@@ -9,13 +9,15 @@ import json
 import sys
 from pathlib import Path
 
+from ovtui.cli.common import add_workspace_arguments
+
 DEFAULT_PORT = 1933  # OpenViking's default port: an agent configured for it finds ovtui there
 QUIET_HELP = "print only the URL, not a line per request and per finished commit"
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser("serve", help="serve the session API (OpenViking-compatible) of a workspace")
-    serve.add_argument("workspace", nargs="?", default=".", type=Path)
+    add_workspace_arguments(serve)
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback)")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 = a free port")
     serve.add_argument("--workers", type=int, default=4, help="commits extracted at once")

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from ovtui.cli.common import open_workspace, where, whole_number
+from ovtui.cli.common import add_workspace_arguments, open_workspace, where, whole_number
 
 if TYPE_CHECKING:
     from ovtui.core.events import Event, Listener
@@ -117,7 +117,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     train = sub.add_parser(
         "train", help="train the policy on a dataset (or stream from the inbox with --watch)"
     )
-    train.add_argument("workspace", nargs="?", default=".", type=Path)
+    add_workspace_arguments(train)
     train.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
     train.add_argument(
         "--epochs",
@@ -153,9 +153,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     evaluate = sub.add_parser(
         "eval", help="accuracy of the current policy on a split (writes only the report)"
     )
-    evaluate.add_argument("workspace", nargs="?", default=".", type=Path)
-    evaluate.add_argument("--dataset")
-    evaluate.add_argument("--split", default="test")
+    add_workspace_arguments(evaluate)
+    evaluate.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
+    evaluate.add_argument("--split", default="test", help="the split to evaluate (default: test)")
     evaluate.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
     evaluate.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     evaluate.set_defaults(handler=run_eval)

@@ -144,6 +144,26 @@ def _line_ending(text: str) -> LineEnding:
     return CRLF if text.count(CRLF) == text.count("\n") else "\n"
 
 
+def _misplaced_comment(text: str, source: str, *, closed: bool) -> MemoryFormatError:
+    """Why a ``<!-- MEMORY_FIELDS`` comment is not the file's trailer, at the line that shows it."""
+    marker = text.rindex(FIELDS_OPEN)
+    marker_line = text.count("\n", 0, marker) + 1
+    if closed:
+        return MemoryFormatError(
+            source, "the MEMORY_FIELDS JSON must start on the line after '<!-- MEMORY_FIELDS'", marker_line
+        )
+    end = text.find(FIELDS_CLOSE, marker)
+    if end < 0:
+        return MemoryFormatError(source, "MEMORY_FIELDS comment is never closed with '-->'", marker_line)
+    after = end + len(FIELDS_CLOSE)
+    trailing = after + len(text[after:]) - len(text[after:].lstrip())
+    return MemoryFormatError(
+        source,
+        "text follows the MEMORY_FIELDS comment: it must be the last thing in the file",
+        text.count("\n", 0, trailing) + 1,
+    )
+
+
 def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None) -> MemoryFile:
     """Parse a memory file; ``source`` names the file in errors (with the line of the problem).
 
@@ -160,8 +180,7 @@ def parse_memory(text: str, *, source: str = "<memory>", uri: str | None = None)
     opens = list(_OPEN.finditer(text, 0, close[1])) if close else []
     if not opens:
         if FIELDS_OPEN in text:
-            line = text[: text.index(FIELDS_OPEN)].count("\n") + 1
-            raise MemoryFormatError(source, "MEMORY_FIELDS comment is not closed or is not at the end", line)
+            raise _misplaced_comment(text, source, closed=close is not None)
         return MemoryFile(
             uri=uri, content=_unescape_body(normalise_content(text)), fields={}, line_ending=line_ending
         )

@@ -95,11 +95,13 @@ class CommitOutcome:
     completion_tokens: int = 0
     model_calls: int = 0
     peers: PeerReport = field(default_factory=PeerReport)
-    # Files in each peer's space that the commit's records added or changed (a batch shared with
-    # concurrent commits counts whole, as the memory_diff lists it).
+    # Files in each peer's space that the commit added or changed (of a batch shared with
+    # concurrent commits, only its own, as the memory_diff lists them).
     peer_files_written: Counter[str] = field(default_factory=Counter)
     # What was extracted and not written (refused by the policy, left out by the merge).
     skipped: list[SkippedOperation] = field(default_factory=list)
+    # The records of memory batches shared with other commits: which of their files are this one's.
+    shared_records: dict[str, Callable[[str], bool]] = field(default_factory=dict)
 
     def peer_summary(self) -> dict[str, Any]:
         """Each peer's memories routed to its space and files written there, and the peer memories
@@ -251,6 +253,7 @@ class SessionCommitter:
             ]
         written = await self.memories.submit(to_write, archive.uri)
         if written.history_id:
+            outcome.shared_records[written.history_id] = written.owns
             outcome.history_ids.append(written.history_id)
         if written.pending_plan:
             outcome.pending_plans.append(written.pending_plan)
@@ -359,15 +362,16 @@ class SessionCommitter:
                 outcome.pending_plans.append(str(pending))
 
     def _diff(self, outcome: CommitOutcome) -> MemoryDiff:
-        """The commit's record: every operation of the history records it produced (a batch shared
-        with other commits is listed whole: the record is the unit History reverts)."""
+        """The commit's record: the operations of the history records it produced on its own files
+        (a batch shared with other commits also holds theirs; History reverts the batch whole)."""
         ops = Operations()
         skipped = list(outcome.skipped)
         for record_id in outcome.history_ids:
             record = self.history.get(record_id)
-            ops.adds += record.operations.adds
-            ops.updates += record.operations.updates
-            ops.deletes += record.operations.deletes
+            owns = outcome.shared_records.get(record_id, _every_file)
+            ops.adds += [op for op in record.operations.adds if owns(op.uri)]
+            ops.updates += [op for op in record.operations.updates if owns(op.uri)]
+            ops.deletes += [op for op in record.operations.deletes if owns(op.uri)]
             skipped += record.skipped_operations
         outcome.peer_files_written = peer_files(self.paths, [*ops.adds, *ops.updates])
         return MemoryDiff(
@@ -392,6 +396,11 @@ class SessionCommitter:
                 **outcome.peer_summary(),
             },
         )
+
+
+def _every_file(_uri: str) -> bool:
+    """A record the commit did not share: every file of it is the commit's."""
+    return True
 
 
 def peer_files(paths: WorkspacePaths, operations: list[AddOperation | UpdateOperation]) -> Counter[str]:

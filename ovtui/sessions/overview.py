@@ -36,6 +36,9 @@ class CommitView:
     task_status: str = "unknown"  # no server recorded it: ``ovtui commit`` or the inbox
     task_error: str | None = None
     diff: MemoryDiff | None = None
+    # The plans of the commit that still wait in Review (its memory_diff names those parked then;
+    # one applied or discarded since, in the app or from the CLI, no longer waits).
+    waiting: list[str] = field(default_factory=list)
 
     @property
     def extracted(self) -> dict[str, int]:
@@ -117,8 +120,9 @@ def _line_count(path: Path) -> int:
         return 0
 
 
-def session_views(paths: WorkspacePaths) -> list[SessionView]:
-    """Every session, the most recently active first (then by id)."""
+def session_views(paths: WorkspacePaths, waiting_plans: frozenset[str] = frozenset()) -> list[SessionView]:
+    """Every session, the most recently active first (then by id); ``waiting_plans``: the plans
+    that wait in Review now."""
     store = SessionStore(paths)
     tasks = task_log(paths)
     views = []
@@ -141,6 +145,9 @@ def session_views(paths: WorkspacePaths) -> list[SessionView]:
                 view.error = f"{archive.name}/memory_diff.json: {exc}"
             if commit.diff is not None and job is None:
                 commit.task_status = "completed"
+            if commit.diff is not None:
+                parked = commit.diff.metadata.get("pending_plans") or []
+                commit.waiting = [str(p) for p in parked if str(p) in waiting_plans]
             view.commits.append(commit)
         views.append(view)
     views.sort(key=lambda v: v.last_activity, reverse=True)  # stable: ties stay in id order

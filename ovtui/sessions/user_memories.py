@@ -57,6 +57,12 @@ class WriteResult:
     errors: list[str] = field(default_factory=list)
     # The commit's memories that were not written, as its memory_diff lists them.
     skipped: list[SkippedOperation] = field(default_factory=list)
+    # The files one commit's memories were aimed at, in a batch it may share with other commits:
+    # its memory_diff lists only those.
+    own_uris: frozenset[str] = frozenset()
+
+    def owns(self, uri: str) -> bool:
+        return uri in self.own_uris
 
 
 @dataclass
@@ -193,10 +199,18 @@ class StreamingMemoryUpdater:
                 mine = [x for x in left_out if any(x.memory is m for m in submission.memories)]
                 own = list(dict.fromkeys(str(x) for x in mine))  # a file that could not take it: once
                 skipped = [_skipped(self.store, x) for x in mine]
+                aimed = frozenset(self._target_uri(m) for m in submission.memories) - {""}
                 if not submission.future.done():
                     submission.future.set_result(
-                        replace(result, errors=[*result.errors, *own], skipped=skipped)
+                        replace(result, errors=[*result.errors, *own], skipped=skipped, own_uris=aimed)
                     )
+
+    def _target_uri(self, memory: ExtractedMemory) -> str:
+        """The URI of the file a memory is merged into ("" when it has none: it was left out)."""
+        try:
+            return self.store.paths.uri_prefix + place(self.store, memory)
+        except OvtuiError:
+            return ""
 
     # --- one batch --------------------------------------------------------------------------
     async def _write(self, batch: list[_Submission]) -> tuple[WriteResult, list[LeftOut]]:

@@ -54,4 +54,5 @@ def load_config_file(path: Path) -> OvtuiConfig:
 def save_config(root: Path, config: OvtuiConfig) -> None:
     # TOML has no null: an unset optional key (e.g. [user_simulator], [tau2] replay) is left out.
     data = config.model_dump(mode="json", exclude_defaults=False, exclude_none=True)
-    atomic_write_text(root / CONFIG_FILE, tomli_w.dumps(data), root=root)
+    # By its name under the root: a relative root joined to itself would nest (W/W/ovtui.toml).
+    atomic_write_text(CONFIG_FILE, tomli_w.dumps(data), root=root)

@@ -44,8 +44,10 @@ class StageReport(Model):
         return self.passed / self.cases if self.cases else 0.0
 
     def line(self) -> str:
+        # An evaluation outside the epochs (a baseline, `ovtui eval`) has no epoch to name: -1 read as one.
+        epoch = f" epoch={self.epoch}" if self.epoch >= 0 else ""
         text = (
-            f"[{self.stage}] epoch={self.epoch} cases={self.cases} accuracy={self.accuracy:.2%} "
+            f"[{self.stage}]{epoch} cases={self.cases} accuracy={self.accuracy:.2%} "
             f"passed={self.passed}/{self.cases} avg_reward={self.avg_reward:.6f}"
         )
         if self.commits is not None:

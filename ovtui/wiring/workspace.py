@@ -314,6 +314,12 @@ class Workspace:
             **settings,
         )
 
+    @staticmethod
+    def _warn_unread(run: RunContext, policy_set: ExperienceSet) -> None:
+        """An experience file the loader could not read is left out of the run: said, never silently."""
+        for problem in policy_set.metadata.get("problems", []):
+            run.events.log(f"experience left out of this run: {problem}", level="warning")
+
     async def train(
         self,
         options: TrainOptions,
@@ -357,6 +363,7 @@ class Workspace:
             trainer = kernel.trainer(self.config.trainer.train_with, engine, policy_set)
             pipeline = kernel.pipeline(trainer, run, dataset, report)
             self._started(run, report, epochs=epochs, approve=approve, dry_run=dry_run)
+            self._warn_unread(run, policy_set)
             result = await pipeline.train(train_cases, policy_set, epochs=epochs, eval_cases=eval_cases)
             report.stages = result.stages
             for training in result.training:
@@ -390,6 +397,7 @@ class Workspace:
             policy_set = await self._loader.load()
             pipeline = self._kernel.pipeline(None, run, dataset, report)  # eval never trains: no engine
             self._started(run, report)
+            self._warn_unread(run, policy_set)
             evaluation = await pipeline.eval(cases, policy_set)
             report.stages.append(evaluation.report)
         return report
@@ -699,6 +707,33 @@ class Workspace:
         """One memory file by URI (None: no such file)."""
         return self._store.read_uri(uri)
 
+    async def edit_memory(self, memory_type: str, uri: str, content: str) -> PolicyApplyResult:
+        """A person's own text for one memory file's body, written like any apply (compare-and-swap
+        on the version they edited, journaled) and recorded in History as an ``edit``."""
+        from ovtui.core.context import ApplyOptions
+        from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+        from ovtui.storage.paths import split_peer
+
+        current = await asyncio.to_thread(self._store.read_uri, uri)
+        if current is None:
+            raise OvtuiError(f"{self.display_path(uri)}: no such memory file (moved or deleted?)")
+        schema = self._store.registry.get(memory_type)
+        rel = self._paths.relative_of(uri)
+        peer, inner = split_peer(rel)
+        item = PolicyPlanItem(
+            kind="upsert",
+            memory_type=memory_type,
+            target_name=schema.name_of(current.fields, inner) if schema.name_field else memory_type,
+            target_uri=uri,
+            after_content=content,
+            before_content=current.content,
+            base_version=current.version,
+            metadata={"rationale": "edited by a person in $EDITOR"},
+            peer_id=peer,
+        )
+        options = ApplyOptions(kind="edit", purpose="edit in $EDITOR")
+        return await self._kernel.updater(False).apply(PolicyUpdatePlan(items=[item]), None, options)
+
     def modified_times(self, memory_type: str) -> dict[str, float]:
         """When each file right in a type's folder last changed, by URI: one directory scan instead
         of a checked path and a stat per file (10,000 of those took a third of a second)."""
@@ -830,7 +865,7 @@ class Workspace:
         """Every session with its commits, the most recently active first."""
         from ovtui.sessions.overview import session_views
 
-        return session_views(self._paths)
+        return session_views(self._paths, frozenset(p.plan_id for p in self.pending_plans()))
 
     def session_store(self, on_wait: Any = None) -> SessionStore:
         """The sessions' files; ``on_wait(session_id)`` hears when another process holds one."""

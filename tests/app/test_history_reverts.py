@@ -79,6 +79,16 @@ class Shown:
             await asyncio.wait_for(self.shown.wait(), timeout=10)
             await pilot.pause()
 
+    async def header_says(self, pilot: Pilot[None], words: str) -> str:
+        """The record's header once it says ``words`` (a refill re-reads the record shown in a
+        thread: the header follows a moment after the rows)."""
+        header = pilot.app.screen.query_one("#record-header", Static)
+        while words not in (text := " ".join(str(header.render()).split())):
+            self.shown.clear()
+            await asyncio.wait_for(self.shown.wait(), timeout=10)
+            await pilot.pause()
+        return text
+
 
 @asynccontextmanager
 async def in_history(app: App[None], watch: Shown) -> AsyncIterator[Pilot[None]]:
@@ -128,8 +138,7 @@ async def test_a_reverted_record_is_marked_refused_again_up_front_and_its_revert
         table = app.screen.query_one("#records", VimTable)
         assert cell(table, 1, 1) == "apply ↶" and cell(table, 1, 3).startswith(f"reverted by {when(revert)}")
         assert cell(table, 0, 1) == "revert" and cell(table, 0, 3) == f"reverts {when(later)}"
-        header = " ".join(str(app.screen.query_one("#record-header", Static).render()).split())
-        assert f"↶ REVERTED by history/{revert}" in header
+        assert f"↶ REVERTED by history/{revert}" in await watch.header_says(pilot, "REVERTED")
 
         await press_and_settle(pilot, "ctrl+r")  # the same record again: refused, nothing asked
         assert not isinstance(app.screen, ConfirmModal)

@@ -92,7 +92,7 @@ async def test_a_type_without_files_clears_the_view(workspace: Workspace, make_a
         await settle(app, pilot)
         assert isinstance(app.screen, MemoriesScreen) and app.screen.memory_type == "cases"
         text = screen_text(app)
-        assert "no cases file selected" in text and "reservation_cancellation" not in text  # it stayed
+        assert "no cases yet" in text and "reservation_cancellation" not in text  # it stayed
 
 
 async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, make_app: MakeApp) -> None:
@@ -125,7 +125,7 @@ async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, mak
         table = app.screen.query_one("#memories", VimTable)
         assert table.row_count == 2
         assert "seating" in screen_text(app) and "trains · peer alice" in screen_text(app)
-        assert "1 unreadable file(s)" in screen_text(app) and "not yours" not in screen_text(app)
+        assert "1 unreadable:" in screen_text(app) and "not yours" not in screen_text(app)
         await pilot.press("j")
         await settle(app, pilot)
         text = screen_text(app)

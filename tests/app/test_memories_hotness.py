@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from app_support import MakeApp, press_and_settle, screen_text
+from app_support import MakeApp, press_and_settle, screen_text, widget_text
 from workspace_support import kernel_of, memory_of
 
 from ovtui.app.widgets.vim_table import VimTable
@@ -19,13 +19,14 @@ from ovtui.memory.ledger_state import Outcome, Result, Use
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.wiring.workspace import Workspace
 
-COLUMNS = ("name", "status", "version", "uses", "sessions", "success", "last use", "hot", "changed", "links")
 NOW = 1_800_000_000.0  # 2027-01-15 08:00 UTC
 
 
 def cells(table: VimTable) -> dict[str, dict[str, str]]:
+    """Each row's cells by the table's own column names (``changed`` without its "(UTC)")."""
+    columns = [str(column.label).removesuffix(" (UTC)") for column in table.ordered_columns]
     return {
-        str(key.value): dict(zip(COLUMNS, map(str, table.get_row(key)), strict=True)) for key in table.rows
+        str(key.value): dict(zip(columns, map(str, table.get_row(key)), strict=True)) for key in table.rows
     }
 
 
@@ -62,7 +63,8 @@ async def test_usage_columns_and_the_outcome_histogram(workspace: Workspace, mak
         assert "used 3×" in text and "by 2 session(s)" in text and "hotness " in text
         assert f"version {used.version} (current): 3 use(s) · 2 success, 1 failure" in text
         assert "success" in text and "██" in text  # the histogram's bars
-        assert "memories/trajectories/refund_1.md (success)" in text
+        view = widget_text(app, app.screen.query_one("#memory-markdown"))  # wrapped where the pane is narrow
+        assert "memories/trajectories/refund_1.md (success)" in view
 
 
 async def test_training_the_sample_workspace_records_uses_and_links_their_outcomes(

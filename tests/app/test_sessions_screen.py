@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from app_support import MakeApp, screen_text, settle
+from cli_support import run_ovtui
 from session_support import CONVERSATION
 from textual.message import Message
 
@@ -45,7 +46,9 @@ async def test_sessions_screen_lists_commits_live(
         assert table.row_count == 1
         text = screen_text(app)
         assert "first-chat" in text and "archive_001" in text
-        assert "extracted: 1 cases, 2 entities, 1 preferences, 1 profile" in text
+        assert (
+            "extracted: 1 case, 2 entities, 1 preference, 1 profile fact"
+        )  # counts agree, none of 0 in text
         assert "memory_diff: +" in text
 
         # A commit while another screen is shown: the watcher's message marks the screen stale and
@@ -152,3 +155,27 @@ async def test_the_most_recent_session_comes_first_and_the_selection_stays(
         assert lines[at + 1].startswith(" s05") and "completed" in lines[at + 1]
         assert table.selected_key == "s27" and table.cursor_row == 3
         assert "session s27" in screen_text(app)
+
+
+async def test_a_commit_s_plan_applied_from_the_cli_no_longer_shows_as_waiting(
+    sample_workspace: Workspace, make_app: MakeApp, tmp_path: Path
+) -> None:
+    config = sample_workspace.root / "ovtui.toml"
+    config.write_text(config.read_text() + "\n[sessions]\nreview_user_memories = true\n")
+    workspace = Workspace(sample_workspace.root)
+    before = {p.plan_id for p in workspace.pending_plans()}
+    await commit(workspace, tmp_path, "parked-chat")
+    parked = [p.plan_id for p in workspace.pending_plans() if p.plan_id not in before]
+    assert parked
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("5")
+        await settle(app, pilot)
+        assert "waiting in Review: " in screen_text(app)
+        for plan_id in parked:  # decided and applied by another process: the CLI
+            for action in ("approve", "apply"):
+                proc = run_ovtui("review", action, plan_id, "-w", str(workspace.root), cwd=tmp_path)
+                assert proc.returncode == 0, proc.stderr
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert "waiting in Review" not in screen_text(app)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from app_support import MakeApp, notifications, press_and_settle, settle
+from app_support import MakeApp, notifications, press_and_settle, screen_text, settle
 from textual import events
 from textual.widgets import Switch
 
@@ -58,3 +58,14 @@ async def test_the_switch_sets_dry_run_once_and_the_bar_says_it_in_words(
         await press_and_settle(pilot, "D")
         assert app.dry_run is False and bar.query_one("#dry-run", Switch).value is False
         assert toggles(messages) == [True]
+
+
+async def test_the_dry_run_switch_says_off_while_it_is_off(workspace: Workspace, make_app: MakeApp) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert "Dry run off" in screen_text(app).splitlines()[0]
+        await pilot.press("D")
+        await pilot.pause()
+        top = screen_text(app).splitlines()[0]
+        assert "DRY RUN" in top and "Dry run off" not in top

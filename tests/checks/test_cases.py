@@ -63,8 +63,8 @@ def test_lines_the_sample_agent_cannot_use_are_notes_with_their_number(
         "- Be warm.\n## Reflect\n- Never refund a non-refundable ticket.\n",
         encoding="utf-8",
     )
-    assert main(["check", str(root)]) == 0
-    notes = [line for line in capsys.readouterr().out.splitlines() if "refund_help" in line]
+    assert main(["check", str(root), "--notes"]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if "refund_help.md:5" in line]
     assert notes == [
         "note: memories/experiences/refund_help.md:5: "
         "line 5 is not understood by the sample agent: - Be warm."

@@ -93,3 +93,15 @@ def test_train_names_the_workspace_and_prints_an_openable_report_path(tmp_path: 
     report = re.search(r"^report: (.+)$", outside.stdout, re.M)
     assert report is not None and report.group(1).startswith("ws/runs/")
     assert (tmp_path / report.group(1)).is_file()
+
+
+@pytest.mark.parametrize("where_to", ["W8", "sub/dir/W11"])
+def test_init_of_a_relative_path_writes_the_workspace_there_not_nested_below_it(
+    tmp_path: Path, where_to: str
+) -> None:
+    proc = run_ovtui("init", where_to, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / where_to / "ovtui.toml").is_file()
+    assert not (tmp_path / where_to / where_to).exists()
+    checked = run_ovtui("check", where_to, cwd=tmp_path)
+    assert "not a workspace" not in checked.stdout + checked.stderr

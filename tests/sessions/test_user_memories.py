@@ -100,14 +100,22 @@ def test_repeated_facts_are_no_ops_and_new_lines_merge(tmp_path: Path) -> None:
     assert profile.count("My name is Ana Ruiz") == 1 and "I live in Porto" in profile
 
 
+PEOPLE = ["Ana", "Bruno", "Carla", "Dario", "Eva", "Filipe"]
+
+
+def six_introductions() -> dict[str, list[dict[str, Any]]]:
+    """Six sessions committed at once, each stating a name (one shared file) and a preference of
+    its own (a file each)."""
+    return {
+        f"c{i}": [{"role": "user", "content": f"My name is {name}. I always want email receipts {i}."}]
+        for i, name in enumerate(PEOPLE)
+    }
+
+
 def test_concurrent_commits_account_for_every_memory(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    people = ["Ana", "Bruno", "Carla", "Dario", "Eva", "Filipe"]
-    conversations = {
-        f"c{i}": [{"role": "user", "content": f"My name is {name}. I always want email receipts {i}."}]
-        for i, name in enumerate(people)
-    }
-    outcomes = asyncio.run(commit_all(ws, conversations))
+    people = PEOPLE
+    outcomes = asyncio.run(commit_all(ws, six_introductions()))
     profile = (ws.root / "memories/profile.md").read_text()
     assert all(f"My name is {name}" in profile for name in people)
     preferences = "".join(p.read_text() for p in (ws.root / "memories/preferences/default").glob("*.md"))
@@ -266,6 +274,56 @@ def test_a_nul_in_a_tool_argument_is_reported_never_written_as_an_unreadable_fil
     report = CheckReport()
     check_memories(memory_of(ws), report)
     assert report.ok, report.problems  # no file ovtui cannot read back
+
+
+def tool_call(**part: Any) -> dict[str, Any]:
+    return {"role": "assistant", "parts": [{"type": "tool", "tool_id": "c1", **part}]}
+
+
+def test_a_failed_call_gives_no_entity(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    conversation = [
+        {"role": "user", "content": "Please cancel booking QX77 of customer C-4821."},
+        tool_call(
+            tool_name="cancel_booking",
+            tool_input={"booking_id": "QX77", "customer_id": "C-4821"},
+            tool_output="Error: booking not found",
+            tool_status="error",
+        ),
+        tool_call(tool_name="get_customer", tool_input={"customer_id": "C-4821"}, tool_output='{"ok": true}'),
+        {"role": "assistant", "content": "I could not find that booking."},
+    ]
+    [outcome] = asyncio.run(commit_all(ws, {"s1": conversation}))
+    assert not outcome.errors, outcome.errors
+    entities = {
+        p.relative_to(ws.root / "memories/entities").as_posix()
+        for p in ws.root.glob("memories/entities/**/*.md")
+    }
+    assert entities == {"customer_id/c_4821.md"}  # the completed call's value, not the failed one's
+
+
+def test_a_bare_tool_part_is_no_case(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    conversation = [
+        {"role": "user", "content": "Please look up my order."},
+        tool_call(tool_name="lookup"),
+        {"role": "assistant", "content": "Done."},
+    ]
+    [outcome] = asyncio.run(commit_all(ws, {"s1": conversation}))
+    assert "cases" not in outcome.memories_extracted
+    assert not list(ws.root.glob("memories/cases/*.md"))
+
+
+def test_a_commit_in_a_shared_batch_lists_only_its_own_files(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    outcomes = asyncio.run(commit_all(ws, six_introductions()))
+    records = [rid for o in outcomes for rid in o.history_ids]
+    assert len(set(records)) < len(records)  # some commits did share a batch
+    for i, outcome in enumerate(outcomes):
+        listed = {uri.rsplit("memories/", 1)[1] for uri in outcome.diff.operations.uris()}
+        preferences = {uri for uri in listed if uri.startswith("preferences/")}
+        assert len(preferences) == 1 and f"receipts_{i}" in next(iter(preferences)), listed
+        assert listed - preferences == {"profile.md"}
 
 
 def test_identity_is_made_from_its_fields_starting_from_its_init_values(tmp_path: Path) -> None:

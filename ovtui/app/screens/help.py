@@ -1,5 +1,5 @@
-"""The help screen: every binding with its key (after ``[keys]`` remaps), id and description; and the
-footer that always says how to open it."""
+"""The help screen: the bindings of the screen it was opened on (``a``: of every screen), each with
+its key (after ``[keys]`` remaps), id and description; and the footer that always says how to open it."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ TITLE = (
     "Keys  (tab moves the focus, l focuses a diff and h goes back; remap any id under \\[keys] in "
     "ovtui.toml; ctrl+p lists them as commands)"
 )
+# Shown with every screen's own keys: the app's, the lists', and the help's own.
+ALWAYS = frozenset({"App", "Lists", "Help"})
+WITH_DIFF = frozenset({"Review", "History"})  # the screens that show a field diff
 
 
 HELP_BINDING_ID = "app.help"
@@ -60,20 +63,45 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "Close", id="help.close"),
         Binding("q", "dismiss", "Close", id="help.close_q", show=False),
+        Binding("a", "toggle_all", "All screens", id="help.all"),
     ]
 
-    def __init__(self, bindings: Sequence[BindingInfo]) -> None:
+    def __init__(self, bindings: Sequence[BindingInfo], screen: str | None = None) -> None:
         super().__init__()
         self.bindings = list(bindings)
+        self.screen_title = screen  # the screen it was opened on; None: every screen's keys
+        self.show_all = screen is None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            yield Label(TITLE, id="help-title")
+            yield Label(self._title(), id="help-title")
             yield VimTable(id="help-table")  # j/k/g/G as in every list (the README's "Lists")
 
     def on_mount(self) -> None:
         table = self.query_one("#help-table", VimTable)
         table.add_columns("screen", "key", "action", "id")
-        for info in self.bindings:
-            table.add_row(info.context, info.keys, info.description, info.id)
+        self._fill()
         table.focus()
+
+    def _title(self) -> str:
+        which = "every screen" if self.show_all else f"{self.screen_title} (a: every screen)"
+        return f"{TITLE}\nShowing the keys of {which} · j/k or ↓/↑ scroll · esc or q closes"
+
+    def _shown(self, info: BindingInfo) -> bool:
+        if self.show_all or info.context in ALWAYS or info.context == self.screen_title:
+            return True
+        return info.context == "Diff" and self.screen_title in WITH_DIFF
+
+    def _fill(self) -> None:
+        table = self.query_one("#help-table", VimTable)
+        table.clear()
+        for info in self.bindings:
+            if self._shown(info):
+                table.add_row(info.context, info.keys, info.description, info.id)
+
+    def action_toggle_all(self) -> None:
+        if self.screen_title is None:
+            return
+        self.show_all = not self.show_all
+        self.query_one("#help-title", Label).update(self._title())
+        self._fill()

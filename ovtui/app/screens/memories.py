@@ -10,6 +10,7 @@ The list is read by a thread worker, which posts the rows it built (``MemoriesSc
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -21,12 +22,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Label, Select
+from textual.widgets import DataTable, Footer, Input, Label, Select
 
-from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, answer
+from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, WorkspaceEdited, answer
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
-from ovtui.app.views.memories import USAGE_COLUMNS, usage_cells, usage_panel
+from ovtui.app.views.memories import USAGE_COLUMNS, empty_state, usage_cells, usage_panel
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import Rows, VimTable
 from ovtui.core.domain import Experience, ExperienceSet
@@ -52,14 +53,39 @@ class MemoryRow:
     def cells(self) -> tuple[Text, ...]:
         # Text, not str: a str cell is parsed as markup each time the table measures it.
         hot = f"{self.hot:.2f}" if self.hot else "–"
-        used = usage_cells(self.usage)  # next to the name: the table is cut at the pane's edge
-        cells = (self.name, self.status, str(self.version), *used, hot, self.changed, str(self.links))
+        # What a file is and when it changed first, then its uses: a narrow pane cuts the right end
+        # (Right shows the next column whole).
+        used = usage_cells(self.usage)
+        cells = (self.name, self.status, str(self.version), self.changed, *used, hot, str(self.links))
         return tuple(Text(cell) for cell in cells)
+
+
+_CREATED = re.compile(r"_(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})\d{2}$")
+
+
+def with_creation_time(name: str, uri: str) -> str:
+    """``name`` with the time its file name carries (a trajectory, an event): many files share a
+    name, one per run or day, and the time is what tells them apart in the list."""
+    stem = uri.rsplit("/", 1)[-1].removesuffix(".md")
+    found = _CREATED.search(stem)
+    if found is None or name.endswith(found.group(0)):
+        return name
+    year, month, day, hour, minute_ = found.groups()
+    return f"{name} {year}-{month}-{day} {hour}:{minute_}"
 
 
 def minute(mtime: float | None) -> str:
     """A file's last change as the table shows it ("?" when it could not be read)."""
     return datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%d %H:%M") if mtime is not None else "?"
+
+
+FILTER_HELP = "/ filter: the words a memory's name or text holds (esc: back to the list)"
+
+
+def matches(row: MemoryRow, words: list[str]) -> bool:
+    """Every word of the filter in the row's name or text (case does not matter)."""
+    text = f"{row.name}\n{row.content}".casefold()
+    return all(word in text for word in words)
 
 
 class MemoriesScreen(MainScreen):
@@ -68,6 +94,8 @@ class MemoriesScreen(MainScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "reload", "Reload", id="memories.reload"),
         Binding("t", "next_type", "Type", id="memories.next_type"),
+        Binding("slash", "focus_filter", "Filter", id="memories.filter"),
+        Binding("e", "edit", "Edit", id="memories.edit"),
         Binding("l", "focus_view", "Read", id="memories.read", show=False),
         Binding("h", "focus_table", "List", id="memories.list", show=False),
     ]
@@ -90,6 +118,7 @@ class MemoriesScreen(MainScreen):
         # The last full load of the experiences: a reload re-reads only the files that changed since.
         self._loaded: ExperienceSet | None = None
         self._usage: dict[str, Usage] = {}  # the use ledger's records by URI, read once per load
+        self._all: MemoriesScreen.Loaded | None = None  # the type's rows before the filter
 
     def compose(self) -> ComposeResult:
         yield self.top_bar()
@@ -99,6 +128,7 @@ class MemoriesScreen(MainScreen):
                 [(t, t) for t in types], value=EXPERIENCES, allow_blank=False, id="memory-type", compact=True
             )
             yield Label("loading experiences…", id="memories-title", classes="pane-title")
+        yield Input(placeholder=FILTER_HELP, id="memories-filter", compact=True)
         with Horizontal(id="memories-body"):
             yield VimTable(id="memories")
             with VerticalScroll(id="memory-view"):
@@ -107,7 +137,7 @@ class MemoriesScreen(MainScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", VimTable)
-        table.add_columns("name", "status", "version", *USAGE_COLUMNS, "hot", "changed (UTC)", "links")
+        table.add_columns("name", "status", "version", "changed (UTC)", *USAGE_COLUMNS, "hot", "links")
         self._show_preview()
         # The whole list is read once the first rows are painted: its thread would slow that paint.
         self.call_after_refresh(self.action_reload)
@@ -194,10 +224,11 @@ class MemoriesScreen(MainScreen):
 
     def _row(self, name: str, memory: MemoryFile) -> MemoryRow:
         uri = memory.uri or ""
-        status = memory.fields.get("status")
+        # A trajectory has no status: its outcome tells one run of a task from another.
+        status = memory.fields.get("status") or memory.fields.get("outcome")
         row = MemoryRow(
             uri,
-            name,
+            with_creation_time(name, uri),
             status if isinstance(status, str) else "–",
             memory.version,
             minute(self.workspace.modified_time(uri)),
@@ -215,16 +246,28 @@ class MemoriesScreen(MainScreen):
 
     @on(Loaded)
     def _fill(self, message: Loaded) -> None:
-        memory_type, rows, problems = message.memory_type, message.rows, message.problems
-        if memory_type != self.memory_type:
+        if message.memory_type != self.memory_type:
             return  # the filter moved on while this type was being read
+        self._all = message
+        self._show_rows()
+
+    def _show_rows(self) -> None:
+        """The loaded rows the filter keeps, in the table; the title says how many of how many."""
+        message = self._all
+        if message is None:
+            return
+        memory_type, problems = message.memory_type, message.problems
+        words = self.query_one("#memories-filter", Input).value.casefold().split()
+        pairs = zip(message.rows, message.cells, strict=True)
+        kept = [(row, cells) for row, cells in pairs if matches(row, words)] if words else list(pairs)
+        rows = [row for row, _ in kept]
         table = self.query_one("#memories", VimTable)
         previous, self.rows = self.rows, {row.uri: row for row in rows}
-        table.fill(message.cells)
-        title = f"{len(rows)} {memory_type}"
-        if problems:
-            title += f" · {len(problems)} unreadable file(s): {problems[0]}"
-        self.query_one("#memories-title", Label).update(title)
+        table.fill([cells for _, cells in kept])
+        title = f"{len(rows)} of {len(message.rows)} {memory_type}" if words else f"{len(rows)} {memory_type}"
+        if problems:  # the file first: a narrow terminal cuts the end of the line, not the name
+            title += f" · {len(problems)} unreadable: {problems[0]}"
+        self.query_one("#memories-title", Label).update(Text(title))
         selected = table.selected_key or (rows[0].uri if rows else None)
         if selected is None or previous.get(selected) != self.rows.get(selected):
             self.shown = ""  # not None: _show(None) must still replace the view of the previous type
@@ -243,7 +286,12 @@ class MemoriesScreen(MainScreen):
         row = self.rows.get(uri or "")
         view = self.query_one("#memory-markdown", TextMarkdown)
         if row is None:
-            view.show(f"*no {self.memory_type} file selected*")
+            filtered = self._all is not None and bool(self._all.rows)
+            view.show(
+                f"*no {self.memory_type} file matches the filter*"
+                if filtered
+                else empty_state(self.memory_type)
+            )
             return
         facts = (
             f"**{row.name}** · {row.status} · version {row.version} · {row.links} link(s) · "
@@ -264,6 +312,47 @@ class MemoriesScreen(MainScreen):
             return self.workspace.memory_fed(row.uri)
         except OvtuiError:
             return []  # the load listed the problem
+
+    @on(Input.Changed, "#memories-filter")
+    def _filter_changed(self) -> None:
+        self._show_rows()
+
+    @on(Input.Submitted, "#memories-filter")
+    def _filter_submitted(self) -> None:
+        self.action_focus_table()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#memories-filter", Input).focus()
+
+    def action_edit(self) -> None:
+        """The body of the file under the cursor in $EDITOR; saved like an apply, recorded in History."""
+        row = self.rows.get(self.query_one("#memories", VimTable).selected_key or "")
+        if row is None:
+            self.notify("no memory file selected to edit", severity="warning")
+            return
+        try:
+            edited = self.services.editor(row.content)
+        except Exception as exc:
+            self.report_error("running the editor", exc)
+            return
+        if edited is None or edited.strip() == row.content.strip():
+            self.notify("content unchanged: nothing was written")
+            return
+        self._save_edit(self.memory_type, row, edited)
+
+    @work(exclusive=True, group="memories-edit")
+    async def _save_edit(self, memory_type: str, row: MemoryRow, content: str) -> None:
+        try:
+            result = await self.workspace.edit_memory(memory_type, row.uri, content)
+        except (OvtuiError, OSError) as exc:
+            self.report_error(f"saving {self.relative(row.uri)}", exc)
+            return
+        if result.errors or result.item_errors:
+            reasons = [*result.errors, *(e.message for e in result.item_errors)]
+            self.report_error(f"saving {self.relative(row.uri)}", OvtuiError("; ".join(reasons)))
+            return
+        self.notify(f"edited {row.name}: recorded in History as {result.history_id}", markup=False)
+        self.post_message(WorkspaceEdited(history=True, experiences=True))
 
     def action_focus_view(self) -> None:
         self.query_one("#memory-view").focus()

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
-from ovtui.app.messages import HistoryChanged, SessionsChanged, WorkFailed, answer
+from ovtui.app.messages import HistoryChanged, PendingChanged, SessionsChanged, WorkFailed, answer
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.vim_table import VimTable
@@ -51,9 +51,8 @@ def session_detail(view: SessionView) -> Text:
             text.append(f"  error: {commit.task_error}\n", "red")
         extracted = commit.extracted
         if extracted:
-            text.append(
-                "  extracted: " + ", ".join(f"{n} {kind}" for kind, n in sorted(extracted.items())) + "\n"
-            )
+            counts = [counted(n, kind) for kind, n in sorted(extracted.items()) if n]
+            text.append(f"  extracted: {', '.join(counts) or 'nothing'}\n")
         diff = commit.diff
         if diff is None:
             continue
@@ -62,10 +61,25 @@ def session_detail(view: SessionView) -> Text:
         for uri in diff.operations.uris():
             text.append(f"    {memory_label(uri)}\n", "dim")
         peers_text(commit, text)
-        pending = diff.metadata.get("pending_plans") or []
-        if pending:
-            text.append(f"  waiting in Review: {', '.join(map(str, pending))}\n", "yellow")
+        if commit.waiting:
+            text.append(f"  waiting in Review: {', '.join(commit.waiting)}\n", "yellow")
     return text
+
+
+# How a count of a memory type reads: (one, many); the types are named in the plural, profile aside.
+_NOUNS = {
+    "cases": ("case", "cases"),
+    "entities": ("entity", "entities"),
+    "preferences": ("preference", "preferences"),
+    "events": ("event", "events"),
+    "profile": ("profile fact", "profile facts"),
+}
+
+
+def counted(n: int, kind: str) -> str:
+    """``1 case``, ``2 cases``, ``1 profile fact``: a count with its noun agreeing."""
+    one, many = _NOUNS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"
 
 
 def _memories(n: object) -> str:
@@ -161,6 +175,9 @@ class SessionsScreen(MainScreen):
 
     def on_history_changed(self, _: HistoryChanged) -> None:
         self.reload_soon(self.load)
+
+    def on_pending_changed(self, _: PendingChanged) -> None:
+        self.reload_soon(self.load)  # a plan of a commit applied or discarded no longer waits
 
     def on_stale_view(self) -> None:
         self.load()

@@ -21,6 +21,7 @@ KIND_STYLE = {
     "revert": "yellow",
     "session_commit": "magenta",
     "migrate": "blue",
+    "edit": "bright_blue",
 }
 SHOWN_SKIPPED = 5
 REVERTED_MARK = "↶"

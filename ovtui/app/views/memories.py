@@ -15,6 +15,21 @@ TRAJECTORIES_SHOWN = 5
 USAGE_COLUMNS = ("uses", "sessions", "success", "last use")
 
 
+# What fills each type, for a list that is still empty.
+_HOW_TO_GET = {
+    "experiences": "a training run proposes them (`1` Run, or `ovtui train`); or write "
+    "`memories/experiences/<name>.md` yourself",
+    "trajectories": "a training run writes one for each rollout it analyses (`1` Run, or `ovtui train`)",
+    "cases": "a committed session whose tool calls ran becomes one (`ovtui commit`, or `ovtui serve`)",
+}
+_FROM_SESSIONS = "committed sessions fill these (`ovtui commit WORKSPACE FILE.jsonl`, or `ovtui serve`)"
+
+
+def empty_state(memory_type: str) -> str:
+    """What an empty list of ``memory_type`` says: that there is none yet, and how to get some."""
+    return f"*no {memory_type} yet:* {_HOW_TO_GET.get(memory_type, _FROM_SESSIONS)}"
+
+
 def share(usage: Usage | None) -> str:
     """Successes among the graded outcomes, as a percentage ("–" when none was graded)."""
     value = usage.success_share if usage is not None else None

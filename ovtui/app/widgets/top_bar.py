@@ -20,7 +20,7 @@ from ovtui.app.messages import DryRunToggled
 from ovtui.app.services import Tab
 
 DRY_RUN_ON = "DRY RUN"
-DRY_RUN_OFF = "Dry run"
+DRY_RUN_OFF = "Dry run off"  # the switch's name alone read as "on" to a new user
 # Below this width the backend name gives way (the Run screen shows it) and the tabs close up, so
 # every tab keeps its name at the 80-column floor (the last one used to wrap out of sight).
 NARROW_BELOW = 100

@@ -102,6 +102,29 @@ class VimTable(DataTable[object]):
         if end < len(rows):
             self.call_after_refresh(self._add_chunk, rows, end, self.fill_chunk, keep, fill)
 
+    def action_cursor_right(self) -> None:
+        """In a row table, Right shows the next column whole (not one cell of it per press)."""
+        if self.cursor_type != "row":
+            super().action_cursor_right()
+            return
+        later = [edge for edge in self._column_edges() if edge > self.scroll_x]
+        self.scroll_to(x=min(later[0], self.max_scroll_x) if later else self.max_scroll_x, animate=False)
+
+    def action_cursor_left(self) -> None:
+        if self.cursor_type != "row":
+            super().action_cursor_left()
+            return
+        earlier = [edge for edge in self._column_edges() if edge < self.scroll_x]
+        self.scroll_to(x=earlier[-1] if earlier else 0, animate=False)
+
+    def _column_edges(self) -> list[int]:
+        """Where each column starts, in cells from the table's left edge."""
+        edges, at = [], 0
+        for column in self.ordered_columns:
+            edges.append(at)
+            at += column.get_render_width(self)
+        return edges
+
     @property
     def selected_key(self) -> str | None:
         """The key of the row under the cursor (None on an empty table)."""

@@ -55,6 +55,18 @@ def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], l
     return cases, problems
 
 
+def datasets_here(paths: WorkspacePaths) -> str:
+    """The datasets a workspace has, with their splits: what a mistyped name could have been."""
+    found = sorted(
+        f"{folder.name} ({', '.join(sorted(split.stem for split in folder.glob('*.jsonl')))})"
+        for folder in (paths.datasets.iterdir() if paths.datasets.is_dir() else ())
+        if folder.is_dir() and any(folder.glob("*.jsonl"))
+    )
+    if not found:
+        return "this workspace has no datasets yet: add datasets/<name>/{train,test}.jsonl (docs/cases.md)"
+    return f"the datasets here: {'; '.join(found)}"
+
+
 class JsonlCaseLoader(ListCaseLoader):
     """``datasets/<name>/<split>.jsonl``; a bad line is an error naming the file and line."""
 
@@ -65,7 +77,7 @@ class JsonlCaseLoader(ListCaseLoader):
         validate_name(split, what="split name")
         path = paths.inside(paths.datasets / dataset / f"{split}.jsonl")
         if not path.exists():
-            raise OvtuiError(f"{paths.relative(path)}: dataset split not found")
+            raise OvtuiError(f"{paths.relative(path)}: dataset split not found; {datasets_here(paths)}")
         cases, problems = read_cases(path, display=paths.relative(path))
         if problems:
             raise DatasetError(problems)

@@ -62,7 +62,7 @@ class ExperienceSetLoader:
         reusable = self._unchanged(previous, current) if previous is not None else {}
         changed = {name for name in current if name not in reusable}
         if previous is None or len(changed) > len(current) // 2:
-            return self._full()
+            return self._full(current)
         return self._partial(reusable, current, changed)
 
     def _scan(self) -> dict[str, Signature]:
@@ -102,8 +102,9 @@ class ExperienceSetLoader:
         created = previous.created_ns
         return {n: by_file[n] for n, sig in current.items() if n in by_file and sig[1] < created}
 
-    def _full(self) -> ExperienceSet:
-        scan = self._scan()
+    def _full(self, scan: dict[str, Signature]) -> ExperienceSet:
+        """Every file read; ``scan`` was taken before, so a file changed while reading is read
+        again by the next load."""
         report = self.store.load_type(EXPERIENCES)
         policies = [experience_from_file(f) for f in report.files]
         problems = [str(p) for p in report.problems]

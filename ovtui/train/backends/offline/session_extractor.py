@@ -2,7 +2,8 @@
 
 The offline extractor is deliberately limited, and real within its limits (README: Sessions):
 
-- **cases**: a conversation in which the assistant used tools is one case — the user's request,
+- **cases**: a conversation in which the assistant's tools ran (a call that finished with an input
+  or an output; a bare tool part is no work) is one case — the user's request,
   the tool sequence with each call's status, and the outcome (the assistant's last words; a tool
   error makes it a failure), with its ``evidence`` (OpenViking requires one): the tools the agent
   used and whether every call completed, no values. Its ``request_pattern`` is the request without
@@ -23,7 +24,8 @@ gives ``- I prefer window seats``. Clauses end at ";" and at "and"/"but" before 
 is Ada and I prefer aisle seats" gives one of each); a profile fact also ends at a comma (a
 preference does not: "I prefer trains, buses and ferries" is one). The user's own words are kept,
 not paraphrased, so the fact stays theirs;
-- **entities**: the identifying values the agent passed to its tools (arguments named ``*_id``,
+- **entities**: the identifying values the agent passed to its tools in calls that completed (a
+  failed call's values may name nothing that exists; arguments named ``*_id``,
   ``id``, ``name``, ``email``, ``code``, ``number``), one entity per value, its category from the
   argument name.
 
@@ -115,9 +117,17 @@ def _user_facts(message: SessionMessage) -> list[ExtractedMemory]:
     return found
 
 
+def _ran(part: ToolPart) -> bool:
+    """A call that ran: it finished, and it was given or returned something (a bare tool part,
+    a name and nothing else, shows no work)."""
+    return part.tool_status in ("completed", "error") and bool(part.tool_input or part.tool_output.strip())
+
+
 def _entities(message: SessionMessage) -> list[ExtractedMemory]:
     found = []
     for part in message.to_message().tool_parts:
+        if part.tool_status != "completed":
+            continue  # a failed call's values (a booking not found) name nothing that exists
         for key, value in part.tool_input.items():
             if not (isinstance(value, str | int) and not isinstance(value, bool) and _ENTITY_KEYS.match(key)):
                 continue
@@ -166,7 +176,7 @@ def request_signature(request: str, tools: list[ToolPart]) -> str:
 def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) -> Case | None:
     """The conversation as a training case, when the assistant used tools in it."""
     tools = tool_parts(messages)
-    if not tools:
+    if not any(_ran(part) for part in tools):
         return None
     request = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
     if not request:
