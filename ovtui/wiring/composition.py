@@ -138,10 +138,12 @@ class Composition:
         return PolicyTrainingEngine(
             TrajectoryRolloutAnalyzer(self.store, backends.extractor),
             ExperienceGradientEstimator(self.store, backends.proposer),
-            PatchMergePolicyOptimizer(self.store, backends.merger),
+            PatchMergePolicyOptimizer(self.store, backends.merger, self.resources.review_feedback()),
             self.updater(dry_run),
             self.loader,
-            review=ReviewPolicy(approve, gate_k=self.config.evaluation.k),
+            review=ReviewPolicy(
+                approve, self.config.review.second_approver_for, gate_k=self.config.evaluation.k
+            ),
             pending=self.pending,
             run=run,
             concurrency=self.config.trainer.rollout_concurrency,

@@ -25,6 +25,7 @@ a RunReport.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -126,6 +127,14 @@ class MemoryListing:
     problems: list[str] = field(default_factory=list)
 
 
+def login_name() -> str:
+    """The OS login of this process, who a decision is by when no reviewer is named."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no entry in the user database (a bare container)
+        return f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
 def _joined(first: list[str], second: list[str]) -> list[str]:
     """Both lists' ids in order, each once."""
     return list(dict.fromkeys([*first, *second]))
@@ -185,7 +194,7 @@ class Workspace:
     def _pending(self) -> PendingPlans:
         from ovtui.train.review.pending import PendingPlans
 
-        return PendingPlans(self._store)
+        return PendingPlans(self._store, second_approver_for=self.config.review.second_approver_for)
 
     @cached_property
     def _loader(self) -> ExperienceSetLoader:
@@ -552,21 +561,46 @@ class Workspace:
 
         return [note for _, note in unread_notes(self._kernel.experience_reader(), content)]
 
-    def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
-        return self._pending.decide(plan_id, item, decision, note)
+    @property
+    def reviewer(self) -> str:
+        """Who decides in this process: ``[review] reviewer``, else the OS login."""
+        return self.config.review.reviewer or login_name()
+
+    def approvals_line(self, plan: PendingPlan, index: int) -> str:
+        """``1 of 2 approvals (ana)`` for an item that needs two reviewers, else ``""``."""
+        from ovtui.train.review.policy import approvals_needed
+
+        needed = approvals_needed(plan.plan.items[index], self.config.review.second_approver_for)
+        return plan.decisions[index].approvals_line(needed)
+
+    def decide(
+        self, plan_id: str, item: int, decision: Decision, note: str = "", *, reviewer: str | None = None
+    ) -> PendingPlan:
+        return self._pending.decide(plan_id, item, decision, note, reviewer=reviewer or self.reviewer)
 
     def decide_items(
-        self, plan_id: str, items: list[int] | None, decision: Decision, note: str = ""
+        self,
+        plan_id: str,
+        items: list[int] | None,
+        decision: Decision,
+        note: str = "",
+        *,
+        reviewer: str | None = None,
+        hunks: list[int] | None = None,
     ) -> PendingPlan:
-        """Decide ``items`` (None: every undecided one) of a plan at once."""
-        return self._pending.decide_items(plan_id, items, decision, note)
+        """Decide ``items`` (None: every undecided one) of a plan at once, as ``reviewer`` (by
+        default ``self.reviewer``); ``hunks``: approve only these hunks of their content."""
+        who = reviewer or self.reviewer
+        return self._pending.decide_items(plan_id, items, decision, note, reviewer=who, hunks=hunks)
 
-    def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
-        return self._pending.decide_all(plan_id, decision, note)
+    def decide_all(
+        self, plan_id: str, decision: Decision, note: str = "", *, reviewer: str | None = None
+    ) -> PendingPlan:
+        return self._pending.decide_all(plan_id, decision, note, reviewer=reviewer or self.reviewer)
 
-    def edit_item(self, plan_id: str, item: int, content: str) -> PendingPlan:
+    def edit_item(self, plan_id: str, item: int, content: str, *, reviewer: str | None = None) -> PendingPlan:
         """A reviewer's own text for an item: what the apply will write instead of the proposal."""
-        return self._pending.edit_after(plan_id, item, content)
+        return self._pending.edit_after(plan_id, item, content, reviewer=reviewer or self.reviewer)
 
     async def apply_pending(self, plan_id: str, *, dry_run: bool = False) -> PolicyApplyResult:
         """Apply a reviewed plan: the same path as ``--approve all``, so files and records match.
@@ -576,13 +610,16 @@ class Workspace:
         ``<plan_id>-stale``. ``describe_apply`` says which happened. The plan is claimed for the
         whole apply, so it is applied once however many processes try; the others get
         ``PlanSettledError`` saying who applied it."""
-        from ovtui.train.review.policy import apply_reviewed, evidence_for, stale_subplan
+        from ovtui.train.review.policy import apply_reviewed, evidence_for, missing_approvals, stale_subplan
 
         async with self._pending.claimed([plan_id]) as claim:
             # Under the plan's lock from here: a second apply (any process) waits, then finds it settled.
             [pending] = claim.plans
             if not dry_run:
                 await asyncio.to_thread(claim.settle_if_recorded, pending)
+            short = missing_approvals(pending, self.config.review.second_approver_for)
+            if short:
+                raise OvtuiError(f"plan {plan_id}: " + "; ".join(short))
             if pending.undecided:
                 raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
             result, chosen = await apply_reviewed(
