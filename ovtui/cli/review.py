@@ -124,7 +124,13 @@ def _waiting(workspace: Workspace) -> list[PendingPlan]:
         print(
             f"ovtui: note: stale marks not brought up to date: {os_error_line(exc, where)}", file=sys.stderr
         )
-    return workspace.pending_plans()
+    plans = workspace.pending_plans()
+    for name in workspace.unreadable_plans():  # left on disk as they are; check says what is wrong
+        print(
+            f"ovtui: warning: {name} is not a plan ovtui can read, left out: `ovtui check` says why",
+            file=sys.stderr,
+        )
+    return plans
 
 
 def run_list(args: argparse.Namespace) -> int:

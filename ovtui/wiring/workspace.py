@@ -523,8 +523,12 @@ class Workspace:
 
     # --- review: the plans that wait for a person -----------------------------------------------
     def pending_plans(self) -> list[PendingPlan]:
-        """The plans waiting for review, oldest first."""
+        """The plans waiting for review, oldest first (``unreadable_plans`` names those left out)."""
         return self._pending.list()
+
+    def unreadable_plans(self) -> list[str]:
+        """The plan files the last ``pending_plans`` could not read, as the workspace names them."""
+        return [self._paths.relative(path) for path in self._pending.unreadable]
 
     def pending_plan(self, plan_id: str) -> PendingPlan:
         return self._pending.get(plan_id)

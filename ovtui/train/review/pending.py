@@ -138,6 +138,7 @@ class PendingPlans:
     ) -> None:
         self.store = store
         self.second_approver_for = frozenset(second_approver_for)  # change kinds two reviewers approve
+        self.unreadable: builtins.list[Path] = []  # the plan files the last listing could not read
         self.root = store.paths.root
         self.folder = self.root / PENDING_FOLDER
         self.settled_folder = self.root / SETTLED_FOLDER
@@ -346,7 +347,9 @@ class PendingPlans:
         return f"; {self.store.paths.relative(path)} does not exist"
 
     def list(self) -> builtins.list[PendingPlan]:
-        """Waiting plans, oldest first; a corrupt file is skipped (it stays on disk for inspection)."""
+        """Waiting plans, oldest first; a corrupt file is skipped (it stays on disk for inspection)
+        and named in ``unreadable`` until the next listing."""
+        self.unreadable = []
         if not self.folder.is_dir():
             return []
         plans: builtins.list[PendingPlan] = []
@@ -354,6 +357,7 @@ class PendingPlans:
             try:
                 plan = read_plan(path)
             except (ValueError, OSError, OvtuiError):
+                self.unreadable.append(path)
                 continue
             if plan.status == "pending":
                 plans.append(plan)
