@@ -108,6 +108,16 @@ def kernel_of(workspace: Workspace) -> Composition:
     return Composition(workspace.config, store, PendingPlans(store), ExperienceSetLoader(store))
 
 
+def llm_sample_workspace(root: Path, base_url: str, key_env: str) -> None:
+    """The sample workspace trained by the LLM backend at ``base_url`` (batches of 4, all approved)."""
+    build_sample_workspace(root)
+    (root / "ovtui.toml").write_text(
+        f'[llm]\nbackend = "openai"\nbase_url = "{base_url}"\nmodel = "fake-model"\n'
+        f'api_key_env = "{key_env}"\nmax_retries = 1\ntimeout = 10\n'
+        '[trainer]\nbatch_size = 4\n[review]\npolicy = "all"\n'
+    )
+
+
 def build_sample_workspace(root: Path) -> Path:
     """A fresh sample workspace written from the package's sample data, exactly as
     ``ovtui init DIR --sample`` writes it. Tests never copy the repository's folder: its state is

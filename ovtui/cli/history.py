@@ -91,7 +91,14 @@ def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
     for skipped in record.skipped_operations:
         yield f"skipped   {skipped_line(skipped)}"
     for d in record.review.decisions:
-        yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "")
+        by = f" (by {d.decided_by})" if d.decided_by else ""
+        yield f"decision  item {d.item}: {d.decision}" + (f" — {d.note}" if d.note else "") + by
+        if d.hunks is not None:
+            taken = ", ".join(map(str, d.hunks))
+            yield f"          item {d.item}: only hunks {taken} of its content approved"
+        if d.proposed is not None:
+            yield f"          item {d.item} was edited by the reviewer; the learner proposed:"
+            yield from (f"          | {line}" for line in d.proposed.splitlines())
     for key, value in record.metadata.items():
         yield f"{key:<9} {json.dumps(value, ensure_ascii=False)}"
     ops = record.operations

@@ -18,7 +18,19 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 
-from ovtui.cli import check, compare, env, history, init, mcp_command, revert, review, sessions, train
+from ovtui.cli import (
+    check,
+    compare,
+    doctor,
+    env,
+    history,
+    init,
+    mcp_command,
+    revert,
+    review,
+    sessions,
+    train,
+)
 from ovtui.cli.common import WORKSPACE_HELP, settle_workspace
 from ovtui.core.errors import OvtuiError
 
@@ -29,6 +41,7 @@ COMMANDS: dict[str, ModuleType] = {
     "history": history,
     "revert": revert,
     "check": check,
+    "doctor": doctor,
     "init": init,
     "review": review,
     "env": env,

@@ -66,6 +66,17 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         decide.add_argument("plan")
         decide.add_argument("items", nargs="*", type=whole_number(0), metavar="ITEM")
         decide.add_argument("--note", default="", help="a note kept with the decision in the record")
+        decide.add_argument(
+            "--reviewer", default=None, help="who decides (default: [review] reviewer, else the OS login)"
+        )
+        if name == "approve":
+            decide.add_argument(
+                "--hunks",
+                type=hunk_numbers,
+                default=None,
+                metavar="N,M",
+                help="approve only these hunks of the item's content (`review show PLAN ITEM` numbers them)",
+            )
         decide.set_defaults(handler=run_decide, decision=verb)
 
     apply = actions.add_parser("apply", parents=[common], help="apply the approved items of a plan")
@@ -89,6 +100,17 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     replan.set_defaults(handler=run_replan)
 
 
+def hunk_numbers(text: str) -> list[int]:
+    """``1,3`` → [1, 3]: hunk numbers as ``review show`` prints them (from 1)."""
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give hunk numbers like 1,3") from None
+    if not numbers or min(numbers) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: hunks are numbered from 1, like 1,3")
+    return numbers
+
+
 def _open(args: argparse.Namespace, *, reading: bool = False) -> Workspace:
     return open_workspace(args.workspace, reading=reading)
 
@@ -102,7 +124,13 @@ def _waiting(workspace: Workspace) -> list[PendingPlan]:
         print(
             f"ovtui: note: stale marks not brought up to date: {os_error_line(exc, where)}", file=sys.stderr
         )
-    return workspace.pending_plans()
+    plans = workspace.pending_plans()
+    for name in workspace.unreadable_plans():  # left on disk as they are; check says what is wrong
+        print(
+            f"ovtui: warning: {name} is not a plan ovtui can read, left out: `ovtui check` says why",
+            file=sys.stderr,
+        )
+    return plans
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -126,14 +154,17 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _item_line(plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
+def _item_line(workspace: Workspace, plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
+    from ovtui.train.review.policy import change_kind
+
     decision = plan.decisions[index].decision
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "-"
-    kind = "delete" if item.kind == "delete" else ("new" if item.before_content is None else "update")
     stale = "  STALE" if index in plan.stale else ""
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
     target = f"{item.memory_type}/{item.target_name}{peer}"
-    return f"{index:>3}  {decision:<9} {kind:<7} {confidence:>5}  {target}{stale}"
+    approvals = workspace.approvals_line(plan, index)
+    approvals = f"  [{approvals}]" if approvals else ""
+    return f"{index:>3}  {decision:<9} {change_kind(item):<7} {confidence:>5}  {target}{stale}{approvals}"
 
 
 def field_diff(item: PolicyPlanItem, current_status: str | None) -> Iterator[str]:
@@ -184,7 +215,7 @@ def run_show(args: argparse.Namespace) -> int:
         print()
         print("  #  decision  kind     conf  memory")
         for index, item in enumerate(plan.plan.items):
-            print(_item_line(plan, index, item))
+            print(_item_line(workspace, plan, index, item))
         print(f"\n`ovtui review show {plan.plan_id} N` shows item N's diff")
         return 0
     if args.item >= len(plan.plan.items):
@@ -201,7 +232,13 @@ def run_show(args: argparse.Namespace) -> int:
         current = workspace.memory(planned) if planned else None
     except OvtuiError:
         current = None
-    print(f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else ""))
+    by = f" (by {decision.reviewer})" if decision.reviewer else ""
+    print(
+        f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else "") + by
+    )
+    approvals = workspace.approvals_line(plan, args.item)
+    if approvals:
+        print(f"approvals {approvals}")
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
     print(f"target    {item.memory_type}: {planned or item.target_name}{peer}")
     if item.confidence is not None:
@@ -217,6 +254,18 @@ def run_show(args: argparse.Namespace) -> int:
     status = current.fields.get("status") if current is not None else None
     for line in _colour(field_diff(item, status), _colour_wanted(args.color)):
         print(line)
+    if item.kind == "upsert":
+        from ovtui.memory.hunks import hunks
+
+        numbered = hunks(item.before_content, item.after_content or "")
+        if len(numbered) > 1:
+            taken = (
+                f" (approved: {', '.join(map(str, decision.hunks))})" if decision.hunks is not None else ""
+            )
+            print(f"\nHunks of content{taken}: `ovtui review approve {plan.plan_id} {args.item} --hunks 1,3`")
+            lines = (line for hunk in numbered for line in hunk.lines())
+            for line in _colour(lines, _colour_wanted(args.color)):
+                print(line)
     return 0
 
 
@@ -226,9 +275,17 @@ def run_decide(args: argparse.Namespace) -> int:
     decision: Decision = args.decision
     undecided = [d.item for d in workspace.pending_plan(plan_id).decisions if d.decision == "pending"]
     chosen = list(dict.fromkeys(args.items)) or undecided
-    plan = workspace.decide_items(plan_id, chosen, decision, args.note)
+    reviewer = args.reviewer or workspace.reviewer
+    hunks: list[int] | None = getattr(args, "hunks", None)
+    if hunks is not None and len(chosen) != 1:
+        raise OvtuiError("--hunks needs exactly one ITEM: hunks are numbered per item")
+    plan = workspace.decide_items(plan_id, chosen, decision, args.note, reviewer=reviewer, hunks=hunks)
     listed = ", ".join(map(str, chosen)) or "(none: every item was decided already)"
-    print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided")
+    print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided (by {reviewer})")
+    for index in chosen:
+        approvals = workspace.approvals_line(plan, index)
+        if approvals and plan.decisions[index].decision == "pending":
+            print(f"  item {index}: {approvals}; it needs a second reviewer's approval")
     if not plan.undecided:
         print(f"next: `ovtui review apply {plan_id}`")
     return 0

@@ -71,9 +71,18 @@ class TrainerConfig(Section):
     eval_trials: int = Field(1, ge=1, le=MAX_TRIALS)
 
 
+# What kind of change a plan item is, as ``[review] second_approver_for`` names it: a new file, an
+# update that only adds lines, a rewrite that removes or changes lines of the file, a delete.
+ChangeKind = Literal["new", "update", "rewrite", "delete"]
+
+
 class ReviewConfig(Section):
     policy: str = "ask"
     dry_run: bool = False
+    # Who decides, as records name them (else `--reviewer`, else the OS login).
+    reviewer: str | None = Field(None, min_length=1, max_length=64)
+    # Changes of these kinds need two different reviewers' approvals before they are applied.
+    second_approver_for: list[ChangeKind] = Field(default_factory=list)
 
     @field_validator("policy")
     @classmethod

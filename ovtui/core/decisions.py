@@ -6,7 +6,11 @@ Apart from the domain models so that reading history records does not load them.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ReviewDecision(BaseModel):
@@ -18,3 +22,50 @@ class ReviewDecision(BaseModel):
     item: int
     decision: str
     note: str = ""
+    reviewer: str = ""  # who decided (a person's name, or ``policy:<spec>`` for an automatic decision)
+    approvals: list[str] = Field(default_factory=list)  # the reviewers who approved it, in order
+    # What the learner proposed, when a reviewer's edit replaced it (the applied text is the
+    # record's operation): the proposed → approved difference, kept as the reviewer's correction.
+    proposed: str | None = None
+    hunks: list[int] | None = None  # the content hunks approved (from 1); None: the whole item
+
+    @property
+    def decided_by(self) -> str:
+        """Who decided, as records show it: every approver of an approval, else the reviewer."""
+        if self.decision == "approved" and self.approvals:
+            return ", ".join(self.approvals)
+        return self.reviewer
+
+
+@dataclass(frozen=True)
+class PastRejection:
+    """A change a reviewer turned down, as a learner is shown it: a rejected item (``note`` is the
+    reviewer's reason), or the lines a reviewer's edit removed from a proposal (``edited``).
+
+    ``lines`` are what the change would have added to the file (the removed lines, for an edit);
+    ``after`` is the whole text the item proposed (None for a delete); ``cases`` are the cases of
+    the evidence it came from: the same change learned again from only these cases is not new
+    evidence."""
+
+    memory_type: str
+    target_name: str
+    kind: str
+    lines: tuple[str, ...]
+    after: str | None
+    note: str
+    reviewer: str
+    cases: frozenset[str]
+    plan_id: str
+    edited: bool = False
+
+    def is_old_evidence(self, cases: Iterable[str]) -> bool:
+        """Whether evidence from ``cases`` is what this rejection already saw (nothing new)."""
+        return set(cases) <= self.cases
+
+
+class RejectionSource(Protocol):
+    """Where a learner looks up what reviewers turned down (``ovtui.train.review.feedback``)."""
+
+    def rejections(self, memory_type: str, target_name: str) -> list[PastRejection]:
+        """The rejections of changes to this target, newest first."""
+        ...

@@ -1,11 +1,13 @@
 """One client for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
 
-What it adds over the ``openai`` package: JSON-schema structured output with a fallback for
-servers that reject it (remembered per client), tolerant parsing plus exactly one format-repair
-retry, clear errors for refusals and truncated answers, our own retries with exponential backoff
-and jitter (Retry-After respected), a concurrency bound, usage and cost per stage, and an opt-in
-on-disk response cache. The API key is only ever handed to the ``openai`` client: it is not
-part of cache keys or entries, and it is scrubbed from every error message we build.
+What it adds over the ``openai`` package: JSON-schema structured output with fallbacks for
+servers that reject a feature (``ovtui.llm.capabilities``: learned from the 400, remembered per
+endpoint in the workspace when the client is given a ``CapabilityMemory``), tolerant parsing
+plus exactly one format-repair retry, clear errors for refusals and truncated answers, our own
+retries with exponential backoff and jitter (Retry-After respected), a concurrency bound, usage
+and cost per stage, and an opt-in on-disk response cache. The API key is only ever handed to the
+``openai`` client: it is not part of cache keys or entries, and it is scrubbed from every error
+message we build.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import openai
 from openai import AsyncOpenAI
@@ -27,6 +29,13 @@ from ovtui.core.config import LLMConfig
 from ovtui.core.retry import RetryPolicy
 from ovtui.llm.budget import DEFAULT_CONTEXT_WINDOW
 from ovtui.llm.cache import ResponseCache, request_key
+from ovtui.llm.capabilities import (
+    MAX_DROPPED_PARAMS,
+    Capabilities,
+    CapabilityMemory,
+    FormatMode,
+    endpoint_key,
+)
 from ovtui.llm.errors import (
     LLMFormatError,
     LLMRefusalError,
@@ -46,11 +55,28 @@ from ovtui.llm.usage import CallUsage, OnCall, UsageTracker
 
 log = logging.getLogger(__name__)
 
-FormatMode = Literal["json_schema", "json_object", "text"]
 # Local servers (vLLM, Ollama, llama.cpp) accept any key; the openai client insists on one.
 PLACEHOLDER_KEY = "sk-local-no-key"
 RETRYABLE_STATUS = {408, 409, 429}
 WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
+# Parameters a request cannot do without: never dropped on a server's word.
+ESSENTIAL_PARAMS = {"model", "messages"}
+UNKNOWN_PARAM_WORDS = re.compile(r"unrecogni[sz]ed|unknown|unsupported|not supported|not permitted|extra")
+PROBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
+PROBE_MESSAGES: Messages = [{"role": "user", "content": 'Answer with the JSON object {"ok": true}.'}]
+PROBE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "ping",
+        "description": "Answers pong.",
+        "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+    },
+}
 REPAIR_PROMPT = (
     "Your previous answer could not be used: {error}\n"
     "Answer again with only one JSON object that matches the schema: no prose, no code fences."
@@ -86,6 +112,15 @@ def with_schema_in_prompt(messages: Messages, schema: dict[str, Any]) -> Message
     return [{"role": "system", "content": text}, *messages]
 
 
+def _unknown_param(exc: openai.BadRequestError, text: str, body: dict[str, Any]) -> str | None:
+    """The optional parameter of ``body`` a 400 calls unknown or unsupported, if it names one."""
+    for param in body.keys() - ESSENTIAL_PARAMS:
+        named = exc.param == param or re.search(rf"\b{re.escape(param)}\b", text) is not None
+        if named and UNKNOWN_PARAM_WORDS.search(text):
+            return param
+    return None
+
+
 def _schema_name(name: str) -> str:
     """OpenAI requires ``^[a-zA-Z0-9_-]{1,64}$`` for the schema name."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "answer"
@@ -101,9 +136,11 @@ class LLMClient:
         on_call: OnCall | None = None,
         retry: RetryPolicy | None = None,
         http_client: Any = None,
+        capability_memory: CapabilityMemory | None = None,
     ) -> None:
         """``http_client``: an ``openai.DefaultAioHttpClient()`` (or any client the SDK accepts)
-        instead of the SDK's default httpx transport; aiohttp costs less CPU per call."""
+        instead of the SDK's default httpx transport; aiohttp costs less CPU per call.
+        ``capability_memory``: where what the endpoint refused is remembered between runs."""
         self.config = config
         key = api_key_from_env(config.api_key_env, "[llm] api_key_env", required=False)
         self._key = key or PLACEHOLDER_KEY
@@ -119,11 +156,23 @@ class LLMClient:
         self.on_call = on_call
         self.retry = retry or RetryPolicy()
         self.cache = ResponseCache(cache_dir) if config.cache and cache_dir is not None else None
-        # Learned from the server's 400s and kept for the life of the client.
-        self.format_mode: FormatMode = "json_schema"
-        self.tools_supported = True
+        # Learned from the server's 400s; recalled from (and kept in) the memory when there is one.
+        self.capabilities = Capabilities()
+        self._memory = capability_memory
+        self._endpoint = endpoint_key(config.base_url, config.model)
+        self._recalled = capability_memory is None
+        self._recall_lock = asyncio.Lock()
         self._context_window: int | None = None
+        self.window_source = ""
         self._window_lock = asyncio.Lock()
+
+    @property
+    def format_mode(self) -> FormatMode:
+        return self.capabilities.format_mode
+
+    @property
+    def tools_supported(self) -> bool:
+        return self.capabilities.tools
 
     async def aclose(self) -> None:
         await self._openai.close()
@@ -141,6 +190,14 @@ class LLMClient:
             if self._context_window is None:
                 reported = await self._reported_window()
                 self._context_window = reported or self.config.context_window or DEFAULT_CONTEXT_WINDOW
+                self.capabilities.context_window = reported
+                self.window_source = (
+                    "reported by the endpoint"
+                    if reported
+                    else "from [llm] context_window"
+                    if self.config.context_window
+                    else "the safe default: the endpoint does not say"
+                )
                 log.info("context window of %s: %d tokens", self.config.model, self._context_window)
             return self._context_window
 
@@ -158,6 +215,32 @@ class LLMClient:
                 sizes = [v for v in found if isinstance(v, int) and not isinstance(v, bool) and v > 0]
                 return sizes[0] if sizes else None
         return None
+
+    async def probe(self) -> Capabilities:
+        """Ask the endpoint afresh what it supports (a structured answer, then a tool call), and
+        remember the answer; what was learned before is forgotten first."""
+        self.capabilities = Capabilities()
+        self._recalled = True
+        self._context_window = None
+        await self._call("doctor", PROBE_MESSAGES, PROBE_SCHEMA, "probe", None)
+        await self._call("doctor", PROBE_MESSAGES, None, "answer", [PROBE_TOOL])
+        await self.context_window()
+        await self._remember()
+        return self.capabilities
+
+    async def _recall(self) -> None:
+        """What this endpoint was found to support before, once per client."""
+        async with self._recall_lock:
+            if not self._recalled and self._memory is not None:
+                known = await asyncio.to_thread(self._memory.recall, self._endpoint)
+                if known is not None:
+                    self.capabilities = known
+                    log.info("recalled what %s supports: %s", self._endpoint, known)
+                self._recalled = True
+
+    async def _remember(self) -> None:
+        if self._memory is not None:
+            await asyncio.to_thread(self._memory.remember, self._endpoint, self.capabilities)
 
     # --- the public calls ---
     async def complete_json(
@@ -263,30 +346,47 @@ class LLMClient:
             "temperature": self.config.temperature,
         }
         if schema is not None and self.format_mode == "json_schema":
+            strict = self.capabilities.strict
             kwargs["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": _schema_name(schema_name), "schema": schema, "strict": False},
+                "json_schema": {"name": _schema_name(schema_name), "schema": schema, "strict": strict},
             }
         elif schema is not None and self.format_mode == "json_object":
             kwargs["response_format"] = {"type": "json_object"}
         if tools and self.tools_supported:
             kwargs["tools"] = tools
+        for param in self.capabilities.dropped_params:
+            kwargs.pop(param, None)
         return kwargs
 
-    def _downgrade(self, exc: openai.BadRequestError, wanted_format: bool, wanted_tools: bool) -> bool:
-        """Learn from a 400 that names an unsupported feature; True if the request should be resent."""
+    def _downgrade(self, exc: openai.BadRequestError, body: dict[str, Any]) -> bool:
+        """Learn from a 400 that names a feature ``body`` asked for; True if the request should be
+        resent. What is learned follows what was sent, not what is known now: calls in flight
+        together are refused together, and the fallback moves one step, not one step per call."""
         text = f"{exc.message} {exc.param or ''}".lower()
-        if (
-            wanted_format
-            and self.format_mode != "text"
-            and ("response_format" in text or "json_schema" in text)
-        ):
-            self.format_mode = "json_object" if self.format_mode == "json_schema" else "text"
-            log.warning("endpoint rejected the response format; falling back to %s", self.format_mode)
+        learned = self.capabilities
+        sent_format = (body.get("response_format") or {}).get("type")
+        sent_strict = bool(((body.get("response_format") or {}).get("json_schema") or {}).get("strict"))
+        if sent_format and ("response_format" in text or "json_schema" in text or "strict" in text):
+            if sent_strict and ("strict" in text or "invalid schema" in text):
+                if learned.strict:
+                    learned.strict = False  # a strict schema is the first thing a server refuses
+                    log.warning("endpoint refused a strict schema; sending schemas without strict")
+            elif sent_format == self.format_mode:
+                learned.format_mode = "json_object" if sent_format == "json_schema" else "text"
+                log.warning("endpoint rejected the response format; falling back to %s", self.format_mode)
             return True
-        if wanted_tools and self.tools_supported and "tool" in text:
-            self.tools_supported = False
-            log.warning("endpoint rejected tools; tool requests will use the JSON convention")
+        if "tools" in body and "tool" in text:
+            if learned.tools:
+                learned.tools = False
+                log.warning("endpoint rejected tools; tool requests will use the JSON convention")
+            return True
+        unknown = _unknown_param(exc, text, body)
+        if unknown is not None and unknown in learned.dropped_params:
+            return True
+        if unknown is not None and len(learned.dropped_params) < MAX_DROPPED_PARAMS:
+            learned.dropped_params.append(unknown)
+            log.warning("endpoint does not know the parameter %r; sending requests without it", unknown)
             return True
         return False
 
@@ -298,6 +398,7 @@ class LLMClient:
         schema_name: str,
         tools: list[dict[str, Any]] | None,
     ) -> tuple[ChatCompletion, int]:
+        await self._recall()
         attempt = 0
         while True:
             attempt += 1
@@ -310,7 +411,8 @@ class LLMClient:
                     response = await self._openai.post("/chat/completions", body=body, cast_to=ChatCompletion)
                     return response, attempt
             except openai.BadRequestError as exc:
-                if self._downgrade(exc, schema is not None, bool(tools)):
+                if self._downgrade(exc, body):
+                    await self._remember()
                     attempt -= 1  # a capability probe, not a failure
                     continue
                 raise LLMRequestError(stage, 400, self.redact(exc.message)) from None

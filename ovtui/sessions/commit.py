@@ -100,8 +100,20 @@ class CommitOutcome:
     peer_files_written: Counter[str] = field(default_factory=Counter)
     # What was extracted and not written (refused by the policy, left out by the merge).
     skipped: list[SkippedOperation] = field(default_factory=list)
+    # The types the session's memory_policy allows (every declared type when it names none).
+    effective_memory_types: list[str] = field(default_factory=list)
     # The records of memory batches shared with other commits: which of their files are this one's.
     shared_records: dict[str, Callable[[str], bool]] = field(default_factory=dict)
+
+    def agent_memory(self) -> dict[str, Any]:
+        """OpenViking's account of agent training: ovtui has no switch to turn it off, so it is on,
+        and skipped (``memory_types_filtered``) only where the policy leaves out cases or trajectories."""
+        trains = {"cases", "trajectories"} <= set(self.effective_memory_types)
+        return {
+            "effective_memory_types": self.effective_memory_types,
+            "agent_evolution_enabled": True,
+            "agent_memory_skip_reason": None if trains else "memory_types_filtered",
+        }
 
     def peer_summary(self) -> dict[str, Any]:
         """Each peer's memories routed to its space and files written there, and the peer memories
@@ -125,14 +137,37 @@ class CommitOutcome:
             "pending_plans": self.pending_plans,
             "errors": self.errors,
             **self.peer_summary(),
-            # The extraction's calls; the training of the commit's cases is the trainer's (its
-            # batch is shared with other commits), reported in the run's usage.
-            "token_usage": {
-                "model_calls": self.model_calls,
+            **self.agent_memory(),
+            # OpenViking's report of what was left out: the skipped operations of the memory_diff.
+            "memory_extraction": {
+                "skipped": len(self.diff.skipped_operations),
+                "skipped_operations": [
+                    s.model_dump(mode="json", exclude_none=True) for s in self.diff.skipped_operations
+                ],
+            },
+            "token_usage": self.token_usage(),
+        }
+
+    def token_usage(self) -> dict[str, Any]:
+        """The extraction's calls (the training of the commit's cases is the trainer's: its batch is
+        shared with other commits, reported in the run's usage), flat as ovtui has always answered
+        and nested as OpenViking 0.5.2 does (``llm``, ``embedding``, ``total``). A commit embeds
+        nothing: ovtui embeds for retrieval, not per session."""
+        total = self.prompt_tokens + self.completion_tokens
+        return {
+            "model_calls": self.model_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": total,
+            "llm": {
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
-                "total_tokens": self.prompt_tokens + self.completion_tokens,
+                "total_tokens": total,
+                "cached_tokens": 0,
+                "reasoning_tokens": 0,
             },
+            "embedding": {"total_tokens": 0},
+            "total": {"total_tokens": total, "cached_tokens": 0, "reasoning_tokens": 0},
         }
 
 
@@ -210,7 +245,8 @@ class SessionCommitter:
     ) -> CommitOutcome:
         snapshot = f"{SNAPSHOT_PREFIX}:{archive.session_id}:{archive.name}"
         plain = [m.to_message() for m in messages]
-        outcome = CommitOutcome(archive=archive, diff=MemoryDiff())
+        allowed = policy.memory_types if policy.memory_types is not None else self.store.registry.names()
+        outcome = CommitOutcome(archive=archive, diff=MemoryDiff(), effective_memory_types=sorted(allowed))
         to_write: list[ExtractedMemory] = []
         analyses: list[RolloutAnalysis | None]
         if casespec_header(plain) is not None:

@@ -199,7 +199,10 @@ class StreamingMemoryUpdater:
                 mine = [x for x in left_out if any(x.memory is m for m in submission.memories)]
                 own = list(dict.fromkeys(str(x) for x in mine))  # a file that could not take it: once
                 skipped = [_skipped(self.store, x) for x in mine]
-                aimed = frozenset(self._target_uri(m) for m in submission.memories) - {""}
+                # Its files, and the trajectories its cases link to (the link writes their backlinks).
+                aimed = frozenset(
+                    uri for m in submission.memories for uri in (self._target_uri(m), *m.produced)
+                ) - {""}
                 if not submission.future.done():
                     submission.future.set_result(
                         replace(result, errors=[*result.errors, *own], skipped=skipped, own_uris=aimed)

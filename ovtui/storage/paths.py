@@ -61,6 +61,8 @@ LEGACY_HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"
 LEGACY_HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"
 # How many runs have scored each sealed split ([evaluation] sealed), by "<dataset>/<split>".
 SEALED_SCORES_FILE = f"{STATE_DIR}/sealed.json"
+# What each LLM endpoint (base URL + model) was found to support, so a refused feature is asked once.
+ENDPOINTS_FILE = f"{STATE_DIR}/endpoints.json"
 BOOKKEEPING_FILES = (
     LOCK_FILE,
     LOCK_HOLDER_FILE,
@@ -73,6 +75,7 @@ BOOKKEEPING_FILES = (
     LEGACY_HOTNESS_SUMMARY_FILE,
     LEGACY_HOTNESS_LOCK_FILE,
     SEALED_SCORES_FILE,
+    ENDPOINTS_FILE,
 )
 
 # A workspace user: the <user> of every URI (one folder level, so stricter than a name).

@@ -7,6 +7,7 @@ from typing import Any
 
 from ovtui.core.config import LLMConfig
 from ovtui.core.retry import RetryPolicy
+from ovtui.llm.capabilities import CapabilityMemory
 from ovtui.llm.client import LLMClient
 from ovtui.llm.usage import OnCall
 
@@ -37,9 +38,13 @@ def make_client(
     cache_dir: Path | None = None,
     on_call: OnCall | None = None,
     retry: RetryPolicy = FAST_RETRY,
+    capability_memory: CapabilityMemory | None = None,
     **overrides: Any,
 ) -> LLMClient:
-    return LLMClient(llm_config(server, **overrides), cache_dir=cache_dir, on_call=on_call, retry=retry)
+    config = llm_config(server, **overrides)
+    return LLMClient(
+        config, cache_dir=cache_dir, on_call=on_call, retry=retry, capability_memory=capability_memory
+    )
 
 
 def last_user_text(server: FakeOpenAIServer, request_index: int = -1) -> str:

@@ -4,8 +4,12 @@ It speaks just enough of ``POST /v1/chat/completions`` (and ``POST /v1/embedding
 from a function of the text, in ``float`` or ``base64`` encoding) for the official ``openai`` client: the
 replies come from a script (a queue of :class:`Reply`, or a function of the request) and can
 misbehave on purpose — latency, 429 with Retry-After, 500, a timeout, a dropped connection,
-prose instead of JSON, a refusal, a truncated answer, tool calls. Every request is recorded
-(body, headers, timing) so tests can assert prompts, call counts and the peak concurrency.
+prose instead of JSON, a refusal, a truncated answer, tool calls. Quirk modes make it behave like a
+small local server: no json_schema, no tools, strict schemas refused, a 400 for a parameter it does
+not know, reasoning blocks or a code fence around every answer, and a prompt over its context cut
+silently (Ollama's default) so the model sees no instructions. Every request is recorded (body,
+headers, timing, the status answered) so tests can assert prompts, call counts, refused calls and
+the peak concurrency.
 
 Only the standard library is used so ``bench/`` can run it without test dependencies.
 """
@@ -21,7 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -99,6 +103,7 @@ class RecordedRequest:
     body: dict[str, Any]
     started: float
     finished: float = 0.0
+    status: int = 200
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -148,6 +153,13 @@ class FakeOpenAIServer:
         self.supports_json_object = supports_json_object
         self.supports_tools = supports_tools
         self.context_window: int | None = None  # reported in GET /models as vLLM does (max_model_len)
+        # Quirk modes of small local servers (see the module's docstring).
+        self.supports_strict = True
+        self.unknown_params: set[str] = set()  # answered with a 400 "Unrecognized request argument"
+        self.think_blocks = False  # every answer starts with a <think>…</think> block
+        self.fenced_json = False  # every answer comes in a ```json fence
+        self.prompt_limit: int | None = None  # a longer prompt is cut silently: the answer is empty
+        self.cut_prompts = 0
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -173,6 +185,11 @@ class FakeOpenAIServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def refused_requests(self) -> list[RecordedRequest]:
+        """Chat requests answered with a 4xx: each one a call paid for nothing."""
+        return [r for r in self.chat_requests if 400 <= r.status < 500]
 
     @property
     def embedding_requests(self) -> list[RecordedRequest]:
@@ -234,7 +251,26 @@ class FakeOpenAIServer:
             return Reply.bad_request("response_format type 'json_object' is not supported", "response_format")
         if body.get("tools") and not self.supports_tools:
             return Reply.bad_request("this model does not support tools", "tools")
+        strict = kind == "json_schema" and body["response_format"].get("json_schema", {}).get("strict")
+        if strict and not self.supports_strict:
+            return Reply.bad_request("strict mode is not supported for json_schema", "response_format")
+        unknown = sorted(self.unknown_params & body.keys())
+        if unknown:
+            return Reply.bad_request(f"Unrecognized request argument supplied: {unknown[0]}", unknown[0])
         return None
+
+    def _quirky(self, request: RecordedRequest, reply: Reply) -> Reply:
+        """``reply`` as a small local server would give it, in the quirk modes that are on."""
+        if self.prompt_limit is not None and estimate_tokens(request.prompt_text) > self.prompt_limit:
+            with self._lock:
+                self.cut_prompts += 1
+            return Reply.text("{}")  # the instructions were cut away: nothing comes out
+        content = reply.content
+        if content is not None and self.fenced_json:
+            content = f"```json\n{content}\n```"
+        if content is not None and self.think_blocks:
+            content = f"<think>The user wants JSON; maybe {{}} will do? No.</think>\n{content}"
+        return replace(reply, content=content)
 
     def _wait(self, seconds: float) -> None:
         if seconds > 0:
@@ -291,7 +327,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not request.path.endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {request.path}", "type": "not_found"}})
             return
-        reply = fake._capability_error(request.body) or fake._next_reply(request)
+        reply = fake._capability_error(request.body) or fake._quirky(request, fake._next_reply(request))
+        request.status = reply.status
         fake._wait(fake.latency + reply.delay)
         if reply.drop:
             self.close_connection = True

@@ -38,9 +38,19 @@ _SESSION = re.compile(r"## Conversation \(session ([^)\s]+)\)")
 SessionScript = Callable[[RecordedRequest], Reply]
 
 
+SCHEMA_IN_PROMPT = "matching this JSON schema:\n"
+
+
 def _schema(request: RecordedRequest) -> dict[str, Any]:
+    """The answer schema: in ``response_format``, or (an endpoint without json_schema) at the end of
+    the system message."""
     fmt = request.body.get("response_format") or {}
-    return dict((fmt.get("json_schema") or {}).get("schema") or {})
+    given = (fmt.get("json_schema") or {}).get("schema")
+    if given:
+        return dict(given)
+    system = str((request.messages[:1] or [{}])[0].get("content") or "")
+    _, marker, text = system.rpartition(SCHEMA_IN_PROMPT)
+    return dict(json.loads(text)) if marker else {}
 
 
 def session_of(request: RecordedRequest) -> str | None:

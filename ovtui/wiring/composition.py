@@ -70,11 +70,20 @@ class Composition:
 
     def llm_client(self) -> LLMClient:
         if self._llm is None:
+            from ovtui.llm.capabilities import CapabilityMemory
             from ovtui.llm.client import LLMClient
 
             cache = self.paths.state / "llm_cache" if self.config.llm.cache else None
-            self._llm = LLMClient(self.config.llm, cache_dir=cache, on_call=self._report_usage)
+            memory = CapabilityMemory(self.paths.root)
+            self._llm = LLMClient(
+                self.config.llm, cache_dir=cache, on_call=self._report_usage, capability_memory=memory
+            )
         return self._llm
+
+    def forget_llm_client(self) -> None:
+        """After the client was closed (``doctor`` closes the one it probed with): the next use
+        case gets a new one."""
+        self._llm = None
 
     def _report_usage(self, stage: str, usage: CallUsage, latency: float) -> None:
         if self.run_events is not None:
@@ -129,10 +138,12 @@ class Composition:
         return PolicyTrainingEngine(
             TrajectoryRolloutAnalyzer(self.store, backends.extractor),
             ExperienceGradientEstimator(self.store, backends.proposer),
-            PatchMergePolicyOptimizer(self.store, backends.merger),
+            PatchMergePolicyOptimizer(self.store, backends.merger, self.resources.review_feedback()),
             self.updater(dry_run),
             self.loader,
-            review=ReviewPolicy(approve, gate_k=self.config.evaluation.k),
+            review=ReviewPolicy(
+                approve, self.config.review.second_approver_for, gate_k=self.config.evaluation.k
+            ),
             pending=self.pending,
             run=run,
             concurrency=self.config.trainer.rollout_concurrency,

@@ -43,6 +43,7 @@ from ovtui.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from ovtui.core.config import OvtuiConfig
+    from ovtui.core.decisions import RejectionSource
     from ovtui.core.domain import ExperienceSet
     from ovtui.core.interfaces import (
         CaseLoader,
@@ -147,6 +148,7 @@ class Resources:
     llm: Callable[[], LLMClient]
     _environments: dict[str, Environment] = field(default_factory=dict, compare=False, repr=False)
     _ledger: list[UseLedger] = field(default_factory=list, compare=False, repr=False)
+    _feedback: list[RejectionSource] = field(default_factory=list, compare=False, repr=False)
 
     def environment(self, name: str | None = None) -> Environment:
         """The environment ``name`` — by default ``[trainer] environment``, the one the local
@@ -164,6 +166,15 @@ class Resources:
 
             self._ledger.append(UseLedger(self.paths))
         return self._ledger[0]
+
+    def review_feedback(self) -> RejectionSource:
+        """What reviewers of this workspace turned down (rejected items, lines an edit removed),
+        for the learners: one reader for all the factories."""
+        if not self._feedback:
+            from ovtui.train.review.feedback import ReviewFeedback
+
+            self._feedback.append(ReviewFeedback(self.paths.root))
+        return self._feedback[0]
 
     def hotness(self) -> HotnessMix:
         """Where an agent (or a session's extraction) records the memories it retrieves, and how

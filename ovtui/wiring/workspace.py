@@ -25,6 +25,7 @@ a RunReport.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from ovtui.core.events import EventBus, Listener
     from ovtui.core.fileformat import MemoryFile
     from ovtui.core.interfaces import CaseLoader
+    from ovtui.llm.capabilities import Capabilities
     from ovtui.memory.history import HistoryEntry, HistoryStore
     from ovtui.memory.ledger import UseLedger
     from ovtui.memory.ledger_state import Fed, Usage, Via
@@ -106,12 +108,32 @@ class CompareOptions:
 
 
 @dataclass
+@dataclass(frozen=True)
+class EndpointReport:
+    """What ``doctor`` found the ``[llm]`` endpoint to support, and where it was recorded."""
+
+    base_url: str
+    model: str
+    capabilities: Capabilities
+    context_window: int
+    window_source: str
+    recorded_in: str
+
+
 class MemoryListing:
     """The files of one memory type, the user's and then each peer's, with the name each is shown
     by, and what could not be read (a file, or a peer's folder leading outside)."""
 
     files: list[tuple[str, MemoryFile]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+
+
+def login_name() -> str:
+    """The OS login of this process, who a decision is by when no reviewer is named."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no entry in the user database (a bare container)
+        return f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
 
 
 def _joined(first: list[str], second: list[str]) -> list[str]:
@@ -173,7 +195,7 @@ class Workspace:
     def _pending(self) -> PendingPlans:
         from ovtui.train.review.pending import PendingPlans
 
-        return PendingPlans(self._store)
+        return PendingPlans(self._store, second_approver_for=self.config.review.second_approver_for)
 
     @cached_property
     def _loader(self) -> ExperienceSetLoader:
@@ -191,6 +213,23 @@ class Workspace:
         from ovtui.memory.history import HistoryStore
 
         return HistoryStore(self._paths)
+
+    async def doctor(self) -> EndpointReport:
+        """Probe ``[llm]``'s endpoint afresh for what it supports and its context window, and
+        record the answer in the workspace (``.ovtui/endpoints.json``) for the runs to come."""
+        from ovtui.storage.paths import ENDPOINTS_FILE
+
+        client = self._kernel.llm_client()
+        try:
+            capabilities = await client.probe()
+            window = await client.context_window()
+        finally:
+            await client.aclose()
+            self._kernel.forget_llm_client()
+        llm = self.config.llm
+        return EndpointReport(
+            llm.base_url, llm.model, capabilities, window, client.window_source, ENDPOINTS_FILE
+        )
 
     def _trials(self, trials: int | None) -> int:
         """Runs of each eval case: ``trials`` (checked) or ``[trainer] eval_trials``."""
@@ -485,8 +524,12 @@ class Workspace:
 
     # --- review: the plans that wait for a person -----------------------------------------------
     def pending_plans(self) -> list[PendingPlan]:
-        """The plans waiting for review, oldest first."""
+        """The plans waiting for review, oldest first (``unreadable_plans`` names those left out)."""
         return self._pending.list()
+
+    def unreadable_plans(self) -> list[str]:
+        """The plan files the last ``pending_plans`` could not read, as the workspace names them."""
+        return [self._paths.relative(path) for path in self._pending.unreadable]
 
     def pending_plan(self, plan_id: str) -> PendingPlan:
         return self._pending.get(plan_id)
@@ -523,21 +566,46 @@ class Workspace:
 
         return [note for _, note in unread_notes(self._kernel.experience_reader(), content)]
 
-    def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
-        return self._pending.decide(plan_id, item, decision, note)
+    @property
+    def reviewer(self) -> str:
+        """Who decides in this process: ``[review] reviewer``, else the OS login."""
+        return self.config.review.reviewer or login_name()
+
+    def approvals_line(self, plan: PendingPlan, index: int) -> str:
+        """``1 of 2 approvals (ana)`` for an item that needs two reviewers, else ``""``."""
+        from ovtui.train.review.policy import approvals_needed
+
+        needed = approvals_needed(plan.plan.items[index], self.config.review.second_approver_for)
+        return plan.decisions[index].approvals_line(needed)
+
+    def decide(
+        self, plan_id: str, item: int, decision: Decision, note: str = "", *, reviewer: str | None = None
+    ) -> PendingPlan:
+        return self._pending.decide(plan_id, item, decision, note, reviewer=reviewer or self.reviewer)
 
     def decide_items(
-        self, plan_id: str, items: list[int] | None, decision: Decision, note: str = ""
+        self,
+        plan_id: str,
+        items: list[int] | None,
+        decision: Decision,
+        note: str = "",
+        *,
+        reviewer: str | None = None,
+        hunks: list[int] | None = None,
     ) -> PendingPlan:
-        """Decide ``items`` (None: every undecided one) of a plan at once."""
-        return self._pending.decide_items(plan_id, items, decision, note)
+        """Decide ``items`` (None: every undecided one) of a plan at once, as ``reviewer`` (by
+        default ``self.reviewer``); ``hunks``: approve only these hunks of their content."""
+        who = reviewer or self.reviewer
+        return self._pending.decide_items(plan_id, items, decision, note, reviewer=who, hunks=hunks)
 
-    def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
-        return self._pending.decide_all(plan_id, decision, note)
+    def decide_all(
+        self, plan_id: str, decision: Decision, note: str = "", *, reviewer: str | None = None
+    ) -> PendingPlan:
+        return self._pending.decide_all(plan_id, decision, note, reviewer=reviewer or self.reviewer)
 
-    def edit_item(self, plan_id: str, item: int, content: str) -> PendingPlan:
+    def edit_item(self, plan_id: str, item: int, content: str, *, reviewer: str | None = None) -> PendingPlan:
         """A reviewer's own text for an item: what the apply will write instead of the proposal."""
-        return self._pending.edit_after(plan_id, item, content)
+        return self._pending.edit_after(plan_id, item, content, reviewer=reviewer or self.reviewer)
 
     def choose_standing(self, plan_id: str, item: int, contradiction: int, stands: Stands) -> PendingPlan:
         """Which line of an item's contradiction stands: ``this`` (the item's), ``other`` (the
@@ -553,13 +621,16 @@ class Workspace:
         whole apply, so it is applied once however many processes try; the others get
         ``PlanSettledError`` saying who applied it."""
         from ovtui.train.review.gates.contradictions import unsettled_contradictions
-        from ovtui.train.review.policy import apply_reviewed, evidence_for, stale_subplan
+        from ovtui.train.review.policy import apply_reviewed, evidence_for, missing_approvals, stale_subplan
 
         async with self._pending.claimed([plan_id]) as claim:
             # Under the plan's lock from here: a second apply (any process) waits, then finds it settled.
             [pending] = claim.plans
             if not dry_run:
                 await asyncio.to_thread(claim.settle_if_recorded, pending)
+            short = missing_approvals(pending, self.config.review.second_approver_for)
+            if short:
+                raise OvtuiError(f"plan {plan_id}: " + "; ".join(short))
             if pending.undecided:
                 raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
             unsettled_contradictions(pending)

@@ -359,3 +359,32 @@ async def test_a_new_memory_of_a_session_shows_the_file_it_will_write(
         await press_and_settle(pilot, "2")
         header = app.screen.query_one("#item-header", Static).render()
         assert "peers/alice/memories/preferences/alice/aisle_seats.md" in str(header)
+
+
+async def test_a_delete_that_needs_two_reviewers_shows_one_of_two_and_is_not_applied(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    config = workspace.config.model_copy(deep=True)
+    config.review.reviewer = "ana"
+    config.review.second_approver_for = ["delete"]
+    ana = Workspace(workspace.root, config)
+    park_demo_plan(ana)
+    app = make_app(ana)
+    messages: list[object] = []
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await press_and_settle(pilot, "2")
+        await pilot.press("a", "a", "a")  # item 2 is the delete: approving it asks first
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.click("#confirm")
+        await settle(app, pilot)
+        assert "1 of 2 approvals (ana)" in screen_text(app)  # the cursor stays on the last item
+        await press_and_settle(pilot, "p")
+    assert any("item 2: 1 of 2 approvals (ana)" in n for n in notifications(messages))
+    assert not history_of(ana).ids_on_disk()
+    pending = ana.pending_plan(PLAN_ID)
+    assert [(d.decision, d.reviewer, d.approvals) for d in pending.decisions] == [
+        ("approved", "ana", ["ana"]),
+        ("approved", "ana", ["ana"]),
+        ("pending", "ana", ["ana"]),
+    ]

@@ -32,7 +32,9 @@ async def test_a_worker_that_fails_reports_the_kernel_error(sample_workspace: Wo
     process = RunProcess("train", sample_workspace, TrainOptions(dataset="missing"), events.append)
     with pytest.raises(RunFailed) as failed:
         await process.run()
-    assert str(failed.value) == "datasets/missing/train.jsonl: dataset split not found"
+    assert str(failed.value) == (
+        "datasets/missing/train.jsonl: dataset split not found; the datasets here: support (test, train)"
+    )
     (finished,) = [e for e in events if e.kind == "run_finished"]
     assert finished.data["failed"] == str(failed.value)
     assert finished.data["report"]["errors"] == [str(failed.value)]
@@ -73,7 +75,9 @@ async def test_a_failed_runs_reason_is_on_the_screen_whole_at_80_columns(
     """At the floor a long reason wraps, in the status and in the log; no part of it is cut at the edge."""
     app = make_app(sample_workspace)
     dataset = "a_long_dataset_name_for_the_floor"
-    reason = f"datasets/{dataset}/train.jsonl: dataset split not found"
+    reason = (
+        f"datasets/{dataset}/train.jsonl: dataset split not found; the datasets here: support (test, train)"
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         run = app.screen
         assert isinstance(run, RunScreen)

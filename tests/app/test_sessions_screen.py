@@ -85,7 +85,7 @@ async def test_sessions_screen_names_the_peer_of_each_memory(
         await pilot.press("5")
         await settle(app, pilot)
         text = screen_text(app)
-        assert "profile.md · peer alice" in text and "preferences/trains.md · peer alice" in text
+        assert "profile.md · peer alice" in text and "preferences/alice/trains.md · peer alice" in text
         assert "peer alice: 2 memories, 2 file(s) written" in text
         assert "skipped peer bob: 1 memory, not in the session's MemoryPolicy" in text
 

@@ -73,6 +73,15 @@ class Pane:
             time.sleep(0.2)
         raise AssertionError(f"none of {needles} appeared; the pane shows:\n{self.text()}")
 
+    def wait_for_words(self, words: str, timeout: float = 60) -> None:
+        """``words`` on screen, wrapped or not: the pane's text joined, box edges left out."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if words in " ".join(self.text().replace("│", " ").split()):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"{words!r} did not appear; the pane shows:\n{self.text()}")
+
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
 
@@ -153,13 +162,13 @@ def test_a_burst_of_keys_with_dd_leaves_the_app_quick_to_quit(tmp_path: Path) ->
 def test_a_failed_run_shows_its_whole_reason_at_80_by_24(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     (root / "datasets" / "support" / "train.jsonl").unlink()
-    reason = "datasets/support/train.jsonl: dataset split not found"
+    reason = "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test)"
     pane = Pane([sys.executable, "-m", "ovtui", str(root)], REPO, then="sleep 30", size=(80, 24))
     try:
         pane.wait_for("1 Run", timeout=60)
         pane.keys("t")
-        pane.wait_for(f"train: FAILED — {reason}", timeout=120)  # the status, whole
-        pane.wait_for(f"run failed: {reason}", timeout=30)  # and the log's line, whole
+        pane.wait_for_words(f"train: FAILED — {reason}", timeout=120)  # the status, whole (wrapped)
+        pane.wait_for_words(f"run failed: {reason}", timeout=30)  # and the log's line, whole
         shown = pane.text()
         pane.keys("C-q")
     finally:

@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from cli_support import run_ovtui
 
 from ovtui.checks.workspace import check_workspace
 from ovtui.storage.faults import FAULT_ENV
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.wiring.workspace import memory_to_check
 
 CONVERSATION = [
@@ -55,6 +56,7 @@ COMMANDS = [
     Command("train", lambda b, w: ["train", w, "--epochs", "1", "--limit", "4", "--approve", "all"], True),
     Command("eval", lambda b, w: ["eval", w], True),
     Command("check", lambda b, w: ["check", w], False),
+    Command("doctor", lambda b, w: ["doctor", w], True),
     Command("history", lambda b, w: ["history", w], False),
     Command("history show", lambda b, w: ["history", "show", b.record, "-w", w], False),
     Command("revert", lambda b, w: ["revert", b.record, "-w", w], True),
@@ -111,12 +113,22 @@ def _ovtui(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
+def endpoint() -> Iterator[FakeOpenAIServer]:
+    """The model endpoint ``ovtui doctor`` probes (the training itself stays offline)."""
+    with FakeOpenAIServer(lambda request: Reply.json({"ok": True})) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory, endpoint: FakeOpenAIServer) -> Base:
     """A trained workspace with a record that can be reverted, a plan waiting for a decision and an
     approved one that can be applied; a conversation and recorded rollouts beside it."""
     folder = tmp_path_factory.mktemp("faults")
     ws = str(folder / "ws")
     _ovtui("init", ws, "--sample", cwd=folder)
+    config = folder / "ws" / "ovtui.toml"
+    endpoint_lines = f'[llm]\nbase_url = "{endpoint.base_url}"\nmax_retries = 0\n'
+    config.write_text(config.read_text().replace("[llm]\n", endpoint_lines, 1))
     _ovtui("train", ws, "--epochs", "1", "--limit", "4", "--approve", "all", "--no-eval", cwd=folder)
     (record,) = [p.name for p in (folder / "ws/history").iterdir() if p.is_dir()]
     _ovtui("train", ws, "--epochs", "1", "--limit", "16", "--approve", "ask", "--no-eval", cwd=folder)

@@ -175,3 +175,13 @@ def test_replan_all_stale_keeps_the_decisions_and_notes_of_unchanged_items(parke
     # on the strength of the old decision.
     assert name[stale] not in by_target or by_target[name[stale]].decision == "pending"
     assert f"kept: item {list(by_target).index(name[rejected])} {name[rejected]}: rejected — too vague" in out
+
+
+def test_a_plan_file_that_cannot_be_read_is_named_not_skipped_silently(parked: Path) -> None:
+    before = listed(parked)
+    broken = parked / ".ovtui" / "pending" / "zz_broken.json"
+    broken.write_text('{"plan_id": "zz_broken", "plan": ')  # cut short, as a full disk may leave it
+    code, out, err = review(parked, "list")
+    assert code == 0 and all(p["plan_id"] in out for p in before)  # the others are listed as before
+    assert err.count("\n") == 1 and ".ovtui/pending/zz_broken.json is not a plan ovtui can read" in err
+    assert broken.read_text() == '{"plan_id": "zz_broken", "plan": '  # left as it was, for `check`

@@ -49,7 +49,7 @@ async def test_structured_output_request_and_result(fake: FakeOpenAIServer, clie
     assert request.body["messages"] == MESSAGES
     assert request.body["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "greeting", "schema": SCHEMA, "strict": False},
+        "json_schema": {"name": "greeting", "schema": SCHEMA, "strict": True},
     }
     assert request.headers["x-stainless-retry-count"] == "0"  # the SDK's own retries are off
 

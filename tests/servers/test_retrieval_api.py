@@ -63,6 +63,7 @@ def test_find_as_the_sdk_sends_it(client: httpx.Client) -> None:
         list(experience) == HIT_KEYS and experience["level"] == 2 and experience["context_type"] == "memory"
     )
     assert "booking cancellation" in experience["abstract"]  # its Situation, not the whole file
+    assert all(h["tags"] == [f"memory_type={h['memory_type']}"] for h in hits)  # as OpenViking tags them
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     assert all(0 < h["score"] < 1 for h in hits)
     # Narrowed as the SDK narrows it, with every field ovtui accepts and ignores.

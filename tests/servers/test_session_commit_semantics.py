@@ -231,3 +231,53 @@ def test_a_failed_commit_is_submitted_again_through_its_archive(served: tuple[ht
     assert refused.status_code == 409 and "memory_diff.json" in refused.json()["error"]["message"]
     assert client.post("/api/v1/sessions/fine/archives/archive_009/resubmit").status_code == 404
     assert client.post("/api/v1/sessions/fine/archives/..%2Fx/resubmit").status_code in (400, 404)
+
+
+def test_sessions_and_tasks_carry_the_fields_openviking_answers(served: tuple[httpx.Client, Path]) -> None:
+    """The keys a live OpenViking 0.5.2 answered to its own SDK (create, get, list sessions; a
+    commit's task), so a client written against it reads ovtui's answers the same way."""
+    client, _ = served
+    created = ok(client.post("/api/v1/sessions", json={"session_id": "shape"}))
+    assert created["user"] == {"account_id": "default", "user_id": "default"}
+    ok(client.post("/api/v1/sessions/shape/messages", json=CONVERSATION[0]))
+    session = ok(client.get("/api/v1/sessions/shape"))
+    assert (session["created_by_account_id"], session["created_by_user_id"]) == ("default", "default")
+    assert session["user"] == created["user"]
+    # turn-budget retention and the idle scanner, which ovtui has not: the values 0.5.2 answers when off
+    retention = (
+        "retention_mode",
+        "keep_recent_turn_count",
+        "retained_message_token_budget",
+        "min_raw_tail_steps",
+    )
+    assert [session[k] for k in retention] == ["", 0, 0, 1] and session["last_idle_commit_accepted_at"] == ""
+    assert session["embedding_token_usage"] == {"total_tokens": 0}
+    [listed] = [s for s in ok(client.get("/api/v1/sessions")) if s["session_id"] == "shape"]
+    assert listed["is_dir"] is True and listed["uri"].endswith("/sessions/shape")
+    assert len(listed["mod_time"]) == len("2026-12-01T14:26:19Z") and listed["mod_time"].endswith("Z")
+
+    task = _finished(client, ok(client.post("/api/v1/sessions/shape/commit"))["task_id"])
+    result = task["result"]
+    usage = result["token_usage"]
+    assert set(usage["llm"]) == {
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "cached_tokens",
+        "reasoning_tokens",
+    }
+    assert usage["total"]["total_tokens"] == usage["llm"]["total_tokens"] == usage["total_tokens"]
+    assert usage["embedding"] == {"total_tokens": 0}
+    assert result["agent_evolution_enabled"] is True and result["agent_memory_skip_reason"] is None
+    assert {"cases", "trajectories", "experiences", "preferences"} <= set(result["effective_memory_types"])
+    extraction = result["memory_extraction"]
+    diff = ok(client.get("/api/v1/content/read", params={"uri": result["memory_diff_uri"]}))
+    assert extraction["skipped_operations"] == json.loads(diff)["skipped_operations"]
+    assert extraction["skipped"] == len(extraction["skipped_operations"])
+    # a policy without cases and trajectories trains nothing of the agent's: said as OpenViking says it
+    policy = {"memory_policy": {"memory_types": ["preferences"]}}
+    ok(client.post("/api/v1/sessions", json={"session_id": "narrow", **policy}))
+    ok(client.post("/api/v1/sessions/narrow/messages", json=CONVERSATION[0]))
+    narrow = _finished(client, ok(client.post("/api/v1/sessions/narrow/commit"))["task_id"])["result"]
+    assert narrow["effective_memory_types"] == ["preferences"]
+    assert narrow["agent_memory_skip_reason"] == "memory_types_filtered"

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +29,7 @@ from ovtui.environments.sample.generate import generate_cases
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.types import default_registry
 from ovtui.storage.paths import BOOKKEEPING_FILES, BOOKKEEPING_FOLDERS, PEERS_DIR
+from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.wiring.workspace import Workspace
 
 CONFIG = '[review]\npolicy = "all"\n[trainer]\nepochs = 1\nmax_wait_seconds = 0.2\n'
@@ -52,6 +53,7 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
     w = str(ws)
     return [
         ["check", w],
+        ["doctor", w],
         ["history", "-w", w],
         ["history", "show", "no_such_record", "-w", w],
         ["history", "show", record_id, "-w", w],
@@ -81,11 +83,19 @@ def test_the_command_list_covers_every_cli_command(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+def endpoint() -> Iterator[FakeOpenAIServer]:
+    """The model endpoint ``ovtui doctor`` probes (the training itself stays offline)."""
+    with FakeOpenAIServer(lambda request: Reply.json({"ok": True})) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory, endpoint: FakeOpenAIServer) -> tuple[Path, str, str]:
     """A sample workspace with one applied record, and a valid rollout's JSON for the inbox."""
     root = tmp_path_factory.mktemp("template") / "ws"
     build_sample_workspace(root)
-    (root / "ovtui.toml").write_text(CONFIG, encoding="utf-8")
+    llm = f'[llm]\nbase_url = "{endpoint.base_url}"\nmax_retries = 0\n'
+    (root / "ovtui.toml").write_text(CONFIG + llm, encoding="utf-8")
     workspace = Workspace(root)
     cases = generate_cases("train", 1, seed=11)
     rollouts = asyncio.run(
@@ -231,6 +241,7 @@ def test_links_below_the_bookkeeping_are_never_followed(
     assert _listing(outside) == before
     for command, done in results.items():
         assert "Traceback" not in done.stderr, (command, done.stderr)
+    assert results[f"doctor {ws}"].returncode == 0, results[f"doctor {ws}"].stderr
     # The writes were tried, and refused by name.
     trained = results[f"train {ws} --limit 2 --no-eval"]
     assert "memories/trajectories/" in trained.stderr and "lies outside the workspace" in trained.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workspace_support import build_sample_workspace
+from workspace_support import llm_sample_workspace
 
 from ovtui.core.events import Event
 from ovtui.core.fileformat import parse_memory
@@ -19,12 +19,7 @@ pytest_plugins = ["ovtui.testing.fixtures"]
 
 async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     root = tmp_path / "ws"
-    build_sample_workspace(root)
-    (root / "ovtui.toml").write_text(
-        f'[llm]\nbackend = "openai"\nbase_url = "{fake.base_url}"\nmodel = "fake-model"\n'
-        f'api_key_env = "{KEY_ENV}"\nmax_retries = 1\ntimeout = 10\n'
-        '[trainer]\nbatch_size = 4\n[review]\npolicy = "all"\n'
-    )
+    llm_sample_workspace(root, fake.base_url, KEY_ENV)
     fake.respond_with(scripted_model)
     workspace = Workspace(root)
     seen: list[Event] = []

@@ -186,7 +186,8 @@ class ReviewScreen(MainScreen):
         mark_hazards(item)
         where = self.relative(self.workspace.planned_uri(item))
         fared = self._fared(item, current)
-        summary.update(item_header(self.plan, index, item, self.relative, where, fared))
+        approvals = self.workspace.approvals_line(self.plan, index)
+        summary.update(item_header(self.plan, index, item, self.relative, where, fared, approvals))
         self.query_one("#item-header-scroll", VerticalScroll).scroll_home(animate=False)
         diff.show([item_section(item, current, where)])
 
@@ -444,6 +445,11 @@ class ReviewScreen(MainScreen):
     # --- apply and discard ---------------------------------------------------------------------
     def action_apply(self) -> None:
         if self.plan is None:
+            return
+        waiting = [i for i, d in enumerate(self.plan.decisions) if d.decision == "pending" and d.approvals]
+        if waiting:
+            lines = [f"item {i}: {self.workspace.approvals_line(self.plan, i)}" for i in waiting]
+            self.notify("; ".join(lines) + ": a second reviewer must approve", severity="warning")
             return
         if self.plan.undecided:
             self.notify(

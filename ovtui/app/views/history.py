@@ -138,6 +138,11 @@ def record_header(
     if decisions:
         counts = Counter(d.decision for d in decisions)
         text.append("\nreview: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+        people = sorted(
+            {d.decided_by for d in decisions if d.decided_by and not d.decided_by.startswith("policy:")}
+        )
+        if people:
+            text.append(" · by " + ", ".join(people))
         notes = [
             f"#{d.item} {d.decision}: {d.note}"
             for d in decisions

@@ -107,9 +107,11 @@ def item_header(
     relative: Callable[[str | None], str],
     where: str | None = None,
     fared: Text | None = None,
+    approvals: str = "",
 ) -> Text:
     """``where``: the file the item writes, when the item does not name it (a new memory);
-    ``fared``: how the file it edits has fared so far (``fared_text``)."""
+    ``fared``: how the file it edits has fared so far (``fared_text``); ``approvals``: how many of
+    the reviewers it needs approved it (``1 of 2 approvals (ana)``), for a two-reviewer item."""
     decision = pending.decisions[index]
     text = Text()
     text.append(f"{item.target_name}", style="bold")
@@ -125,8 +127,12 @@ def item_header(
         f"confidence {confidence} · {evidence} evidence trajector{'y' if evidence == 1 else 'ies'} (o) · "
     )
     text.append_text(decision_text(decision.decision))
+    if decision.reviewer and decision.decision != "pending":
+        text.append(f" by {decision.reviewer}", style="dim")
     if decision.note:
         text.append(f" — {decision.note}", style="italic")
+    if approvals:
+        text.append(f"\n{approvals}: two reviewers must approve this change", style="bold yellow")
     text.append_text(assessment_text(pending, item))
     rationale = str(item.metadata.get("rationale") or "")
     if rationale:

@@ -1,7 +1,7 @@
 """``POST /api/v1/search/find`` and ``POST /api/v1/search/search``: the memories most relevant to a
 query, as OpenViking answers them (``memories``, ``resources``, ``skills``, ``total``; each hit its
-``context_type``, ``uri``, ``level``, ``score``, ``abstract``, ``tags``, plus ovtui's
-``memory_type``).
+``context_type``, ``uri``, ``level``, ``score``, ``abstract``, ``tags`` — ``memory_type=<type>``,
+as OpenViking tags a memory file — plus ovtui's ``memory_type``).
 
 Every field OpenViking's request models hold is accepted, and an unknown one refused (400) as
 OpenViking refuses it. Implemented: ``query``, ``target_uri`` (one or a list), ``context_type``,
@@ -187,7 +187,8 @@ def hit(found: Found, content: str | None = None) -> dict[str, Any]:
         "level": 2,
         "score": found.score,
         "abstract": found.abstract,
-        "tags": [],
+        # OpenViking tags each memory file's record with its type (a directory's with nothing)
+        "tags": [f"memory_type={found.doc.memory_type}"],
         "memory_type": found.doc.memory_type,
     }
     if content is not None:

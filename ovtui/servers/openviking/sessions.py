@@ -11,11 +11,14 @@ never waiting for a lock in a shared one).
 
 from __future__ import annotations
 
+import os
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import JSONResponse
 
+from ovtui.memory.retrieval.content import ACCOUNT
 from ovtui.protocols.sessions import (
     AddMessageRequest,
     AddMessagesBatchRequest,
@@ -40,6 +43,31 @@ NO_EXTRACTION_CONFIG: dict[str, Any] = {"events": {"tags": []}}
 # simply never written); any other name not declared in the workspace is a mistake, named.
 OPENVIKING_ONLY_TYPES = frozenset({"patterns", "tools", "skills"})
 
+# The fields of OpenViking 0.5.2's session for what ovtui does not have, at the values OpenViking
+# answers when they are off: no turn-budget retention, no idle scanner, no embedding per session.
+NO_RETENTION: dict[str, Any] = {
+    "retention_mode": "",
+    "keep_recent_turn_count": 0,
+    "retained_message_token_budget": 0,
+    "min_raw_tail_steps": 1,
+    "last_idle_commit_accepted_at": "",
+    "embedding_token_usage": {"total_tokens": 0},
+}
+
+
+def owner(user: str) -> dict[str, Any]:
+    """Whose session it is, as OpenViking names it (ovtui serves one account, OpenViking's dev one)."""
+    return {
+        "created_by_account_id": ACCOUNT,
+        "created_by_user_id": user,
+        "user": {"account_id": ACCOUNT, "user_id": user},
+    }
+
+
+def folder_time(path: str) -> str:
+    """A folder's modification time as OpenViking lists it: UTC, whole seconds, ``Z``."""
+    return datetime.fromtimestamp(os.stat(path).st_mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 def check_memory_types(policy: MemoryPolicy | None, declared: list[str]) -> None:
     known = {*declared, *OPENVIKING_ONLY_TYPES}
@@ -59,6 +87,8 @@ def sessions_router(parts: ServerParts, commits: CommitTasks, writes: SessionWri
         meta = state.meta
         return {
             **meta.model_dump(mode="json"),
+            **owner(sessions.paths.user),
+            **NO_RETENTION,
             "uri": sessions.uri(meta.session_id),
             "message_count": state.message_count,
             "pending_tokens": state.pending_tokens,
@@ -79,14 +109,26 @@ def sessions_router(parts: ServerParts, commits: CommitTasks, writes: SessionWri
                 "session_id": meta.session_id,
                 "uri": sessions.uri(meta.session_id),
                 **meta.model_dump(mode="json"),
+                "user": owner(sessions.paths.user)["user"],
                 "memory_extraction_config": NO_EXTRACTION_CONFIG,
             }
         )
 
+    def listed_sessions() -> list[dict[str, Any]]:
+        found = []
+        for session_id in sessions.list_ids():
+            try:
+                when = folder_time(str(sessions.folder(session_id)))
+            except FileNotFoundError:
+                continue  # deleted while listing
+            found.append(
+                {"session_id": session_id, "uri": sessions.uri(session_id), "is_dir": True, "mod_time": when}
+            )
+        return found
+
     @router.get("")
     async def list_sessions() -> JSONResponse:
-        ids = await calls.run(sessions.list_ids)
-        return ok([{"session_id": s, "uri": sessions.uri(s)} for s in ids])
+        return ok(await calls.run(listed_sessions))
 
     def read_session(session_id: str, auto_create: bool) -> dict[str, Any]:
         if auto_create:

@@ -11,6 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from ovtui.core.decisions import PastRejection, RejectionSource
 from ovtui.core.domain import (
     Experience,
     ExperienceSet,
@@ -45,10 +46,37 @@ def similar_experiences(
     return list(found.values())[:limit]
 
 
+def _cases(decision: MergeDecision, gradients: list[PatchSemanticGradient]) -> set[str]:
+    sources = [gradients[i] for i in decision.source_gradients if 0 <= i < len(gradients)]
+    return {str(g.metadata.get("case_name") or "") for g in sources}
+
+
+def turned_down(
+    item: PolicyPlanItem, cases: set[str], feedback: RejectionSource | None
+) -> PastRejection | None:
+    """The rejection of exactly this change (same target, same kind, same text) from the same
+    evidence: proposing it again would only ask the reviewer the same question."""
+    if feedback is None:
+        return None
+    after = (item.after_content or "").strip() if item.kind == "upsert" else None
+    for rejection in feedback.rejections(item.memory_type, item.target_name):
+        same = (rejection.after or "").strip() if rejection.after is not None else None
+        exact = not rejection.edited and rejection.kind == item.kind and same == after
+        if exact and rejection.is_old_evidence(cases):
+            return rejection
+    return None
+
+
 class PatchMergePolicyOptimizer:
-    def __init__(self, store: MemoryStore, merger: PlanMerger) -> None:
+    """``feedback``: what reviewers rejected; an item identical to a rejected one, learned from
+    no new case, is left out of the plan (named in its ``held_back`` metadata)."""
+
+    def __init__(
+        self, store: MemoryStore, merger: PlanMerger, feedback: RejectionSource | None = None
+    ) -> None:
         self.store = store
         self.merger = merger
+        self.feedback = feedback
 
     async def plan(
         self, gradients: list[PatchSemanticGradient], policy_set: ExperienceSet
@@ -63,8 +91,21 @@ class PatchMergePolicyOptimizer:
             return PolicyUpdatePlan(items=[], metadata=meta)
         decisions = await self.merger.merge(gradients, policy_set, similar_experiences(gradients, policy_set))
         current = policy_set.by_name()
-        items = [self._item(d, gradients, current) for d in decisions]
-        return PolicyUpdatePlan(items=[i for i in items if i is not None], metadata=meta)
+        items: list[PolicyPlanItem] = []
+        held_back: list[str] = []
+        for decision in decisions:
+            item = self._item(decision, gradients, current)
+            if item is None:
+                continue
+            rejection = turned_down(item, _cases(decision, gradients), self.feedback)
+            if rejection is None:
+                items.append(item)
+            else:
+                why = f" ({rejection.note})" if rejection.note else ""
+                held_back.append(f"{item.target_name}: rejected in plan {rejection.plan_id}{why}")
+        if held_back:
+            meta["held_back"] = held_back
+        return PolicyUpdatePlan(items=items, metadata=meta)
 
     def _item(
         self, decision: MergeDecision, gradients: list[PatchSemanticGradient], current: dict[str, Experience]

@@ -22,7 +22,7 @@ import builtins
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,6 +36,7 @@ from ovtui.core.domain import Experience, ExperienceSet, PolicyPlanItem, PolicyU
 from ovtui.core.errors import OvtuiError
 from ovtui.core.names import validate_name
 from ovtui.memory.history import HistoryStore
+from ovtui.memory.hunks import with_hunks
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.targets import plan_target
 from ovtui.memory.types import EXPERIENCES
@@ -45,7 +46,7 @@ from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
 from ovtui.storage.reading import read_model
 from ovtui.train.review.gates.contradictions import Stands, choose
 from ovtui.train.review.gates.sanitizer import held_edit
-from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus
+from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus, approvals_needed
 
 LOCKS_FOLDER = ".locks"
 # A plan lock is held for one small file write: a waiter first retries at once (1 ms) and then less
@@ -110,6 +111,15 @@ class Claim:
         )
 
 
+def _check_hunks(plan_id: str, index: int, item: PolicyPlanItem, chosen: builtins.list[int]) -> None:
+    if item.kind != "upsert":
+        raise OvtuiError(f"plan {plan_id} item {index} is a {item.kind}: it has no hunks to choose")
+    try:
+        with_hunks(item.before_content, item.after_content or "", chosen)
+    except ValueError as exc:
+        raise OvtuiError(f"plan {plan_id} item {index}: {exc}") from None
+
+
 def _add_stale(items: builtins.list[int]) -> Callable[[PendingPlan], None]:
     def change(pending: PendingPlan) -> None:
         still_open(pending)
@@ -121,8 +131,16 @@ def _add_stale(items: builtins.list[int]) -> Callable[[PendingPlan], None]:
 class PendingPlans:
     """The store (see the module docstring)."""
 
-    def __init__(self, store: MemoryStore, *, lock_timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        lock_timeout: float = DEFAULT_TIMEOUT_S,
+        second_approver_for: Collection[str] = (),
+    ) -> None:
         self.store = store
+        self.second_approver_for = frozenset(second_approver_for)  # change kinds two reviewers approve
+        self.unreadable: builtins.list[Path] = []  # the plan files the last listing could not read
         self.root = store.paths.root
         self.folder = self.root / PENDING_FOLDER
         self.settled_folder = self.root / SETTLED_FOLDER
@@ -331,7 +349,9 @@ class PendingPlans:
         return f"; {self.store.paths.relative(path)} does not exist"
 
     def list(self) -> builtins.list[PendingPlan]:
-        """Waiting plans, oldest first; a corrupt file is skipped (it stays on disk for inspection)."""
+        """Waiting plans, oldest first; a corrupt file is skipped (it stays on disk for inspection)
+        and named in ``unreadable`` until the next listing."""
+        self.unreadable = []
         if not self.folder.is_dir():
             return []
         plans: builtins.list[PendingPlan] = []
@@ -339,6 +359,7 @@ class PendingPlans:
             try:
                 plan = read_plan(path)
             except (ValueError, OSError, OvtuiError):
+                self.unreadable.append(path)
                 continue
             if plan.status == "pending":
                 plans.append(plan)
@@ -350,19 +371,41 @@ class PendingPlans:
         except (OvtuiError, ValueError, OSError):
             return False
 
-    def decide(self, plan_id: str, item: int, decision: Decision, note: str = "") -> PendingPlan:
-        def change(pending: PendingPlan) -> None:
-            still_open(pending)
-            if not 0 <= item < len(pending.decisions):
-                raise OvtuiError(f"plan {plan_id} has no item {item}")
-            pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note)
-
-        return self._update(plan_id, change)
+    def decide(
+        self, plan_id: str, item: int, decision: Decision, note: str = "", *, reviewer: str = ""
+    ) -> PendingPlan:
+        """Decide one item with this note (an empty note clears the one it had)."""
+        return self._update(plan_id, self._deciding([item], decision, note, reviewer, keep_note=False))
 
     def decide_items(
-        self, plan_id: str, items: builtins.list[int] | None, decision: Decision, note: str = ""
+        self,
+        plan_id: str,
+        items: builtins.list[int] | None,
+        decision: Decision,
+        note: str = "",
+        *,
+        reviewer: str = "",
+        hunks: builtins.list[int] | None = None,
     ) -> PendingPlan:
-        """Decide the given items, or (``None``) every item still undecided."""
+        """Decide the given items, or (``None``) every item still undecided, as ``reviewer``. An
+        approval of an item that needs two reviewers (``second_approver_for``) counts as one of
+        them: it stays pending until a different reviewer approves it too. ``hunks``: approve only
+        these hunks of each item's content (``ovtui.memory.hunks``, numbered from 1)."""
+        change = self._deciding(items, decision, note, reviewer, keep_note=True, hunks=hunks)
+        return self._update(plan_id, change)
+
+    def _deciding(
+        self,
+        items: builtins.list[int] | None,
+        decision: Decision,
+        note: str,
+        reviewer: str,
+        *,
+        keep_note: bool,
+        hunks: builtins.list[int] | None = None,
+    ) -> Callable[[PendingPlan], None]:
+        if hunks is not None and decision != "approved":
+            raise OvtuiError("hunks are chosen by approving them: reject the item to reject all of it")
 
         def change(pending: PendingPlan) -> None:
             still_open(pending)
@@ -370,28 +413,42 @@ class PendingPlans:
             for item in undecided if items is None else items:
                 if not 0 <= item < len(pending.decisions):
                     last = len(pending.decisions) - 1
-                    raise OvtuiError(f"plan {plan_id} has no item {item} (its items are 0–{last})")
-                kept = pending.decisions[item].note  # a note written before deciding is not lost
-                pending.decisions[item] = ItemDecision(item=item, decision=decision, note=note or kept)
+                    raise OvtuiError(f"plan {pending.plan_id} has no item {item} (its items are 0–{last})")
+                earlier = pending.decisions[item]
+                planned = pending.plan.items[item]
+                if hunks is not None:
+                    _check_hunks(pending.plan_id, item, planned, hunks)
+                needed = approvals_needed(planned, self.second_approver_for)
+                # a note written before deciding is not lost
+                kept = (note or earlier.note) if keep_note else note
+                pending.decisions[item] = earlier.by(reviewer, decision, kept, needed, hunks)
 
-        return self._update(plan_id, change)
+        return change
 
     def mark_stale(self, plan_id: str, items: builtins.list[int]) -> PendingPlan:
         """Add ``items`` to a plan's stale marks (an apply refused them as stale)."""
         return self._update(plan_id, _add_stale(items))
 
-    def decide_all(self, plan_id: str, decision: Decision, note: str = "") -> PendingPlan:
+    def decide_all(
+        self, plan_id: str, decision: Decision, note: str = "", *, reviewer: str = ""
+    ) -> PendingPlan:
         """Decide every undecided item; a decision the reviewer already made, and its note, stay."""
-        return self.decide_items(plan_id, None, decision, note)
+        return self.decide_items(plan_id, None, decision, note, reviewer=reviewer)
 
-    def edit_after(self, plan_id: str, item: int, after_content: str) -> PendingPlan:
+    def edit_after(self, plan_id: str, item: int, after_content: str, *, reviewer: str = "") -> PendingPlan:
+        """A reviewer's own text for an upsert. What the learner proposed is kept beside it
+        (``proposed_content``, from the first edit): the difference is the reviewer's correction."""
+
         def change(pending: PendingPlan) -> None:
             still_open(pending)
             target = pending.plan.items[item]
             if target.kind != "upsert":
                 raise OvtuiError("only an upsert's after-content can be edited")
+            target.metadata.setdefault("proposed_content", target.after_content or "")
             target.after_content = after_content.strip()
             target.metadata["edited_by_reviewer"] = True
+            if reviewer:
+                target.metadata["edited_by"] = reviewer
             held_edit(pending, item)
 
         return self._update(plan_id, change)

@@ -13,11 +13,13 @@ then (``ovtui.train.review.replan``). The app and
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import Field
 
+from ovtui.core.config import ChangeKind
 from ovtui.core.context import ApplyOptions
 from ovtui.core.decisions import ReviewDecision
 from ovtui.core.domain import (
@@ -31,6 +33,7 @@ from ovtui.core.domain import (
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import PolicyUpdater
 from ovtui.core.review_grammar import parse_review_policy
+from ovtui.memory.hunks import with_hunks
 from ovtui.train.paired import differences_of_flips, direction, standard_error
 from ovtui.train.review.gates.contradictions import contradiction_note, unchosen
 from ovtui.train.review.gates.sanitizer import held_note, item_hazards
@@ -44,14 +47,79 @@ class ItemDecision(Model):
     item: int
     decision: Decision = "pending"
     note: str = ""
+    reviewer: str = ""  # who made this decision (``policy:<spec>`` for a review policy)
+    # Who approved the item so far: an item that needs two reviewers stays pending until two
+    # different names are here.
+    approvals: list[str] = Field(default_factory=list)
+    # The content hunks approved (numbered from 1, ``ovtui.memory.hunks``); None: the whole item.
+    hunks: list[int] | None = None
+
+    def by(
+        self, reviewer: str, decision: Decision, note: str, needed: int, hunks: list[int] | None = None
+    ) -> ItemDecision:
+        """This item decided again by ``reviewer``: an approval adds the name to ``approvals`` and
+        approves once ``needed`` different reviewers have; a rejection or an undo starts over.
+        ``hunks``: the hunks this approval takes (None: as approved before, or the whole item)."""
+        if decision != "approved":
+            return ItemDecision(item=self.item, decision=decision, note=note, reviewer=reviewer)
+        approvals = list(dict.fromkeys([*self.approvals, reviewer]))
+        verdict: Decision = "approved" if len(approvals) >= needed else "pending"
+        chosen = self.hunks if hunks is None else sorted(set(hunks))
+        return ItemDecision(
+            item=self.item, decision=verdict, note=note, reviewer=reviewer, approvals=approvals, hunks=chosen
+        )
+
+    def approvals_line(self, needed: int) -> str:
+        """``1 of 2 approvals (ana)`` for an item that needs more than one reviewer, else ``""``."""
+        if needed < 2:
+            return ""
+        got = len(self.approvals) if self.decision != "rejected" else 0
+        names = f" ({', '.join(self.approvals)})" if got else ""
+        return f"{min(got, needed)} of {needed} approvals{names}"
+
+
+def change_kind(item: PolicyPlanItem) -> ChangeKind:
+    """What kind of change an item is (``[review] second_approver_for`` names these): a delete, a
+    new file, a rewrite (a line of the file as it was is gone) or an update (lines only added)."""
+    if item.kind == "delete":
+        return "delete"
+    if item.before_content is None:
+        return "new"
+    kept = {line.strip() for line in (item.after_content or "").splitlines()}
+    removed = [line for line in item.before_content.splitlines() if line.strip() and line.strip() not in kept]
+    return "rewrite" if removed else "update"
+
+
+def approvals_needed(item: PolicyPlanItem, second_approver_for: Collection[str]) -> int:
+    return 2 if change_kind(item) in second_approver_for else 1
+
+
+def missing_approvals(pending: PendingPlan, second_approver_for: Collection[str]) -> list[str]:
+    """The approved-looking items that still lack a second reviewer, one line each (what applying
+    refuses): pending ones with one approval, and approved ones the rule now covers."""
+    lines = []
+    for decision, item in zip(pending.decisions, pending.plan.items, strict=True):
+        needed = approvals_needed(item, second_approver_for)
+        if needed < 2:
+            continue
+        short = decision.decision == "approved" and len(set(decision.approvals)) < needed
+        if short or (decision.decision == "pending" and decision.approvals):
+            lines.append(
+                f"item {decision.item} ({change_kind(item)} {item.target_name}) has "
+                f"{decision.approvals_line(needed)}: a second reviewer must approve it"
+            )
+    return lines
 
 
 class ReviewPolicy:
-    """Decides each item of a plan by the policy ``spec`` names (``ovtui.core.review_grammar``)."""
+    """Decides each item of a plan by the policy ``spec`` names (``ovtui.core.review_grammar``).
+    An item whose kind is in ``second_approver_for`` is never approved automatically: two people
+    must."""
 
-    def __init__(self, spec: str, *, gate_k: float = 2.0) -> None:
+    def __init__(self, spec: str, second_approver_for: Collection[str] = (), *, gate_k: float = 2.0) -> None:
         """``gate_k``: how many standard errors validation must gain by for the gate to approve."""
         self.spec = spec.strip()
+        self.second_approver_for = frozenset(second_approver_for)
         self.gate_k = gate_k
         try:
             self.rule = parse_review_policy(spec)
@@ -91,7 +159,13 @@ class ReviewPolicy:
                 decision, note = "pending", held_note(hazards)
             if decision == "approved" and (conflicts := unchosen(item)):
                 decision, note = "pending", f"held: {contradiction_note(conflicts[0])}: choose which stands"
-            result.append(ItemDecision(item=index, decision=decision, note=note))
+            if decision == "approved" and approvals_needed(item, self.second_approver_for) > 1:
+                decision, note = "pending", f"held: a {change_kind(item)} needs two reviewers"
+            reviewer = f"policy:{self.spec}" if decision != "pending" else ""
+            approvals = [reviewer] if decision == "approved" else []
+            result.append(
+                ItemDecision(item=index, decision=decision, note=note, reviewer=reviewer, approvals=approvals)
+            )
         return result
 
     def _gate(self, plan: PolicyUpdatePlan) -> tuple[Decision, str]:
@@ -201,12 +275,27 @@ def describe_apply(plan_id: str, result: PolicyApplyResult, *, approved: int | N
     return text
 
 
+def with_approved_hunks(item: PolicyPlanItem, decision: ItemDecision) -> PolicyPlanItem:
+    """The item as approved: with only some hunks approved, its base with exactly those hunks."""
+    if decision.hunks is None or item.kind != "upsert":
+        return item
+    after = with_hunks(item.before_content, item.after_content or "", decision.hunks)
+    return item.model_copy(update={"after_content": after})
+
+
 def approved_subplan(
     plan: PolicyUpdatePlan, decisions: list[ItemDecision]
 ) -> tuple[PolicyUpdatePlan, list[int]]:
-    """The approved items (in order) and their indices in the original plan."""
+    """The approved items (in order, each as approved: ``with_approved_hunks``) and their indices in
+    the original plan."""
     chosen = [d.item for d in decisions if d.decision == "approved"]
-    return PolicyUpdatePlan(items=[plan.items[i] for i in chosen], metadata=dict(plan.metadata)), chosen
+    items = [with_approved_hunks(plan.items[i], decisions[i]) for i in chosen]
+    return PolicyUpdatePlan(items=items, metadata=dict(plan.metadata)), chosen
+
+
+def _proposed(item: PolicyPlanItem) -> str | None:
+    proposed = item.metadata.get("proposed_content")
+    return proposed if isinstance(proposed, str) else None
 
 
 async def apply_reviewed(
@@ -216,7 +305,18 @@ async def apply_reviewed(
     subplan, chosen = approved_subplan(plan, decisions)
     plan_id = plan.metadata.get("plan_id")
     options = ApplyOptions(
-        decisions=[ReviewDecision(item=d.item, decision=d.decision, note=d.note) for d in decisions],
+        decisions=[
+            ReviewDecision(
+                item=d.item,
+                decision=d.decision,
+                note=d.note,
+                reviewer=d.reviewer,
+                approvals=d.approvals,
+                proposed=_proposed(plan.items[d.item]),
+                hunks=d.hunks,
+            )
+            for d in decisions
+        ],
         plan_id=None if plan_id is None else str(plan_id),
         item_indices=chosen,
     )

@@ -71,7 +71,7 @@ def kept_decisions(plan: PolicyUpdatePlan, old_plans: list[PendingPlan]) -> list
     decided: dict[tuple[str, str | None, str, str, str | None], list[ItemDecision]] = {}
     for old in old_plans:
         for item, decision in zip(old.plan.items, old.decisions, strict=True):
-            if decision.decision != "pending" or decision.note:
+            if decision.decision != "pending" or decision.note or decision.approvals:
                 decided.setdefault(_change_key(item), []).append(decision)
     decisions = []
     for index, item in enumerate(plan.items):
@@ -79,7 +79,13 @@ def kept_decisions(plan: PolicyUpdatePlan, old_plans: list[PendingPlan]) -> list
         verdicts = {d.decision for d in earlier if d.decision != "pending"}
         notes = " / ".join(dict.fromkeys(d.note for d in earlier if d.note))
         verdict = verdicts.pop() if len(verdicts) == 1 else "pending"
-        decisions.append(ItemDecision(item=index, decision=verdict, note=notes))
+        # who decided stays with the decision (a first approval of a two-reviewer item too)
+        deciders = [d for d in earlier if d.decision == verdict]
+        reviewer = " / ".join(dict.fromkeys(d.reviewer for d in deciders if d.reviewer))
+        approvals = list(dict.fromkeys(name for d in deciders for name in d.approvals))
+        decisions.append(
+            ItemDecision(item=index, decision=verdict, note=notes, reviewer=reviewer, approvals=approvals)
+        )
     return decisions
 
 

@@ -442,7 +442,7 @@ def test_a_local_file_changed_since_parking_is_refused_at_apply(tmp_path: Path) 
 @pytest.mark.skipif(
     not os.environ.get("OVTUI_OPENVIKING_URL"), reason="set OVTUI_OPENVIKING_URL to a real OpenViking"
 )
-def test_against_a_real_openviking_server(tmp_path: Path) -> None:
+def test_against_a_live_openviking_server(tmp_path: Path) -> None:
     """OpenViking (with agent evolution on) takes the CaseSpec v1 path: its memory_diffs hold
     cases, trajectories and experiences and no user memory, and the experience it learned comes
     back here as a pending plan. Run it against a fresh server whose model answers a trajectory and

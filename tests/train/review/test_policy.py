@@ -13,7 +13,7 @@ from ovtui.memory.store import MemoryStore
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision, ReviewPolicy, approved_subplan
+from ovtui.train.review.policy import ItemDecision, ReviewPolicy, approved_subplan, change_kind
 
 
 def _item(
@@ -31,6 +31,18 @@ def _item(
 
 def _plan(*items: PolicyPlanItem, plan_id: str = "p1") -> PolicyUpdatePlan:
     return PolicyUpdatePlan(items=list(items), metadata={"plan_id": plan_id})
+
+
+def test_no_policy_approves_a_change_that_needs_two_reviewers() -> None:
+    rewrite = _item("a", 0.9, before="## Situation\n- an old line", version=1)
+    update = _item("b", 0.9, before="## Situation", version=1)
+    gone = PolicyPlanItem(kind="delete", target_name="c", before_content="x", base_version=1, confidence=0.9)
+    plan = _plan(rewrite, update, gone, _item("d", 0.9))
+    assert [change_kind(i) for i in plan.items] == ["rewrite", "update", "delete", "new"]
+    decisions = ReviewPolicy("all", ["delete", "rewrite"]).decisions(plan)
+    assert [d.decision for d in decisions] == ["pending", "approved", "pending", "approved"]
+    assert decisions[0].note == "held: a rewrite needs two reviewers"
+    assert decisions[1].reviewer == "policy:all" and decisions[1].approvals == ["policy:all"]
 
 
 def test_policies_decide_per_item() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
 from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
@@ -22,6 +23,7 @@ from ovtui.memory.diffs import field_unified_diff
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.train.backends.base import MergeDecision
+from ovtui.train.backends.llm.render import render_rejections
 
 INSTRUCTION = """\
 You merge a batch of proposed edits to an AI agent's experience memory into one consistent plan. \
@@ -91,7 +93,9 @@ class LLMPlanMerger:
         registry: MemoryTypeRegistry | None = None,
         max_iterations: int = 2,
         stage: str = "merge",
+        feedback: RejectionSource | None = None,
     ) -> None:
+        self.feedback = feedback  # what reviewers rejected, shown with their reasons
         self.client = client
         self.store = store
         self.registry = registry or store.registry
@@ -139,6 +143,9 @@ class LLMPlanMerger:
             InputPart(f"## Existing experience names\n{known}", LISTING),
             InputPart(f"## Proposals\n{proposals}", 0),
         ]
+        rejected = render_rejections(self.feedback, [g.target_experience_name for g in gradients])
+        if rejected:
+            inputs.append(InputPart(rejected, 0))
         result = await self._loop(len(gradients)).run(
             self.stage, INSTRUCTION, inputs, [], prefetch_files=list(files.values())
         )

@@ -15,10 +15,10 @@ def backends(resources: Resources) -> Backends:
     from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
     from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
 
-    client, store = resources.llm(), resources.store
+    client, store, feedback = resources.llm(), resources.store, resources.review_feedback()
     return Backends(
         LLMTrajectoryExtractor(client, store),
-        LLMGradientProposer(client, store),
-        LLMPlanMerger(client, store),
+        LLMGradientProposer(client, store, feedback=feedback),
+        LLMPlanMerger(client, store, feedback=feedback),
         LLMSessionExtractor(client, store, resources.hotness()),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Experience, RolloutAnalysis, Trajectory
 from ovtui.core.experience_files import file_from_experience
 from ovtui.llm.budget import CONVERSATION, InputPart
@@ -17,7 +18,7 @@ from ovtui.llm.extract_loop import ExtractLoop
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
 from ovtui.train.backends.base import ExperienceProposal
-from ovtui.train.backends.llm.render import render_evaluation, render_trajectory
+from ovtui.train.backends.llm.render import render_evaluation, render_rejections, render_trajectory
 
 MAX_CANDIDATES = 5
 
@@ -55,8 +56,10 @@ class LLMGradientProposer:
         registry: MemoryTypeRegistry | None = None,
         max_iterations: int = 2,
         stage: str = "propose",
+        feedback: RejectionSource | None = None,
     ) -> None:
         self.stage = stage
+        self.feedback = feedback  # what reviewers rejected, shown with their reasons
         self.loop = ExtractLoop(
             client, store, registry or store.registry, [EXPERIENCES], max_iterations, item_extras=RATIONALE
         )
@@ -69,6 +72,9 @@ class LLMGradientProposer:
             InputPart(render_trajectory(trajectory), CONVERSATION),
             InputPart(render_evaluation(analysis.evaluation), 0),
         ]
+        rejected = render_rejections(self.feedback, [e.name for e in candidates[:MAX_CANDIDATES]])
+        if rejected:
+            inputs.append(InputPart(rejected, 0))
         result = await self.loop.run(self.stage, INSTRUCTION, inputs, [], prefetch_files=files)
         return [
             ExperienceProposal(

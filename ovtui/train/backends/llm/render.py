@@ -12,10 +12,13 @@ first N characters kept addresses and dates of birth and dropped exactly those f
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from ovtui.core.bounded_json import parse_json
+from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
+from ovtui.core.fileformat import EXPERIENCES
 from ovtui.core.rollouts import feedback_text
 
 MAX_TOOL_INPUT = 300
@@ -155,3 +158,32 @@ def render_trajectory(trajectory: Trajectory) -> str:
     outcome = getattr(trajectory.outcome, "value", trajectory.outcome)
     anchor = f"\nretrieval anchor: {trajectory.retrieval_anchor}" if trajectory.retrieval_anchor else ""
     return f"## Trajectory `{trajectory.name}` — outcome: {outcome}{anchor}\n{trajectory.content.strip()}"
+
+
+MAX_REJECTIONS_PER_TARGET = 3
+MAX_REJECTED_LINES = 8
+
+
+def render_rejections(feedback: RejectionSource | None, targets: Iterable[str]) -> str:
+    """The recent rejections of changes to ``targets`` with the reviewers' reasons, as a prompt
+    section ("" when there are none): the model is told what a person already turned down."""
+    if feedback is None:
+        return ""
+    parts = []
+    for name in dict.fromkeys(targets):
+        for rejection in feedback.rejections(EXPERIENCES, name)[:MAX_REJECTIONS_PER_TARGET]:
+            what = "edited out of a proposal" if rejection.edited else f"rejected ({rejection.kind})"
+            reason = clip(rejection.note, MAX_SCALAR * 4) or "no reason given"
+            lines = "\n".join(
+                f"    {clip(line, MAX_TOOL_INPUT)}" for line in rejection.lines[:MAX_REJECTED_LINES]
+            )
+            parts.append(
+                f"- {name}: {what} by {rejection.reviewer or 'a reviewer'}: {reason}\n{lines}".rstrip()
+            )
+    if not parts:
+        return ""
+    head = (
+        "## Changes reviewers rejected\nDo not propose these again, in these or other words, unless "
+        "this evidence answers the reviewer's reason:"
+    )
+    return head + "\n" + "\n".join(parts)

@@ -14,7 +14,11 @@ contradictions and repeats, sorted.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from ovtui.core.decisions import RejectionSource
 from ovtui.core.domain import Experience, Message, RolloutAnalysis, RubricCriterion, Trajectory
+from ovtui.core.fileformat import EXPERIENCES
 from ovtui.train.backends.base import ExperienceProposal
 from ovtui.train.backends.offline.conversation import (
     answered_lesson,
@@ -25,8 +29,14 @@ from ovtui.train.backends.offline.conversation import (
 )
 from ovtui.train.backends.offline.facts import Facts, fact_timeline
 from ovtui.train.backends.offline.learned import combine
-from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson
-from ovtui.train.backends.offline.sections import EXAMPLE_PREFIX, SECTIONS, ExperienceSections, parse_sections
+from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson, parse_lesson
+from ovtui.train.backends.offline.sections import (
+    EXAMPLE_PREFIX,
+    SECTIONS,
+    ExperienceSections,
+    line_key,
+    parse_sections,
+)
 from ovtui.train.backends.offline.steps import ASK_TO_CONFIRM, first_request, rollout_steps
 from ovtui.train.backends.offline.text import jaccard, name_tokens, scrub_specifics
 from ovtui.train.backends.offline.trajectory import OFFLINE_LABEL, task_name, task_words, with_article
@@ -120,10 +130,44 @@ def find_target(name: str, candidates: list[Experience]) -> Experience | None:
     return max(scored, key=lambda s: (s[0], s[1]))[2] if scored else None
 
 
+@dataclass
+class TurnedDown:
+    """What reviewers turned down for one experience from evidence that included one case: each
+    rejected lesson's identity (its kind and tools, whatever its conditions or wording) and every
+    rejected line (a situation example, a person's line), so neither is proposed again from the
+    same evidence, however the rule would be worded this time."""
+
+    lessons: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)
+    lines: set[str] = field(default_factory=set)
+
+    def drop_lines(self, after: ExperienceSections, before: ExperienceSections) -> None:
+        for section in SECTIONS:
+            kept = before.keys(section)
+            after.lines(section)[:] = [
+                line
+                for line in after.lines(section)
+                if line_key(line) in kept or line_key(line) not in self.lines
+            ]
+
+
+def turned_down(feedback: RejectionSource | None, name: str, case: str) -> TurnedDown:
+    found = TurnedDown()
+    for rejection in feedback.rejections(EXPERIENCES, name) if feedback is not None else []:
+        if rejection.is_old_evidence([case]):
+            found.lines |= {line_key(line) for line in rejection.lines}
+            found.lessons |= {lesson.identity for line in rejection.lines if (lesson := parse_lesson(line))}
+    return found
+
+
 class OfflineGradientProposer:
-    """GradientProposer without a model (see the module docstring for what it writes)."""
+    """GradientProposer without a model (see the module docstring for what it writes). With a
+    ``feedback`` source it leaves out the lessons reviewers rejected for the same experience from
+    the same cases (``turned_down``); a case they have not seen is new evidence."""
 
     label = OFFLINE_LABEL
+
+    def __init__(self, feedback: RejectionSource | None = None) -> None:
+        self.feedback = feedback
 
     async def propose(
         self, trajectory: Trajectory, analysis: RolloutAnalysis, candidates: list[Experience]
@@ -138,7 +182,10 @@ class OfflineGradientProposer:
         name = task_name(rollout.case)
         target = find_target(name, candidates)
         before = parse_sections(target.content) if target is not None else ExperienceSections()
-        lessons = learned_lessons(analysis, name)
+        rejected = turned_down(self.feedback, target.name if target else name, rollout.case.name)
+        lessons = [
+            lesson for lesson in learned_lessons(analysis, name) if lesson.identity not in rejected.lessons
+        ]
         request = first_request(rollout.messages) or str(rollout.case.input.get("user_query", ""))
         if is_conversation(rollout.case):
             request = request_example(rollout.case, request, rollout.messages)
@@ -146,6 +193,8 @@ class OfflineGradientProposer:
         after = combine([base], lessons, distinguish=False)
         for line in situation_lines(name, request):
             after.add("Situation", line)
+        if target is not None:  # a new file keeps its Situation: it names the intent, it is no rule
+            rejected.drop_lines(after, before)
         if not after.approach and not after.reflect:
             return None  # nothing learned yet: a file with only a Situation helps nobody
         if target is not None and after.same_as(before):

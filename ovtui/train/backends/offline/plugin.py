@@ -21,7 +21,7 @@ def backends(resources: Resources) -> Backends:
 
     return Backends(
         OfflineTrajectoryExtractor(),
-        OfflineGradientProposer(),
+        OfflineGradientProposer(resources.review_feedback()),
         OfflinePlanMerger(),
         OfflineSessionExtractor(),
     )

@@ -213,7 +213,11 @@ def held_edit(pending: PendingPlan, index: int) -> None:
     decision = pending.decisions[index]
     if hazards and decision.decision == "approved":
         pending.decisions[index] = decision.model_copy(
-            update={"decision": "pending", "note": f"{held_note(hazards)}: your edit, approve it again"}
+            update={
+                "decision": "pending",
+                "note": f"{held_note(hazards)}: your edit, approve it again",
+                "approvals": [],  # approvals given to the text before the edit do not carry over
+            }
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ovtui.core.decisions import PastRejection
 from ovtui.core.domain import (
     Case,
     CriterionResult,
@@ -19,6 +20,7 @@ from ovtui.core.domain import (
     Trajectory,
     TrajectoryOutcome,
 )
+from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
 from ovtui.memory.store import MemoryStore
@@ -258,3 +260,53 @@ async def test_merger_with_no_gradients_makes_no_call(
 ) -> None:
     assert await LLMPlanMerger(client, store).merge([], ExperienceSetLoader(store).load_sync(), []) == []
     assert fake.chat_requests == []
+
+
+class OneRejection:
+    """A reviewer turned down a rule for reservation_cancellation, with a reason."""
+
+    rejection = PastRejection(
+        memory_type="experiences",
+        target_name="reservation_cancellation",
+        kind="upsert",
+        lines=("- NEVER offer compensation",),
+        after="## Reflect\n- NEVER offer compensation",
+        note="compensation is for a colleague to decide, not a rule",
+        reviewer="ana",
+        cases=frozenset({"cancel_42"}),
+        plan_id="p1",
+    )
+
+    def rejections(self, memory_type: str, target_name: str) -> list[PastRejection]:
+        wanted = (memory_type, target_name) == ("experiences", "reservation_cancellation")
+        return [self.rejection] if wanted else []
+
+
+async def test_the_proposer_and_the_merger_are_shown_the_rejections_of_their_targets_with_reasons(
+    fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
+) -> None:
+    policy = ExperienceSetLoader(store).load_sync()
+    candidates = [policy.by_name()["reservation_cancellation"]]
+    trajectory = Trajectory(name="cancel_reservation_1", uri="viking://t/1", content=TRAJECTORY_CONTENT)
+    analysis = RolloutAnalysis(rollout=ROLLOUT, evaluation=EVALUATION, trajectories=[trajectory])
+    fake.push(Reply.json({"experiences": []}))
+    await LLMGradientProposer(client, store, feedback=OneRejection()).propose(
+        trajectory, analysis, candidates
+    )
+    fake.push(Reply.json({"experiences": []}))
+    current = file_from_experience(candidates[0])
+    gradient = PatchSemanticGradient(
+        before_file=current,
+        after_file=current.model_copy(update={"content": current.content + "\n- ask first"}),
+        base_version=candidates[0].version,
+    )
+    await LLMPlanMerger(client, store, feedback=OneRejection()).merge([gradient], policy, [])
+    assert len(fake.chat_requests) == 2  # one proposal call, one merge call
+    for request in fake.chat_requests:
+        user = request.messages[1]["content"]
+        assert "## Changes reviewers rejected" in user
+        assert "- reservation_cancellation: rejected (upsert) by ana: compensation is for a colleague" in user
+        assert "    - NEVER offer compensation" in user
+    fake.push(Reply.json({"experiences": []}))
+    await LLMGradientProposer(client, store).propose(trajectory, analysis, candidates)
+    assert "reviewers rejected" not in fake.chat_requests[-1].messages[1]["content"]

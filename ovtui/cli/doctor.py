@@ -1,0 +1,51 @@
+"""``ovtui doctor [WORKSPACE | -w WORKSPACE]``: probe the ``[llm]`` endpoint and print, one line each, what it
+supports and its context window; the answer is recorded in ``.ovtui/endpoints.json``, where every
+run looks first (so a refused feature is not asked for again)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import TYPE_CHECKING
+
+from ovtui.cli.common import add_workspace_arguments, open_workspace
+
+if TYPE_CHECKING:
+    from ovtui.wiring.workspace import EndpointReport
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "doctor", help="probe the [llm] endpoint: what it supports and its context window (recorded)"
+    )
+    add_workspace_arguments(parser)
+    parser.set_defaults(handler=run_doctor)
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def report_lines(report: EndpointReport) -> list[str]:
+    found = report.capabilities
+    structured = {
+        "json_schema": "json_schema" + (" (strict)" if found.strict else " (strict refused: sent without)"),
+        "json_object": "json_object (json_schema refused: the schema goes in the prompt)",
+        "text": "plain text (response_format refused: the schema goes in the prompt, one repair round)",
+    }[found.format_mode]
+    return [
+        f"endpoint: {report.base_url} (model {report.model})",
+        f"structured output: {structured}",
+        f"tools: {_yes(found.tools)}" + ("" if found.tools else " (tool requests go as JSON in the answer)"),
+        f"parameters left out: {', '.join(found.dropped_params) or 'none'}",
+        f"context window: {report.context_window} tokens ({report.window_source})",
+        f"recorded in {report.recorded_in}",
+    ]
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    workspace = open_workspace(args.workspace)
+    report = asyncio.run(workspace.doctor())
+    for line in report_lines(report):
+        print(line)
+    return 0
