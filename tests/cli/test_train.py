@@ -62,7 +62,7 @@ def test_a_failed_runs_report_says_why(tmp_path: Path) -> None:
     build_sample_workspace(root)
     (root / "datasets" / "support" / "train.jsonl").unlink()
     proc = _ovtui("train", str(root), "--approve", "all", cwd=tmp_path)
-    reason = "datasets/support/train.jsonl: dataset split not found"
+    reason = "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test)"
     assert proc.returncode == 2 and proc.stderr.strip() == f"ovtui: error: {reason}"
     [run] = list((root / "runs").iterdir())
     report = json.loads((run / "report.json").read_text())
