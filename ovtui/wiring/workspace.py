@@ -107,7 +107,6 @@ class CompareOptions:
     unseal: bool = False
 
 
-@dataclass
 @dataclass(frozen=True)
 class EndpointReport:
     """What ``doctor`` found the ``[llm]`` endpoint to support, and where it was recorded."""
@@ -120,6 +119,7 @@ class EndpointReport:
     recorded_in: str
 
 
+@dataclass
 class MemoryListing:
     """The files of one memory type, the user's and then each peer's, with the name each is shown
     by, and what could not be read (a file, or a peer's folder leading outside)."""
