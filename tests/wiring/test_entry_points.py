@@ -157,7 +157,7 @@ def test_an_environment_from_another_package_is_listed_checked_run_graded_and_tr
         "## Situation\n- Someone says hello.\n## Approach\n- Please be nice.\n## Reflect\n- Answer.\n",
         encoding="utf-8",
     )
-    checked = run_ovtui("check", str(root), cwd=tmp_path, also_installed=site)
+    checked = run_ovtui("check", str(root), "--notes", cwd=tmp_path, also_installed=site)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     out = checked.stdout.splitlines()
     missing = "input.order_id is missing: the toy desk has no order to look up"
