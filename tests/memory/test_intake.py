@@ -4,6 +4,7 @@ the file to done/ does not train on it again when it restarts (real processes, a
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from pathlib import Path
 
@@ -61,7 +62,11 @@ def test_a_watcher_killed_between_trajectory_and_move_does_not_train_twice(
     assert len(_trajectories_of(ws, case.name)) == 1  # one trajectory: the file was taken once
     assert (ws / record_relpath(content_key(data))).is_file()
     last_run = max((ws / "runs").iterdir(), key=lambda p: p.name)
-    assert "already taken" in (last_run / "events.jsonl").read_text(encoding="utf-8")
+    events = [
+        json.loads(line) for line in (last_run / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    taken = [e["data"] for e in events if e["kind"] == "inbox_processed"]
+    assert taken and all(d["taken_before"] and d["file"] == "r1.json" for d in taken)  # said, not retrained
     assert temp_files(ws) == []
 
 
