@@ -240,8 +240,10 @@ class HistoryScreen(MainScreen):
     @on(Opened)
     def _show(self, message: Opened) -> None:
         record_id, record, sections = message.record_id, message.record, message.sections
-        if record_id != self.query_one("#records", VimTable).selected_key:
+        if record_id not in (self.query_one("#records", VimTable).selected_key, self.record_id):
             return  # the cursor moved on while it was read (a refill passed over it): not this one
+        # (the record already shown, read again after a refill, is shown: its marks may have changed
+        # while the refilled table has not yet put its cursor back on it)
         self.record_id, self.record = record_id, record
         header = record_header(record_id, record, self.reverted.get(record_id), message.reverted)
         # layout=False: the header has a fixed height, and a re-layout of this screen is costly
