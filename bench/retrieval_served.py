@@ -1,7 +1,10 @@
 """The served half of ``bench/retrieval.py``: ``find`` over loopback through a real ``ovtui serve``
 against the same search in process (the facade's ``Workspace.find``, which the route calls: the
 floor of serving it), the server's memory, and many agents at once on the workspace (find →
-messages → commit), with the use ledger counted against what each agent was served."""
+messages → commit), with the use ledger counted against what each agent was served.
+
+A module of ``bench/retrieval.py``, not run on its own: its figures go into that bench's one JSON
+line."""
 
 from __future__ import annotations
 

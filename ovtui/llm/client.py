@@ -57,6 +57,16 @@ log = logging.getLogger(__name__)
 
 # Local servers (vLLM, Ollama, llama.cpp) accept any key; the openai client insists on one.
 PLACEHOLDER_KEY = "sk-local-no-key"
+
+
+def redact_key(text: str, key: str) -> str:
+    """``text`` with the API key ``key`` starred out (a placeholder or a key too short to be one
+    is left alone: starring it would garble ordinary words)."""
+    if key != PLACEHOLDER_KEY and len(key) >= 6:
+        return text.replace(key, "***")
+    return text
+
+
 RETRYABLE_STATUS = {408, 409, 429}
 WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 # Parameters a request cannot do without: never dropped on a server's word.
@@ -324,9 +334,7 @@ class LLMClient:
 
     # --- internals ---
     def redact(self, text: str) -> str:
-        if self._key != PLACEHOLDER_KEY and len(self._key) >= 6:
-            text = text.replace(self._key, "***")
-        return text
+        return redact_key(text, self._key)
 
     def _scrub(self, text: str | None) -> str | None:
         return None if text is None else self.redact(text)

@@ -21,7 +21,7 @@ from openai import AsyncOpenAI
 from ovtui.core.api_keys import api_key_from_env
 from ovtui.core.config import EmbeddingConfig
 from ovtui.core.errors import OvtuiError
-from ovtui.llm.client import PLACEHOLDER_KEY
+from ovtui.llm.client import PLACEHOLDER_KEY, redact_key
 
 
 class EmbeddingError(OvtuiError):
@@ -63,9 +63,7 @@ class OpenAIEmbedder:
         await self._openai.close()
 
     def _scrub(self, text: str) -> str:
-        return (
-            text.replace(self._key, "***") if len(self._key) >= 6 and self._key != PLACEHOLDER_KEY else text
-        )
+        return redact_key(text, self._key)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
