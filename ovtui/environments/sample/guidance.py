@@ -331,13 +331,14 @@ def _clause_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[l
     return result, conditions
 
 
+_NAMED_FIRST = re.compile(r"^(?:%cond%\s*[,:]?\s*)+")
 _AFTER_FIRST = re.compile(r"^(?:only )?(?:after|once) (?P<earlier>[^,]+),(?P<later>.+)$")
 
 
 def _forbids(text: str) -> bool:
-    return bool(_NEVER.search(text.strip())) or any(
-        _tools(f"be {m.group(1)}") for m in _CANNOT_BE.finditer(text)
-    )
+    # "unless they confirm, do not cancel": the situation named first does not hide the "do not".
+    body = _NAMED_FIRST.sub("", text.strip())
+    return bool(_NEVER.search(body)) or any(_tools(f"be {m.group(1)}") for m in _CANNOT_BE.finditer(text))
 
 
 def _sentence_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[list[Rule], tuple[str, ...]]:
@@ -387,7 +388,13 @@ def _sentence_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple
     if word == "before" and _ANYTHING.search(rest):  # "verify them before changing anything"
         return rules("precede", main_tools, ANY_ACTION), conditions
     if word == "after" and rest_tools:
-        return [r for trigger in rest_tools for r in rules("follow", main_tools, trigger)], conditions
+        ordered: list[Rule] = []
+        for trigger in rest_tools:
+            if is_read_only(trigger):  # "refund only after reading the reservation": the lookup comes first
+                ordered += [r for later in main_tools for r in rules("precede", [trigger], later)]
+            else:  # "send a confirmation after moving the flight"
+                ordered += rules("follow", main_tools, trigger)
+        return ordered, conditions
     if word == "then" and main_tools and rest_tools:  # "cancel it, then send a confirmation"
         return (
             rules("require", main_tools)

@@ -79,6 +79,18 @@ def test_every_person_written_line_is_understood() -> None:
             ],
         ),
         (
+            "Unless the customer confirms, do not cancel.",
+            [Rule("forbid", "cancel_reservation", conditions=("user_declines",))],
+        ),
+        (
+            "Issue a refund unless the ticket is non-refundable.",
+            [Rule("require", "refund_payment", conditions=("refundable",))],
+        ),
+        (
+            "Only after reading the reservation, refund the payment.",
+            [Rule("precede", "get_reservation", "refund_payment")],
+        ),
+        (
             "A ticket that isn't refundable never gets its payment refunded.",
             [Rule("forbid", "refund_payment", conditions=("non_refundable",))],
         ),
