@@ -151,6 +151,13 @@ def test_sample_tools_by_their_names_and_descriptions(phrase: str, tool: str | N
     assert (match.tool if match else None) == tool
 
 
+@pytest.mark.parametrize("tool", sorted(TOOL_SPECS))
+def test_each_sample_tool_is_named_by_its_own_schema(tool: str) -> None:
+    for phrase in (TOOL_SPECS[tool].description, tool.replace("_", " ")):
+        match = SAMPLE_TOOLS.match(phrase)
+        assert match is not None and match.tool == tool, phrase
+
+
 LIBRARY = ToolMatcher(
     {
         "renew_loan": "Extend the due date of a borrowed book.",
