@@ -30,6 +30,7 @@ from ovtui.cli import (
     review,
     sessions,
     train,
+    utility,
 )
 from ovtui.cli.common import WORKSPACE_HELP, settle_workspace
 from ovtui.core.errors import OvtuiError
@@ -50,6 +51,7 @@ COMMANDS: dict[str, ModuleType] = {
     "mcp": mcp_command,
     "compare": compare,
     "report": compare,
+    "utility": utility,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

@@ -2,7 +2,8 @@
 models its screens show.
 
 Use cases: ``train``, ``evaluate``, ``stream``, ``compare`` (runs; a sealed split only when asked,
-and counted); ``decide`` / ``decide_items`` /
+and counted); ``utility_plan`` / ``utility`` (each experience's leave-one-out ablation, its
+results read back by ``utility_results``); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
 ``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
@@ -28,7 +29,7 @@ import asyncio
 import getpass
 import os
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from ovtui.train.review.pending import PendingPlans
     from ovtui.train.review.policy import Decision, PendingPlan
     from ovtui.train.review.replan import ReplanResult
+    from ovtui.train.utility import UtilityOutcome, UtilityPlan, UtilityRecord
     from ovtui.wiring.composition import Composition
 
 
@@ -105,6 +107,22 @@ class CompareOptions:
     split: str = "test"
     trials: int | None = None  # None = [trainer] eval_trials
     unseal: bool = False
+
+
+@dataclass
+class UtilityOptions:
+    """``ovtui utility``: the experiences named, else the ``top`` most used, else all, each
+    measured on its cases of ``split`` with ``trials`` runs of each."""
+
+    dataset: str | None = None
+    split: str = "train"
+    experiences: list[str] = field(default_factory=list)
+    top: int | None = None
+    trials: int | None = None  # None = [trainer] eval_trials
+
+
+# How utility counts the tokens an experience adds when no tokenizer is given: the context budget's.
+ESTIMATED_TOKENS = "estimate (the context budget's: 4 characters a token, on the high side)"
 
 
 @dataclass(frozen=True)
@@ -473,6 +491,104 @@ class Workspace:
                 (first.evidence, second.evidence),
             )
         return report
+
+    async def utility_plan(self, options: UtilityOptions) -> UtilityPlan:
+        """Which experiences a utility run measures, on which cases, and its agent runs: nothing
+        is run. Cases: those each experience was served for (the ledger's results, by their
+        trajectories) and learned from (its links), as far as ``split`` holds them."""
+        from ovtui.train.components.snapshotter import ContentHashPolicySnapshotter
+        from ovtui.train.utility import choose, plan_ablations
+
+        dataset = options.dataset or self.config.trainer.dataset
+        trials = self._trials(options.trials)
+        if options.top is not None and options.top < 1:
+            raise OvtuiError(f"--top must be at least 1 (got {options.top})")
+        await self._sealed(dataset, options.split, unseal=False)
+        policy = await self._loader.load()
+        loader = await asyncio.to_thread(
+            self._kernel.case_loader, dataset, options.split, self.config.trainer.batch_size
+        )
+        split_cases = [case async for batch in loader.batches() for case in batch]
+
+        def planned() -> UtilityPlan:
+            uses = {uri: usage.count for uri, usage in self._ledger.usage().items()}
+            chosen = choose(policy, options.experiences, options.top, uses)
+            policy_id = ContentHashPolicySnapshotter().snapshot_id(policy)
+            where = (dataset, options.split, trials)
+            return plan_ablations(policy, policy_id, chosen, self._utility_cases, split_cases, where)
+
+        return await asyncio.to_thread(planned)
+
+    def _utility_cases(self, experience: Experience) -> set[str]:
+        """The cases an experience fed (its ledger results' trajectories) and was learned from."""
+        from ovtui.train.utility import linked_trajectories
+
+        own = self._store.read_uri(experience.uri)
+        trajectories = linked_trajectories(own.fields if own else {})
+        trajectories += [fed.trajectory for fed in self._ledger.fed(experience.uri) if fed.trajectory]
+        names: set[str] = set()
+        for uri in dict.fromkeys(trajectories):
+            with suppress(OvtuiError, OSError):  # a trajectory moved or unreadable names no case
+                trajectory = self._store.read_uri(uri)
+                case = trajectory.fields.get("case_name") if trajectory else None
+                if isinstance(case, str):
+                    names.add(case)
+        return names
+
+    async def utility(
+        self,
+        plan: UtilityPlan,
+        listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+        *,
+        count_tokens: Callable[[str], int] | None = None,
+        tokenizer: str = ESTIMATED_TOKENS,
+    ) -> UtilityOutcome:
+        """Run ``plan``: each result saved in ``.ovtui/utility.json`` as it comes (a cancelled run
+        keeps them), then the harmful and no-effect ones parked as one delete plan for review.
+        Outcomes are not linked in the use ledger (the ablated policies are not the workspace's)."""
+        from ovtui.llm.budget import estimate_tokens
+        from ovtui.train.review.policy import ItemDecision
+        from ovtui.train.utility import (
+            PLAN_SOURCE,
+            ExperienceUtility,
+            UtilityOutcome,
+            measure,
+            prune_plan,
+            save_utility,
+        )
+
+        outcome = UtilityOutcome(run_id="", measured=[], cancelled=False)
+
+        async def save(entry: ExperienceUtility) -> None:
+            await asyncio.to_thread(save_utility, self._paths, self._store.lock, entry, tokenizer)
+            outcome.measured.append(entry)
+
+        async with self._run("utility", plan.dataset, listeners, cancel) as (report, run):
+            outcome.run_id = report.run_id
+            pipeline = self._kernel.pipeline(None, run, plan.dataset, report, record_outcomes=False)
+            self._started(run, report, split=plan.split, trials=plan.trials, experiences=len(plan.ablations))
+            batch, k = self.config.trainer.batch_size, self.config.evaluation.k
+            await measure(plan, pipeline, batch, k, count_tokens or estimate_tokens, save)
+        outcome.cancelled, outcome.failed = report.cancelled, report.failed
+
+        def propose() -> str | None:
+            waiting = [p for p in self._pending.list() if p.plan.metadata.get("source") == PLAN_SOURCE]
+            proposed = {item.target_uri or "" for p in waiting for item in p.plan.items}
+            prune = prune_plan(outcome.measured, plan.policy, proposed)
+            if not prune.items:
+                return None
+            decisions = [ItemDecision(item=i) for i in range(len(prune.items))]
+            return self._pending.park(prune, decisions, run_id=outcome.run_id).plan_id
+
+        outcome.plan_id = await asyncio.to_thread(propose)
+        return outcome
+
+    def utility_results(self) -> UtilityRecord:
+        """What ``utility`` measured, by experience name (``OvtuiError`` naming a damaged file)."""
+        from ovtui.train.utility import read_utility
+
+        return read_utility(self._paths)
 
     async def stream(
         self,
