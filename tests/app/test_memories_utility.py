@@ -1,10 +1,10 @@
-"""The Memories screen shows what ``ovtui utility`` measured: the verdict and its delta in the
-table's utility column (a dash when never measured, a star when measured on another version),
+"""The Memories screen shows what ``ovtui utility`` measured: the verdict in the table's utility
+column (a dash when never measured, a star when measured on another version),
 and in the view the paired result, the tokens per case and when and against what it was measured."""
 
 from __future__ import annotations
 
-from app_support import MakeApp, press_and_settle, widget_text
+from app_support import MakeApp, press_and_settle, screen_text, widget_text
 from workspace_support import memory_of
 
 from ovtui.app.widgets.vim_table import VimTable
@@ -46,12 +46,14 @@ async def test_the_utility_column_and_the_panel(workspace: Workspace, make_app: 
     save_utility(store.paths, store.lock, measured(first, first.version), "estimate")
     save_utility(store.paths, store.lock, measured(second, second.version + 1), "estimate")
     app = make_app(workspace)
-    async with app.run_test(size=(200, 50)) as pilot:
+    async with app.run_test(size=(220, 50)) as pilot:
         await press_and_settle(pilot, "4")
+        header = next(line for line in screen_text(app).splitlines() if line.startswith(" name "))
+        assert "utility" in header and header.split("utility")[1].split()[:2] == ["hot", "links"]  # all shown
         table = app.screen.query_one("#memories", VimTable)
         shown = utility_cells(table)
-        assert shown[first.uri] == "harmful -50%"
-        assert shown[second.uri] == "harmful -50%*"  # measured on a version it no longer is
+        assert shown[first.uri] == "harmful"
+        assert shown[second.uri] == "harmful*"  # measured on a version it no longer is
         assert all(shown[e.uri] == "–" for e in rest)
         table.move_cursor(row=table.get_row_index(first.uri))
         await press_and_settle(pilot)

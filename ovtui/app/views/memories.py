@@ -19,7 +19,7 @@ BAR_WIDTH = 24  # the longest bar of the histogram, in characters
 TRAJECTORIES_SHOWN = 5
 USAGE_COLUMNS = ("uses", "sessions", "success", "last use")
 UTILITY_COLUMN = "utility"
-_VERDICT_WORD = {"helpful": "helpful", "harmful": "harmful", "none": "no effect"}
+_VERDICT_WORD = {"helpful": "helpful", "harmful": "harmful", "none": "no measurable effect"}
 
 
 # What fills each type, for a list that is still empty.
@@ -105,11 +105,11 @@ def usage_panel(
 
 
 def utility_cell(measured: ExperienceUtility | None, version: int) -> str:
-    """The verdict and its delta ("–": never measured); ``*``: measured on another version."""
+    """The verdict ("–": never measured; ``*``: measured on another version), in a few characters:
+    at 220 columns the whole table shows beside the view; the panel has the numbers."""
     if measured is None:
         return NONE
-    stale = "*" if measured.version != version else ""
-    return f"{_VERDICT_WORD[measured.verdict]} {measured.delta:+.0%}{stale}"
+    return measured.verdict + ("*" if measured.version != version else "")
 
 
 def utility_panel(measured: ExperienceUtility | None, version: int) -> str:
