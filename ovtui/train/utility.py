@@ -47,6 +47,7 @@ MAX_UTILITY_FILE_BYTES = 16 * 1024 * 1024
 STAGE_WITH, STAGE_AGAIN, STAGE_WITHOUT = "utility_with", "utility_again", "utility_without"
 STAGE_MEASURED = "utility"  # the progress of the experiences measured, one event after each
 PLAN_SOURCE = "utility"
+NAMES_SAID = 10  # experiences named in the estimate before "+N more"
 _VERDICT_OF = {"better": "helpful", "worse": "harmful", "same": "none"}
 _SAID = {"helpful": "helpful", "harmful": "harmful", "none": "no measurable effect"}
 
@@ -117,6 +118,11 @@ def linked_trajectories(fields: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _some(names: list[str]) -> str:
+    more = f" (+{len(names) - NAMES_SAID} more)" if len(names) > NAMES_SAID else ""
+    return ", ".join(names[:NAMES_SAID]) + more
+
+
 @dataclass(frozen=True)
 class Ablation:
     experience: Experience
@@ -146,8 +152,10 @@ class UtilityPlan:
             f"{len(self.ablations)} experience(s) on {len(self.cases)} case(s) of "
             f"{self.dataset}/{self.split} × {self.trials} trial(s): {self.calls} agent run(s)"
         ]
+        if self.ablations:
+            out.append(f"measuring: {_some([a.experience.name for a in self.ablations])}")
         if self.unmeasured:
-            out.append(f"not measured (no case of theirs in the split): {', '.join(self.unmeasured)}")
+            out.append(f"not measured (no case of theirs in the split): {_some(self.unmeasured)}")
         return out
 
 

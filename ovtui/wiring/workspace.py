@@ -503,7 +503,11 @@ class Workspace:
         trials = self._trials(options.trials)
         if options.top is not None and options.top < 1:
             raise OvtuiError(f"--top must be at least 1 (got {options.top})")
-        await self._sealed(dataset, options.split, unseal=False)
+        if options.split in self.config.evaluation.sealed:  # ablations are tuning: never on a sealed split
+            raise OvtuiError(
+                f"split {options.split!r} is sealed ([evaluation] sealed): utility never scores it "
+                "(--split names another)"
+            )
         policy = await self._loader.load()
         loader = await asyncio.to_thread(
             self._kernel.case_loader, dataset, options.split, self.config.trainer.batch_size

@@ -94,7 +94,10 @@ def test_the_estimate_comes_first_and_nothing_runs_unless_confirmed(trained: Pat
     runs_before = sorted((root / "runs").iterdir())
     refused = ovtui_with_input(args, "n\n", tmp_path)
     # Its three cases, with it twice (the null beside it) and without it once, two trials each.
-    estimate = f"1 experience(s) on {len(cases)} case(s) of support/train × 2 trial(s): 18 agent run(s)\n"
+    estimate = (
+        f"1 experience(s) on {len(cases)} case(s) of support/train × 2 trial(s): 18 agent run(s)\n"
+        f"measuring: {HARMFUL}\n"
+    )
     assert refused.returncode == 1 and refused.stdout == estimate + "start? [y/N] not started\n"
     assert not (root / UTILITY_FILE).exists() and sorted((root / "runs").iterdir()) == runs_before
     confirmed = ovtui_with_input(args, "y\n", tmp_path)
@@ -141,6 +144,29 @@ def test_json_says_harmful_and_helpful_with_cost_and_the_harmful_one_is_proposed
     assert (root / "memories" / "experiences" / f"{HARMFUL}.md").exists()  # a person decides
     again = run_ovtui("utility", "-w", str(root), "--experience", HARMFUL, "--yes", "--json", cwd=tmp_path)
     assert json.loads(again.stdout)["plan_id"] is None  # already waiting for review: not proposed twice
+
+
+def test_top_takes_the_most_used_a_priced_model_gets_a_cost_bound_and_sealed_splits_are_refused(
+    trained: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(trained, root)
+    config = root / "ovtui.toml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("[llm]\n", "[llm]\nprompt_price_per_mtok = 3.0\n")
+    )
+    proc = ovtui_with_input(["utility", "-w", str(root), "--top", "1"], "\n", tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    # The agent retrieves the etiquette experience for every case: it is the most used.
+    assert "\nmeasuring: conversation_etiquette\n" in proc.stdout
+    assert "\ncost: at most about $" in proc.stdout and "not started" in proc.stdout
+    config.write_text(config.read_text(encoding="utf-8") + '\n[evaluation]\nsealed = ["train"]\n')
+    sealed = run_ovtui("utility", "-w", str(root), "--yes", cwd=tmp_path)
+    assert sealed.returncode == 2 and "Traceback" not in sealed.stderr
+    assert sealed.stderr == (
+        "ovtui: error: split 'train' is sealed ([evaluation] sealed): utility never scores it "
+        "(--split names another)\n"
+    )
 
 
 GATED_AGENT = '''
