@@ -34,6 +34,7 @@ from ovtui.storage.fsio import atomic_write_text
 from ovtui.storage.locks import WorkspaceLock
 from ovtui.storage.paths import WorkspacePaths
 from ovtui.storage.reading import read_model
+from ovtui.train.comparison import PairedSummary, interval_text
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.train.components.trials import RepeatedCases
 from ovtui.train.paired import PairedResult, beyond_null, paired
@@ -78,9 +79,9 @@ class ExperienceUtility(Model):
     measured_at: str
 
     def line(self) -> str:
-        ci = f"[{self.ci[0]:+.1%}, {self.ci[1]:+.1%}]" if self.ci else "n/a"
         return (
-            f"{_SAID[self.verdict]}: Δ {self.delta:+.1%} (95% CI {ci}, McNemar p={self.p_value:.3g}) "
+            f"{_SAID[self.verdict]}: Δ {self.delta:+.1%} (95% CI {interval_text(self.ci)}, "
+            f"McNemar p={self.p_value:.3g}) "
             f"on {len(self.cases)} case(s) × {self.trials}; {self.tokens_per_case} tokens per case"
         )
 
@@ -220,6 +221,7 @@ def utility_of(
     with_it, again, without_it = ({c: r[c] for c in ablation.cases if c in r} for r in runs)
     verdict, result = classify(with_it, without_it, paired(with_it, again), k)
     trials = min((len(t) for t in with_it.values()), default=0)
+    summary = PairedSummary.of(result)
     return ExperienceUtility(
         name=ablation.experience.name,
         uri=ablation.experience.uri,
@@ -227,12 +229,9 @@ def utility_of(
         verdict=verdict,
         cases=ablation.cases,
         trials=trials,
-        with_rate=result.b_rate,
-        without_rate=result.a_rate,
-        delta=result.delta,
-        se=result.se,
-        ci=list(result.ci) if result.ci is not None else None,
-        p_value=result.p_value,
+        with_rate=summary.b_rate,
+        without_rate=summary.a_rate,
+        **summary.model_dump(include={"delta", "se", "ci", "p_value"}),
         tokens_per_case=tokens,
         calls=sum(len(t) for t in without_it.values()),
         policy=policy_id,

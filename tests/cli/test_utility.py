@@ -74,25 +74,12 @@ def case_of(trajectory: Path) -> str:
     return str(json.loads(fields)["case_name"])
 
 
-def ovtui_with_input(args: list[str], answer: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "ovtui", *args],
-        cwd=cwd,
-        env=env,
-        input=answer,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-
-
 def test_the_estimate_comes_first_and_nothing_runs_unless_confirmed(trained: Path, tmp_path: Path) -> None:
     root = tmp_path / "ws"
     cases = with_harmful(trained, root)
     args = ["utility", "-w", str(root), "--experience", HARMFUL, "--trials", "2"]
     runs_before = sorted((root / "runs").iterdir())
-    refused = ovtui_with_input(args, "n\n", tmp_path)
+    refused = run_ovtui(*args, cwd=tmp_path, answer="n\n")
     # Its three cases, with it twice (the null beside it) and without it once, two trials each.
     estimate = (
         f"1 experience(s) on {len(cases)} case(s) of support/train × 2 trial(s): 18 agent run(s)\n"
@@ -100,7 +87,7 @@ def test_the_estimate_comes_first_and_nothing_runs_unless_confirmed(trained: Pat
     )
     assert refused.returncode == 1 and refused.stdout == estimate + "start? [y/N] not started\n"
     assert not (root / UTILITY_FILE).exists() and sorted((root / "runs").iterdir()) == runs_before
-    confirmed = ovtui_with_input(args, "y\n", tmp_path)
+    confirmed = run_ovtui(*args, cwd=tmp_path, answer="y\n")
     assert confirmed.returncode == 0, confirmed.stderr
     assert confirmed.stdout.startswith(estimate + "start? [y/N] ")
     assert f"{HARMFUL}: harmful: Δ -100.0%" in confirmed.stdout
@@ -155,7 +142,7 @@ def test_top_takes_the_most_used_a_priced_model_gets_a_cost_bound_and_sealed_spl
     config.write_text(
         config.read_text(encoding="utf-8").replace("[llm]\n", "[llm]\nprompt_price_per_mtok = 3.0\n")
     )
-    proc = ovtui_with_input(["utility", "-w", str(root), "--top", "1"], "\n", tmp_path)
+    proc = run_ovtui("utility", "-w", str(root), "--top", "1", cwd=tmp_path, answer="\n")
     assert proc.returncode == 1, proc.stderr
     # The agent retrieves the etiquette experience for every case: it is the most used.
     assert "\nmeasuring: conversation_etiquette\n" in proc.stdout

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ovtui.memory.ledger_state import OUTCOMES, Fed, Usage
+from ovtui.train.comparison import interval_text
 
 if TYPE_CHECKING:
     from ovtui.train.utility import ExperienceUtility
@@ -116,10 +117,9 @@ def utility_panel(measured: ExperienceUtility | None, version: int) -> str:
     """The view's lines about what removing the experience does, and what it costs."""
     if measured is None:
         return "*utility not measured: `ovtui utility --experience NAME` runs its ablation*"
-    ci = f"[{measured.ci[0]:+.1%}, {measured.ci[1]:+.1%}]" if measured.ci else "n/a (fewer than two cases)"
     lines = [
         f"**utility: {_VERDICT_WORD[measured.verdict]}** · with it {measured.with_rate:.1%}, without it "
-        f"{measured.without_rate:.1%}: Δ {measured.delta:+.1%}, 95% CI {ci}, "
+        f"{measured.without_rate:.1%}: Δ {measured.delta:+.1%}, 95% CI {interval_text(measured.ci)}, "
         f"McNemar p={measured.p_value:.3g}",
         f"{len(measured.cases)} case(s) × {measured.trials} trial(s) · {measured.tokens_per_case} prompt "
         f"tokens per case it is served for · measured {measured.measured_at} against `{measured.policy}`",
