@@ -35,6 +35,7 @@ from ovtui.wiring.registry import (
     CaseSelection,
     Resources,
     agent,
+    agent_origin,
     agent_reader,
     case_source,
 )
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from ovtui.train.backends.session_extraction import SessionExtractor
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.reports import RunReport
+    from ovtui.train.revalidation import Setup
     from ovtui.train.review.pending import PendingPlans
 
 
@@ -65,6 +67,7 @@ class Composition:
         self.pending = pending
         self.loader = loader
         self._llm: LLMClient | None = None
+        self._setup: Setup | None = None
         self.run_events: EventBus | None = None  # where the LLM client's usage goes during a run
         self.resources = Resources(self.config, self.paths, self.store, self.llm_client)
 
@@ -98,7 +101,28 @@ class Composition:
     def updater(self, dry_run: bool) -> PolicyUpdater:
         from ovtui.train.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
 
-        return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
+        if dry_run:
+            return DryRunPolicyUpdater(self.store)
+        return MemoryFilePolicyUpdater(self.store, learned_against=self.setup)
+
+    def setup(self) -> Setup:
+        """What an experience applied now is learned against (``ovtui.train.revalidation``): read
+        once per composition, as the configuration and the environment do not change under it."""
+        if self._setup is None:
+            from ovtui.environments.base import DescribesSetup
+            from ovtui.train.revalidation import Setup, schema_hash, text_hash
+
+            trainer = self.config.trainer
+            environment = self.resources.environment()
+            described = environment if isinstance(environment, DescribesSetup) else None
+            self._setup = Setup(
+                environment=trainer.environment,
+                policy_text=text_hash(described.policy_text()) if described else None,
+                tool_schema=schema_hash(described.tool_schemas()) if described else None,
+                model=self.config.llm.model,
+                agent=agent_origin(trainer.agent),
+            )
+        return self._setup
 
     def executor(self, dataset: str | None = None) -> RolloutExecutor:
         """Who runs the cases: the dataset's case source when it runs its own (a remote service),

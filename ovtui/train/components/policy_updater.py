@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ovtui.core.context import ApplyOptions
-from ovtui.core.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
+from ovtui.core.domain import ExperienceSet, Model, PolicyApplyResult, PolicyUpdatePlan
 from ovtui.core.experience_files import experience_from_file
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.history import HistoryStore, new_history_id
@@ -35,6 +35,7 @@ from ovtui.memory.transaction import commit_record, prepare
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_staging import PlanStager, StagedPlan
+from ovtui.train.revalidation import LEARNED_AGAINST
 
 
 def _utcnow() -> datetime:
@@ -44,9 +45,18 @@ def _utcnow() -> datetime:
 class MemoryFilePolicyUpdater:
     dry_run = False
 
-    def __init__(self, store: MemoryStore, *, clock: Callable[[], datetime] = _utcnow) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        clock: Callable[[], datetime] = _utcnow,
+        learned_against: Callable[[], Model] | None = None,
+    ) -> None:
         self.store = store
         self.clock = clock
+        # What the experiences written are learned against, recorded in each record
+        # (``ovtui.train.revalidation``); None: not said (a session's own memories).
+        self.learned_against = learned_against
 
     async def apply(
         self, plan: PolicyUpdatePlan, policy_set: ExperienceSet | None, options: ApplyOptions | None = None
@@ -79,6 +89,8 @@ class MemoryFilePolicyUpdater:
             metadata["item_errors"] = [self._audited(e.model_dump(), options) for e in staged.item_errors]
         if staged.warnings:
             metadata["warnings"] = list(staged.warnings)
+        if self.learned_against is not None and not self.dry_run:
+            metadata[LEARNED_AGAINST] = self.learned_against().model_dump()
         review = Review(
             plan_id=options.plan_id,
             dry_run=self.dry_run,
