@@ -85,9 +85,10 @@ def drifted(then: Setup, now: Setup) -> list[Drift]:
 
 
 def recorded_setups(history: HistoryStore, uris: list[str]) -> dict[str, tuple[str, Setup]]:
-    """Each URI's setup: that of the newest record that wrote it and says one (a revert or a
-    record of an older ovtui says none, so the one before it counts), with that record's id. A
-    URI no such record wrote is left out. Raises when there is no history at all."""
+    """Each URI's setup: that of the newest record in effect that wrote it and says one, with
+    that record's id. A reverted record is no longer in effect (unless its revert was reverted in
+    turn); a revert or a record of an older ovtui says no setup, so an older record counts. A URI
+    no such record wrote is left out. Raises when there is no history at all."""
     entries = sorted(
         (e for e in history.entries().values() if not e.dry_run), key=lambda e: e.id, reverse=True
     )
@@ -96,7 +97,12 @@ def recorded_setups(history: HistoryStore, uris: list[str]) -> dict[str, tuple[s
     setups: dict[str, Setup | None] = {}
     found: dict[str, tuple[str, Setup]] = {}
     wanted = set(uris)
+    undone: set[str] = set()
     for entry in entries:
+        if entry.id in undone:
+            continue  # its changes were reverted: what it was learned against is gone with them
+        if entry.reverts:
+            undone.add(entry.reverts)
         for uri in wanted.intersection(entry.uris):
             if entry.id not in setups:
                 setups[entry.id] = _setup_of(history, entry.id)
