@@ -68,8 +68,7 @@ async def test_an_apply_records_its_setup_and_a_revert_leaves_the_one_before(wor
     # is that of the newest record before it that wrote the file.
     assert setups and {record_id for record_id, _ in setups.values()} <= set(report.history_ids[:-1])
     newest_before = {
-        uri: max(e.id for e in history.entries().values() if uri in e.uris and e.id < last)
-        for uri in setups
+        uri: max(e.id for e in history.entries().values() if uri in e.uris and e.id < last) for uri in setups
     }
     assert {uri: record_id for uri, (record_id, _) in setups.items()} == newest_before
     assert all(setup.policy_text == text_hash(load_policy()) for _, setup in setups.values())
