@@ -67,7 +67,6 @@ class Composition:
         self.pending = pending
         self.loader = loader
         self._llm: LLMClient | None = None
-        self._setup: Setup | None = None
         self.run_events: EventBus | None = None  # where the LLM client's usage goes during a run
         self.resources = Resources(self.config, self.paths, self.store, self.llm_client)
 
@@ -106,23 +105,26 @@ class Composition:
         return MemoryFilePolicyUpdater(self.store, learned_against=self.setup)
 
     def setup(self) -> Setup:
-        """What an experience applied now is learned against (``ovtui.train.revalidation``): read
-        once per composition, as the configuration and the environment do not change under it."""
-        if self._setup is None:
-            from ovtui.environments.base import DescribesSetup
-            from ovtui.train.revalidation import Setup, schema_hash, text_hash
+        """What an experience applied now is learned against (``ovtui.train.revalidation``), read
+        afresh each time: an environment's policy may be a file that changes under a long run."""
+        from ovtui.environments.base import DescribesSetup
+        from ovtui.train.revalidation import Setup, schema_hash, text_hash
 
-            trainer = self.config.trainer
-            environment = self.resources.environment()
-            described = environment if isinstance(environment, DescribesSetup) else None
-            self._setup = Setup(
-                environment=trainer.environment,
-                policy_text=text_hash(described.policy_text()) if described else None,
-                tool_schema=schema_hash(described.tool_schemas()) if described else None,
-                model=self.config.llm.model,
-                agent=agent_origin(trainer.agent),
-            )
-        return self._setup
+        trainer = self.config.trainer
+        try:
+            environment: object = self.resources.environment()
+        except OvtuiError:
+            # An environment that cannot be built here (its data not installed) must not stop a
+            # person's apply: its policy and tools are then not said, so they never drift.
+            environment = None
+        described = environment if isinstance(environment, DescribesSetup) else None
+        return Setup(
+            environment=trainer.environment,
+            policy_text=text_hash(described.policy_text()) if described else None,
+            tool_schema=schema_hash(described.tool_schemas()) if described else None,
+            model=self.config.llm.model,
+            agent=agent_origin(trainer.agent),
+        )
 
     def executor(self, dataset: str | None = None) -> RolloutExecutor:
         """Who runs the cases: the dataset's case source when it runs its own (a remote service),

@@ -65,13 +65,17 @@ class MemoryFilePolicyUpdater:
             # Nothing to write, so nothing to lock or recover for: a trainer plans many of these.
             return self._result(StagedPlan(), [], None, policy_set)
         options = (options or ApplyOptions()).for_plan(plan)
+        # Read before the lock is taken: the lock is held across the files' work only.
+        learned = None
+        if self.learned_against is not None and not self.dry_run:
+            learned = (await asyncio.to_thread(self.learned_against)).model_dump()
         async with self.store.lock.held(options.purpose, options.lock_timeout):
-            staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options)
+            staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options, learned)
         return await asyncio.to_thread(self._result, staged, changes, record_id, policy_set)
 
     # --- under the lock ----------------------------------------------------------------------
     def _apply_locked(
-        self, plan: PolicyUpdatePlan, options: ApplyOptions
+        self, plan: PolicyUpdatePlan, options: ApplyOptions, learned: dict[str, Any] | None
     ) -> tuple[StagedPlan, list[FileChange], str | None]:
         prepare(self.store.paths)
         now = self.clock()
@@ -89,8 +93,8 @@ class MemoryFilePolicyUpdater:
             metadata["item_errors"] = [self._audited(e.model_dump(), options) for e in staged.item_errors]
         if staged.warnings:
             metadata["warnings"] = list(staged.warnings)
-        if self.learned_against is not None and not self.dry_run:
-            metadata[LEARNED_AGAINST] = self.learned_against().model_dump()
+        if learned is not None:
+            metadata[LEARNED_AGAINST] = learned
         review = Review(
             plan_id=options.plan_id,
             dry_run=self.dry_run,
