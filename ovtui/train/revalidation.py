@@ -249,6 +249,10 @@ class Revalidation(Model):
 
     def lines(self) -> list[str]:
         out = self.check.lines()
+        if self.check.affected and not self.check.cases:
+            out.append(
+                f"nothing to rerun: no linked case of theirs is in {self.check.dataset}/{self.check.split}"
+            )
         if not self.results:
             return out
         passing = sum(all(r) for r in self.results.values())

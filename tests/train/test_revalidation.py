@@ -8,10 +8,21 @@ from pathlib import Path
 import pytest
 from workspace_support import build_sample_workspace
 
+from ovtui.core.domain import Experience
 from ovtui.environments.sample.tools import TOOL_SPECS, load_policy
 from ovtui.memory.history import HistoryStore
 from ovtui.storage.paths import WorkspacePaths
-from ovtui.train.revalidation import LEARNED_AGAINST, Setup, drifted, recorded_setups, schema_hash, text_hash
+from ovtui.train.revalidation import (
+    LEARNED_AGAINST,
+    DriftCheck,
+    Revalidation,
+    Setup,
+    check_drift,
+    drifted,
+    recorded_setups,
+    schema_hash,
+    text_hash,
+)
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 
@@ -40,6 +51,19 @@ def test_each_changed_part_drifts_in_order_and_an_unsaid_part_never_does() -> No
     assert [d.part for d in drifted(then, now)] == ["policy_text", "model", "agent"]
     assert [d.line() for d in drifted(then, now)][1] == "model changed: m1 → m2"
     assert drifted(_setup(tool_schema=None), _setup(tool_schema="t2")) == []
+
+
+def test_affected_experiences_without_cases_in_the_split_say_nothing_is_rerun() -> None:
+    check = DriftCheck(dataset="support", split="test", trials=2, setup=_setup(model="m2"))
+    learned = Experience(name="refunds", uri="viking://x/refunds.md", version=1, status="draft", content="")
+    check = check_drift(
+        check, [learned], {learned.uri: ("r1", _setup())}, {learned.uri: ["refund_train_1"]}, set()
+    )
+    assert [a.missing for a in check.affected] == [["refund_train_1"]] and check.agent_calls == 0
+    lines = Revalidation(check=check).lines()
+    assert lines[0] == "model changed: m1 → m2"
+    assert lines[-1] == "nothing to rerun: no linked case of theirs is in support/test"
+    assert "1 linked case(s) are not in support/test: refund_train_1" in lines
 
 
 @pytest.fixture
