@@ -26,6 +26,7 @@ from ovtui.cli import (
     history,
     init,
     mcp_command,
+    revalidate,
     revert,
     review,
     sessions,
@@ -52,6 +53,7 @@ COMMANDS: dict[str, ModuleType] = {
     "compare": compare,
     "report": compare,
     "utility": utility,
+    "revalidate": revalidate,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

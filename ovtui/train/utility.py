@@ -3,9 +3,10 @@ paired rule of ``ovtui.train.paired``.
 
 An experience is measured on the cases it was served for (the use ledger's results that wrote a
 trajectory, each trajectory naming its case) and the cases it was learned from (its
-``derived_from`` links to trajectories). The current policy runs all of those cases twice (the
-second run is the A/A null: what the same policy moves by itself); then, for each experience, the
-policy without that file runs its cases with the same trials. Paired with the first run, a delta
+``derived_from`` links to trajectories), both read as ``revalidation`` reads linked cases. The
+current policy runs all of those cases twice (the second run is the A/A null: what the same policy
+moves by itself); then, for each experience, the policy without that file runs its cases with the
+same trials. Paired with the first run, a delta
 past k·SE and beyond the null on those cases is **helpful** (the file's removal loses cases) or
 **harmful** (its removal gains cases); anything else is no measurable effect. Its cost is the
 prompt tokens its block adds to each case it is served for.
@@ -22,14 +23,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationError
 
 from ovtui.core.domain import Case, Experience, ExperienceSet, Model, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import CaseLoader
-from ovtui.memory.links import DERIVED_FROM
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.storage.locks import WorkspaceLock
 from ovtui.storage.paths import WorkspacePaths
@@ -107,16 +107,6 @@ def classify(
 
 
 # --- which cases, and what it will cost ----------------------------------------------------------
-
-
-def linked_trajectories(fields: Mapping[str, Any]) -> list[str]:
-    """The trajectories an experience was learned from (its ``derived_from`` links)."""
-    links = fields.get("links")
-    return [
-        str(link["to_uri"])
-        for link in (links if isinstance(links, list) else [])
-        if isinstance(link, dict) and link.get("link_type") == DERIVED_FROM and link.get("to_uri")
-    ]
 
 
 def _some(names: list[str]) -> str:

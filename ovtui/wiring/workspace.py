@@ -2,7 +2,8 @@
 models its screens show.
 
 Use cases: ``train``, ``evaluate``, ``stream``, ``compare`` (runs; a sealed split only when asked,
-and counted); ``utility_plan`` / ``utility`` (each experience's leave-one-out ablation, its
+and counted); ``drift_check`` and ``revalidate`` (what drifted since experiences were learned, and
+their cases rerun); ``utility_plan`` / ``utility`` (each experience's leave-one-out ablation, its
 results read back by ``utility_results``); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from ovtui.storage.watching import WorkspaceChanges
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.reports import RunReport
+    from ovtui.train.revalidation import DriftCheck, Revalidation, Setup
     from ovtui.train.review.gates.contradictions import Stands
     from ovtui.train.review.pending import PendingPlans
     from ovtui.train.review.policy import Decision, PendingPlan
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
 RECENT_USER_MESSAGES = 3  # of a session, shaping the query of a search made for it
 INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
 REPORT_FILE = "report.json"
+BATCH = 64  # cases read at a time where a whole split is read to pick cases by name
 
 
 @dataclass
@@ -161,6 +164,10 @@ def _joined(first: list[str], second: list[str]) -> list[str]:
 
 def _first_line(exc: Exception) -> str:
     return next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
+async def _all_cases(loader: CaseLoader) -> list[Case]:
+    return [case async for batch in loader.batches() for case in batch]
 
 
 def run_stamp() -> str:
@@ -509,10 +516,8 @@ class Workspace:
                 "(--split names another)"
             )
         policy = await self._loader.load()
-        loader = await asyncio.to_thread(
-            self._kernel.case_loader, dataset, options.split, self.config.trainer.batch_size
-        )
-        split_cases = [case async for batch in loader.batches() for case in batch]
+        loader = await asyncio.to_thread(self._kernel.case_loader, dataset, options.split, BATCH)
+        split_cases = await _all_cases(loader)
 
         def planned() -> UtilityPlan:
             uses = {uri: usage.count for uri, usage in self._ledger.usage().items()}
@@ -524,20 +529,12 @@ class Workspace:
         return await asyncio.to_thread(planned)
 
     def _utility_cases(self, experience: Experience) -> set[str]:
-        """The cases an experience fed (its ledger results' trajectories) and was learned from."""
-        from ovtui.train.utility import linked_trajectories
+        """The cases an experience was learned from (its links) and fed (the trajectories of its
+        results in the ledger)."""
+        from ovtui.train.revalidation import linked_cases, trajectory_cases
 
-        own = self._store.read_uri(experience.uri)
-        trajectories = linked_trajectories(own.fields if own else {})
-        trajectories += [fed.trajectory for fed in self._ledger.fed(experience.uri) if fed.trajectory]
-        names: set[str] = set()
-        for uri in dict.fromkeys(trajectories):
-            with suppress(OvtuiError, OSError):  # a trajectory moved or unreadable names no case
-                trajectory = self._store.read_uri(uri)
-                case = trajectory.fields.get("case_name") if trajectory else None
-                if isinstance(case, str):
-                    names.add(case)
-        return names
+        fed = [result.trajectory for result in self._ledger.fed(experience.uri) if result.trajectory]
+        return {*linked_cases(self._store, experience), *trajectory_cases(self._store, fed)}
 
     async def utility(
         self,
@@ -593,6 +590,71 @@ class Workspace:
         from ovtui.train.utility import read_utility
 
         return read_utility(self._paths)
+
+    async def drift_check(
+        self, dataset: str | None = None, split: str = "train", *, force: bool = False
+    ) -> DriftCheck:
+        """What drifted since each experience was learned (``ovtui.train.revalidation``), which
+        experiences are affected (every one with ``force``) and their linked cases in ``split``:
+        what ``revalidate`` would rerun, before any agent is called."""
+        from ovtui.train.revalidation import DriftCheck, check_drift, linked_cases, recorded_setups
+
+        dataset = dataset or self.config.trainer.dataset
+        trials = self.config.trainer.eval_trials
+        current = await self._loader.load()
+        experiences = list(current.policies)
+        kernel = self._kernel
+
+        def read() -> tuple[dict[str, tuple[str, Setup]], dict[str, list[str]], Setup, CaseLoader]:
+            recorded = recorded_setups(self._history(), [e.uri for e in experiences])
+            linked = {e.uri: linked_cases(self._store, e) for e in experiences}
+            return recorded, linked, kernel.setup(), kernel.case_loader(dataset, split, BATCH)
+
+        recorded, linked, now, loader = await asyncio.to_thread(read)
+        names = {c.name for c in await _all_cases(loader)}
+        check = DriftCheck(dataset=dataset, split=split, trials=trials, setup=now, forced=force)
+        return check_drift(check, experiences, recorded, linked, names)
+
+    async def revalidate(
+        self,
+        check: DriftCheck,
+        listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> Revalidation:
+        """Rerun the linked cases of ``check``'s affected experiences with the setup of now, and
+        park each experience one of whose cases now fails as a stale item of one plan in Review
+        (it proposes to deprecate it; nothing is written without a person). Nothing affected:
+        nothing is run."""
+        from ovtui.train.components.case_loader import ListCaseLoader
+        from ovtui.train.components.trials import RepeatedCases
+        from ovtui.train.revalidation import Revalidation, stale_experiences, stale_plan
+        from ovtui.train.review.policy import ItemDecision
+
+        result = Revalidation(check=check)
+        if not check.cases:
+            return result
+        wanted = set(check.cases)
+        async with self._run("revalidate", check.dataset, listeners, cancel) as (report, run):
+            result.run_id = report.run_id
+            batch = self.config.trainer.batch_size
+            split = await _all_cases(self._kernel.case_loader(check.dataset, check.split, batch))
+            chosen = ListCaseLoader([c for c in split if c.name in wanted], batch)
+            policy_set = await self._loader.load()
+            pipeline = self._kernel.pipeline(None, run, check.dataset, report)
+            self._started(run, report, split=check.split, trials=check.trials, drifted=len(check.drift))
+            cases = RepeatedCases(chosen, check.trials) if check.trials > 1 else chosen
+            stage = (await pipeline.eval(cases, policy_set, stage="revalidate")).report
+            report.stages.append(stage)
+            result.results = stage.results
+            result.stale = stale_experiences(check, stage.results, stage.evidence)
+            if result.stale:
+                current = {e.uri: e for e in policy_set.policies}
+                plan = stale_plan(result.stale, current, check.setup)
+                decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+                parked = await asyncio.to_thread(self._pending.park, plan, decisions, report.run_id)
+                result.plan_id = parked.plan_id
+                run.events.emit("plan_pending", plan_id=parked.plan_id, items=len(plan.items), stale=True)
+        return result
 
     async def stream(
         self,

@@ -13,7 +13,6 @@ from ovtui.train.utility import (
     ExperienceUtility,
     choose,
     classify,
-    linked_trajectories,
     prune_plan,
     utility_of,
     without,
@@ -109,17 +108,6 @@ def test_the_policy_without_a_file_is_a_new_snapshot() -> None:
     less = without(POLICY, POLICY.policies[0])
     assert [e.name for e in less.policies] == ["greeting", "cancels"] and len(POLICY.policies) == 3
     assert less.derived("x", lambda: 1) == 1 and POLICY.derived("x", lambda: 2) == 2
-
-
-def test_linked_trajectories_are_the_derived_from_links() -> None:
-    fields = {
-        "links": [
-            {"to_uri": "viking://t/a.md", "link_type": "derived_from"},
-            {"to_uri": "viking://t/b.md", "link_type": "related_to"},
-            "not a link",
-        ]
-    }
-    assert linked_trajectories(fields) == ["viking://t/a.md"] and linked_trajectories({"links": 3}) == []
 
 
 def measured(name: str, verdict: str, version: int = 1) -> ExperienceUtility:
