@@ -1,5 +1,5 @@
-"""ctrl+q asks first when quitting would lose work (a run in progress, a half-typed note), quits at
-once when nothing would be lost, and a second ctrl+q while it asks quits."""
+"""ctrl+q (and q on a main screen's list) asks first when quitting would lose work (a run in progress,
+a half-typed note), quits at once when nothing would be lost, and a second ctrl+q while it asks quits."""
 
 from __future__ import annotations
 
@@ -34,6 +34,12 @@ async def test_ctrl_q_during_a_run_asks_first_and_escape_keeps_it_running(
         dialog = app.screen
         assert isinstance(dialog, QuitModal)
         assert "a run is in progress: quitting stops it (its report is saved)" in dialog.body
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.return_code is None and any(w.group == "run" and w.is_running for w in app.workers)
+        await pilot.press("q")  # q on the Run screen asks the same, and "no" keeps the run
+        await pilot.pause()
+        assert isinstance(app.screen, QuitModal) and "a run is in progress" in app.screen.body
         await pilot.press("escape")
         await pilot.pause()
         assert app.return_code is None and any(w.group == "run" and w.is_running for w in app.workers)
