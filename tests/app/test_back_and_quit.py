@@ -1,6 +1,6 @@
 """esc and q mean the same on every screen (Pilot): one step back — inside a main screen from a pane
 or a field to its list, a pushed screen or a dialog closed — and from a main screen's list q quits.
-Leaving that would lose work asks first, and a "no" keeps it."""
+Leaving that would lose work asks first, and a "no" keeps it (test_quit.py: a half-typed note, a run)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ async def test_esc_and_q_close_every_pushed_screen_and_dialog(
         below = app.screen_stack[-2]
         assert isinstance(app.screen, kind) and isinstance(below, MainScreen)
         if isinstance(app.screen, NoteModal):
-            app.screen.query_one(Button).focus()  # in the note's field q is text (tested below)
+            app.screen.query_one(Button).focus()  # in the note's field q is text (test_quit.py)
         await press_and_settle(pilot, key)
         assert app.screen is below and app.return_code is None
     assert [p.plan_id for p in workspace.pending_plans()] == [PLAN_ID]  # the discard was cancelled
@@ -114,31 +114,6 @@ async def test_on_every_main_screen_esc_and_q_go_back_to_its_list_and_q_quits_fr
         assert screen.query_one(home).has_focus and app.return_code is None
         await press_and_settle(pilot, "q")  # nothing would be lost: it quits at once
         assert app.return_code == 0
-
-
-async def test_esc_on_a_half_typed_note_asks_first_and_no_keeps_the_note(
-    workspace: Workspace, make_app: MakeApp
-) -> None:
-    park_demo_plan(workspace)
-    app = make_app(workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await press_and_settle(pilot, "2", "n", *"half a thought")
-        note = app.screen
-        assert isinstance(note, NoteModal)
-        await press_and_settle(pilot, "escape")
-        question = app.screen
-        assert isinstance(question, ConfirmModal)
-        assert "the note you are typing on reservation_cancellation is not saved" in question.body
-        assert question.focused is question.query_one("#cancel")  # enter keeps the note
-        await press_and_settle(pilot, "enter")
-        assert app.screen is note and note.query_one("#note", Input).value == "half a thought"
-        await press_and_settle(pilot, "escape", "q")  # q in the question is "no" too
-        assert app.screen is note and note.query_one("#note", Input).value == "half a thought"
-        await press_and_settle(pilot, "escape")
-        app.screen.query_one("#confirm", Button).press()  # Discard: the note goes, nothing is saved
-        await press_and_settle(pilot)
-        assert not isinstance(app.screen, NoteModal | ConfirmModal) and app.return_code is None
-    assert [d.note for d in workspace.pending_plans()[0].decisions] == ["", "", ""]
 
 
 async def test_the_help_lists_esc_and_q_of_the_screen_and_the_keymap_moves_them(
