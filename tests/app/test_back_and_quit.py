@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Button, Input
 
-from ovtui.app.app import OvtuiApp
+from ovtui.app.app import OvtuiApp, declared_bindings
 from ovtui.app.keys import catalog
 from ovtui.app.registry import binding_sources
 from ovtui.app.screens.base import MainScreen
@@ -125,6 +125,8 @@ async def test_the_help_lists_esc_and_q_of_the_screen_and_the_keymap_moves_them(
         await press_and_settle(pilot, "5", "question_mark")
         shown = {info.id: info.keys for info in catalog(app, binding_sources(OvtuiApp), app.keymap)}
         assert (shown["sessions.back"], shown["sessions.back_q"]) == ("esc", "x")
+        checked = {b.id for b in declared_bindings()}  # the ids `ovtui check` accepts under [keys]
+        assert {f"{c}.back_q" for c in ("cases", "datasets", "stands", "evidence", "help", "note")} <= checked
         help_text = screen_text(app)
         assert "sessions.back_q" in help_text and "Back / quit" in help_text
         await press_and_settle(pilot, "q")  # the help closes with q
