@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Label, Select
 
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, WorkspaceEdited, answer
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.memories import (
     USAGE_COLUMNS,
@@ -113,6 +113,7 @@ def matches(row: MemoryRow, words: list[str]) -> bool:
 class MemoriesScreen(MainScreen):
     KEY = "memories"
     AUTO_FOCUS = "#memories"
+    WORK_LOST: ClassVar[dict[str, str]] = {"memories-edit": "an edit of a memory file is still being saved"}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "reload", "Reload", id="memories.reload"),
         Binding("t", "next_type", "Type", id="memories.next_type"),
@@ -120,6 +121,7 @@ class MemoriesScreen(MainScreen):
         Binding("e", "edit", "Edit", id="memories.edit"),
         Binding("l", "focus_view", "Read", id="memories.read", show=False),
         Binding("h", "focus_table", "List", id="memories.list", show=False),
+        *back_bindings("memories", main_screen=True),
     ]
 
     class Loaded(Message, bubble=False):

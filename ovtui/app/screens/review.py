@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Label, Static
 
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
 from ovtui.app.screens.help import HintFooter
@@ -61,6 +61,12 @@ NO_PLANS = (
 class ReviewScreen(MainScreen):
     KEY = "review"
     AUTO_FOCUS = "#items"
+    HOME = ("#items", "#plans")
+    # Decisions are saved as they are made: what quitting would cut short is a write under way.
+    WORK_LOST: ClassVar[dict[str, str]] = {
+        "review-record": "a decision or an edit is still being saved",
+        "apply": "a plan is being applied or re-planned",
+    }
     DEFAULT_CSS = """
     /* The focused pane has a bar at its left edge: a shape, not only a colour. */
     ReviewScreen #plans:focus, ReviewScreen #items:focus { outline-left: outer $accent; }
@@ -102,8 +108,7 @@ class ReviewScreen(MainScreen):
             id="review.stands",
             tooltip="of a contradiction with another experience, which line stands",
         ),
-        Binding("escape", "back", "Back", id="review.back_escape", show=False),
-        Binding("q", "back(True)", "Back / quit", id="review.back", show=False),
+        *back_bindings("review", main_screen=True),
         Binding("l", "focus_diff", "Diff", id="review.diff", show=False),
         Binding("h", "focus_items", "Items", id="review.items", show=False),
     ]
@@ -246,14 +251,6 @@ class ReviewScreen(MainScreen):
 
     def action_focus_items(self) -> None:
         self.query_one("#items", VimTable).focus()
-
-    async def action_back(self, quit_at_top: bool = False) -> None:
-        """From the item's summary or diff back to the items; from the lists, ``q`` quits (the app
-        asks first when that would lose work)."""
-        if self.query_one("#detail").has_focus_within:
-            self.action_focus_items()
-        elif quit_at_top:
-            await self.app.run_action("quit")
 
     def on_pending_changed(self, message: PendingChanged) -> None:
         self.reload(message.focus)
@@ -542,9 +539,3 @@ class ReviewScreen(MainScreen):
             return
         self.notify(f"plan {plan_id} discarded")
         self.post_message(WorkspaceEdited(pending=True))
-
-    def unsaved_work(self) -> list[str]:
-        """What quitting now would cut short (decisions are saved as they are made)."""
-        busy = {w.group for w in self.workers if w.is_running}
-        lost = ["a decision or an edit is still being saved"] if "review-record" in busy else []
-        return lost + (["a plan is being applied or re-planned"] if "apply" in busy else [])
