@@ -7,6 +7,7 @@ from typing import Literal
 
 from rich.text import Text
 
+from ovtui.app.views.diff_model import HunkChoice
 from ovtui.app.views.memories import share, version_line
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem
 from ovtui.core.errors import MemoryFormatError
@@ -144,6 +145,13 @@ def item_header(
             style="bold yellow",
         )
     return text
+
+
+def hunks_line(choice: HunkChoice, count: int) -> Text:
+    """``hunks: 1 ✓ · 2 ✗ · 3 ✓ — approving (a) takes 1, 3``: what an approval of the item takes."""
+    marks = " · ".join(f"{n} {'✓' if n in choice.taken else '✗'}" for n in range(1, count + 1))
+    taken = ", ".join(map(str, sorted(choice.taken))) or "nothing: take a hunk (x) or reject (r)"
+    return Text(f"\nhunks: {marks} — approving (a) takes {taken} ([ ] move, x takes or leaves)")
 
 
 def fared_text(usage: Usage | None, version: int) -> Text:
