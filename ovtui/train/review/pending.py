@@ -44,7 +44,7 @@ from ovtui.storage import fsio
 from ovtui.storage.locks import DEFAULT_TIMEOUT_S
 from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
 from ovtui.storage.reading import read_model
-from ovtui.train.review.gates.contradictions import Stands, choose
+from ovtui.train.review.gates.contradictions import Stands, choose, held_contradicting_edit
 from ovtui.train.review.gates.sanitizer import held_edit
 from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus, approvals_needed
 
@@ -435,9 +435,19 @@ class PendingPlans:
         """Decide every undecided item; a decision the reviewer already made, and its note, stay."""
         return self.decide_items(plan_id, None, decision, note, reviewer=reviewer)
 
-    def edit_after(self, plan_id: str, item: int, after_content: str, *, reviewer: str = "") -> PendingPlan:
+    def edit_after(
+        self,
+        plan_id: str,
+        item: int,
+        after_content: str,
+        *,
+        reviewer: str = "",
+        policy_set: ExperienceSet | None = None,
+    ) -> PendingPlan:
         """A reviewer's own text for an upsert. What the learner proposed is kept beside it
-        (``proposed_content``, from the first edit): the difference is the reviewer's correction."""
+        (``proposed_content``, from the first edit): the difference is the reviewer's correction.
+        The edit is checked like a proposal: the sanitizer, and (given the experiences as they are,
+        ``policy_set``) the contradiction gate."""
 
         def change(pending: PendingPlan) -> None:
             still_open(pending)
@@ -450,6 +460,8 @@ class PendingPlans:
             if reviewer:
                 target.metadata["edited_by"] = reviewer
             held_edit(pending, item)
+            if policy_set is not None:
+                held_contradicting_edit(pending, item, policy_set)
 
         return self._update(plan_id, change)
 

@@ -191,6 +191,25 @@ def choose(item: PolicyPlanItem, index: int, stands: Stands) -> None:
         item.after_content = "\n".join(line for line in lines if line.strip() != finding["rule"])
 
 
+def held_contradicting_edit(pending: PendingPlan, index: int, policy_set: ExperienceSet) -> None:
+    """Check a reviewer's edit of item ``index`` as it is saved, as the gate checks a proposal:
+    the plan's contradictions are marked again (choices already made on a pair are kept), and an
+    approval given before the edit goes back to undecided when the edited text now contradicts a
+    rule nobody has chosen on, so the reviewer sees both lines before anything applies."""
+    mark_contradictions(pending.plan, policy_set)
+    left = unchosen(pending.plan.items[index])
+    decision = pending.decisions[index]
+    if left and decision.decision == "approved":
+        again = "your edit, choose which stands and approve it again"
+        pending.decisions[index] = decision.model_copy(
+            update={
+                "decision": "pending",
+                "note": f"held: {contradiction_note(left[0])}: {again}",
+                "approvals": [],  # approvals given to the text before the edit do not carry over
+            }
+        )
+
+
 def unsettled_contradictions(pending: PendingPlan) -> None:
     """Refuse to apply a plan whose approved item has a contradiction nobody chose on."""
     for decision in pending.decisions:
