@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from rich.text import Text
 
@@ -144,6 +144,34 @@ def item_header(
             "applying will refuse this item",
             style="bold yellow",
         )
+    return text
+
+
+# Cells of a validation bar: readable at the 80-column floor, where the queue is ~36 wide.
+BAR_CELLS = 16
+
+
+def validation_bars(validation: dict[str, Any] | None) -> Text:
+    """The plan's validation before and after as two bars of solid and hollow cells, with the
+    counts, so the change reads without colour (empty: the plan was not validated)::
+
+        plan validation
+        before ████████░░░░░░░░  6/12
+        after  ████████████░░░░  9/12 +3
+    """
+    if not validation or not validation.get("cases"):
+        return Text()
+    cases, before, after = int(validation["cases"]), int(validation["before"]), int(validation["after"])
+    change = after - before
+    trend = "green" if change > 0 else "red" if change < 0 else ""
+    text = Text("plan validation", style="bold")
+    for label, passed in (("before", before), ("after", after)):
+        solid = round(BAR_CELLS * passed / cases)
+        text.append(f"\n{label:<6} ")
+        text.append("█" * solid, style=trend if label == "after" else "")
+        text.append("░" * (BAR_CELLS - solid), style="dim")
+        text.append(f" {passed:>{len(str(cases))}}/{cases}")
+    text.append(f" {'+' if change > 0 else '±' if change == 0 else '−'}{abs(change)}", style=trend)
     return text
 
 
