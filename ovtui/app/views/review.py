@@ -248,6 +248,8 @@ def contradictions_text(item: PolicyPlanItem) -> Text:
         text.append("  ║  ", style="bold")
         text.append(f"{finding['other']}: {finding['other_line']}")
         text.append(f"  ({stands} stands)" if stands else "  (choose which stands)", style="italic")
+        if finding.get("by"):
+            text.append(f"  — found by the {finding['by']}: {finding.get('why', '')}", style="dim")
     return text
 
 

@@ -145,19 +145,25 @@ def item_contradictions(item: PolicyPlanItem, after_plan: ExperienceSet) -> list
     return found
 
 
+def finding_key(finding: dict[str, Any]) -> tuple[str, str, str]:
+    """What makes two findings one: the item's line, the other experience, its line."""
+    return finding["rule"], finding["other"], finding["other_line"]
+
+
 def mark_contradictions(plan: PolicyUpdatePlan, policy_set: ExperienceSet) -> int:
-    """Mark every item's contradictions (a choice already made on the same pair is kept); returns
-    how many items have one."""
+    """Mark every item's contradictions (a choice already made on the same pair is kept, and so is
+    a finding of the model's check while the item still has its line); returns how many items have one."""
     after_plan = overlay(policy_set, plan.items)
     flagged = 0
     for item in plan.items:
-        chosen = {
-            (c["rule"], c["other"], c["other_line"]): c["stands"]
-            for c in item.metadata.get(CONTRADICTIONS, [])
-        }
+        earlier = item.metadata.get(CONTRADICTIONS, [])
+        chosen = {finding_key(c): c["stands"] for c in earlier}
         found = item_contradictions(item, after_plan)
         for finding in found:
-            finding["stands"] = chosen.get((finding["rule"], finding["other"], finding["other_line"]))
+            finding["stands"] = chosen.get(finding_key(finding))
+        lines = {line.strip() for line in (item.after_content or "").split("\n")}
+        offline = {finding_key(f) for f in found}
+        found += [c for c in earlier if c.get("by") and c["rule"] in lines and finding_key(c) not in offline]
         if found:
             item.metadata[CONTRADICTIONS] = found
             flagged += 1
