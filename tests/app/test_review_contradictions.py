@@ -12,7 +12,7 @@ import pytest
 from app_support import (
     PLAN_ID,
     MakeApp,
-    park_demo_plan,
+    edited_in_review,
     park_undecided,
     press_and_settle,
     screen_text,
@@ -99,26 +99,17 @@ async def test_the_reviewer_chooses_with_a_key_and_the_line_they_keep_is_what_ap
 async def test_an_approved_edit_that_now_contradicts_goes_back_to_undecided_with_both_lines_shown(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    park_demo_plan(workspace)
-    workspace.decide(PLAN_ID, 0, "approved")
-
-    def fake_editor(text: str) -> str:
-        return text + "\n- ALWAYS cancel before the customer confirms explicitly"
-
-    app = make_app(workspace, editor=fake_editor)
-    async with app.run_test(size=(180, 50)) as pilot:
-        await press_and_settle(pilot, "2")
-        assert "CONTRADICTS" not in screen_text(app)
-        await press_and_settle(pilot, "e")
-        text = screen_text(app)
-        assert "CONTRADICTS #0" in text and "(choose which stands)" in text
-        shown = workspace.pending_plan(PLAN_ID).plan.items[0]
-        pairs = [row.split("║") for row in contradictions_text(shown).plain.strip().split("\n")]
-        assert any(
-            "ALWAYS cancel before the customer confirms" in mine
-            and "reservation_cancellation: - NEVER cancel before the customer confirms" in theirs
-            for mine, theirs in pairs
-        )
+    added = "\n- ALWAYS cancel before the customer confirms explicitly"
+    before, text = await edited_in_review(workspace, make_app, added)
+    assert "CONTRADICTS" not in before
+    assert "CONTRADICTS #0" in text and "(choose which stands)" in text
+    shown = workspace.pending_plan(PLAN_ID).plan.items[0]
+    pairs = [row.split("║") for row in contradictions_text(shown).plain.strip().split("\n")]
+    assert any(
+        "ALWAYS cancel before the customer confirms" in mine
+        and "reservation_cancellation: - NEVER cancel before the customer confirms" in theirs
+        for mine, theirs in pairs
+    )
     decision = workspace.pending_plan(PLAN_ID).decisions[0]
     assert decision.decision == "pending" and "choose which stands and approve it again" in decision.note
     with pytest.raises(OvtuiError, match="undecided"):

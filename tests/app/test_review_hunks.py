@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 
 from app_support import MakeApp, notifications, park_undecided, press_and_settle, screen_text
-from workspace_support import EXPERIENCES, experience_uri
+from plan_support import upsert
+from workspace_support import EXPERIENCES, experience_uri, memory_of
 
 from ovtui.app.screens.review import ReviewScreen
-from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
+from ovtui.core.domain import PolicyUpdatePlan
 from ovtui.wiring.workspace import Workspace
 
 PLAN = "plan0000hunks"
@@ -18,26 +19,19 @@ BEFORE, _ = EXPERIENCES["reservation_cancellation"]
 GREET, CHECKED, GOODBYE = "- Greet the customer", "- Look the reservation up first (checked)", "- Say goodbye"
 
 
-def three_hunk_plan() -> PolicyUpdatePlan:
+def three_hunk_plan(workspace: Workspace) -> PolicyUpdatePlan:
     """A line added first, one rewritten in the middle, one added last: three hunks."""
     after = "\n".join(
         [GREET, *BEFORE.replace("- Look the reservation up first", CHECKED).splitlines(), GOODBYE]
     )
-    item = PolicyPlanItem(
-        kind="upsert",
-        target_name="reservation_cancellation",
-        target_uri=experience_uri("reservation_cancellation"),
-        before_content=BEFORE,
-        after_content=after,
-        base_version=2,
-    )
+    item = upsert(memory_of(workspace), "reservation_cancellation", after)
     return PolicyUpdatePlan(items=[item], metadata={"plan_id": PLAN})
 
 
 async def test_approving_hunks_1_and_3_in_the_app_applies_exactly_those(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    park_undecided(workspace, three_hunk_plan())
+    park_undecided(workspace, three_hunk_plan(workspace))
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(180, 50), message_hook=messages.append) as pilot:
@@ -71,7 +65,7 @@ async def test_approving_hunks_1_and_3_in_the_app_applies_exactly_those(
 async def test_leaving_every_hunk_does_not_approve_and_one_hunk_items_have_no_hunk_keys(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
-    plan = three_hunk_plan()
+    plan = three_hunk_plan(workspace)
     one_hunk = plan.items[0].model_copy(update={"after_content": f"{BEFORE}\n{GOODBYE}"})
     plan.items.append(one_hunk)
     park_undecided(workspace, plan)

@@ -115,14 +115,7 @@ def _hunk_rows(before: str | None, after: str, choice: HunkChoice, deleted: bool
             yield from _equal_rows(old[at:start], at == 0, False, deleted)
         current = hunk.number == choice.current
         yield DiffRow("hunk", left=hunk_heading(hunk, choice), hunk=hunk.number, current=current)
-        left, right = [reveal(line) for line in hunk.removed], [reveal(line) for line in hunk.added]
-        for index in range(max(len(left), len(right))):
-            yield DiffRow(
-                "change",
-                left=left[index] if index < len(left) else None,
-                right=right[index] if index < len(right) else None,
-                deleted=deleted,
-            )
+        yield from _change_rows([reveal(x) for x in hunk.removed], [reveal(x) for x in hunk.added], deleted)
         at = start + len(hunk.removed)
     if at < len(old):
         yield from _equal_rows(old[at:], at == 0, True, deleted)
@@ -140,14 +133,18 @@ def _line_rows(before: str | None, after: str | None, label: str, deleted: bool)
         if op == "equal":
             yield from _equal_rows(old[i1:i2], i1 == 0 and j1 == 0, i2 == len(old), deleted)
             continue
-        left, right = old[i1:i2], new[j1:j2]
-        for index in range(max(len(left), len(right))):
-            yield DiffRow(
-                "change",
-                left=left[index] if index < len(left) else None,
-                right=right[index] if index < len(right) else None,
-                deleted=deleted,
-            )
+        yield from _change_rows(old[i1:i2], new[j1:j2], deleted)
+
+
+def _change_rows(left: list[str], right: list[str], deleted: bool) -> Iterator[DiffRow]:
+    """Removed lines beside the added ones, pair by pair (a side with fewer lines has none)."""
+    for index in range(max(len(left), len(right))):
+        yield DiffRow(
+            "change",
+            left=left[index] if index < len(left) else None,
+            right=right[index] if index < len(right) else None,
+            deleted=deleted,
+        )
 
 
 def _equal_rows(lines: list[str], at_start: bool, at_end: bool, deleted: bool) -> Iterator[DiffRow]:

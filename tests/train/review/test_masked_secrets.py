@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plan_support import upsert
 from workspace_support import EXPERIENCES, build_workspace, experience_uri
 
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
@@ -29,15 +30,8 @@ PRIVATE_KEY = (
 SAFE = "- Read the API key from the OPENAI_API_KEY environment variable"
 
 
-def secret_item(after: str) -> PolicyPlanItem:
-    return PolicyPlanItem(
-        kind="upsert",
-        target_name="reservation_cancellation",
-        target_uri=experience_uri("reservation_cancellation"),
-        before_content=BEFORE,
-        after_content=after,
-        base_version=2,
-    )
+def secret_item(root: Path, after: str) -> PolicyPlanItem:
+    return upsert(MemoryStore.open(root), "reservation_cancellation", after)
 
 
 def plan_file(root: Path) -> str:
@@ -52,7 +46,7 @@ async def test_a_secret_is_stored_masked_held_until_edited_and_the_edit_is_what_
     store = PendingPlans(MemoryStore.open(root))
     after = f"{BEFORE}\n- Call the refund API with {KEY}\n{PRIVATE_KEY}\n- Say goodbye"
     store.park(
-        PolicyUpdatePlan(items=[secret_item(after)], metadata={"plan_id": PLAN}), [ItemDecision(item=0)]
+        PolicyUpdatePlan(items=[secret_item(root, after)], metadata={"plan_id": PLAN}), [ItemDecision(item=0)]
     )
 
     stored = plan_file(root)
@@ -78,7 +72,7 @@ def test_a_reviewer_who_types_a_secret_in_an_edit_is_told_and_held(tmp_path: Pat
     root = build_workspace(tmp_path / "ws")
     workspace = Workspace(root)
     store = PendingPlans(MemoryStore.open(root))
-    plan = PolicyUpdatePlan(items=[secret_item(f"{BEFORE}\n{SAFE}")], metadata={"plan_id": PLAN})
+    plan = PolicyUpdatePlan(items=[secret_item(root, f"{BEFORE}\n{SAFE}")], metadata={"plan_id": PLAN})
     store.park(plan, [ItemDecision(item=0, decision="approved")])
 
     edited = workspace.edit_item(PLAN, 0, f"{BEFORE}\n- Use the key {KEY}")
