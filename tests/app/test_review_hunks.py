@@ -50,6 +50,9 @@ async def test_approving_hunks_1_and_3_in_the_app_applies_exactly_those(
         await press_and_settle(pilot, "a")
         [decision] = workspace.pending_plan(PLAN).decisions
         assert (decision.decision, decision.hunks) == ("approved", [1, 3])
+        await press_and_settle(pilot, "x")  # marks that differ from the approval say so
+        assert "takes 1, 2, 3 ([ ] move, x takes or leaves); approved so far: 1, 3" in screen_text(app)
+        await press_and_settle(pilot, "x")
 
         await press_and_settle(pilot, "p", "enter")
         assert any(n.startswith("Applied plan") for n in notifications(messages))

@@ -218,7 +218,9 @@ class ReviewScreen(MainScreen):
         header = item_header(self.plan, index, item, self.relative, where, fared, approvals)
         choice = self._hunk_choice(index, item)
         if choice is not None:
-            header.append_text(hunks_line(choice, self._hunk_count(item)))
+            approved = self.plan.decisions[index]
+            taken = approved.hunks if approved.decision == "approved" else None
+            header.append_text(hunks_line(choice, self._hunk_count(item), taken))
         summary.update(header)
         self.query_one("#item-header-scroll", VerticalScroll).scroll_home(animate=False)
         diff.show([item_section(item, current, where, choice)])

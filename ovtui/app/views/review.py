@@ -175,11 +175,15 @@ def validation_bars(validation: dict[str, Any] | None) -> Text:
     return text
 
 
-def hunks_line(choice: HunkChoice, count: int) -> Text:
-    """``hunks: 1 ✓ · 2 ✗ · 3 ✓ — approving (a) takes 1, 3``: what an approval of the item takes."""
+def hunks_line(choice: HunkChoice, count: int, approved: list[int] | None = None) -> Text:
+    """``hunks: 1 ✓ · 2 ✗ · 3 ✓ — approving (a) takes 1, 3``: what an approval of the item takes
+    (``approved``: the hunks an approval already took, said while the marks differ from them)."""
     marks = " · ".join(f"{n} {'✓' if n in choice.taken else '✗'}" for n in range(1, count + 1))
     taken = ", ".join(map(str, sorted(choice.taken))) or "nothing: take a hunk (x) or reject (r)"
-    return Text(f"\nhunks: {marks} — approving (a) takes {taken} ([ ] move, x takes or leaves)")
+    text = Text(f"\nhunks: {marks} — approving (a) takes {taken} ([ ] move, x takes or leaves)")
+    if approved is not None and set(approved) != choice.taken:
+        text.append(f"; approved so far: {', '.join(map(str, approved))}", style="bold yellow")
+    return text
 
 
 def fared_text(usage: Usage | None, version: int) -> Text:
