@@ -26,6 +26,7 @@ from ovtui.cli import (
     history,
     init,
     mcp_command,
+    revalidate,
     revert,
     review,
     sessions,
@@ -50,6 +51,7 @@ COMMANDS: dict[str, ModuleType] = {
     "mcp": mcp_command,
     "compare": compare,
     "report": compare,
+    "revalidate": revalidate,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

@@ -36,6 +36,7 @@ from ovtui.wiring.registry import (
     CaseSelection,
     Resources,
     agent,
+    agent_origin,
     agent_reader,
     case_source,
 )
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from ovtui.train.backends.session_extraction import SessionExtractor
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.reports import RunReport
+    from ovtui.train.revalidation import Setup
     from ovtui.train.review.pending import PendingPlans
 
 
@@ -99,7 +101,31 @@ class Composition:
     def updater(self, dry_run: bool) -> PolicyUpdater:
         from ovtui.train.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
 
-        return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
+        if dry_run:
+            return DryRunPolicyUpdater(self.store)
+        return MemoryFilePolicyUpdater(self.store, learned_against=self.setup)
+
+    def setup(self) -> Setup:
+        """What an experience applied now is learned against (``ovtui.train.revalidation``), read
+        afresh each time: an environment's policy may be a file that changes under a long run."""
+        from ovtui.environments.base import DescribesSetup
+        from ovtui.train.revalidation import Setup, schema_hash, text_hash
+
+        trainer = self.config.trainer
+        try:
+            environment: object = self.resources.environment()
+        except OvtuiError:
+            # An environment that cannot be built here (its data not installed) must not stop a
+            # person's apply: its policy and tools are then not said, so they never drift.
+            environment = None
+        described = environment if isinstance(environment, DescribesSetup) else None
+        return Setup(
+            environment=trainer.environment,
+            policy_text=text_hash(described.policy_text()) if described else None,
+            tool_schema=schema_hash(described.tool_schemas()) if described else None,
+            model=self.config.llm.model,
+            agent=agent_origin(trainer.agent),
+        )
 
     def executor(self, dataset: str | None = None) -> RolloutExecutor:
         """Who runs the cases: the dataset's case source when it runs its own (a remote service),

@@ -2,7 +2,8 @@
 models its screens show.
 
 Use cases: ``train``, ``evaluate``, ``stream``, ``compare`` (runs; a sealed split only when asked,
-and counted); ``decide`` / ``decide_items`` /
+and counted); ``drift_check`` and ``revalidate`` (what drifted since experiences were learned, and
+their cases rerun); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
 ``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from ovtui.storage.watching import WorkspaceChanges
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.reports import RunReport
+    from ovtui.train.revalidation import DriftCheck, Revalidation, Setup
     from ovtui.train.review.gates.contradictions import Stands
     from ovtui.train.review.pending import PendingPlans
     from ovtui.train.review.policy import Decision, PendingPlan
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
 RECENT_USER_MESSAGES = 3  # of a session, shaping the query of a search made for it
 INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
 REPORT_FILE = "report.json"
+BATCH = 64  # cases read at a time where a whole split is read to pick cases by name
 
 
 @dataclass
@@ -143,6 +146,10 @@ def _joined(first: list[str], second: list[str]) -> list[str]:
 
 def _first_line(exc: Exception) -> str:
     return next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
+async def _all_cases(loader: CaseLoader) -> list[Case]:
+    return [case async for batch in loader.batches() for case in batch]
 
 
 def run_stamp() -> str:
@@ -473,6 +480,71 @@ class Workspace:
                 (first.evidence, second.evidence),
             )
         return report
+
+    async def drift_check(
+        self, dataset: str | None = None, split: str = "train", *, force: bool = False
+    ) -> DriftCheck:
+        """What drifted since each experience was learned (``ovtui.train.revalidation``), which
+        experiences are affected (every one with ``force``) and their linked cases in ``split``:
+        what ``revalidate`` would rerun, before any agent is called."""
+        from ovtui.train.revalidation import DriftCheck, check_drift, linked_cases, recorded_setups
+
+        dataset = dataset or self.config.trainer.dataset
+        trials = self.config.trainer.eval_trials
+        current = await self._loader.load()
+        experiences = list(current.policies)
+        kernel = self._kernel
+
+        def read() -> tuple[dict[str, tuple[str, Setup]], dict[str, list[str]], Setup, CaseLoader]:
+            recorded = recorded_setups(self._history(), [e.uri for e in experiences])
+            linked = {e.uri: linked_cases(self._store, e) for e in experiences}
+            return recorded, linked, kernel.setup(), kernel.case_loader(dataset, split, BATCH)
+
+        recorded, linked, now, loader = await asyncio.to_thread(read)
+        names = {c.name for c in await _all_cases(loader)}
+        check = DriftCheck(dataset=dataset, split=split, trials=trials, setup=now, forced=force)
+        return check_drift(check, experiences, recorded, linked, names)
+
+    async def revalidate(
+        self,
+        check: DriftCheck,
+        listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> Revalidation:
+        """Rerun the linked cases of ``check``'s affected experiences with the setup of now, and
+        park each experience one of whose cases now fails as a stale item of one plan in Review
+        (it proposes to deprecate it; nothing is written without a person). Nothing affected:
+        nothing is run."""
+        from ovtui.train.components.case_loader import ListCaseLoader
+        from ovtui.train.components.trials import RepeatedCases
+        from ovtui.train.revalidation import Revalidation, stale_experiences, stale_plan
+        from ovtui.train.review.policy import ItemDecision
+
+        result = Revalidation(check=check)
+        if not check.cases:
+            return result
+        wanted = set(check.cases)
+        async with self._run("revalidate", check.dataset, listeners, cancel) as (report, run):
+            result.run_id = report.run_id
+            batch = self.config.trainer.batch_size
+            split = await _all_cases(self._kernel.case_loader(check.dataset, check.split, batch))
+            chosen = ListCaseLoader([c for c in split if c.name in wanted], batch)
+            policy_set = await self._loader.load()
+            pipeline = self._kernel.pipeline(None, run, check.dataset, report)
+            self._started(run, report, split=check.split, trials=check.trials, drifted=len(check.drift))
+            cases = RepeatedCases(chosen, check.trials) if check.trials > 1 else chosen
+            stage = (await pipeline.eval(cases, policy_set, stage="revalidate")).report
+            report.stages.append(stage)
+            result.results = stage.results
+            result.stale = stale_experiences(check, stage.results, stage.evidence)
+            if result.stale:
+                current = {e.uri: e for e in policy_set.policies}
+                plan = stale_plan(result.stale, current, check.setup)
+                decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+                parked = await asyncio.to_thread(self._pending.park, plan, decisions, report.run_id)
+                result.plan_id = parked.plan_id
+                run.events.emit("plan_pending", plan_id=parked.plan_id, items=len(plan.items), stale=True)
+        return result
 
     async def stream(
         self,
