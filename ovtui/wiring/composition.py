@@ -27,6 +27,7 @@ from ovtui.train.components.snapshotter import ContentHashPolicySnapshotter
 from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.engine import PolicyTrainingEngine
 from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
+from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
 from ovtui.train.review.gates.validation import ValidationGate, split_validation
 from ovtui.train.review.policy import ReviewPolicy
 from ovtui.wiring.registry import (
@@ -176,7 +177,16 @@ class Composition:
             wait_for_review=wait_for_review,
             gate=ValidationGate(validation, self.executor()) if validation else None,
             reader=self.experience_reader(),
+            contradiction_check=self.contradiction_check(),
         )
+
+    def contradiction_check(self) -> ModelContradictionCheck | None:
+        """The model's contradiction check when ``[review] model_contradictions`` asks for it (by
+        default: when a model does the thinking; the offline learner calls none)."""
+        wanted = self.config.review.model_contradictions
+        if wanted is None:
+            wanted = self.config.llm.backend != "offline"
+        return ModelContradictionCheck(self.llm_client()) if wanted else None
 
     def experience_reader(self) -> ExperienceReader | None:
         """How ``[trainer] agent`` reads experiences (None: it reads anything), for Review's notes."""

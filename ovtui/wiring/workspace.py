@@ -786,8 +786,10 @@ class Workspace:
         return self._pending.decide_all(plan_id, decision, note, reviewer=reviewer or self.reviewer)
 
     def edit_item(self, plan_id: str, item: int, content: str, *, reviewer: str | None = None) -> PendingPlan:
-        """A reviewer's own text for an item: what the apply will write instead of the proposal."""
-        return self._pending.edit_after(plan_id, item, content, reviewer=reviewer or self.reviewer)
+        """A reviewer's own text for an item: what the apply will write instead of the proposal,
+        checked as a proposal is (hidden text, secrets, contradictions with the experiences)."""
+        who = reviewer or self.reviewer
+        return self._pending.edit_after(plan_id, item, content, reviewer=who, policy_set=self.experiences())
 
     def choose_standing(self, plan_id: str, item: int, contradiction: int, stands: Stands) -> PendingPlan:
         """Which line of an item's contradiction stands: ``this`` (the item's), ``other`` (the
