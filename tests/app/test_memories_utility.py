@@ -48,7 +48,7 @@ async def test_the_utility_column_and_the_panel(workspace: Workspace, make_app: 
     app = make_app(workspace)
     async with app.run_test(size=(220, 50)) as pilot:
         await press_and_settle(pilot, "4")
-        header = next(line for line in screen_text(app).splitlines() if line.startswith(" name "))
+        header = next(line for line in screen_text(app).splitlines() if line.startswith("   name "))
         assert "utility" in header and header.split("utility")[1].split()[:2] == ["hot", "links"]  # all shown
         table = app.screen.query_one("#memories", VimTable)
         shown = utility_cells(table)
