@@ -4,15 +4,18 @@ policy that is none said in one line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from app_support import MakeApp, settle, wait_group, widget_text
 from textual.command import DiscoveryHit
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from ovtui.app.app import OvtuiApp
 from ovtui.app.commands import BindingCommands
 from ovtui.app.screens.compare import CompareScreen
 from ovtui.app.views.compare import EMPTY
-from ovtui.wiring.workspace import Workspace
+from ovtui.wiring.workspace import TrainOptions, Workspace
 
 
 def flat(text: str) -> str:
@@ -55,17 +58,21 @@ async def test_the_palette_offers_the_compare_screen(workspace: Workspace, make_
 
 
 async def test_a_comparison_shows_what_ovtui_compare_saved(
-    sample_workspace: Workspace, make_app: MakeApp
+    sample_workspace: Workspace, make_app: MakeApp, tmp_path: Path
 ) -> None:
+    await sample_workspace.train(TrainOptions(epochs=1, approve="all", eval_split=None))
     app = make_app(sample_workspace)
+    (tmp_path / "no_experiences").mkdir()
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await compare(app, pilot, "current", "current")
+        screen = await compare(app, pilot, str(tmp_path / "no_experiences"), "current")
         report = sample_workspace.run_report()
         assert report.command == "compare" and report.comparison is not None
         result = report.comparison
-        shown = flat(widget_text(app, screen.query_one("#compare-text")))
+        assert result.ab.gained  # what one epoch learned wins cases an agent without it loses
+        assert all(result.evidence[case]["b"] for case in result.ab.gained)
+        shown = flat(str(screen.query_one("#compare-text", Static).render()))  # all of it, seen or not
         assert f"verdict (k={result.k:g}): {result.verdict}" in shown
-        for line in result.lines()[:-1]:
+        for line in result.lines()[:-1]:  # Δ, CI, p, the A/A null, the flips with their evidence
             assert flat(line) in shown, line
         status = widget_text(app, screen.query_one("#compare-status"))
         assert report.run_id in status

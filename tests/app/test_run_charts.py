@@ -188,15 +188,21 @@ def test_a_run_retrying_its_service_says_it_is_connecting_with_the_try() -> None
     assert progress.status_line() == "train: running — baseline eval"
 
 
+async def long_log(app: OvtuiApp, pilot: Pilot[None]) -> PinnedLog:
+    """The Run screen's log, a run started and 60 lines in it: more than it shows at any size here."""
+    await fed(app, pilot, run_events()[:1])
+    log = app.screen.query_one(PinnedLog)
+    log.write_lines([f"line {n}" for n in range(60)])
+    await settle(app, pilot)
+    return log
+
+
 async def test_the_log_stays_on_its_newest_line_through_a_resize(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(130, 36)) as pilot:
-        await fed(app, pilot, run_events()[:1])
-        log = app.screen.query_one(PinnedLog)
-        log.write_lines([f"line {n}" for n in range(60)])
-        await settle(app, pilot)
+        log = await long_log(app, pilot)
         assert log.is_vertical_scroll_end
         await pilot.resize_terminal(80, 24)
         await settle(app, pilot)
@@ -211,10 +217,7 @@ async def test_a_log_scrolled_up_stays_where_the_reader_left_it(
 ) -> None:
     app = make_app(workspace)
     async with app.run_test(size=(130, 36)) as pilot:
-        await fed(app, pilot, run_events()[:1])
-        log = app.screen.query_one(PinnedLog)
-        log.write_lines([f"line {n}" for n in range(60)])
-        await settle(app, pilot)
+        log = await long_log(app, pilot)
         log.scroll_to(y=5, animate=False, immediate=True)
         await settle(app, pilot)
         await pilot.resize_terminal(80, 24)
