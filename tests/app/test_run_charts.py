@@ -153,6 +153,20 @@ def test_the_run_charts_at_the_floor(app: OvtuiApp, snap_compare: SnapCompare) -
     assert snap_compare(app, terminal_size=(80, 24), run_before=show_curve)
 
 
+def test_a_finished_runs_tokens_count_each_call_once() -> None:
+    """A report's usage has each stage and their sum (``total``): the screen adds the stages only."""
+    progress = RunProgress(command="train")
+    usage = {
+        "extract": {"prompt_tokens": 1000, "completion_tokens": 200, "cost": 0.01},
+        "propose": {"prompt_tokens": 500, "completion_tokens": 100, "cost": 0.02},
+        "total": {"prompt_tokens": 1500, "completion_tokens": 300, "cost": 0.03},
+    }
+    report = {"run_id": "r", "command": "train", "backend": "b", "dataset": "d", "usage": usage}
+    progress.apply(Event("run_finished", {"report": report}))
+    assert progress.usage == {"prompt_tokens": 1500, "completion_tokens": 300, "cost": 0.03}
+    assert list(progress.stage_usage) == ["extract", "propose"]
+
+
 # --- the loose ends ---------------------------------------------------------------------------------
 
 

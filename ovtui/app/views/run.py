@@ -21,6 +21,7 @@ from ovtui.train.reports import StageReport, describe_inbox_processed, describe_
 TRAINING = ("trajectories", "gradients", "plans")  # the rows that count a run's training
 INBOX_STAGE = "stream"  # the progress of a stream's inbox: files handled of files seen
 
+USAGE_TOTAL = "total"  # a report's usage: one entry per stage, and their sum under this name
 STAGE_FIELDS = tuple(StageReport.model_fields)  # an eval event is a StageReport and its accuracy
 
 STAGE_NAMES = {
@@ -122,7 +123,9 @@ class RunProgress:
             report_usage = report.get("usage") or {}
             if report_usage:
                 self.usage = totals(report_usage)
-                self.stage_usage = {stage: dict(figures) for stage, figures in report_usage.items()}
+                self.stage_usage = {
+                    stage: dict(figures) for stage, figures in report_usage.items() if stage != USAGE_TOTAL
+                }
             if report.get("stages"):
                 self.stages = [StageReport.model_validate(stage) for stage in report["stages"]]
                 self.stages_version += 1
@@ -236,8 +239,10 @@ class RunProgress:
 
 
 def totals(usage: dict[str, dict[str, float]]) -> dict[str, float]:
+    """A report's usage summed over its stages (its own ``total`` is their sum already)."""
     keys = ("prompt_tokens", "completion_tokens", "cost")
-    return {k: sum(float(stage.get(k, 0)) for stage in usage.values()) for k in keys}
+    stages = [figures for name, figures in usage.items() if name != USAGE_TOTAL]
+    return {k: sum(float(stage.get(k, 0)) for stage in stages) for k in keys}
 
 
 def usage_line(backend: str, usage: dict[str, float]) -> str:

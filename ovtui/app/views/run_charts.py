@@ -28,7 +28,6 @@ TEST, TRAIN, CI_LOW, CI_HIGH, FLOOR = "test split", "training", "95% CI", "95% C
 MARKERS = {TEST: "o", TRAIN: "x", CI_LOW: "·", CI_HIGH: "·", FLOOR: ":"}
 FLIP_ARROWS = {"gained": "↑", "lost": "↓", "": " "}
 CASE_COLUMN = 22  # the flips map's case names are cut to this (the full name is in the Cases view)
-TOTAL = "total"  # the usage snapshot's sum of every stage, not a stage of its own
 
 
 def stage_tick(stage: StageReport) -> str:
@@ -115,7 +114,7 @@ class CostView:
 
 def stage_costs(usage: dict[str, dict[str, float]]) -> CostView:
     """Tokens and cost per pipeline stage, in the order the stages first spent any."""
-    stages = [name for name in usage if name != TOTAL]
+    stages = list(usage)
     return CostView(
         stages,
         [int(usage[s].get("prompt_tokens", 0) + usage[s].get("completion_tokens", 0)) for s in stages],
