@@ -4,6 +4,7 @@ the log pinned to its newest line through a resize, and the empty state before t
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,9 +13,11 @@ import pytest
 from app_support import MakeApp, SnapCompare, make_workspace, screen_text, settle, widget_text
 from server_support import closed_port_url
 from textual.pilot import Pilot
+from textual.widgets import Input
 from workspace_support import build_sample_workspace
 
 from ovtui.app.app import OvtuiApp
+from ovtui.app.messages import RunFinished
 from ovtui.app.screens.run import EMPTY_RUN, RunScreen
 from ovtui.app.views.run import RunProgress
 from ovtui.app.views.run_charts import CI_HIGH, CI_LOW, FLOOR, TEST, TRAIN
@@ -142,6 +145,32 @@ async def test_the_empty_state_goes_when_a_run_starts(app: OvtuiApp) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await fed(app, pilot, run_events()[:1])
         assert "No run yet" not in screen_text(app)
+
+
+async def test_a_real_runs_curve_is_its_saved_reports(sample_workspace: Workspace, make_app: MakeApp) -> None:
+    """A train run in its worker process, every plan applied: the curve plots the report it saved."""
+    sample_workspace.config.review.policy = "all"
+    app = make_app(sample_workspace)
+    finished = asyncio.Event()
+
+    def hook(message: object) -> None:
+        if isinstance(message, RunFinished):
+            finished.set()
+
+    async with app.run_test(size=(80, 24), message_hook=hook) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#epochs", Input).value = "1"
+        app.screen.query_one("#batch-size", Input).value = "15"
+        await pilot.press("t")
+        await asyncio.wait_for(finished.wait(), timeout=120)  # bounds a hang, never paces the test
+        await pilot.press("g")
+        await settle(app, pilot)
+        report = sample_workspace.run_report()
+        stages = [s.stage for s in report.stages]
+        assert stages == ["baseline_eval", "train_epoch", "final_eval"]
+        series = app.screen.query_one(LearningCurvePlot).series
+        assert series[TEST] == ([0, 2], [round(report.stages[i].accuracy * 100, 4) for i in (0, 2)])
+        assert series[TRAIN] == ([1], [round(report.stages[1].accuracy * 100, 4)])
 
 
 def test_the_run_charts_at_the_floor(app: OvtuiApp, snap_compare: SnapCompare) -> None:
