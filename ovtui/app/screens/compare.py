@@ -20,7 +20,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Footer, Input, Label, ProgressBar, Static
 
 from ovtui.app.messages import EventPump, KernelEventsReady
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.compare import EMPTY, progress_line, result_text
 from ovtui.train.reports import failure_reason
@@ -35,8 +35,9 @@ class CompareScreen(MainScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "compare", "Compare", id="compare.run"),
         Binding("x", "cancel", "Cancel", id="compare.cancel"),
-        Binding("escape", "leave_input", "Leave field", id="compare.leave_input", show=False),
+        *back_bindings("compare", main_screen=True),
     ]
+    WORK_LOST: ClassVar[dict[str, str]] = {"compare": "the comparison running now (it stops unfinished)"}
 
     running: reactive[bool] = reactive(False, bindings=True)
 
@@ -134,9 +135,6 @@ class CompareScreen(MainScreen):
         if self._cancel is not None and self.running:
             self._cancel.set()
             self._status("cancel requested: the comparison stops after the current batch")
-
-    def action_leave_input(self) -> None:
-        self.query_one("#compare-result").focus()
 
     def _status(self, line: str) -> None:
         self.query_one("#compare-status", Static).update(line)
