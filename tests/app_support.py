@@ -163,6 +163,21 @@ async def wait_group(app: App[Any], pilot: Pilot[Any], group: str) -> None:
 
 
 MakeApp = Callable[..., OvtuiApp]  # the make_app fixture: OvtuiApp(workspace, watch_files=False, …)
+
+
+async def edited_in_review(workspace: Workspace, make_app: MakeApp, added: str) -> tuple[str, str]:
+    """The demo plan's item 0 approved, then edited in Review (``e``, the editor appending ``added``):
+    what the screen shows before and after the edit is saved."""
+    park_demo_plan(workspace)
+    workspace.decide(PLAN_ID, 0, "approved")
+    app = make_app(workspace, editor=lambda text: text + added)
+    async with app.run_test(size=(180, 50)) as pilot:
+        await press_and_settle(pilot, "2")
+        before = screen_text(app)
+        await press_and_settle(pilot, "e")
+        return before, screen_text(app)
+
+
 SnapCompare = Callable[..., bool]  # pytest-textual-snapshot's snap_compare fixture
 
 

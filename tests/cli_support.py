@@ -14,9 +14,10 @@ def run_ovtui(
     timeout: float = 240,
     also_installed: Path | None = None,
     env: dict[str, str] | None = None,
+    answer: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``also_installed``: a folder of packages this process sees as installed (on PYTHONPATH);
-    ``env``: variables set for this process on top of the test's own."""
+    ``env``: variables set for this process on top of the test's own; ``answer``: its stdin."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     env.pop("NO_COLOR", None)
     if also_installed is not None:
@@ -25,6 +26,7 @@ def run_ovtui(
         [sys.executable, "-m", "ovtui", *args],
         cwd=cwd,
         env=env,
+        input=answer,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -42,8 +42,8 @@ from ovtui.app.messages import (
     answer,
 )
 from ovtui.app.registry import SCREENS, ScreenEntry, binding_sources, screen_bindings, tabs
-from ovtui.app.screens.base import MainScreen, report_error
-from ovtui.app.screens.confirm import ConfirmModal, HoldsWork, when_confirmed
+from ovtui.app.screens.base import GoesBack, MainScreen, report_error
+from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.too_small import TooSmallScreen, too_small
 from ovtui.app.services import ScreenServices
@@ -179,19 +179,35 @@ class OvtuiApp(App[None]):
         if not lost:
             self.exit()
             return
-        body = "Quitting now loses work:\n" + "\n".join(f"  • {line}" for line in lost)
+        body = "Quitting now loses work:\n" + lines(lost)
         modal = QuitModal("Quit ovtui?", body + "\n\nctrl+q again quits.", confirm="Quit", danger=True)
         self.push_screen(modal, when_confirmed(self.exit))
 
     def work_in_progress(self) -> list[str]:
+        """What every screen built so far (and every one pushed on the current one) would lose."""
         lost = []
-        if any(worker.group == "run" and worker.is_running for worker in self.workers):
-            lost.append("a run is in progress: quitting stops it (its report is saved)")
-        screens = dict.fromkeys([*self.main_screens.values(), *self.screen_stack])
-        for screen in screens:
-            if isinstance(screen, HoldsWork):
+        for screen in dict.fromkeys([*self.main_screens.values(), *self.screen_stack]):
+            if isinstance(screen, GoesBack):
                 lost += screen.unsaved_work()
         return lost
+
+    async def action_back(self, quit_at_top: bool = False) -> None:
+        """esc and q on every screen: a step back inside it; else a pushed screen or a dialog closes
+        (after asking when that loses work, a "no" keeps it), and from a main screen q quits."""
+        screen = self.screen
+        if not isinstance(screen, GoesBack) or screen.step_back():
+            return
+        if isinstance(screen, MainScreen):
+            if quit_at_top:
+                await self.action_quit()
+            return
+        lost = screen.unsaved_work()
+        if not lost:
+            screen.leave()
+            return
+        body = "Going back now loses work:\n" + lines(lost)
+        modal = ConfirmModal("Discard it?", body, confirm="Discard", danger=True)
+        self.push_screen(modal, when_confirmed(screen.leave))
 
     async def action_show(self, mode: str) -> None:
         if self.current_mode != mode:
@@ -326,6 +342,10 @@ class OvtuiApp(App[None]):
             title="Stale",
             severity="warning",
         )
+
+
+def lines(items: list[str]) -> str:
+    return "\n".join(f"  • {item}" for item in items)
 
 
 def declared_bindings() -> list[DeclaredBinding]:

@@ -14,7 +14,9 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 
 from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.case_results import CaseResultsScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
+from ovtui.app.screens.dataset_picker import DatasetPicker
 from ovtui.app.screens.evidence import EvidenceScreen
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.history import HistoryScreen
@@ -22,6 +24,7 @@ from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.screens.run import RunScreen
 from ovtui.app.screens.sessions import SessionsScreen
+from ovtui.app.screens.stands import StandsModal
 from ovtui.app.services import Tab
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
@@ -53,8 +56,11 @@ OTHER_BINDINGS: tuple[tuple[str, type[DOMNode]], ...] = (
     ("Lists", VimTable),
     ("Diff", FieldDiff),
     ("Evidence", EvidenceScreen),
+    ("Cases", CaseResultsScreen),
     ("Dialogs", ConfirmModal),
     ("Note", NoteModal),
+    ("Datasets", DatasetPicker),
+    ("Which stands", StandsModal),
     ("Help", HelpScreen),
 )
 

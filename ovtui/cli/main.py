@@ -26,10 +26,12 @@ from ovtui.cli import (
     history,
     init,
     mcp_command,
+    revalidate,
     revert,
     review,
     sessions,
     train,
+    utility,
 )
 from ovtui.cli.common import WORKSPACE_HELP, settle_workspace
 from ovtui.core.errors import OvtuiError
@@ -50,6 +52,8 @@ COMMANDS: dict[str, ModuleType] = {
     "mcp": mcp_command,
     "compare": compare,
     "report": compare,
+    "utility": utility,
+    "revalidate": revalidate,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

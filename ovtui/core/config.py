@@ -83,6 +83,10 @@ class ReviewConfig(Section):
     reviewer: str | None = Field(None, min_length=1, max_length=64)
     # Changes of these kinds need two different reviewers' approvals before they are applied.
     second_approver_for: list[ChangeKind] = Field(default_factory=list)
+    # Also ask the model, one call per plan item with rules for the same situation, which of its lines
+    # contradict them (it adds to the offline check, never removes). None: when `[llm] backend` is a
+    # model's, not the offline learner.
+    model_contradictions: bool | None = None
 
     @field_validator("policy")
     @classmethod

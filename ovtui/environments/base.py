@@ -12,7 +12,7 @@ an environment without more to say leaves as is.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
@@ -62,6 +62,18 @@ class Environment(Protocol):
         """Whether ``evaluate`` grades rollouts of ``case`` (an inbox rollout that comes without
         an evaluation is graded here only then)."""
         ...
+
+
+@runtime_checkable
+class DescribesSetup(Protocol):
+    """An environment that says what its agent is given: the written policy it must follow and
+    the schemas of its tools. What an experience is learned against includes their hashes, so a
+    changed policy or tool is drift (``ovtui revalidate``); an environment that does not say has
+    neither part compared."""
+
+    def policy_text(self) -> str | None: ...
+
+    def tool_schemas(self) -> list[dict[str, Any]] | None: ...
 
 
 class EnvironmentDefaults:

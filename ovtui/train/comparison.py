@@ -19,6 +19,11 @@ from ovtui.train.paired import PairedResult, paired, verdict
 STAGE_A, STAGE_B, STAGE_AA = "compare_a", "compare_b", "compare_aa"
 
 
+def interval_text(ci: list[float] | None) -> str:
+    """A delta's 95% interval as printed: ``[low, high]`` in percent, or why there is none."""
+    return f"[{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "n/a (fewer than two cases)"
+
+
 class PairedSummary(Model):
     cases: int
     a_rate: float
@@ -49,7 +54,7 @@ class PairedSummary(Model):
         )
 
     def line(self) -> str:
-        ci = f"[{self.ci[0]:+.1%}, {self.ci[1]:+.1%}]" if self.ci else "n/a (fewer than two cases)"
+        ci = interval_text(self.ci)
         return (
             f"Δ {self.delta:+.1%} (SE {self.se:.1%}), 95% CI {ci}, "
             f"McNemar p={self.p_value:.3g} ({self.b_only} trial(s) only B passed, {self.a_only} only A)"

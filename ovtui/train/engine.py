@@ -33,9 +33,10 @@ from ovtui.core.interfaces import (
     PolicyUpdater,
     RolloutAnalyzer,
 )
-from ovtui.train.review.gates.contradictions import mark_contradictions
+from ovtui.train.review.gates.contradictions import CONTRADICTIONS, mark_contradictions
 from ovtui.train.review.gates.evidence import mark_evidence
 from ovtui.train.review.gates.leaks import mark_leaks
+from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
 from ovtui.train.review.gates.readability import unread_notes
 from ovtui.train.review.gates.sanitizer import mark_plan_hazards
 from ovtui.train.review.gates.validation import ValidationGate, validation_line
@@ -65,6 +66,7 @@ class PolicyTrainingEngine:
         wait_for_review: bool = False,
         gate: ValidationGate | None = None,
         reader: ExperienceReader | None = None,
+        contradiction_check: ModelContradictionCheck | None = None,
     ) -> None:
         self.analyzer = analyzer
         self.estimator = estimator
@@ -78,6 +80,7 @@ class PolicyTrainingEngine:
         self.wait_for_review = wait_for_review
         self.gate = gate
         self.reader = reader  # the agent's reading of experience lines, which Review reports (None: none)
+        self.contradiction_check = contradiction_check  # the model's, on top of the offline gate (None: none)
         self._limit = asyncio.Semaphore(concurrency)
         self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
 
@@ -192,6 +195,9 @@ class PolicyTrainingEngine:
         if flagged:
             self.events.log(f"{flagged} item(s) carry case-specific values: held for review", level="warning")
         contradicting = mark_contradictions(plan, policy_set)
+        if self.contradiction_check is not None:
+            await self.contradiction_check.mark(plan, policy_set, self.events)
+            contradicting = sum(bool(item.metadata.get(CONTRADICTIONS)) for item in plan.items)
         if contradicting:
             self.events.log(
                 f"{contradicting} item(s) contradict another experience's rule: "

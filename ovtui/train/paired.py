@@ -115,13 +115,19 @@ def differences_of_flips(cases: int, gained: int, lost: int) -> list[float]:
     return [1.0] * gained + [-1.0] * lost + [0.0] * max(0, cases - gained - lost)
 
 
-def verdict(ab: PairedResult, aa: PairedResult, k: float) -> str:
-    """B better or worse than A by the paired rule and beyond the A/A null's interval; else noise."""
+def beyond_null(ab: PairedResult, aa: PairedResult, k: float) -> Direction:
+    """B better or worse than A by the paired rule and beyond the A/A null's interval; else same."""
     way = direction(ab.delta, ab.se, k)
     low, high = aa.ci if aa.ci is not None else (aa.delta, aa.delta)
     floor = max(abs(low), abs(high), abs(aa.delta))
-    if way == "better" and ab.delta > floor:
+    return way if way != "same" and abs(ab.delta) > floor else "same"
+
+
+def verdict(ab: PairedResult, aa: PairedResult, k: float) -> str:
+    """``beyond_null`` in words; noise when neither."""
+    way = beyond_null(ab, aa, k)
+    if way == "better":
         return f"B is better than A (Δ {ab.delta:+.1%} > {k:g}·SE and beyond the A/A null)"
-    if way == "worse" and -ab.delta > floor:
+    if way == "worse":
         return f"B is worse than A (Δ {ab.delta:+.1%} < −{k:g}·SE and beyond the A/A null)"
     return NOISE

@@ -27,6 +27,7 @@ from ovtui.train.components.snapshotter import ContentHashPolicySnapshotter
 from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.engine import PolicyTrainingEngine
 from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
+from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
 from ovtui.train.review.gates.validation import ValidationGate, split_validation
 from ovtui.train.review.policy import ReviewPolicy
 from ovtui.wiring.registry import (
@@ -35,6 +36,7 @@ from ovtui.wiring.registry import (
     CaseSelection,
     Resources,
     agent,
+    agent_origin,
     agent_reader,
     case_source,
 )
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from ovtui.train.backends.session_extraction import SessionExtractor
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.reports import RunReport
+    from ovtui.train.revalidation import Setup
     from ovtui.train.review.pending import PendingPlans
 
 
@@ -98,7 +101,31 @@ class Composition:
     def updater(self, dry_run: bool) -> PolicyUpdater:
         from ovtui.train.components.policy_updater import DryRunPolicyUpdater, MemoryFilePolicyUpdater
 
-        return DryRunPolicyUpdater(self.store) if dry_run else MemoryFilePolicyUpdater(self.store)
+        if dry_run:
+            return DryRunPolicyUpdater(self.store)
+        return MemoryFilePolicyUpdater(self.store, learned_against=self.setup)
+
+    def setup(self) -> Setup:
+        """What an experience applied now is learned against (``ovtui.train.revalidation``), read
+        afresh each time: an environment's policy may be a file that changes under a long run."""
+        from ovtui.environments.base import DescribesSetup
+        from ovtui.train.revalidation import Setup, schema_hash, text_hash
+
+        trainer = self.config.trainer
+        try:
+            environment: object = self.resources.environment()
+        except OvtuiError:
+            # An environment that cannot be built here (its data not installed) must not stop a
+            # person's apply: its policy and tools are then not said, so they never drift.
+            environment = None
+        described = environment if isinstance(environment, DescribesSetup) else None
+        return Setup(
+            environment=trainer.environment,
+            policy_text=text_hash(described.policy_text()) if described else None,
+            tool_schema=schema_hash(described.tool_schemas()) if described else None,
+            model=self.config.llm.model,
+            agent=agent_origin(trainer.agent),
+        )
 
     def executor(self, dataset: str | None = None) -> RolloutExecutor:
         """Who runs the cases: the dataset's case source when it runs its own (a remote service),
@@ -150,7 +177,16 @@ class Composition:
             wait_for_review=wait_for_review,
             gate=ValidationGate(validation, self.executor()) if validation else None,
             reader=self.experience_reader(),
+            contradiction_check=self.contradiction_check(),
         )
+
+    def contradiction_check(self) -> ModelContradictionCheck | None:
+        """The model's contradiction check when ``[review] model_contradictions`` asks for it (by
+        default: when a model does the thinking; the offline learner calls none)."""
+        wanted = self.config.review.model_contradictions
+        if wanted is None:
+            wanted = self.config.llm.backend != "offline"
+        return ModelContradictionCheck(self.llm_client()) if wanted else None
 
     def experience_reader(self) -> ExperienceReader | None:
         """How ``[trainer] agent`` reads experiences (None: it reads anything), for Review's notes."""

@@ -120,6 +120,13 @@ class Registry(Generic[FactoryT]):
         self._loaded[name] = cast(FactoryT, loaded)
         return self._loaded[name]
 
+    def origin(self, name: str) -> str:
+        """Who provides ``name``: the distribution (and version) declaring it, or ``in-process``."""
+        entries = self._declared().get(name)
+        if name in self._registered or not entries:
+            return "in-process"
+        return plugins.distribution(entries[0])
+
     def unknown(self, name: str, asked_by: str | None = None) -> str:
         return f"{asked_by or self.config_key}: {unknown_message(self.kind, name, self.names())}"
 
@@ -249,6 +256,14 @@ def agent(name: str, resources: Resources) -> RolloutExecutor:
     from ovtui.train.components.graded_executor import GradedRolloutExecutor
 
     return GradedRolloutExecutor(AGENTS.get(name)(resources), resources.environment())
+
+
+def agent_origin(name: str) -> str:
+    """Who provides the agent ``name``: ``name (distribution version)`` of the entry point that
+    declares it (an agent of that name comes first), or ``name (in-process)`` for one registered
+    by the program itself; a new version of the agent is a new origin."""
+    registry = ENVIRONMENTS if _environment_of_agent(name) is not None else AGENTS
+    return f"{name} ({registry.origin(name)})"
 
 
 def agent_reader(name: str, environment: Callable[[str], Environment]) -> ExperienceReader | None:

@@ -2,7 +2,9 @@
 models its screens show.
 
 Use cases: ``train``, ``evaluate``, ``stream``, ``compare`` (runs; a sealed split only when asked,
-and counted); ``decide`` / ``decide_items`` /
+and counted); ``drift_check`` and ``revalidate`` (what drifted since experiences were learned, and
+their cases rerun); ``utility_plan`` / ``utility`` (each experience's leave-one-out ablation, its
+results read back by ``utility_results``); ``decide`` / ``decide_items`` /
 ``decide_all``, ``edit_item``, ``apply_pending``, ``discard_pending``, ``replan`` /
 ``replan_stale`` (review); ``revert``; ``commit`` (a conversation file); ``find``, ``search``,
 ``read``, ``abstract``, ``overview``, ``ls``, ``stat``, ``session_context``, ``session_archive``,
@@ -28,7 +30,7 @@ import asyncio
 import getpass
 import os
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -69,16 +71,19 @@ if TYPE_CHECKING:
     from ovtui.storage.watching import WorkspaceChanges
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.reports import RunReport
+    from ovtui.train.revalidation import DriftCheck, Revalidation, Setup
     from ovtui.train.review.gates.contradictions import Stands
     from ovtui.train.review.pending import PendingPlans
     from ovtui.train.review.policy import Decision, PendingPlan
     from ovtui.train.review.replan import ReplanResult
+    from ovtui.train.utility import UtilityOutcome, UtilityPlan, UtilityRecord
     from ovtui.wiring.composition import Composition
 
 
 RECENT_USER_MESSAGES = 3  # of a session, shaping the query of a search made for it
 INBOX_LABEL = "inbox/rollouts/"  # what a streaming run trains on, where a run names its dataset
 REPORT_FILE = "report.json"
+BATCH = 64  # cases read at a time where a whole split is read to pick cases by name
 
 
 @dataclass
@@ -105,6 +110,22 @@ class CompareOptions:
     split: str = "test"
     trials: int | None = None  # None = [trainer] eval_trials
     unseal: bool = False
+
+
+@dataclass
+class UtilityOptions:
+    """``ovtui utility``: the experiences named, else the ``top`` most used, else all, each
+    measured on its cases of ``split`` with ``trials`` runs of each."""
+
+    dataset: str | None = None
+    split: str = "train"
+    experiences: list[str] = field(default_factory=list)
+    top: int | None = None
+    trials: int | None = None  # None = [trainer] eval_trials
+
+
+# How utility counts the tokens an experience adds when no tokenizer is given: the context budget's.
+ESTIMATED_TOKENS = "estimate (the context budget's: 4 characters a token, on the high side)"
 
 
 @dataclass(frozen=True)
@@ -143,6 +164,10 @@ def _joined(first: list[str], second: list[str]) -> list[str]:
 
 def _first_line(exc: Exception) -> str:
     return next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+
+async def _all_cases(loader: CaseLoader) -> list[Case]:
+    return [case async for batch in loader.batches() for case in batch]
 
 
 def run_stamp() -> str:
@@ -474,6 +499,163 @@ class Workspace:
             )
         return report
 
+    async def utility_plan(self, options: UtilityOptions) -> UtilityPlan:
+        """Which experiences a utility run measures, on which cases, and its agent runs: nothing
+        is run. Cases: those each experience was served for (the ledger's results, by their
+        trajectories) and learned from (its links), as far as ``split`` holds them."""
+        from ovtui.train.components.snapshotter import ContentHashPolicySnapshotter
+        from ovtui.train.utility import choose, plan_ablations
+
+        dataset = options.dataset or self.config.trainer.dataset
+        trials = self._trials(options.trials)
+        if options.top is not None and options.top < 1:
+            raise OvtuiError(f"--top must be at least 1 (got {options.top})")
+        if options.split in self.config.evaluation.sealed:  # ablations are tuning: never on a sealed split
+            raise OvtuiError(
+                f"split {options.split!r} is sealed ([evaluation] sealed): utility never scores it "
+                "(--split names another)"
+            )
+        policy = await self._loader.load()
+        loader = await asyncio.to_thread(self._kernel.case_loader, dataset, options.split, BATCH)
+        split_cases = await _all_cases(loader)
+
+        def planned() -> UtilityPlan:
+            uses = {uri: usage.count for uri, usage in self._ledger.usage().items()}
+            chosen = choose(policy, options.experiences, options.top, uses)
+            policy_id = ContentHashPolicySnapshotter().snapshot_id(policy)
+            where = (dataset, options.split, trials)
+            return plan_ablations(policy, policy_id, chosen, self._utility_cases, split_cases, where)
+
+        return await asyncio.to_thread(planned)
+
+    def _utility_cases(self, experience: Experience) -> set[str]:
+        """The cases an experience was learned from (its links) and fed (the trajectories of its
+        results in the ledger)."""
+        from ovtui.train.revalidation import linked_cases, trajectory_cases
+
+        fed = [result.trajectory for result in self._ledger.fed(experience.uri) if result.trajectory]
+        return {*linked_cases(self._store, experience), *trajectory_cases(self._store, fed)}
+
+    async def utility(
+        self,
+        plan: UtilityPlan,
+        listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+        *,
+        count_tokens: Callable[[str], int] | None = None,
+        tokenizer: str = ESTIMATED_TOKENS,
+    ) -> UtilityOutcome:
+        """Run ``plan``: each result saved in ``.ovtui/utility.json`` as it comes (a cancelled run
+        keeps them), then the harmful and no-effect ones parked as one delete plan for review.
+        Outcomes are not linked in the use ledger (the ablated policies are not the workspace's)."""
+        from ovtui.llm.budget import estimate_tokens
+        from ovtui.train.review.policy import ItemDecision
+        from ovtui.train.utility import (
+            PLAN_SOURCE,
+            ExperienceUtility,
+            UtilityOutcome,
+            measure,
+            prune_plan,
+            save_utility,
+        )
+
+        outcome = UtilityOutcome(run_id="", measured=[], cancelled=False)
+
+        async def save(entry: ExperienceUtility) -> None:
+            await asyncio.to_thread(save_utility, self._paths, self._store.lock, entry, tokenizer)
+            outcome.measured.append(entry)
+
+        async with self._run("utility", plan.dataset, listeners, cancel) as (report, run):
+            outcome.run_id = report.run_id
+            pipeline = self._kernel.pipeline(None, run, plan.dataset, report, record_outcomes=False)
+            self._started(run, report, split=plan.split, trials=plan.trials, experiences=len(plan.ablations))
+            batch, k = self.config.trainer.batch_size, self.config.evaluation.k
+            await measure(plan, pipeline, batch, k, count_tokens or estimate_tokens, save)
+        outcome.cancelled, outcome.failed = report.cancelled, report.failed
+
+        def propose() -> str | None:
+            waiting = [p for p in self._pending.list() if p.plan.metadata.get("source") == PLAN_SOURCE]
+            proposed = {item.target_uri or "" for p in waiting for item in p.plan.items}
+            prune = prune_plan(outcome.measured, plan.policy, proposed)
+            if not prune.items:
+                return None
+            decisions = [ItemDecision(item=i) for i in range(len(prune.items))]
+            return self._pending.park(prune, decisions, run_id=outcome.run_id).plan_id
+
+        outcome.plan_id = await asyncio.to_thread(propose)
+        return outcome
+
+    def utility_results(self) -> UtilityRecord:
+        """What ``utility`` measured, by experience name (``OvtuiError`` naming a damaged file)."""
+        from ovtui.train.utility import read_utility
+
+        return read_utility(self._paths)
+
+    async def drift_check(
+        self, dataset: str | None = None, split: str = "train", *, force: bool = False
+    ) -> DriftCheck:
+        """What drifted since each experience was learned (``ovtui.train.revalidation``), which
+        experiences are affected (every one with ``force``) and their linked cases in ``split``:
+        what ``revalidate`` would rerun, before any agent is called."""
+        from ovtui.train.revalidation import DriftCheck, check_drift, linked_cases, recorded_setups
+
+        dataset = dataset or self.config.trainer.dataset
+        trials = self.config.trainer.eval_trials
+        current = await self._loader.load()
+        experiences = list(current.policies)
+        kernel = self._kernel
+
+        def read() -> tuple[dict[str, tuple[str, Setup]], dict[str, list[str]], Setup, CaseLoader]:
+            recorded = recorded_setups(self._history(), [e.uri for e in experiences])
+            linked = {e.uri: linked_cases(self._store, e) for e in experiences}
+            return recorded, linked, kernel.setup(), kernel.case_loader(dataset, split, BATCH)
+
+        recorded, linked, now, loader = await asyncio.to_thread(read)
+        names = {c.name for c in await _all_cases(loader)}
+        check = DriftCheck(dataset=dataset, split=split, trials=trials, setup=now, forced=force)
+        return check_drift(check, experiences, recorded, linked, names)
+
+    async def revalidate(
+        self,
+        check: DriftCheck,
+        listeners: list[Listener] | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> Revalidation:
+        """Rerun the linked cases of ``check``'s affected experiences with the setup of now, and
+        park each experience one of whose cases now fails as a stale item of one plan in Review
+        (it proposes to deprecate it; nothing is written without a person). Nothing affected:
+        nothing is run."""
+        from ovtui.train.components.case_loader import ListCaseLoader
+        from ovtui.train.components.trials import RepeatedCases
+        from ovtui.train.revalidation import Revalidation, stale_experiences, stale_plan
+        from ovtui.train.review.policy import ItemDecision
+
+        result = Revalidation(check=check)
+        if not check.cases:
+            return result
+        wanted = set(check.cases)
+        async with self._run("revalidate", check.dataset, listeners, cancel) as (report, run):
+            result.run_id = report.run_id
+            batch = self.config.trainer.batch_size
+            split = await _all_cases(self._kernel.case_loader(check.dataset, check.split, batch))
+            chosen = ListCaseLoader([c for c in split if c.name in wanted], batch)
+            policy_set = await self._loader.load()
+            pipeline = self._kernel.pipeline(None, run, check.dataset, report)
+            self._started(run, report, split=check.split, trials=check.trials, drifted=len(check.drift))
+            cases = RepeatedCases(chosen, check.trials) if check.trials > 1 else chosen
+            stage = (await pipeline.eval(cases, policy_set, stage="revalidate")).report
+            report.stages.append(stage)
+            result.results = stage.results
+            result.stale = stale_experiences(check, stage.results, stage.evidence)
+            if result.stale:
+                current = {e.uri: e for e in policy_set.policies}
+                plan = stale_plan(result.stale, current, check.setup)
+                decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+                parked = await asyncio.to_thread(self._pending.park, plan, decisions, report.run_id)
+                result.plan_id = parked.plan_id
+                run.events.emit("plan_pending", plan_id=parked.plan_id, items=len(plan.items), stale=True)
+        return result
+
     async def stream(
         self,
         listeners: list[Listener] | None = None,
@@ -604,8 +786,10 @@ class Workspace:
         return self._pending.decide_all(plan_id, decision, note, reviewer=reviewer or self.reviewer)
 
     def edit_item(self, plan_id: str, item: int, content: str, *, reviewer: str | None = None) -> PendingPlan:
-        """A reviewer's own text for an item: what the apply will write instead of the proposal."""
-        return self._pending.edit_after(plan_id, item, content, reviewer=reviewer or self.reviewer)
+        """A reviewer's own text for an item: what the apply will write instead of the proposal,
+        checked as a proposal is (hidden text, secrets, contradictions with the experiences)."""
+        who = reviewer or self.reviewer
+        return self._pending.edit_after(plan_id, item, content, reviewer=who, policy_set=self.experiences())
 
     def choose_standing(self, plan_id: str, item: int, contradiction: int, stands: Stands) -> PendingPlan:
         """Which line of an item's contradiction stands: ``this`` (the item's), ``other`` (the

@@ -9,7 +9,15 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from app_support import MakeApp, park_undecided, press_and_settle, screen_text, settle
+from app_support import (
+    PLAN_ID,
+    MakeApp,
+    edited_in_review,
+    park_undecided,
+    press_and_settle,
+    screen_text,
+    settle,
+)
 from textual.app import App
 from textual.pilot import Pilot
 
@@ -86,3 +94,23 @@ async def test_the_reviewer_chooses_with_a_key_and_the_line_they_keep_is_what_ap
     assert workspace.pending_plan(PLAN).decisions[0].decision == "approved"
     result = await workspace.apply_pending(PLAN)
     assert result.written_uris
+
+
+async def test_an_approved_edit_that_now_contradicts_goes_back_to_undecided_with_both_lines_shown(
+    workspace: Workspace, make_app: MakeApp
+) -> None:
+    added = "\n- ALWAYS cancel before the customer confirms explicitly"
+    before, text = await edited_in_review(workspace, make_app, added)
+    assert "CONTRADICTS" not in before
+    assert "CONTRADICTS #0" in text and "(choose which stands)" in text
+    shown = workspace.pending_plan(PLAN_ID).plan.items[0]
+    pairs = [row.split("║") for row in contradictions_text(shown).plain.strip().split("\n")]
+    assert any(
+        "ALWAYS cancel before the customer confirms" in mine
+        and "reservation_cancellation: - NEVER cancel before the customer confirms" in theirs
+        for mine, theirs in pairs
+    )
+    decision = workspace.pending_plan(PLAN_ID).decisions[0]
+    assert decision.decision == "pending" and "choose which stands and approve it again" in decision.note
+    with pytest.raises(OvtuiError, match="undecided"):
+        await workspace.apply_pending(PLAN_ID)

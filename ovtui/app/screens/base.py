@@ -1,4 +1,11 @@
-"""MainScreen: what the main screens share (the services, the top bar, reload pacing, errors)."""
+"""What every screen shares: esc and q (``GoesBack``, ``back_bindings``); and what the main screens
+share (``MainScreen``: the services, the top bar, reload pacing, errors).
+
+esc and q mean the same on every screen: one step back. Inside a main screen that is from a pane or
+a field back to the screen's list; from its list ``q`` quits; a pushed screen or a dialog closes.
+A screen says what leaving it now would lose (``WORK_LOST``, or its own ``unsaved_work``), and the
+app asks first when that is not nothing (``OvtuiApp.action_back`` and ``action_quit``).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from typing import Any, ClassVar
 
 from textual import on
 from textual.app import App
+from textual.binding import Binding, BindingType
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -30,10 +38,54 @@ def report_error(node: App[Any] | Widget, doing: str, exc: BaseException) -> Non
     node.notify(f"{doing}: {exc}", title="Error", severity="error", timeout=8, markup=False)
 
 
-class MainScreen(Screen[None]):
+def back_bindings(context: str, description: str = "Back", *, main_screen: bool = False) -> list[BindingType]:
+    """A screen's esc and q, with the ids ``<context>.back`` and ``<context>.back_q`` (remappable
+    under ``[keys]``, listed by the help with the screen's other keys). Both go one step back; on a
+    main screen's list q quits. In a text field q is text, and esc leaves the field."""
+    return [
+        Binding("escape", "app.back", description, id=f"{context}.back", show=not main_screen),
+        Binding(
+            "q",
+            "app.back(True)",
+            "Back / quit" if main_screen else description,
+            id=f"{context}.back_q",
+            show=False,
+        ),
+    ]
+
+
+class GoesBack(Screen[Any]):
+    """A screen esc and q take back from (its bindings: ``back_bindings``).
+
+    ``WORK_LOST`` declares what leaving would lose: a worker group of the screen's, and the line
+    that says what is lost while one of its workers runs (the app's question lists the lines).
+    A modal names ``ModalScreen`` first and this second: Textual takes CSS (the dimmed background
+    that shows the screen beneath) along each class's first base only.
+    """
+
+    WORK_LOST: ClassVar[dict[str, str]] = {}
+
+    def unsaved_work(self) -> list[str]:
+        """One line per thing leaving now (or quitting) would lose; empty when nothing would."""
+        busy = {w.group for w in self.workers if w.node is self and w.is_running}
+        return [line for group, line in self.WORK_LOST.items() if group in busy]
+
+    def step_back(self) -> bool:
+        """Go back a step inside the screen, if there is one to go (True); else esc leaves it."""
+        return False
+
+    def leave(self) -> None:
+        """Close the screen as its cancel would (a dialog answers that nothing was chosen)."""
+        self.dismiss(None)
+
+
+class MainScreen(GoesBack, Screen[None]):
     """A screen of the registry. The app sets ``dry_run`` and ``pending_count``; the top bar binds them."""
 
     KEY: ClassVar[str] = ""
+    # The widgets the screen's keys start from (its lists): esc and q come back to the first from
+    # anywhere else on the screen (a pane, a filter); from these, q quits. () means AUTO_FOCUS.
+    HOME: ClassVar[tuple[str, ...]] = ()
     dry_run: reactive[bool] = reactive(False)
     pending_count: reactive[int] = reactive(0)
     focus_plan: str | None = None  # a plan a run waits on when the screen was built (Review shows it)
@@ -49,6 +101,13 @@ class MainScreen(Screen[None]):
     @property
     def workspace(self) -> Workspace:
         return self.services.workspace
+
+    def step_back(self) -> bool:
+        home = [self.query_one(selector) for selector in self.HOME or (self.AUTO_FOCUS or "",) if selector]
+        if self.focused is None or self.focused in home or not home:
+            return False
+        home[0].focus()
+        return True
 
     def top_bar(self) -> TopBar:
         bar = TopBar(self.KEY, self.services.tabs, self.workspace.backend_label)

@@ -1,5 +1,5 @@
 """A run's results case by case (``f`` on Run): the cases that flipped first, each with how it ran
-before and after; escape goes back."""
+before and after; esc or q goes back."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.views.case_results import CaseResult, group_counts
 
 
-class CaseResultsScreen(Screen[None]):
+class CaseResultsScreen(GoesBack, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "app.pop_screen", "Back", id="cases.back"),
+        *back_bindings("cases"),
         Binding("j", "next", "Next", id="cases.next", show=False),
         Binding("k", "previous", "Previous", id="cases.previous", show=False),
     ]

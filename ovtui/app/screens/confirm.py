@@ -1,4 +1,4 @@
-"""Small modals: a confirmation and a note; and what a screen tells the app before it quits.
+"""Small modals: a confirmation and a note.
 
 Every dialog focuses its default button and says what Enter and Escape do: safe defaults (Cancel)
 for what deletes or overwrites, the action itself where it can be undone (a revert has its own record).
@@ -7,25 +7,17 @@ for what deletes or overwrites, the action itself where it can be undone (a reve
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar, Literal, Protocol, runtime_checkable
+from typing import ClassVar, Literal
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.train.review.policy import Decision
-
-
-@runtime_checkable
-class HoldsWork(Protocol):
-    """A screen that can say what quitting now would lose (the app asks before it quits)."""
-
-    def unsaved_work(self) -> list[str]:
-        """One line per thing that would be lost; empty when nothing would."""
-        ...
 
 
 def when_confirmed(then: Callable[[], object]) -> Callable[[bool | None], None]:
@@ -42,10 +34,10 @@ def keys_hint(enter: str) -> str:
     return f"enter: {enter} · esc: cancel"
 
 
-class ConfirmModal(ModalScreen[bool]):
-    """Dismisses with True when confirmed, False when cancelled."""
+class ConfirmModal(ModalScreen[bool], GoesBack):
+    """Dismisses with True when confirmed, False when cancelled (esc, q, the Cancel button)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="modal.cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = back_bindings("modal", "Cancel")
 
     def __init__(
         self,
@@ -81,17 +73,18 @@ class ConfirmModal(ModalScreen[bool]):
         self.dismiss(True)
 
     @on(Button.Pressed, "#cancel")
-    def action_dismiss_none(self) -> None:
+    def leave(self) -> None:
         self.dismiss(False)
 
 
-class NoteModal(ModalScreen[tuple[Decision, str] | None]):
+class NoteModal(ModalScreen[tuple[Decision, str] | None], GoesBack):
     """A note on an item: Enter saves the note and keeps the decision; the buttons decide with it.
 
-    Dismisses with (decision, note), or None.
+    Dismisses with (decision, note), or None. esc with a note typed and not saved asks first (q is
+    text in the note).
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="note.cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = back_bindings("note", "Cancel")
 
     def __init__(self, target: str, note: str = "", decision: Decision = "pending") -> None:
         super().__init__()
@@ -132,5 +125,5 @@ class NoteModal(ModalScreen[tuple[Decision, str] | None]):
         self.dismiss(("rejected", self._note()))
 
     @on(Button.Pressed, "#cancel")
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
+    def _cancel(self) -> None:
+        self.leave()

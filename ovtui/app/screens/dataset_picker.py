@@ -12,14 +12,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.screens.confirm import keys_hint
 
 
-class DatasetPicker(ModalScreen[str | None]):
-    """Dismisses with the chosen dataset's name, or None."""
+class DatasetPicker(ModalScreen[str | None], GoesBack):
+    """Dismisses with the chosen dataset's name, or None (esc, q)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss_none", "Cancel", id="datasets.cancel"),
+        *back_bindings("datasets", "Cancel"),
         Binding("j", "cursor_down", "Down", id="datasets.down", show=False),
         Binding("k", "cursor_up", "Up", id="datasets.up", show=False),
     ]
@@ -60,6 +61,3 @@ class DatasetPicker(ModalScreen[str | None]):
     def action_cursor_up(self) -> None:
         if self.names:
             self.query_one(OptionList).action_cursor_up()
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)

@@ -1,4 +1,4 @@
-"""The evidence trajectories of a plan item: pick one, read it as Markdown, go back with escape."""
+"""The evidence trajectories of a plan item: pick one, read it as Markdown, go back with esc or q."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList
 
+from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.core.errors import OvtuiError
 from ovtui.wiring.workspace import Workspace
 
 
-class EvidenceScreen(Screen[None]):
+class EvidenceScreen(GoesBack, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "app.pop_screen", "Back", id="evidence.back"),
+        *back_bindings("evidence"),
         Binding("j", "next", "Next", id="evidence.next", show=False),
         Binding("k", "previous", "Previous", id="evidence.previous", show=False),
     ]

@@ -14,6 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Label
 
 from ovtui.app.keys import BindingInfo
+from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.textual_private import footer_key, footer_key_of
 from ovtui.app.widgets.vim_table import VimTable
 
@@ -59,10 +60,9 @@ class HintFooter(Footer):
         return key.data_bind(compact=Footer.compact)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(ModalScreen[None], GoesBack):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss", "Close", id="help.close"),
-        Binding("q", "dismiss", "Close", id="help.close_q", show=False),
+        *back_bindings("help", "Close"),
         Binding("a", "toggle_all", "All screens", id="help.all"),
     ]
 

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from ovtui.app.messages import HistoryChanged, WorkFailed, WorkspaceEdited, answer
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.screens.help import HintFooter
 from ovtui.app.services import ScreenServices
@@ -55,6 +55,7 @@ LATER_SHOWN = 5
 class HistoryScreen(MainScreen):
     KEY = "history"
     AUTO_FOCUS = "#records"
+    WORK_LOST: ClassVar[dict[str, str]] = {"revert": "a revert is being written"}
     DEFAULT_CSS = """
     /* The focused pane has a bar at its left edge: a shape, not only a colour. */
     HistoryScreen #records:focus { outline-left: outer $accent; }
@@ -72,8 +73,7 @@ class HistoryScreen(MainScreen):
             tooltip="revert the revert that undid this record (or the last revert)",
         ),
         Binding("u", "toggle_unified", "Unified", id="history.unified"),
-        Binding("escape", "back", "Back", id="history.records", show=False),
-        Binding("q", "back(True)", "Back / quit", id="history.back", show=False),
+        *back_bindings("history", main_screen=True),
         Binding("l", "focus_diff", "Diff", id="history.diff", show=False),
         Binding("h", "focus_records", "Records", id="history.records_h", show=False),
     ]
@@ -270,15 +270,6 @@ class HistoryScreen(MainScreen):
     def action_focus_diff(self) -> None:
         self.query_one("#record-diff", FieldDiff).focus()
 
-    async def action_back(self, quit_at_top: bool = False) -> None:
-        """From the diff or the filter back to the records; from the records, ``q`` quits (the
-        app asks first when that would lose work)."""
-        if self.query_one("#records", VimTable).has_focus:
-            if quit_at_top:
-                await self.app.run_action("quit")
-            return
-        self.action_focus_records()
-
     def action_toggle_unified(self) -> None:
         diff = self.query_one("#record-diff", FieldDiff)
         diff.unified = not diff.unified
@@ -377,10 +368,6 @@ class HistoryScreen(MainScreen):
         )
         modal = ConfirmModal("Revert conflict", body, confirm="Force revert", danger=True)
         self.app.push_screen(modal, when_confirmed(lambda: self._revert(record_id, True)))
-
-    def unsaved_work(self) -> list[str]:
-        reverting = any(w.group == "revert" and w.is_running for w in self.workers)
-        return ["a revert is being written"] if reverting else []
 
 
 def later_records(

@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -25,9 +25,17 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Label, Select
 
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, WorkspaceEdited, answer
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
-from ovtui.app.views.memories import USAGE_COLUMNS, empty_state, usage_cells, usage_panel
+from ovtui.app.views.memories import (
+    USAGE_COLUMNS,
+    UTILITY_COLUMN,
+    empty_state,
+    usage_cells,
+    usage_panel,
+    utility_cell,
+    utility_panel,
+)
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.app.widgets.vim_table import Rows, VimTable
 from ovtui.core.domain import Experience, ExperienceSet
@@ -36,6 +44,9 @@ from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.hotness import hotness_score
 from ovtui.memory.ledger_state import Fed, Usage
 from ovtui.memory.types import EXPERIENCES
+
+if TYPE_CHECKING:
+    from ovtui.train.utility import ExperienceUtility
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,7 @@ class MemoryRow:
     content: str
     hot: float = 0.0  # hotness: how often and how lately the agent used it; 0 when never used
     usage: Usage | None = None  # its record in the use ledger (None: never used)
+    utility: ExperienceUtility | None = None  # its newest ablation (None: never measured)
 
     def cells(self) -> tuple[Text, ...]:
         # Text, not str: a str cell is parsed as markup each time the table measures it.
@@ -56,7 +68,17 @@ class MemoryRow:
         # What a file is and when it changed first, then its uses: a narrow pane cuts the right end
         # (Right shows the next column whole).
         used = usage_cells(self.usage)
-        cells = (self.name, self.status, str(self.version), self.changed, *used, hot, str(self.links))
+        measured = utility_cell(self.utility, self.version)
+        cells = (
+            self.name,
+            self.status,
+            str(self.version),
+            self.changed,
+            *used,
+            measured,
+            hot,
+            str(self.links),
+        )
         return tuple(Text(cell) for cell in cells)
 
 
@@ -91,6 +113,7 @@ def matches(row: MemoryRow, words: list[str]) -> bool:
 class MemoriesScreen(MainScreen):
     KEY = "memories"
     AUTO_FOCUS = "#memories"
+    WORK_LOST: ClassVar[dict[str, str]] = {"memories-edit": "an edit of a memory file is still being saved"}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "reload", "Reload", id="memories.reload"),
         Binding("t", "next_type", "Type", id="memories.next_type"),
@@ -98,6 +121,7 @@ class MemoriesScreen(MainScreen):
         Binding("e", "edit", "Edit", id="memories.edit"),
         Binding("l", "focus_view", "Read", id="memories.read", show=False),
         Binding("h", "focus_table", "List", id="memories.list", show=False),
+        *back_bindings("memories", main_screen=True),
     ]
 
     class Loaded(Message, bubble=False):
@@ -118,6 +142,7 @@ class MemoriesScreen(MainScreen):
         # The last full load of the experiences: a reload re-reads only the files that changed since.
         self._loaded: ExperienceSet | None = None
         self._usage: dict[str, Usage] = {}  # the use ledger's records by URI, read once per load
+        self._utility: dict[str, ExperienceUtility] = {}  # `ovtui utility`'s results by name, likewise
         self._all: MemoriesScreen.Loaded | None = None  # the type's rows before the filter
 
     def compose(self) -> ComposeResult:
@@ -137,7 +162,9 @@ class MemoriesScreen(MainScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", VimTable)
-        table.add_columns("name", "status", "version", "changed (UTC)", *USAGE_COLUMNS, "hot", "links")
+        table.add_columns(
+            "name", "status", "version", "changed (UTC)", *USAGE_COLUMNS, UTILITY_COLUMN, "hot", "links"
+        )
         self._show_preview()
         # The whole list is read once the first rows are painted: its thread would slow that paint.
         self.call_after_refresh(self.action_reload)
@@ -197,17 +224,24 @@ class MemoriesScreen(MainScreen):
         """The use ledger's records for the usage columns; a ledger ovtui cannot read is a problem
         listed with the others (naming the file), and the memories still show, none of them used."""
         try:
+            self._utility = self.workspace.utility_results().experiences
+        except OvtuiError as exc:
+            self._utility = {}
+            problems = [f"utility not shown: {exc}"]
+        else:
+            problems = []
+        try:
             self._usage = self.workspace.memory_uses()
         except OvtuiError as exc:
             self._usage = {}
-            return [f"uses not shown: {exc}"]
-        return []
+            return [f"uses not shown: {exc}", *problems]
+        return problems
 
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
         when = changed.get(e.uri) or minute(self.workspace.modified_time(e.uri))
         links = len(e.metadata.get("links") or [])
         row = MemoryRow(e.uri, e.name, e.status.value, e.version, when, links, e.content)
-        return self._used(row)
+        return replace(self._used(row), utility=self._utility.get(e.name))
 
     def _show_preview(self) -> None:
         """The first screenful of experiences, read here on mount so that the first paint shows them
@@ -301,6 +335,8 @@ class MemoriesScreen(MainScreen):
         if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
             flags = "".join(f"\n\n> ⚠ {note}" for note in self.workspace.unread_lines(row.content))
         used = usage_panel(row.usage, row.hot, self._fed(row), row.version, self.relative)
+        if self.memory_type == EXPERIENCES:
+            used += "\n\n" + utility_panel(row.utility, row.version)
         view.show(f"{facts}{flags}\n\n{used}\n\n---\n\n{row.content}")
 
     def _fed(self, row: MemoryRow) -> list[Fed]:

@@ -21,13 +21,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Label, Static
 
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal, when_confirmed
 from ovtui.app.screens.evidence import EvidenceScreen
 from ovtui.app.screens.help import HintFooter
 from ovtui.app.screens.stands import StandsModal
 from ovtui.app.services import ScreenServices
-from ovtui.app.views.diff_model import item_section
+from ovtui.app.views.diff_model import HunkChoice, item_section
 from ovtui.app.views.review import (
     ITEM_COLUMNS,
     PLAN_COLUMNS,
@@ -36,21 +36,25 @@ from ovtui.app.views.review import (
     apply_preview,
     fared_text,
     format_warning,
+    hunks_line,
     item_header,
     item_row,
     plan_row,
+    validation_bars,
 )
 from ovtui.app.widgets.field_diff import UNIFIED_BELOW, FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
+from ovtui.memory.hunks import hunks
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.gates.contradictions import CONTRADICTIONS, Stands
 from ovtui.train.review.gates.sanitizer import mark_hazards
 from ovtui.train.review.policy import Decision, PendingPlan
 
 NEEDS_ITEM = {"decide", "undo_decision", "note", "edit", "evidence", "choose_standing"}
+NEEDS_HUNKS = {"hunk", "toggle_hunk"}  # shown only for an item whose content has two hunks or more
 NEEDS_PLAN = {"decide_all", "apply", "discard"}
 NO_PLANS = (
     "no plans wait for review. A run parks its plans here when its review policy is 'ask': "
@@ -61,6 +65,12 @@ NO_PLANS = (
 class ReviewScreen(MainScreen):
     KEY = "review"
     AUTO_FOCUS = "#items"
+    HOME = ("#items", "#plans")
+    # Decisions are saved as they are made: what quitting would cut short is a write under way.
+    WORK_LOST: ClassVar[dict[str, str]] = {
+        "review-record": "a decision or an edit is still being saved",
+        "apply": "a plan is being applied or re-planned",
+    }
     DEFAULT_CSS = """
     /* The focused pane has a bar at its left edge: a shape, not only a colour. */
     ReviewScreen #plans:focus, ReviewScreen #items:focus { outline-left: outer $accent; }
@@ -102,8 +112,22 @@ class ReviewScreen(MainScreen):
             id="review.stands",
             tooltip="of a contradiction with another experience, which line stands",
         ),
-        Binding("escape", "back", "Back", id="review.back_escape", show=False),
-        Binding("q", "back(True)", "Back / quit", id="review.back", show=False),
+        Binding(
+            "right_square_bracket",
+            "hunk(1)",
+            "Next hunk",
+            id="review.next_hunk",
+            tooltip="on to the next hunk of the item's content",
+        ),
+        Binding("left_square_bracket", "hunk(-1)", "Prev hunk", id="review.prev_hunk"),
+        Binding(
+            "x",
+            "toggle_hunk",
+            "Take/leave",
+            id="review.toggle_hunk",
+            tooltip="take or leave the hunk the hunk keys are on: approving (a) takes only the taken hunks",
+        ),
+        *back_bindings("review", main_screen=True),
         Binding("l", "focus_diff", "Diff", id="review.diff", show=False),
         Binding("h", "focus_items", "Items", id="review.items", show=False),
     ]
@@ -113,7 +137,11 @@ class ReviewScreen(MainScreen):
         self.plans: list[PendingPlan] = []
         self.plan: PendingPlan | None = None
         self.item_index: int | None = None
-        self._availability: tuple[bool, bool] | None = None
+        self._availability: tuple[bool, bool, bool] | None = None
+        # Per item shown (plan id, index): the hunks taken (all, or as approved, until a key says
+        # otherwise) and the hunk the hunk keys are on.
+        self._taken: dict[tuple[str, int], set[int]] = {}
+        self._hunk_at: dict[tuple[str, int], int] = {}
         self._recording = asyncio.Lock()  # decisions and edits are written one at a time, in order
 
     def compose(self) -> ComposeResult:
@@ -124,6 +152,7 @@ class ReviewScreen(MainScreen):
                 yield VimTable(id="plans")
                 yield Label("Items", classes="pane-title")
                 yield VimTable(id="items")
+                yield Static(id="plan-validation")
                 yield Button(apply_label(self.dry_run), id="apply", disabled=True, compact=True)
             with Vertical(id="detail"):
                 # Scrolls (tab focuses it): a long summary must not hide its why and its warnings.
@@ -157,6 +186,10 @@ class ReviewScreen(MainScreen):
 
     def _show_plan(self, plan_id: str | None) -> None:
         self.plan = next((p for p in self.plans if p.plan_id == plan_id), None)
+        bars = validation_bars(self.plan.plan.metadata.get("validation") if self.plan else None)
+        shown = self.query_one("#plan-validation", Static)
+        shown.update(bars)
+        shown.display = bool(bars.plain)
         table = self.query_one("#items", VimTable)
         keep = table.selected_key
         table.clear()
@@ -168,7 +201,7 @@ class ReviewScreen(MainScreen):
 
     def _show_item(self, index: int | None) -> None:
         self.item_index = index
-        availability = (self.plan is None, self.item is None)
+        availability = (self.plan is None, self.item is None, self._hunk_count(self.item) > 1)
         if availability != self._availability:  # the footer recomposes on every refresh: only when needed
             self._availability = availability
             self.query_one("#apply", Button).disabled = self.plan is None
@@ -187,9 +220,59 @@ class ReviewScreen(MainScreen):
         where = self.relative(self.workspace.planned_uri(item))
         fared = self._fared(item, current)
         approvals = self.workspace.approvals_line(self.plan, index)
-        summary.update(item_header(self.plan, index, item, self.relative, where, fared, approvals))
+        header = item_header(self.plan, index, item, self.relative, where, fared, approvals)
+        choice = self._hunk_choice(index, item)
+        if choice is not None:
+            approved = self.plan.decisions[index]
+            taken = approved.hunks if approved.decision == "approved" else None
+            header.append_text(hunks_line(choice, self._hunk_count(item), taken))
+        summary.update(header)
         self.query_one("#item-header-scroll", VerticalScroll).scroll_home(animate=False)
-        diff.show([item_section(item, current, where)])
+        diff.show([item_section(item, current, where, choice)])
+
+    # --- hunks ---------------------------------------------------------------------------------
+    @staticmethod
+    def _hunk_count(item: PolicyPlanItem | None) -> int:
+        if item is None or item.kind != "upsert":
+            return 0
+        return len(hunks(item.before_content, item.after_content or ""))
+
+    def _hunk_choice(self, index: int, item: PolicyPlanItem) -> HunkChoice | None:
+        """The hunks taken of an item with two or more (None: the item is taken whole or not at all)."""
+        count = self._hunk_count(item)
+        if self.plan is None or count < 2:
+            return None
+        key = (self.plan.plan_id, index)
+        if key not in self._taken:
+            approved = self.plan.decisions[index].hunks
+            self._taken[key] = set(range(1, count + 1) if approved is None else approved)
+        return HunkChoice(frozenset(self._taken[key]), self._hunk_at.get(key))
+
+    def action_hunk(self, step: int) -> None:
+        """The hunk keys on to the next (1) or previous (-1) hunk of the item's content."""
+        index, item = self._under_cursor()
+        count = self._hunk_count(item)
+        if self.plan is None or index is None or count < 2:
+            return
+        key = (self.plan.plan_id, index)
+        at = self._hunk_at.get(key)
+        self._hunk_at[key] = (1 if step > 0 else count) if at is None else min(max(at + step, 1), count)
+        self._show_hunk(index)
+
+    def action_toggle_hunk(self) -> None:
+        """Take or leave the hunk the keys are on (the first one, before any move)."""
+        index, item = self._under_cursor()
+        if self.plan is None or index is None or item is None or self._hunk_choice(index, item) is None:
+            return
+        key = (self.plan.plan_id, index)
+        number = self._hunk_at.setdefault(key, 1)
+        self._taken[key] ^= {number}
+        self._show_hunk(index)
+
+    def _show_hunk(self, index: int) -> None:
+        self._show_item(index)
+        if self.plan is not None and (number := self._hunk_at.get((self.plan.plan_id, index))):
+            self.query_one(FieldDiff).scroll_to_hunk(number)
 
     def _fared(self, item: PolicyPlanItem, current: MemoryFile | None) -> Text | None:
         """How the experience the item edits has fared (None: the item edits no experience)."""
@@ -247,14 +330,6 @@ class ReviewScreen(MainScreen):
     def action_focus_items(self) -> None:
         self.query_one("#items", VimTable).focus()
 
-    async def action_back(self, quit_at_top: bool = False) -> None:
-        """From the item's summary or diff back to the items; from the lists, ``q`` quits (the app
-        asks first when that would lose work)."""
-        if self.query_one("#detail").has_focus_within:
-            self.action_focus_items()
-        elif quit_at_top:
-            await self.app.run_action("quit")
-
     def on_pending_changed(self, message: PendingChanged) -> None:
         self.reload(message.focus)
 
@@ -262,6 +337,8 @@ class ReviewScreen(MainScreen):
         self._show_item(self.item_index)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in NEEDS_HUNKS and self._hunk_count(self.item) < 2:
+            return False
         if action in NEEDS_ITEM and self.item is None:
             return None
         if action in NEEDS_PLAN and self.plan is None:
@@ -274,8 +351,24 @@ class ReviewScreen(MainScreen):
         if self.plan is None or item is None or index is None:
             return
         plan_id = self.plan.plan_id
+        chosen = self._hunks_to_approve(index, item) if decision == "approved" else None
+        if chosen == []:
+            self.notify("no hunk is taken: take one with x, or reject the item (r)", severity="warning")
+            return
         # decide_items keeps a note saved before (a decision without a new note once erased it)
-        self._confirm_deletes(decision, [item], lambda: self._decide_keeping_note(plan_id, index, decision))
+        self._confirm_deletes(
+            decision, [item], lambda: self._decide_keeping_note(plan_id, index, decision, hunks=chosen)
+        )
+
+    def _hunks_to_approve(self, index: int, item: PolicyPlanItem) -> list[int] | None:
+        """The hunks an approval takes, as ``review approve --hunks`` names them (None: the whole
+        item, unless an earlier approval took only some: then every hunk, named)."""
+        choice = self._hunk_choice(index, item)
+        if choice is None or self.plan is None:
+            return None
+        if len(choice.taken) == self._hunk_count(item) and self.plan.decisions[index].hunks is None:
+            return None
+        return sorted(choice.taken)
 
     def action_undo_decision(self) -> None:
         """The item back to pending, its note kept: a decision made by mistake is one key away."""
@@ -343,12 +436,19 @@ class ReviewScreen(MainScreen):
         self._record("recording the decision", decide, back_to=index if advance else None)
 
     def _decide_keeping_note(
-        self, plan_id: str, index: int, decision: Decision, *, advance: bool = True
+        self,
+        plan_id: str,
+        index: int,
+        decision: Decision,
+        *,
+        advance: bool = True,
+        hunks: list[int] | None = None,
     ) -> None:
-        """Decide and keep the note the item has when the write happens (read under the plan's lock)."""
+        """Decide and keep the note the item has when the write happens (read under the plan's lock);
+        ``hunks``: approve only these hunks of its content."""
         if advance:
             self.query_one("#items", VimTable).action_cursor_down()
-        decide = partial(self.workspace.decide_items, plan_id, [index], decision)
+        decide = partial(self.workspace.decide_items, plan_id, [index], decision, hunks=hunks)
         self._record("recording the decision", decide, back_to=index if advance else None)
 
     def _decide_all(self, plan_id: str, decision: Decision) -> None:
@@ -395,6 +495,8 @@ class ReviewScreen(MainScreen):
         if edited is None or edited.strip() == (item.after_content or "").strip():
             self.notify("content unchanged")
             return
+        self._taken.pop((self.plan.plan_id, index), None)  # the edited text has hunks of its own
+        self._hunk_at.pop((self.plan.plan_id, index), None)
         warning = format_warning(item.model_copy(update={"after_content": edited.strip()}))
         edit = partial(self.workspace.edit_item, self.plan.plan_id, index, edited)
         done = f"edited {item.target_name}: approve it with a"
@@ -542,9 +644,3 @@ class ReviewScreen(MainScreen):
             return
         self.notify(f"plan {plan_id} discarded")
         self.post_message(WorkspaceEdited(pending=True))
-
-    def unsaved_work(self) -> list[str]:
-        """What quitting now would cut short (decisions are saved as they are made)."""
-        busy = {w.group for w in self.workers if w.is_running}
-        lost = ["a decision or an edit is still being saved"] if "review-record" in busy else []
-        return lost + (["a plan is being applied or re-planned"] if "apply" in busy else [])

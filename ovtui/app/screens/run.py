@@ -22,7 +22,7 @@ from textual.widgets import Button, Footer, Input, Label, Log, Static
 
 from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, WorkspaceEdited
 from ovtui.app.run_process import RunProcess
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.screens.case_results import CaseResultsScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.screens.dataset_picker import DatasetPicker
@@ -44,6 +44,9 @@ APPROVE_REST_NOTE = "approved with the rest of the run (Run screen)"
 class RunScreen(MainScreen):
     KEY = "run"
     AUTO_FOCUS = "#train"
+    WORK_LOST: ClassVar[dict[str, str]] = {
+        "run": "a run is in progress: quitting stops it (its report is saved)"
+    }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "train", "Train", id="run.train"),
         Binding("v", "evaluate", "Eval", id="run.eval"),
@@ -53,7 +56,7 @@ class RunScreen(MainScreen):
         Binding("d", "pick_dataset", "Dataset…", id="run.pick_dataset"),
         Binding("f", "case_results", "Cases", id="run.case_results"),
         Binding("L", "clear_log", "Clear log", id="run.clear_log", show=False),
-        Binding("escape", "leave_input", "Leave field", id="run.leave_input", show=False),
+        *back_bindings("run", main_screen=True),
     ]
 
     running: reactive[bool] = reactive(False, bindings=True)
@@ -359,12 +362,15 @@ class RunScreen(MainScreen):
         if name:
             self.query_one("#dataset", Input).value = name
 
-    def action_leave_input(self) -> None:
-        """Escape out of a form field, so the screen's keys work again."""
+    def step_back(self) -> bool:
+        """esc out of a form field, so the screen's keys work again; from anywhere else q quits."""
+        if not isinstance(self.focused, Input):
+            return False
         if self.running:
             self.query_one(Log).focus()
         else:
             self.query_one("#train", Button).focus()
+        return True
 
     def action_clear_log(self) -> None:
         self.query_one(Log).clear()

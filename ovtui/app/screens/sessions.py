@@ -14,11 +14,18 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
 from ovtui.app.messages import HistoryChanged, PendingChanged, SessionsChanged, WorkFailed, answer
-from ovtui.app.screens.base import MainScreen
+from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.sessions.overview import CommitView, SessionView, memory_label
 
+NO_SESSIONS = (
+    "No session yet. Sessions come from an agent that talks to OpenViking's session API: in this "
+    "workspace's folder run\n\n    ovtui serve\n\nand point the agent's OpenViking URL at the address it "
+    "prints first (http://127.0.0.1:1933 by default). Each commit shows here with what it extracted.\n\n"
+    "Without an agent, commit a conversation (a JSON message per line):\n\n"
+    "    ovtui commit . chat.jsonl\n\nor drop it into inbox/sessions/ while ovtui serve runs."
+)
 STATUS_STYLE = {"completed": "green", "failed": "red", "running": "yellow", "pending": "cyan"}
 
 
@@ -106,6 +113,7 @@ class SessionsScreen(MainScreen):
         Binding("r", "reload", "Refresh", id="sessions.reload"),
         Binding("l", "focus_detail", "Detail", id="sessions.detail", show=False),
         Binding("h", "focus_sessions", "Sessions", id="sessions.list", show=False),
+        *back_bindings("sessions", main_screen=True),
     ]
 
     class Loaded(Message, bubble=False):
@@ -149,6 +157,9 @@ class SessionsScreen(MainScreen):
         self.query_one("#sessions", VimTable).fill([(v.session_id, session_row(v)) for v in views])
         if self.selected in self.views:
             self._show(self.selected)
+        elif not views:
+            self.selected = None
+            self.query_one("#session-text", Static).update(Text(NO_SESSIONS))
 
     @on(DataTable.RowHighlighted, "#sessions")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -7,19 +7,20 @@ from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.screens.confirm import keys_hint
 from ovtui.train.review.gates.contradictions import Stands
 
 
-class StandsModal(ModalScreen[Stands | None]):
-    """Both lines, and three buttons; dismisses with ``this``, ``other``, ``both`` or None."""
+class StandsModal(ModalScreen[Stands | None], GoesBack):
+    """Both lines, and three buttons; dismisses with ``this``, ``other``, ``both`` or None (esc, q)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="stands.cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = back_bindings("stands", "Cancel")
 
     def __init__(self, finding: dict[str, Any]) -> None:
         super().__init__()
@@ -50,5 +51,5 @@ class StandsModal(ModalScreen[Stands | None]):
         self.dismiss("both")
 
     @on(Button.Pressed, "#cancel")
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
+    def _cancel(self) -> None:
+        self.leave()

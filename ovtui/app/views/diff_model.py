@@ -19,10 +19,20 @@ from ovtui.memory.memory_diff import MemoryDiff
 
 
 @dataclass(frozen=True)
+class HunkChoice:
+    """Which hunks of a content change (``ovtui.memory.hunks``, from 1) the reviewer takes, and the
+    one the hunk keys are on: the diff numbers the hunks and marks each taken or left."""
+
+    taken: frozenset[int]
+    current: int | None = None
+
+
+@dataclass(frozen=True)
 class FieldChange:
     name: str
     before: str | None  # None: the field (or file) is absent on that side
     after: str | None
+    hunks: HunkChoice | None = None  # set: the change is shown hunk by hunk, numbered
 
 
 @dataclass(frozen=True)
@@ -74,8 +84,11 @@ def _field(memory: MemoryFile | None, name: str) -> str | None:
     return show_value(memory.fields.get(name))
 
 
-def item_section(item: PolicyPlanItem, current: MemoryFile | None, title: str) -> DiffSection:
-    """A plan item as a diff: content, and status/name where the plan changes them."""
+def item_section(
+    item: PolicyPlanItem, current: MemoryFile | None, title: str, hunks: HunkChoice | None = None
+) -> DiffSection:
+    """A plan item as a diff: content (numbered hunk by hunk when ``hunks`` is given), and
+    status/name where the plan changes them."""
     deleted = item.kind == "delete"
     before_content = item.before_content
     after_content = None if deleted else item.after_content
@@ -83,7 +96,7 @@ def item_section(item: PolicyPlanItem, current: MemoryFile | None, title: str) -
     if before_content is None:
         changes.append(FieldChange("name", None, item.target_name))
     if before_content != after_content:
-        changes.append(FieldChange("content", before_content, after_content))
+        changes.append(FieldChange("content", before_content, after_content, hunks))
     current_status = show_value(current.fields.get("status")) if current else None
     new_status = item.metadata.get("status")
     if deleted:

@@ -20,9 +20,10 @@ from rich.console import Console
 from rich.containers import Lines
 from rich.text import Span, Text
 
-from ovtui.app.views.diff_model import DiffSection, FieldChange
+from ovtui.app.views.diff_model import DiffSection, FieldChange, HunkChoice
 from ovtui.app.views.line_diff import line_opcodes
 from ovtui.core.hidden_text import reveal
+from ovtui.memory.hunks import Hunk, hunks
 
 CONTEXT_LINES = 2
 LABEL_WIDTH = 10
@@ -38,7 +39,8 @@ _WORD = re.compile(r"\s*\S+\s*")  # what Rich calls a word when it wraps
 # Only measures (wraps) text that is not plain ASCII; draws nothing.
 _WRAP_CONSOLE = Console(width=400, color_system=None, force_terminal=False, legacy_windows=False)
 
-RowKind = Literal["title", "note", "equal", "change", "skip"]
+RowKind = Literal["title", "note", "equal", "change", "skip", "hunk"]
+CURRENT_HUNK = "bold reverse"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,8 @@ class DiffRow:
     deleted: bool = False  # the row belongs to a deleted file: drawn red
     left_placeholder: str = ""  # "(absent)" / "(deleted)" shown where a side has no value
     right_placeholder: str = ""
+    hunk: int = 0  # a "hunk" row: the number of the hunk it heads
+    current: bool = False  # a "hunk" row: the hunk keys are on it
 
 
 # --- building rows (plain strings) --------------------------------------------------------------
@@ -70,16 +74,51 @@ def build_rows(sections: list[DiffSection]) -> list[DiffRow]:
 
 
 def field_rows(change: FieldChange, deleted: bool = False) -> list[DiffRow]:
-    rows = list(_line_rows(change.before, change.after, change.name, deleted))
+    if change.hunks is not None and change.after is not None:
+        rows = list(_hunk_rows(change.before, change.after, change.hunks, deleted))
+    else:
+        rows = list(_line_rows(change.before, change.after, change.name, deleted))
     left_placeholder = "(absent)" if change.before is None else ""
     right_placeholder = ("(deleted)" if deleted else "(absent)") if change.after is None else ""
     if not rows:
         rows = [DiffRow("change", change.name, deleted=deleted)]
     first = rows[0]
     rows[0] = DiffRow(
-        first.kind, change.name, first.left, first.right, deleted, left_placeholder, right_placeholder
+        first.kind,
+        change.name,
+        first.left,
+        first.right,
+        deleted,
+        left_placeholder,
+        right_placeholder,
+        first.hunk,
+        first.current,
     )
     return rows
+
+
+def hunk_heading(hunk: Hunk, choice: HunkChoice) -> str:
+    """``▶ @@ hunk 2 (line 5) · ✗ left out @@``: what the hunk keys act on, readable without colour."""
+    mark = "▶ " if hunk.number == choice.current else ""
+    taken = "✓ taken" if hunk.number in choice.taken else "✗ left out"
+    return f"{mark}@@ hunk {hunk.number} (line {hunk.at}) · {taken} @@"
+
+
+def _hunk_rows(before: str | None, after: str, choice: HunkChoice, deleted: bool) -> Iterator[DiffRow]:
+    """The change hunk by hunk, as ``ovtui.memory.hunks`` numbers it (the numbers ``review approve
+    --hunks`` takes), each under a heading saying whether it is taken."""
+    old = [reveal(line) for line in (before or "").splitlines()]
+    at = 0  # the base line the next equal stretch starts at
+    for hunk in hunks(before, after):
+        start = hunk.at - 1
+        if start > at:
+            yield from _equal_rows(old[at:start], at == 0, False, deleted)
+        current = hunk.number == choice.current
+        yield DiffRow("hunk", left=hunk_heading(hunk, choice), hunk=hunk.number, current=current)
+        yield from _change_rows([reveal(x) for x in hunk.removed], [reveal(x) for x in hunk.added], deleted)
+        at = start + len(hunk.removed)
+    if at < len(old):
+        yield from _equal_rows(old[at:], at == 0, True, deleted)
 
 
 def _line_rows(before: str | None, after: str | None, label: str, deleted: bool) -> Iterator[DiffRow]:
@@ -94,14 +133,18 @@ def _line_rows(before: str | None, after: str | None, label: str, deleted: bool)
         if op == "equal":
             yield from _equal_rows(old[i1:i2], i1 == 0 and j1 == 0, i2 == len(old), deleted)
             continue
-        left, right = old[i1:i2], new[j1:j2]
-        for index in range(max(len(left), len(right))):
-            yield DiffRow(
-                "change",
-                left=left[index] if index < len(left) else None,
-                right=right[index] if index < len(right) else None,
-                deleted=deleted,
-            )
+        yield from _change_rows(old[i1:i2], new[j1:j2], deleted)
+
+
+def _change_rows(left: list[str], right: list[str], deleted: bool) -> Iterator[DiffRow]:
+    """Removed lines beside the added ones, pair by pair (a side with fewer lines has none)."""
+    for index in range(max(len(left), len(right))):
+        yield DiffRow(
+            "change",
+            left=left[index] if index < len(left) else None,
+            right=right[index] if index < len(right) else None,
+            deleted=deleted,
+        )
 
 
 def _equal_rows(lines: list[str], at_start: bool, at_end: bool, deleted: bool) -> Iterator[DiffRow]:
@@ -147,6 +190,8 @@ def styled_sides(row: DiffRow) -> tuple[Text | None, Text | None]:
         return Text(row.left or "", style="bold red" if row.deleted else "bold"), None
     if row.kind == "note":
         return Text(row.left or "", style=PLACEHOLDER), None
+    if row.kind == "hunk":
+        return Text(row.left or "", style=CURRENT_HUNK if row.current else "bold"), None
     if row.kind == "skip":
         return Text(row.left or "", style=PLACEHOLDER), Text(row.right or "", style=PLACEHOLDER)
     if row.kind == "equal":
@@ -168,7 +213,7 @@ def row_height(row: DiffRow, width: int, unified: bool) -> int:
     """Lines a row needs, without styling it: exact for lines that fit, a wrap otherwise."""
     if unified:
         return sum(_wrapped_count(text, width) for text in _unified_plain(row))
-    if row.kind in ("title", "note"):
+    if row.kind in ("title", "note", "hunk"):
         return _wrapped_count(row.left or "", width - LABEL_WIDTH)
     left_w, right_w = split_widths(width)
     left = row.left if row.left is not None else row.left_placeholder
@@ -234,10 +279,10 @@ def row_lines(row: DiffRow, width: int, unified: bool, console: Console) -> list
     if unified:
         return _unified_lines(row, left, right, width, console)
     label = Text(row.label.ljust(LABEL_WIDTH)[:LABEL_WIDTH], style="bold red" if row.deleted else "bold")
-    if row.kind in ("title", "note"):
+    if row.kind in ("title", "note", "hunk"):
         lines = (left or Text("")).wrap(console, max(1, width - LABEL_WIDTH), overflow="fold")
-        head = (
-            Text("file".ljust(LABEL_WIDTH), style="bold") if row.kind == "title" else Text(" " * LABEL_WIDTH)
+        head = {"title": Text("file".ljust(LABEL_WIDTH), style="bold"), "hunk": label}.get(
+            row.kind, Text(" " * LABEL_WIDTH)
         )
         return [(head if i == 0 else Text(" " * LABEL_WIDTH)) + line for i, line in enumerate(lines)]
     left_w, right_w = split_widths(width)

@@ -1,18 +1,26 @@
 """How the Memories screen shows a memory's record in the use ledger: the table's cells (uses,
 sessions, success share, last use) and the view's panel (the outcome histogram, the uses of the
-current version, the newest trajectories it fed). Plain text and Markdown: testable without an app."""
+current version, the newest trajectories it fed); and an experience's measured utility (`ovtui
+utility`): its cell and its panel lines. Plain text and Markdown: testable without an app."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ovtui.memory.ledger_state import OUTCOMES, Fed, Usage
+from ovtui.train.comparison import interval_text
+
+if TYPE_CHECKING:
+    from ovtui.train.utility import ExperienceUtility
 
 NONE = "–"
 BAR_WIDTH = 24  # the longest bar of the histogram, in characters
 TRAJECTORIES_SHOWN = 5
 USAGE_COLUMNS = ("uses", "sessions", "success", "last use")
+UTILITY_COLUMN = "utility"
+_VERDICT_WORD = {"helpful": "helpful", "harmful": "harmful", "none": "no measurable effect"}
 
 
 # What fills each type, for a list that is still empty.
@@ -94,4 +102,28 @@ def usage_panel(
             "newest trajectories it fed: "
             + ", ".join(f"`{relative(f.trajectory)}` ({f.outcome})" for f in written)
         )
+    return "\n\n".join(lines)
+
+
+def utility_cell(measured: ExperienceUtility | None, version: int) -> str:
+    """The verdict ("–": never measured; ``*``: measured on another version), in a few characters:
+    at 220 columns the whole table shows beside the view; the panel has the numbers."""
+    if measured is None:
+        return NONE
+    return measured.verdict + ("*" if measured.version != version else "")
+
+
+def utility_panel(measured: ExperienceUtility | None, version: int) -> str:
+    """The view's lines about what removing the experience does, and what it costs."""
+    if measured is None:
+        return "*utility not measured: `ovtui utility --experience NAME` runs its ablation*"
+    lines = [
+        f"**utility: {_VERDICT_WORD[measured.verdict]}** · with it {measured.with_rate:.1%}, without it "
+        f"{measured.without_rate:.1%}: Δ {measured.delta:+.1%}, 95% CI {interval_text(measured.ci)}, "
+        f"McNemar p={measured.p_value:.3g}",
+        f"{len(measured.cases)} case(s) × {measured.trials} trial(s) · {measured.tokens_per_case} prompt "
+        f"tokens per case it is served for · measured {measured.measured_at} against `{measured.policy}`",
+    ]
+    if measured.version != version:
+        lines.append(f"*measured on version {measured.version}; this is version {version}*")
     return "\n\n".join(lines)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from rich.text import Text
 
+from ovtui.app.views.diff_model import HunkChoice
 from ovtui.app.views.memories import share, version_line
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem
 from ovtui.core.errors import MemoryFormatError
@@ -146,6 +147,45 @@ def item_header(
     return text
 
 
+# Cells of a validation bar: readable at the 80-column floor, where the queue is ~36 wide.
+BAR_CELLS = 16
+
+
+def validation_bars(validation: dict[str, Any] | None) -> Text:
+    """The plan's validation before and after as two bars of solid and hollow cells, with the
+    counts, so the change reads without colour (empty: the plan was not validated)::
+
+        plan validation
+        before ████████░░░░░░░░  6/12
+        after  ████████████░░░░  9/12 +3
+    """
+    if not validation or not validation.get("cases"):
+        return Text()
+    cases, before, after = int(validation["cases"]), int(validation["before"]), int(validation["after"])
+    change = after - before
+    trend = "green" if change > 0 else "red" if change < 0 else ""
+    text = Text("plan validation", style="bold")
+    for label, passed in (("before", before), ("after", after)):
+        solid = round(BAR_CELLS * passed / cases)
+        text.append(f"\n{label:<6} ")
+        text.append("█" * solid, style=trend if label == "after" else "")
+        text.append("░" * (BAR_CELLS - solid), style="dim")
+        text.append(f" {passed:>{len(str(cases))}}/{cases}")
+    text.append(f" {'+' if change > 0 else '±' if change == 0 else '−'}{abs(change)}", style=trend)
+    return text
+
+
+def hunks_line(choice: HunkChoice, count: int, approved: list[int] | None = None) -> Text:
+    """``hunks: 1 ✓ · 2 ✗ · 3 ✓ — approving (a) takes 1, 3``: what an approval of the item takes
+    (``approved``: the hunks an approval already took, said while the marks differ from them)."""
+    marks = " · ".join(f"{n} {'✓' if n in choice.taken else '✗'}" for n in range(1, count + 1))
+    taken = ", ".join(map(str, sorted(choice.taken))) or "nothing: take a hunk (x) or reject (r)"
+    text = Text(f"\nhunks: {marks} — approving (a) takes {taken} ([ ] move, x takes or leaves)")
+    if approved is not None and set(approved) != choice.taken:
+        text.append(f"; approved so far: {', '.join(map(str, approved))}", style="bold yellow")
+    return text
+
+
 def fared_text(usage: Usage | None, version: int) -> Text:
     """How the experience an item edits has fared: its current version's uses and outcomes, and
     all its versions' (the use ledger's record)."""
@@ -212,6 +252,8 @@ def contradictions_text(item: PolicyPlanItem) -> Text:
         text.append("  ║  ", style="bold")
         text.append(f"{finding['other']}: {finding['other_line']}")
         text.append(f"  ({stands} stands)" if stands else "  (choose which stands)", style="italic")
+        if finding.get("by"):
+            text.append(f"  — found by the {finding['by']}: {finding.get('why', '')}", style="dim")
     return text
 
 

@@ -69,6 +69,14 @@ class FieldDiff(ScrollView, can_focus=True):
         self.scroll_to(0, 0, animate=False)
         self._relayout()
 
+    def scroll_to_hunk(self, number: int) -> None:
+        """Bring the heading of content hunk ``number`` to the top (the hunk keys move there)."""
+        self._relayout()
+        for row, shown in enumerate(self._rows):
+            if shown.kind == "hunk" and shown.hunk == number:
+                self.scroll_to(y=self._starts[row], animate=False)
+                return
+
     def watch_unified(self) -> None:
         self._relayout()
 

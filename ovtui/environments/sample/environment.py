@@ -8,9 +8,9 @@ any other package's environment."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
@@ -26,6 +26,7 @@ from ovtui.environments.sample.generate import (
     generate_dataset,
 )
 from ovtui.environments.sample.guidance import unread_lines
+from ovtui.environments.sample.tools import TOOL_SPECS, load_policy
 from ovtui.environments.sample.validate import case_problems
 
 if TYPE_CHECKING:
@@ -101,6 +102,12 @@ class SampleEnvironment:
 
     def case_problems(self, case: Case) -> list[str]:
         return case_problems(case)
+
+    def policy_text(self) -> str | None:
+        return load_policy()
+
+    def tool_schemas(self) -> list[dict[str, Any]] | None:
+        return [asdict(spec) for spec in TOOL_SPECS.values()]
 
     def can_grade(self, case: Case) -> bool:
         """When every rubric criterion is of a kind the evaluator checks."""

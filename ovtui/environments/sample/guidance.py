@@ -8,9 +8,13 @@ An experience line becomes zero or more rules the agent knows how to follow:
 - ``follow``   ALWAYS do X after Y
 
 and an Approach line with arrows ("IF C THEN a → b → c") becomes a sequence it can execute. Tools are
-recognised by their names or by verb phrases ("look up the booking"), situations by a short list of
-condition phrases. A line whose situation the agent does not recognise is ignored rather than
-applied everywhere, and so is anything outside the vocabulary.
+recognised by their names, by verb phrases people use for them ("look up the booking") and otherwise
+by the tools' own names and descriptions (``tool_words``: "return the money to the original payment
+method" is ``refund_payment``); situations by a short list of condition phrases, also turned round
+("unless they agree") and given as a short answer to an earlier question ("see whether the fare can
+be refunded. If it can, ..."). An earlier action stated as done ("once the booking is cancelled,
+send them a confirmation") is what the rest follows. A line whose situation the agent does not
+recognise is ignored rather than applied everywhere, and so is anything outside the vocabulary.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
+from ovtui.environments.sample.tool_words import ToolMatcher
 from ovtui.environments.sample.tools import TOOL_SPECS, is_read_only
 from ovtui.environments.sample.vocabulary import correct
 from ovtui.train.backends.offline.lessons import parse_condition, parse_fact
@@ -76,14 +81,15 @@ _TOOL_PATTERNS: dict[str, tuple[str, ...]] = {
 _TOOL_REGEXES = [(tool, re.compile(p)) for tool, ps in _TOOL_PATTERNS.items() for p in ps] + [
     (name, re.compile(rf"\b{name}\b")) for name in TOOL_SPECS
 ]
-_ANY_TOOL = re.compile("|".join(f"(?:{rx.pattern})" for _, rx in _TOOL_REGEXES))
+# Everything else is read from the tools' own names and descriptions.
+_SCHEMA = ToolMatcher({name: spec.description for name, spec in TOOL_SPECS.items()})
 
 # Situations the agent can tell apart (negated forms first so they win), as canonical names, plus
 # any fact in the learner's wording ("the reservation's cabin is premium economy") checked on the record.
 _CONDITIONS: tuple[tuple[str, str], ...] = (
     (
         r"(?:the )?(?:reservation|booking|fare|ticket|it)? ?(?:is|are)? ?(?:non-refundable|nonrefundable|"
-        r"not refundable)|(?:can't|cannot|can not|won't) be refunded",
+        r"not refundable)|(?:isn't|aren't) refundable|(?:can't|cannot|can not|won't) be refunded",
         "non_refundable",
     ),
     (
@@ -114,14 +120,35 @@ _CONDITION_PATTERN = re.compile("|".join(f"(?P<c{i}>{p})" for i, (p, _) in enume
 _FACT_SUBJECTS = frozenset({"reservation", "customer", "user"})
 USER_CONDITIONS = frozenset({"user_declines", "user_confirms"})
 # "check whether the ticket can be refunded" asks a question; it states no situation.
-_QUESTION = re.compile(r"\b(?:check|see|find out|look at|verify)\w* (?:whether|if)\b[^,;]*")
+_QUESTION = re.compile(r"\b(?:check|see|find out|look at|verify)\w* (?:whether|if)\b(?P<claim>[^,;]*)")
 
-_NEVER = re.compile(r"^(never|do not|don't|dont|must not|avoid|no)\b|\b(can't|cannot|can not) be\b")
+_NEVER = re.compile(r"^(never|do not|don't|dont|must not|avoid|no)\b|\bnever\b")
+# "fares can't be changed" forbids an action; "it can't be undone" names none and forbids nothing.
+_CANNOT_BE = re.compile(r"\b(?:can't|cannot|can not) be (\w+)")
+# Situations stated the other way round: "unless the fare is basic economy" = "if it is not".
+_UNLESS = re.compile(r"\bunless (?P<cond>[^,;]+)")
+_OPPOSITE = {
+    "refundable": "non_refundable",
+    "non_refundable": "refundable",
+    "changeable": "basic_economy",
+    "basic_economy": "changeable",
+    "user_confirms": "user_declines",
+    "user_declines": "user_confirms",
+}
+# "If it can, ..." answers the question an earlier sentence asked ("see whether the fare can be refunded").
+_ELLIPSIS = re.compile(
+    r"^(?P<word>if|when|once) (?:(?:it|they|that|this|he|she) (?:can|is|are|does|do)(?P<neg>n't|'t| ?not)?"
+    r"|(?P<short>so|not))(?=[ ,]|$)"
+)
+_NEGATABLE = re.compile(r"\b(?P<aux>can|is|are)(?P<neg>n't|'t| ?not)? ")
 _GUARD = re.compile(r"^(if|when|once|for)\b(?P<guard>.*?)(\bthen\b|:|,)(?P<body>.*)$")
 _CONFIRM = re.compile(r"\bconfirm(s|ed|ing|ation)?\b|\bsays? yes\b|\bagrees?\b|\btheir ok\b|\bgo[- ]ahead\b")
 _UNRECOGNISED_SITUATION = re.compile(r"\b(when|if|unless|whenever)\b")
 _CONNECTOR = re.compile(r"\b(before|after|instead of|without|until|once|then)\b")
-_LEAVE_ALONE = re.compile(r"\bleave (?:the |their |it )?(?:booking|reservation|ticket|flight|it)? ?alone\b")
+_LEAVE_ALONE = re.compile(
+    r"\b(?:leave (?:the |their |it )?(?:booking|reservation|ticket|flight|it)? ?alone"
+    r"|keep (?:the |their )?(?:booking|reservation|ticket|flight|it) (?:as it is|unchanged|untouched))\b"
+)
 _UNCHANGED = re.compile(r"\b(?:stays?|remains?|is left|kept) (?:unchanged|the same|untouched|as it is)\b")
 
 
@@ -191,7 +218,21 @@ def _learned_conditions(text: str) -> tuple[str, ...] | None:
     return tuple(named.get(f"{k}={v}", f"{k}={v}") for k, v in sorted(facts.items()))
 
 
+def _opposite(condition: str) -> str | None:
+    if "=" in condition:  # a fact in the learner's wording: subject.field=value or =!value
+        key, value = condition.split("=", 1)
+        return f"{key}={value[1:]}" if value.startswith("!") else f"{key}=!{value}"
+    return _OPPOSITE.get(condition)
+
+
 def _take_conditions(text: str) -> tuple[str, tuple[str, ...]]:
+    unless = _UNLESS.search(text)
+    if unless:
+        _, named = _take_conditions(unless.group("cond"))
+        opposite = [_opposite(c) for c in named]
+        if named and all(opposite):
+            rest, more = _take_conditions(f"{text[: unless.start()]} %cond% {text[unless.end() :]}")
+            return rest, tuple(dict.fromkeys([*(c for c in opposite if c), *more]))
     learned = _learned_conditions(text)
     if learned is not None:
         return " %cond% ", learned
@@ -212,8 +253,10 @@ def _take_conditions(text: str) -> tuple[str, tuple[str, ...]]:
     return text, tuple(dict.fromkeys(found))
 
 
-def _tools(text: str) -> list[str]:
-    """The actions a text names, in order (the longest match wins where two overlap)."""
+@lru_cache(maxsize=16_384)
+def _tool_spans(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Where a text names actions, in order: the phrases people use for them (the longest match
+    wins where two overlap), then, in the text between, the tools' own names and descriptions."""
     matches = sorted(
         (
             (m.start(), -(m.end() - m.start()), m.end(), tool)
@@ -221,17 +264,27 @@ def _tools(text: str) -> list[str]:
             for m in rx.finditer(text)
         ),
     )
-    found: list[str] = []
-    covered = -1
-    for start, _, end, tool in matches:
-        if start >= covered:
-            found.append(tool)
-            covered = end
-    return list(dict.fromkeys(found))
+    found: list[tuple[int, int, str]] = []
+    covered = 0
+    for start, _, end, tool in [*matches, (len(text), 0, len(text), "")]:
+        if start < covered:
+            continue
+        found += [(covered + m.start, covered + m.end, m.tool) for m in _SCHEMA.find(text[covered:start])]
+        if tool:
+            found.append((start, end, tool))
+        covered = end
+    return tuple(found)
+
+
+def _tools(text: str) -> list[str]:
+    """The actions a text names, in order."""
+    return list(dict.fromkeys(tool for _, _, tool in _tool_spans(text)))
 
 
 def _without_tools(text: str) -> str:
-    return _ANY_TOOL.sub(" ", text)
+    for start, end, _ in reversed(_tool_spans(text)):
+        text = f"{text[:start]} {text[end:]}"
+    return text
 
 
 def parse_sequence(line: str, source: str = "") -> ApproachSequence | None:
@@ -272,16 +325,29 @@ def _clause_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[l
         result.append(rule)
         if rule.kind == "require" and is_read_only(rule.tool):  # a lookup someone asks for comes first
             result.append(Rule("precede", rule.tool, ANY_ACTION, rule.conditions, source))
+        elif rule.kind == "require" and "user_confirms" in rule.conditions:  # "do it once they agree"
+            rest = tuple(c for c in rule.conditions if c != "user_confirms")
+            result.append(Rule("gate", rule.tool, conditions=rest, source=source))
     return result, conditions
+
+
+_NAMED_FIRST = re.compile(r"^(?:%cond%\s*[,:]?\s*)+")
+_AFTER_FIRST = re.compile(r"^(?:only )?(?:after|once) (?P<earlier>[^,]+),(?P<later>.+)$")
+
+
+def _forbids(text: str) -> bool:
+    # "unless they confirm, do not cancel": the situation named first does not hide the "do not".
+    body = _NAMED_FIRST.sub("", text.strip())
+    return bool(_NEVER.search(body)) or any(_tools(f"be {m.group(1)}") for m in _CANNOT_BE.finditer(text))
 
 
 def _sentence_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple[list[Rule], tuple[str, ...]]:
     # Situations first: "when it can't be refunded" names one and says nothing about what to do.
     text, conditions = _take_conditions(text)
-    polarity = "never" if _NEVER.search(text.strip()) or _UNCHANGED.search(text) else "always"
+    polarity = "never" if _forbids(text) or _UNCHANGED.search(text) else "always"
     guard = _GUARD.match(text.strip())
     if guard:  # "IF <situation> THEN NEVER ..." carries the polarity of its consequent
-        polarity = "never" if _NEVER.search(guard.group("body").strip()) else "always"
+        polarity = "never" if _forbids(guard.group("body")) else "always"
     if _LEAVE_ALONE.search(text):  # "leave the booking alone": change nothing about it
         polarity = "never"
         text = _LEAVE_ALONE.sub(" cancel the booking and change the flight ", text)
@@ -291,6 +357,9 @@ def _sentence_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple
     if text.lstrip().startswith("before ") and "," in text:  # "before X, do Y" = "do Y before X"
         later, _, earlier = text.lstrip()[len("before ") :].partition(",")
         text = f"{earlier} before {later}"
+    leading = _AFTER_FIRST.match(text.lstrip())
+    if leading and _tools(leading.group("earlier")):  # "once the booking is cancelled, send ..."
+        text = f"{leading.group('later')} after {leading.group('earlier')}"
     connector = _CONNECTOR.search(text)
     main, word, rest = (
         (text[: connector.start()], connector.group(1), text[connector.end() :])
@@ -319,7 +388,13 @@ def _sentence_rules(text: str, inherited: tuple[str, ...], source: str) -> tuple
     if word == "before" and _ANYTHING.search(rest):  # "verify them before changing anything"
         return rules("precede", main_tools, ANY_ACTION), conditions
     if word == "after" and rest_tools:
-        return [r for trigger in rest_tools for r in rules("follow", main_tools, trigger)], conditions
+        ordered: list[Rule] = []
+        for trigger in rest_tools:
+            if is_read_only(trigger):  # "refund only after reading the reservation": the lookup comes first
+                ordered += [r for later in main_tools for r in rules("precede", [trigger], later)]
+            else:  # "send a confirmation after moving the flight"
+                ordered += rules("follow", main_tools, trigger)
+        return ordered, conditions
     if word == "then" and main_tools and rest_tools:  # "cancel it, then send a confirmation"
         return (
             rules("require", main_tools)
@@ -336,36 +411,65 @@ _ANYTHING = re.compile(r"\b(anything|any change|acting|doing|you act|making chan
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\s+—\s+|\s+-\s+")
 
 
-def _line_guidance(line: str, source: str) -> Guidance:
-    rules, sequences = _read_line(line, source)
-    return Guidance(list(rules), list(sequences))
+def _asked(text: str, question: str) -> str:
+    """What the last "check whether <claim>" of ``text`` asks, else the question asked before it."""
+    claims = [m.group("claim").strip() for m in _QUESTION.finditer(text)]
+    return claims[-1] if claims else question
+
+
+def _negated(claim: str) -> str:
+    """The claim turned round: "the fare can be refunded" ↔ "the fare cannot be refunded" ("" if
+    it has no verb to turn)."""
+    verb = _NEGATABLE.search(claim)
+    if verb is None:
+        return ""
+    aux = verb.group("aux")
+    turned = f"{aux} " if verb.group("neg") else ("cannot " if aux == "can" else f"{aux} not ")
+    return f"{claim[: verb.start()]}{turned}{claim[verb.end() :]}"
+
+
+def _answered(text: str, question: str) -> str:
+    """``text`` with a short answer to ``question`` spelt out: "if it can, ..." → "if <claim>, ..."."""
+    short = _ELLIPSIS.match(text)
+    if short is None or not question:
+        return text
+    negative = bool(short.group("neg")) or short.group("short") == "not"
+    claim = _negated(question) if negative else question
+    return f"{short.group('word')} {claim}{text[short.end() :]}" if claim else text
 
 
 @lru_cache(maxsize=16_384)
-def _read_line(line: str, source: str) -> tuple[tuple[Rule, ...], tuple[ApproachSequence, ...]]:
-    """A line may hold several sentences; a situation named by the first carries over to the rest.
+def _read_line(
+    line: str, source: str, question: str = ""
+) -> tuple[tuple[Rule, ...], tuple[ApproachSequence, ...], str]:
+    """A line may hold several sentences; a situation named by the first carries over to the rest,
+    and a question one asks ("see whether it can be refunded") is what a later "if it can" answers.
+    Returns the rules, the sequences and the question open after the line.
     Cached: the same lines come back in every plan and every rollout of a run (reading one costs ms)."""
     sequence = parse_sequence(line, source)
     if sequence is not None:
-        return tuple(_sequence_rules(sequence)), (sequence,)
+        return tuple(_sequence_rules(sequence)), (sequence,), question
     found: list[Rule] = []
     inherited: tuple[str, ...] = ()
     for sentence in _SENTENCE.split(strip_bullet(line)):
-        text = _normalise(sentence)
+        text = _answered(_normalise(sentence), question)
         if not text:
             continue
+        question = _asked(text, question)
         rules, conditions = _clause_rules(text, inherited, source)
         found.extend(r for r in rules if r not in found)
         inherited = conditions or inherited
-    return tuple(found), ()
+    return tuple(found), (), question
 
 
 def guidance_from_content(content: str, source: str = "") -> Guidance:
     """The rules and sequences of one experience body (Approach and Reflect sections)."""
     sections = parse_sections(content)
     guidance = Guidance()
+    question = ""
     for line in [*sections.approach, *sections.reflect]:
-        guidance.extend(_line_guidance(line, source))
+        rules, sequences, question = _read_line(line, source, question)
+        guidance.extend(Guidance(list(rules), list(sequences)))
     return guidance
 
 
@@ -373,6 +477,7 @@ def unread_lines(content: str) -> list[tuple[int, str]]:
     """The Approach and Reflect lines the agent cannot act on: (line number in ``content``, text)."""
     unread: list[tuple[int, str]] = []
     section = ""
+    question = ""
     for number, raw in enumerate(content.splitlines(), start=1):
         header = re.match(r"^#{1,6}\s+(.+?)\s*$", raw.strip())
         if header:
@@ -380,8 +485,8 @@ def unread_lines(content: str) -> list[tuple[int, str]]:
             continue
         if section not in ("approach", "reflect") or not raw.strip() or is_placeholder(raw):
             continue
-        found = _line_guidance(raw, "")
-        if not found.rules and not found.sequences:
+        rules, sequences, question = _read_line(raw, "", question)
+        if not rules and not sequences:
             unread.append((number, raw.strip()))
     return unread
 

@@ -22,6 +22,7 @@ from ovtui.environments.scoring import RecordError
 from ovtui.environments.tau2_airline import data
 from ovtui.environments.tau2_airline.conversation import Conversation
 from ovtui.environments.tau2_airline.reward import TERMINATIONS, AirlineScore, ToolCall, score
+from ovtui.environments.tau2_airline.schemas import TOOL_SPECS
 
 if TYPE_CHECKING:
     from ovtui.llm.client import LLMClient
@@ -167,6 +168,12 @@ class AirlineEnvironment(EnvironmentDefaults):
     def cases(self, split: str) -> list[Case]:
         check_split(self, split)
         return [case_for(task_id, split) for task_id in self._splits[split]]
+
+    def policy_text(self) -> str | None:
+        return data.policy()
+
+    def tool_schemas(self) -> list[dict[str, Any]] | None:
+        return list(TOOL_SPECS)
 
     async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
         if self.agent_model is None or self.user_model is None:

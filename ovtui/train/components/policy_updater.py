@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ovtui.core.context import ApplyOptions
-from ovtui.core.domain import ExperienceSet, PolicyApplyResult, PolicyUpdatePlan
+from ovtui.core.domain import ExperienceSet, Model, PolicyApplyResult, PolicyUpdatePlan
 from ovtui.core.experience_files import experience_from_file
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.history import HistoryStore, new_history_id
@@ -35,6 +35,7 @@ from ovtui.memory.transaction import commit_record, prepare
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_staging import PlanStager, StagedPlan
+from ovtui.train.revalidation import LEARNED_AGAINST
 
 
 def _utcnow() -> datetime:
@@ -44,9 +45,18 @@ def _utcnow() -> datetime:
 class MemoryFilePolicyUpdater:
     dry_run = False
 
-    def __init__(self, store: MemoryStore, *, clock: Callable[[], datetime] = _utcnow) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        clock: Callable[[], datetime] = _utcnow,
+        learned_against: Callable[[], Model] | None = None,
+    ) -> None:
         self.store = store
         self.clock = clock
+        # What the experiences written are learned against, recorded in each record
+        # (``ovtui.train.revalidation``); None: not said (a session's own memories).
+        self.learned_against = learned_against
 
     async def apply(
         self, plan: PolicyUpdatePlan, policy_set: ExperienceSet | None, options: ApplyOptions | None = None
@@ -55,13 +65,17 @@ class MemoryFilePolicyUpdater:
             # Nothing to write, so nothing to lock or recover for: a trainer plans many of these.
             return self._result(StagedPlan(), [], None, policy_set)
         options = (options or ApplyOptions()).for_plan(plan)
+        # Read before the lock is taken: the lock is held across the files' work only.
+        learned = None
+        if self.learned_against is not None and not self.dry_run:
+            learned = (await asyncio.to_thread(self.learned_against)).model_dump()
         async with self.store.lock.held(options.purpose, options.lock_timeout):
-            staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options)
+            staged, changes, record_id = await asyncio.to_thread(self._apply_locked, plan, options, learned)
         return await asyncio.to_thread(self._result, staged, changes, record_id, policy_set)
 
     # --- under the lock ----------------------------------------------------------------------
     def _apply_locked(
-        self, plan: PolicyUpdatePlan, options: ApplyOptions
+        self, plan: PolicyUpdatePlan, options: ApplyOptions, learned: dict[str, Any] | None
     ) -> tuple[StagedPlan, list[FileChange], str | None]:
         prepare(self.store.paths)
         now = self.clock()
@@ -79,6 +93,8 @@ class MemoryFilePolicyUpdater:
             metadata["item_errors"] = [self._audited(e.model_dump(), options) for e in staged.item_errors]
         if staged.warnings:
             metadata["warnings"] = list(staged.warnings)
+        if learned is not None:
+            metadata[LEARNED_AGAINST] = learned
         review = Review(
             plan_id=options.plan_id,
             dry_run=self.dry_run,

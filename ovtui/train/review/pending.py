@@ -44,8 +44,8 @@ from ovtui.storage import fsio
 from ovtui.storage.locks import DEFAULT_TIMEOUT_S
 from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
 from ovtui.storage.reading import read_model
-from ovtui.train.review.gates.contradictions import Stands, choose
-from ovtui.train.review.gates.sanitizer import held_edit
+from ovtui.train.review.gates.contradictions import Stands, choose, held_contradicting_edit
+from ovtui.train.review.gates.sanitizer import held_edit, mask_plan_secrets, masked_lines
 from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus, approvals_needed
 
 LOCKS_FOLDER = ".locks"
@@ -118,6 +118,23 @@ def _check_hunks(plan_id: str, index: int, item: PolicyPlanItem, chosen: builtin
         with_hunks(item.before_content, item.after_content or "", chosen)
     except ValueError as exc:
         raise OvtuiError(f"plan {plan_id} item {index}: {exc}") from None
+
+
+def _no_masked_secret(
+    plan_id: str, index: int, item: PolicyPlanItem, hunks: builtins.list[int] | None
+) -> None:
+    """Refuse to approve text that still holds a masked secret (what apply writes must be what the
+    reviewer read, and the secret itself was never kept)."""
+    after = item.after_content or ""
+    approved = (
+        after if hunks is None or item.kind != "upsert" else with_hunks(item.before_content, after, hunks)
+    )
+    lines = masked_lines(approved) if item.kind == "upsert" else []
+    if lines:
+        raise OvtuiError(
+            f"plan {plan_id} item {index}: line {lines[0]} holds a secret the pending plan does not keep: "
+            "edit the line to say what to write (e in Review), or reject the item"
+        )
 
 
 def _add_stale(items: builtins.list[int]) -> Callable[[PendingPlan], None]:
@@ -236,6 +253,7 @@ class PendingPlans:
             return self._change(plan_id, change)
 
     def _write(self, pending: PendingPlan) -> None:
+        mask_plan_secrets(pending.plan)  # a pending plan file never holds a secret (gates.sanitizer)
         fsio.atomic_write_text(self._path(pending.plan_id), pending.model_dump_json(indent=2), root=self.root)
 
     def _archive(self, plan_id: str) -> None:
@@ -418,6 +436,10 @@ class PendingPlans:
                 planned = pending.plan.items[item]
                 if hunks is not None:
                     _check_hunks(pending.plan_id, item, planned, hunks)
+                if decision == "approved":
+                    _no_masked_secret(
+                        pending.plan_id, item, planned, earlier.hunks if hunks is None else hunks
+                    )
                 needed = approvals_needed(planned, self.second_approver_for)
                 # a note written before deciding is not lost
                 kept = (note or earlier.note) if keep_note else note
@@ -435,9 +457,19 @@ class PendingPlans:
         """Decide every undecided item; a decision the reviewer already made, and its note, stay."""
         return self.decide_items(plan_id, None, decision, note, reviewer=reviewer)
 
-    def edit_after(self, plan_id: str, item: int, after_content: str, *, reviewer: str = "") -> PendingPlan:
+    def edit_after(
+        self,
+        plan_id: str,
+        item: int,
+        after_content: str,
+        *,
+        reviewer: str = "",
+        policy_set: ExperienceSet | None = None,
+    ) -> PendingPlan:
         """A reviewer's own text for an upsert. What the learner proposed is kept beside it
-        (``proposed_content``, from the first edit): the difference is the reviewer's correction."""
+        (``proposed_content``, from the first edit): the difference is the reviewer's correction.
+        The edit is checked like a proposal: the sanitizer, and (given the experiences as they are,
+        ``policy_set``) the contradiction gate."""
 
         def change(pending: PendingPlan) -> None:
             still_open(pending)
@@ -450,6 +482,8 @@ class PendingPlans:
             if reviewer:
                 target.metadata["edited_by"] = reviewer
             held_edit(pending, item)
+            if policy_set is not None:
+                held_contradicting_edit(pending, item, policy_set)
 
         return self._update(plan_id, change)
 

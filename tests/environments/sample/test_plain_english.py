@@ -7,11 +7,12 @@ learner's dialect). With no training at all they must carry the agent through th
 from __future__ import annotations
 
 import pytest
+from experience_files_support import ROOT, experiences_in
 from repo_paths import FIXTURES
 from training_support import accuracy, evaluate, sample_start
 from workspace_support import pristine_sample
 
-from ovtui.core.domain import Experience, ExperienceSet, PolicyStatus
+from ovtui.core.domain import Experience, ExperienceSet
 from ovtui.environments.sample.generate import read_cases
 from ovtui.environments.sample.guidance import (
     ANY_ACTION,
@@ -24,20 +25,10 @@ from ovtui.environments.sample.understanding import classify_intent
 from ovtui.environments.sample.vocabulary import correct
 
 PLAIN = FIXTURES / "plain_english"
-ROOT = "viking://user/default/memories/experiences"
 
 
 def plain_experiences() -> list[Experience]:
-    return [
-        Experience(
-            name=f.stem,
-            uri=f"{ROOT}/{f.stem}.md",
-            version=1,
-            status=PolicyStatus.DRAFT,
-            content=f.read_text(),
-        )
-        for f in sorted(PLAIN.glob("*.md"))
-    ]
+    return experiences_in(PLAIN)
 
 
 def test_hand_written_experiences_work_without_training() -> None:

@@ -145,19 +145,25 @@ def item_contradictions(item: PolicyPlanItem, after_plan: ExperienceSet) -> list
     return found
 
 
+def finding_key(finding: dict[str, Any]) -> tuple[str, str, str]:
+    """What makes two findings one: the item's line, the other experience, its line."""
+    return finding["rule"], finding["other"], finding["other_line"]
+
+
 def mark_contradictions(plan: PolicyUpdatePlan, policy_set: ExperienceSet) -> int:
-    """Mark every item's contradictions (a choice already made on the same pair is kept); returns
-    how many items have one."""
+    """Mark every item's contradictions (a choice already made on the same pair is kept, and so is
+    a finding of the model's check while the item still has its line); returns how many items have one."""
     after_plan = overlay(policy_set, plan.items)
     flagged = 0
     for item in plan.items:
-        chosen = {
-            (c["rule"], c["other"], c["other_line"]): c["stands"]
-            for c in item.metadata.get(CONTRADICTIONS, [])
-        }
+        earlier = item.metadata.get(CONTRADICTIONS, [])
+        chosen = {finding_key(c): c["stands"] for c in earlier}
         found = item_contradictions(item, after_plan)
         for finding in found:
-            finding["stands"] = chosen.get((finding["rule"], finding["other"], finding["other_line"]))
+            finding["stands"] = chosen.get(finding_key(finding))
+        lines = {line.strip() for line in (item.after_content or "").split("\n")}
+        offline = {finding_key(f) for f in found}
+        found += [c for c in earlier if c.get("by") and c["rule"] in lines and finding_key(c) not in offline]
         if found:
             item.metadata[CONTRADICTIONS] = found
             flagged += 1
@@ -189,6 +195,25 @@ def choose(item: PolicyPlanItem, index: int, stands: Stands) -> None:
     if stands == "other":
         lines = (item.after_content or "").split("\n")
         item.after_content = "\n".join(line for line in lines if line.strip() != finding["rule"])
+
+
+def held_contradicting_edit(pending: PendingPlan, index: int, policy_set: ExperienceSet) -> None:
+    """Check a reviewer's edit of item ``index`` as it is saved, as the gate checks a proposal:
+    the plan's contradictions are marked again (choices already made on a pair are kept), and an
+    approval given before the edit goes back to undecided when the edited text now contradicts a
+    rule nobody has chosen on, so the reviewer sees both lines before anything applies."""
+    mark_contradictions(pending.plan, policy_set)
+    left = unchosen(pending.plan.items[index])
+    decision = pending.decisions[index]
+    if left and decision.decision == "approved":
+        again = "your edit, choose which stands and approve it again"
+        pending.decisions[index] = decision.model_copy(
+            update={
+                "decision": "pending",
+                "note": f"held: {contradiction_note(left[0])}: {again}",
+                "approvals": [],  # approvals given to the text before the edit do not carry over
+            }
+        )
 
 
 def unsettled_contradictions(pending: PendingPlan) -> None:

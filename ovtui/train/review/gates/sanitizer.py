@@ -7,7 +7,12 @@ Each finding is one line (``line 3: hidden character U+202E RIGHT-TO-LEFT OVERRI
 control)``) in the item's ``metadata["hazards"]``, which Review shows. No review policy approves an
 item with a finding (``ReviewPolicy.decisions`` asks here itself, so an item that skipped the gate
 is held all the same), and a reviewer's edit is checked again when it is saved, before any apply.
-A secret is never quoted in full: a finding shows its first and last characters only.
+A secret is never quoted in full: a finding shows its first and last characters only. Nor is one
+kept in a pending plan file: ``mask_plan_secrets`` replaces each secret a line adds (and the body of a
+private key) with ``⟦secret masked: sk-a…yz⟧`` before the plan is written. A masked line is a finding
+of its own, and an item whose approved text still holds one cannot be approved: the reviewer edits
+the line to say what the experience should hold (a secret belongs in the agent's environment, not its
+memory), or rejects the item. The text as proposed stays where it came from (the trajectories).
 """
 
 from __future__ import annotations
@@ -105,6 +110,8 @@ _PHONE = re.compile(r"(?<![\w+])\+?\d{1,3}?[ .-]?\(?\d{2,4}\)?(?:[ .-]\d{2,4}){2
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b")
 _SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
+_MASKED = re.compile(r"⟦secret masked: [^⟧\n]*⟧")
+_KEY_END = re.compile(r"-----END (?:[A-Z]+ )*PRIVATE KEY-----")
 
 
 @dataclass(frozen=True)
@@ -159,14 +166,71 @@ def line_hazards(number: int, line: str) -> Iterator[Hazard]:
     markup = _TOOL_MARKUP.search(line)
     if markup:
         yield Hazard(number, "tool-markup", f"tool-call markup (“{markup.group().strip()}”)")
-    secrets = set()
-    for what, pattern in _SECRETS:
-        for match in pattern.finditer(line):
-            if match.start() not in secrets:  # an Anthropic key is not an OpenAI key as well
-                secrets.add(match.start())
-                yield Hazard(number, "secret", f"looks like {what} ({_masked(match.group())})")
+    for what, match in _secrets(line):
+        yield Hazard(number, "secret", f"looks like {what} ({_masked(match.group())})")
+    for match in _MASKED.finditer(line):
+        yield Hazard(
+            number,
+            "masked",
+            f"a secret the pending plan does not keep ({match.group()}): edit the line to say what "
+            "to write, or reject the item",
+        )
     for what in dict.fromkeys(_personal(line)):
         yield Hazard(number, "personal", f"personal data: {what}")
+
+
+def _secrets(line: str) -> list[tuple[str, re.Match[str]]]:
+    """The secrets of a line, each once (an Anthropic key is not an OpenAI key as well), in order."""
+    found: dict[int, tuple[str, re.Match[str]]] = {}
+    for what, pattern in _SECRETS:
+        for match in pattern.finditer(line):
+            found.setdefault(match.start(), (what, match))
+    return [found[start] for start in sorted(found)]
+
+
+def _mask_line(line: str) -> str:
+    masked, end = [], 0
+    for _, match in _secrets(line):
+        if match.start() >= end:  # overlapping shapes: the first one masks the span
+            masked += [line[end : match.start()], f"⟦secret masked: {_masked(match.group())}⟧"]
+            end = match.end()
+    return "".join([*masked, line[end:]])
+
+
+def masked_text(before: str | None, after: str) -> str:
+    """``after`` with every secret in the lines it adds (those ``before`` has not) masked, and the
+    lines of a private key's body with them."""
+    old = set((before or "").split("\n"))
+    lines, in_key = [], False
+    for line in after.split("\n"):
+        if line in old:
+            lines.append(line)
+            continue
+        if in_key:
+            in_key = not _KEY_END.search(line)
+            lines.append("⟦secret masked: private key line⟧")
+            continue
+        in_key = any(what == "a private key" for what, _ in _secrets(line)) and not _KEY_END.search(line)
+        lines.append(_mask_line(line))
+    return "\n".join(lines)
+
+
+def mask_plan_secrets(plan: PolicyUpdatePlan) -> None:
+    """Mask the secrets the plan's items add, in their text and in what was proposed before an edit,
+    so the pending plan file never holds one (run before every write of it)."""
+    for item in plan.items:
+        if item.kind != "upsert":
+            continue
+        if item.after_content:
+            item.after_content = masked_text(item.before_content, item.after_content)
+        proposed = item.metadata.get("proposed_content")
+        if isinstance(proposed, str):
+            item.metadata["proposed_content"] = masked_text(item.before_content, proposed)
+
+
+def masked_lines(text: str | None) -> list[int]:
+    """The (1-based) lines of ``text`` holding a masked secret."""
+    return [n for n, line in enumerate((text or "").split("\n"), start=1) if _MASKED.search(line)]
 
 
 def held_note(hazards: list[Hazard]) -> str:

@@ -17,7 +17,14 @@ from typing import Any
 import pytest
 
 from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import ExperienceSet, PatchSemanticGradient, RolloutAnalysis
+from ovtui.core.domain import (
+    ExperienceSet,
+    PatchSemanticGradient,
+    PolicyPlanItem,
+    PolicyUpdatePlan,
+    RolloutAnalysis,
+)
+from ovtui.core.events import EventBus
 from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
@@ -30,6 +37,7 @@ from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTraj
 from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.rollout_executor import SingleTurnLLMRolloutExecutor
+from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
 
 pytest_plugins = ["ovtui.testing.fixtures"]
 
@@ -241,6 +249,28 @@ async def test_merge_of_a_batch(tmp_path: Path, fake: FakeOpenAIServer) -> None:
     text = snapshot("merge", requests)
     assert_clean(requests)
     assert realistic.EXPERIENCES["baggage_allowance"] in text and "the same change as proposal [0]" in text
+
+
+async def test_the_contradiction_check_of_an_edit(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    async def stage(client: LLMClient, root: Path) -> None:
+        _, policy = linked_store(root)
+        base = policy.by_name()["cancel_reservation"]
+        edited = base.content.replace("## Reflect\n", "## Reflect\n- Offer a voucher for the trouble\n")
+        item = PolicyPlanItem(
+            kind="upsert",
+            target_name=base.name,
+            target_uri=base.uri,
+            before_content=base.content,
+            after_content=edited,
+            base_version=base.version,
+        )
+        plan = PolicyUpdatePlan(items=[item])
+        assert await ModelContradictionCheck(client).mark(plan, policy, EventBus()) == 1
+
+    requests = await run_stage(fake, tmp_path, [Reply.json({"contradictions": []})], stage)
+    text = snapshot("contradictions", requests)
+    assert_clean(requests)
+    assert "- Offer a voucher for the trouble" in text
 
 
 async def test_session_extraction_with_a_peer(tmp_path: Path, fake: FakeOpenAIServer) -> None:
