@@ -14,12 +14,15 @@ index's build from cold against the floor of reading every file once, a refresh 
 changed, one after a single write, a sweep; ``find`` in process (p50/p95, lexical and hybrid)
 against the floor of BM25 alone over one index of the same documents (no refresh, no filters);
 the memory the index takes (RSS). Then served (``bench/retrieval_served.py``): ``find`` over
-loopback through a real ``ovtui serve`` of the same workspace against the same search in process,
-a find after a write, the server's memory; ``--agents`` agents at once doing find → messages →
-commit, and the use ledger counted against what each was served. Run from the repository root::
+loopback through a real ``ovtui serve`` of the same workspace against the same search in process
+(``--rounds`` rounds of each taken in turn, each figure the median of the rounds'), where a served
+find's time goes (inside the route by the server's ``Server-Timing``, outside it, CPU per find of
+server and client), a find after a write, the server's memory; ``--agents`` agents at once doing
+find → messages → commit, and the use ledger counted against what each was served. Run from the
+repository root::
 
     .venv/bin/python bench/retrieval.py [--experiences 10000] [--trajectories 50000] [--queries 200]
-        [--agents 50]
+        [--agents 50] [--rounds 3]
 
 The last line printed is one JSON object with the figures.
 """
@@ -197,7 +200,7 @@ async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dic
     embed_s = time.perf_counter() - started
     hybrid_times = await find_times(lambda query: hybrid.find(query, OWNER), texts[1:])
     total_rss = rss_mib_of()
-    served = await asyncio.to_thread(served_figures, root, texts, args.agents)
+    served = await asyncio.to_thread(served_figures, root, texts, args.agents, args.rounds)
     return {
         "experiences": args.experiences,
         "trajectories": args.trajectories,
@@ -230,6 +233,7 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=50_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3, help="served finds: rounds, median reported")
     args = parser.parse_args()
     embedder, named = embedder_named()
     with tempfile.TemporaryDirectory() as folder:

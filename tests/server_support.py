@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -62,3 +63,11 @@ def stop(proc: subprocess.Popen[str]) -> None:
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
+
+
+def closed_port_url() -> str:
+    """A loopback URL that refuses connections: a port bound a moment ago and let go."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"

@@ -15,6 +15,7 @@ from textual.dom import DOMNode
 
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.case_results import CaseResultsScreen
+from ovtui.app.screens.compare import CompareScreen
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
 from ovtui.app.screens.dataset_picker import DatasetPicker
 from ovtui.app.screens.evidence import EvidenceScreen
@@ -37,6 +38,9 @@ class ScreenEntry:
     hotkey: str
     screen: type[MainScreen]
     shows_pending: bool = False  # the tab shows the number of pending plans
+    # In the tab bar: the bar holds five tabs at the 80-column floor, so a screen reached less often
+    # is shown by its key and the palette only.
+    in_tab_bar: bool = True
 
     @property
     def binding_id(self) -> str:
@@ -49,6 +53,7 @@ SCREENS: tuple[ScreenEntry, ...] = (
     ScreenEntry("history", "History", "3", HistoryScreen),
     ScreenEntry("memories", "Memories", "4", MemoriesScreen),
     ScreenEntry("sessions", "Sessions", "5", SessionsScreen),
+    ScreenEntry("compare", "Compare", "C", CompareScreen, in_tab_bar=False),
 )
 
 # Bindings that belong to no main screen, in the order the help lists them (after the screens).
@@ -75,6 +80,7 @@ def tabs(keymap: dict[str, str]) -> tuple[Tab, ...]:
     return tuple(
         Tab(e.key, f"{keymap.get(e.binding_id, e.hotkey).split(',')[0].strip()} {e.title}", e.shows_pending)
         for e in SCREENS
+        if e.in_tab_bar
     )
 
 

@@ -16,16 +16,14 @@ from __future__ import annotations
 from html import escape
 
 from ovtui.train.paired import direction, paired
-from ovtui.train.report_stats import bootstrap_delta
-from ovtui.train.reports import RunReport, StageReport
+from ovtui.train.reports import RunReport
+from ovtui.train.run_charts import curve_points, do_nothing_floor
+from ovtui.train.run_charts import flips_map as read_flips_map
 
-EVAL_STAGES = ("baseline_eval", "final_eval", "eval", "compare_a", "compare_b", "compare_aa")
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 300, 56, 24, 20, 56
 Y_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 CELL, NAME_WIDTH, HEADER = 18, 220, 90
-# A stage whose flips are counted against another than the one before it: the A/A null's run of A
-# against A's first run (not against B).
-FLIP_REFERENCE = {"compare_aa": "compare_a"}
+FILLS = {"✓": "#7fbf7f", "✗": "#e08080", "½": "#e0c070"}
 MAX_MAP_CASES = 400  # rows of the flips map; the table below still lists every case
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#111}
@@ -43,13 +41,6 @@ def _x(index: int, count: int) -> float:
     return LEFT + (span * (index + 0.5) / count if count else span / 2)
 
 
-def _accuracy_interval(stage: StageReport) -> tuple[float, float] | None:
-    """A 95% bootstrap interval of a stage's accuracy over its cases (against an all-fail stage
-    of the same cases, so the delta is the accuracy itself)."""
-    zeros = {case: [0] * len(trials) for case, trials in stage.results.items()}
-    return bootstrap_delta(zeros, stage.results)
-
-
 def learning_curve(report: RunReport) -> str:
     stages = report.stages
     n = len(stages)
@@ -61,16 +52,17 @@ def learning_curve(report: RunReport) -> str:
             f'<text class="ytick" data-value="{tick}" x="{LEFT - 6}" y="{y:.2f}" text-anchor="end" '
             f'dominant-baseline="middle" font-size="11">{tick:.0%}</text>'
         )
+    curve = curve_points(stages)
     for kind, marker in (("test", "circle"), ("train", "square")):
-        points = [(i, s) for i, s in enumerate(stages) if (s.stage in EVAL_STAGES) == (kind == "test")]
+        points = [p for p in curve if p.series == kind]
         if len(points) > 1:
-            line = " ".join(f"{_x(i, n):.2f},{_y(s.accuracy):.2f}" for i, s in points)
+            line = " ".join(f"{_x(p.index, n):.2f},{_y(p.stage.accuracy):.2f}" for p in points)
             dash = "" if kind == "test" else ' stroke-dasharray="6 4"'
             parts.append(f'<polyline class="series-{kind}" points="{line}" fill="none" stroke="#333"{dash}/>')
-        for i, s in points:
-            x, y = _x(i, n), _y(s.accuracy)
+        for point in points:
+            s, interval = point.stage, point.interval
+            x, y = _x(point.index, n), _y(s.accuracy)
             label = escape(f"{s.stage} epoch {s.epoch}: {s.accuracy:.1%} ({s.passed}/{s.cases})")
-            interval = _accuracy_interval(s) if kind == "test" else None
             if interval is not None:
                 parts.append(
                     f'<line class="ci" data-stage="{escape(s.stage)}" data-low="{interval[0]:.6f}" '
@@ -95,10 +87,8 @@ def learning_curve(report: RunReport) -> str:
                 f'<text x="{x:.2f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle" font-size="10">'
                 f"{escape(s.stage.replace('_', ' '))}{'' if s.epoch < 0 else f' {s.epoch}'}</text>"
             )
-    floors = [s for s in stages if s.do_nothing_passed is not None and s.cases]
-    if floors:
-        floor = floors[0]
-        value = (floor.do_nothing_passed or 0) / max(1, floor.cases // max(1, floor.trials))
+    value = do_nothing_floor(stages)
+    if value is not None:
         y = _y(value)
         parts.append(
             f'<line class="do-nothing" data-accuracy="{value:.6f}" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
@@ -113,20 +103,9 @@ def learning_curve(report: RunReport) -> str:
     return "\n".join(parts) + f"<p><small>{legend}</small></p>"
 
 
-def _mark(trials: list[int]) -> tuple[str, str]:
-    passed = sum(trials)
-    if passed == len(trials):
-        return "✓", "#7fbf7f"
-    return ("✗", "#e08080") if passed == 0 else ("½", "#e0c070")
-
-
-def _majority(trials: list[int]) -> bool:
-    return sum(trials) * 2 > len(trials)
-
-
 def flips_map(report: RunReport) -> str:
-    stages = [s for s in report.stages if s.results]
-    cases = sorted({c for s in stages for c in s.results})
+    read = read_flips_map(report.stages)
+    stages, cases = read.stages, read.cases
     shown = cases[:MAX_MAP_CASES]
     width = NAME_WIDTH + CELL * len(stages) + 10
     height = HEADER + CELL * len(shown) + 10
@@ -142,26 +121,19 @@ def flips_map(report: RunReport) -> str:
         parts.append(
             f'<text x="{NAME_WIDTH - 4}" y="{y + 13}" text-anchor="end" font-size="11">{escape(case)}</text>'
         )
-        before: bool | None = None
-        seen: dict[str, bool] = {}
-        for j, s in enumerate(stages):
-            trials = s.results.get(case)
-            if not trials:
+        for j, (s, cell) in enumerate(zip(stages, read.cells[case], strict=True)):
+            if cell is None:
                 continue
-            glyph, fill = _mark(trials)
-            now = _majority(trials)
-            reference = seen.get(FLIP_REFERENCE.get(s.stage, ""), before)
-            flip = "" if reference is None or reference == now else ("gained" if now else "lost")
-            before = seen[s.stage] = now
+            flip = cell.flip
             stroke = ' stroke="#000" stroke-width="3"' if flip else ' stroke="#fff"'
             x = NAME_WIDTH + CELL * j
-            glyph += {"gained": "↑", "lost": "↓", "": ""}[flip]
+            glyph = cell.glyph + {"gained": "↑", "lost": "↓", "": ""}[flip]
             parts.append(
                 f'<rect class="cell" data-case="{escape(case)}" data-stage="{escape(s.stage)}" '
                 f'data-epoch="{s.epoch}" '
-                f'data-passed="{sum(trials)}/{len(trials)}" data-flip="{flip}" x="{x}" y="{y}" '
-                f'width="{CELL}" height="{CELL}" fill="{fill}"{stroke}><title>{escape(case)}: {sum(trials)}/'
-                f"{len(trials)} passed{' · ' + flip if flip else ''}</title></rect>"
+                f'data-passed="{cell.passed}/{cell.trials}" data-flip="{flip}" x="{x}" y="{y}" '
+                f'width="{CELL}" height="{CELL}" fill="{FILLS[cell.glyph]}"{stroke}><title>{escape(case)}: '
+                f"{cell.passed}/{cell.trials} passed{' · ' + flip if flip else ''}</title></rect>"
                 f'<text x="{x + CELL / 2}" y="{y + 13}" text-anchor="middle" font-size="10">{glyph}</text>'
             )
     parts.append("</svg>")

@@ -54,6 +54,7 @@ class RemoteCases:
             limit=selection.limit,
             max_pages=remote.max_pages,
             request_timeout=remote.request_timeout,
+            on_retry=resources.on_retry,
         )
 
     def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None:

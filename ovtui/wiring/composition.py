@@ -69,7 +69,7 @@ class Composition:
         self.loader = loader
         self._llm: LLMClient | None = None
         self.run_events: EventBus | None = None  # where the LLM client's usage goes during a run
-        self.resources = Resources(self.config, self.paths, self.store, self.llm_client)
+        self.resources = Resources(self.config, self.paths, self.store, self.llm_client, self._report_retry)
 
     def llm_client(self) -> LLMClient:
         if self._llm is None:
@@ -91,6 +91,12 @@ class Composition:
     def _report_usage(self, stage: str, usage: CallUsage, latency: float) -> None:
         if self.run_events is not None:
             self.run_events.emit("usage", **usage.to_event(), latency=latency)
+
+    def _report_retry(self, url: str, attempt: int, attempts: int, reason: str) -> None:
+        if self.run_events is not None:
+            retry = {"url": url, "attempt": attempt, "attempts": attempts, "reason": reason}
+            message = f"{url}: try {attempt} of {attempts} failed ({reason}); trying again"
+            self.run_events.emit("log", message=message, level="warning", retry=retry)
 
     def usage(self) -> dict[str, dict[str, float | int]]:
         """What the LLM client's calls cost so far, by stage (nothing when no call was made)."""

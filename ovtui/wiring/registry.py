@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from ovtui.memory.store import MemoryStore
     from ovtui.storage.paths import WorkspacePaths
     from ovtui.train.backends.base import Backends
+    from ovtui.train.components.remote_transport import RetryListener
 
 FactoryT = TypeVar("FactoryT")
 
@@ -153,6 +154,8 @@ class Resources:
     paths: WorkspacePaths
     store: MemoryStore
     llm: Callable[[], LLMClient]
+    # Where a case source reports a failed try of its service (a run shows it while it connects).
+    on_retry: RetryListener | None = None
     _environments: dict[str, Environment] = field(default_factory=dict, compare=False, repr=False)
     _ledger: list[UseLedger] = field(default_factory=list, compare=False, repr=False)
     _feedback: list[RejectionSource] = field(default_factory=list, compare=False, repr=False)

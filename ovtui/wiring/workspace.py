@@ -1202,7 +1202,8 @@ class Workspace:
     ) -> list[Found]:
         """The memories most relevant to ``query`` the caller may see; a consumer's are recorded."""
         found = await self._retrieval.find(query, visibility)
-        await asyncio.to_thread(self.record_uses, consumer, [f.doc.uri for f in found], "find")
+        if consumer and found:  # a use is recorded for a consumer only: no thread trip without one
+            await asyncio.to_thread(self.record_uses, consumer, [f.doc.uri for f in found], "find")
         return found
 
     async def search(
@@ -1214,7 +1215,8 @@ class Workspace:
 
         context = await asyncio.to_thread(self._recent_user_text, session_id) if session_id else ""
         found = await self._retrieval.find(replace(query, context=context), visibility)
-        await asyncio.to_thread(self.record_uses, session_id, [f.doc.uri for f in found], via)
+        if session_id and found:
+            await asyncio.to_thread(self.record_uses, session_id, [f.doc.uri for f in found], via)
         return found
 
     def _recent_user_text(self, session_id: str) -> str:
@@ -1243,7 +1245,7 @@ class Workspace:
         messages, an archive's memory_diff.json), ``limit`` lines from line ``offset``; a memory
         read for ``consumer`` is recorded as served to it."""
         located, text = await self._retrieval.read(uri, visibility, offset=offset, limit=limit, raw=raw)
-        if located.is_memory:
+        if located.is_memory and consumer:
             await asyncio.to_thread(self.record_uses, consumer, [located.uri], via)
         return text
 

@@ -72,18 +72,16 @@ def test_a_delete_item_is_red_and_says_deleted() -> None:
     assert "(deleted)" in text
 
 
-def test_a_2000_line_diff_builds_quickly() -> None:
-    import time
-
+def test_a_2000_line_diff_shows_each_changed_line_once() -> None:
+    # How fast this builds is bench/tui.py's "diff" figure; here: every change is there, once.
     before = "\n".join(f"- step {i} of the long procedure" for i in range(2000))
     after = "\n".join(
         f"- step {i} of the {'revised ' if i % 10 == 0 else ''}long procedure" for i in range(2000)
     )
-    started = time.perf_counter()
     rows = build_rows([DiffSection("big.md", [FieldChange("content", before, after)])])
-    heights = [row_height(r, 120, False) for r in rows]
-    assert time.perf_counter() - started < 1.0  # generous here; bench/tui.py measures it properly
-    assert sum(heights) >= 200
+    changed = [r.right for r in rows if r.kind == "change"]
+    assert changed == [f"- step {i} of the revised long procedure" for i in range(0, 2000, 10)]
+    assert all(row_height(r, 120, False) >= 1 for r in rows)
 
 
 def test_row_heights_count_lines_exactly_as_rich_wraps_them() -> None:

@@ -93,6 +93,17 @@ def test_find_as_the_sdk_sends_it(client: httpx.Client) -> None:
     assert len(narrowed["memories"]) < len(wider) or all(h["score"] > 0.3 for h in wider)
 
 
+def test_a_find_says_what_it_spent_in_the_server(client: httpx.Client) -> None:
+    response = client.post("/api/v1/search/find", json={"query": CANCEL_REQUEST, "limit": 3})
+    compact_ok(response)
+    timing = dict(part.strip().split(";dur=") for part in response.headers["Server-Timing"].split(","))
+    assert list(timing) == ["find", "route"]
+    find_ms, route_ms = float(timing["find"]), float(timing["route"])
+    assert 0 < find_ms <= route_ms  # the route's time holds the search's
+    refused = client.post("/api/v1/search/find", json={"query": CANCEL_REQUEST, "limit": 0})
+    assert refused.status_code == 400 and refused.headers["Server-Timing"].startswith("route;dur=")
+
+
 def test_find_filters_and_refusals(client: httpx.Client) -> None:
     by_filter = compact_ok(
         client.post(

@@ -3,6 +3,10 @@
 A run that waits for a person says so (status, log, a notification); ``A`` approves the plan it
 waits on and every plan still to come (the review policy ``all`` for the rest of the run). A run
 that fails shows the kernel's whole reason, wrapped, until the next run starts.
+
+``g`` turns from the log to the run's pictures and back: the learning curve, the case × stage flips
+map and tokens and cost per stage, drawn from the evaluations and usage the run reports (the values
+the HTML report draws). The charts take the place of the stage rows too, so they get the room.
 """
 
 from __future__ import annotations
@@ -11,14 +15,15 @@ import asyncio
 import time
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.suggester import SuggestFromList
-from textual.widgets import Button, Footer, Input, Label, Log, Static
+from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Log, Static
 
 from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, WorkspaceEdited
 from ovtui.app.run_process import RunProcess
@@ -29,9 +34,12 @@ from ovtui.app.screens.dataset_picker import DatasetPicker
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.case_results import case_results
 from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line, wrapped
+from ovtui.app.views.run_charts import CurveView, flips_text, learning_curve, stage_costs
+from ovtui.app.widgets.charts import ChartOrEmpty, LearningCurvePlot, StageCostPlot
+from ovtui.app.widgets.pinned_log import PinnedLog
 from ovtui.app.widgets.stage_progress import StageProgress
 from ovtui.core.events import Event
-from ovtui.train.reports import RunReport, failure_reason
+from ovtui.train.reports import RunReport, StageReport, failure_reason
 from ovtui.wiring.workspace import TrainOptions
 
 # How long a cancelled run may take to finish its batch before its process is stopped.
@@ -39,6 +47,16 @@ CANCEL_GRACE_S = 10.0
 # A failed run's notification stays this long; its reason stays on the screen anyway.
 FAILURE_NOTICE_S = 30
 APPROVE_REST_NOTE = "approved with the rest of the run (Run screen)"
+# What the screen shows below its status, in the order ``g`` steps through them.
+VIEWS = {"run-log-pane": "log", "run-curve": "curve", "run-flips": "flips", "run-cost": "cost"}
+EMPTY_RUN = (
+    "No run yet. t trains on the dataset above (d picks another), v evaluates it, s trains on "
+    "rollouts dropped into inbox/rollouts/. g shows the run's charts."
+)
+NO_CURVE = "No evaluation yet: the learning curve appears with the run's first evaluation (t or v)."
+NO_FLIPS = "No case results yet: each case's pass/fail per stage appears as the run evaluates (t or v)."
+NO_COST = "No model calls yet: tokens and cost per stage appear as the run calls the model."
+OFFLINE_COST = "The offline backend makes no model calls: nothing to count (no tokens, no cost)."
 
 
 class RunScreen(MainScreen):
@@ -55,6 +73,7 @@ class RunScreen(MainScreen):
         Binding("A", "approve_rest", "Approve rest", id="run.approve_rest"),
         Binding("d", "pick_dataset", "Dataset…", id="run.pick_dataset"),
         Binding("f", "case_results", "Cases", id="run.case_results"),
+        Binding("g", "next_view", "Charts", id="run.next_view"),
         Binding("L", "clear_log", "Clear log", id="run.clear_log", show=False),
         *back_bindings("run", main_screen=True),
     ]
@@ -67,6 +86,8 @@ class RunScreen(MainScreen):
         self._process: RunProcess | None = None
         self._hard_cancelled = False
         self.last_report: RunReport | None = None
+        # The progress's stages_version and usage_version the charts show.
+        self._charted: tuple[int, int] = (-1, -1)
 
     def compose(self) -> ComposeResult:
         config = self.workspace.config.trainer
@@ -105,16 +126,26 @@ class RunScreen(MainScreen):
                 )
                 yield Button("Cancel (c)", id="cancel", variant="error", disabled=True, compact=True)
             yield Static("idle", id="run-status")
-            for stage, label in (
-                ("rollouts", "rollouts"),
-                ("trajectories", "trajectories"),
-                ("gradients", "gradients"),
-                ("plans", "plans"),
-            ):
-                yield StageProgress(stage, label)
-            yield Static(usage_line(self.workspace.backend_label, {}), id="usage")
+            with Vertical(id="run-stages"):
+                for stage, label in (
+                    ("rollouts", "rollouts"),
+                    ("trajectories", "trajectories"),
+                    ("gradients", "gradients"),
+                    ("plans", "plans"),
+                ):
+                    yield StageProgress(stage, label)
+                yield Static(usage_line(self.workspace.backend_label, {}), id="usage")
             yield Static(accuracy_line(self.progress), id="accuracy")
-            yield Log(id="run-log", max_lines=2000, auto_scroll=True)
+            yield Static(self._views_line("run-log-pane"), id="run-views")
+            with ContentSwitcher(initial="run-log-pane", id="run-view"):
+                with Vertical(id="run-log-pane"):
+                    yield Static(EMPTY_RUN, id="run-empty", markup=False)
+                    yield PinnedLog(id="run-log", max_lines=2000)
+                yield ChartOrEmpty(LearningCurvePlot(id="curve-plot"), NO_CURVE, id="run-curve")
+                with VerticalScroll(id="run-flips"):
+                    yield Static(NO_FLIPS, id="flips-map", markup=False)
+                no_cost = OFFLINE_COST if self.workspace.backend_label == "offline" else NO_COST
+                yield ChartOrEmpty(StageCostPlot(id="cost-plot"), no_cost, id="run-cost")
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -192,6 +223,7 @@ class RunScreen(MainScreen):
         self.progress = RunProgress(
             command=command, batch_size=options.batch_size or self.workspace.config.trainer.batch_size
         )
+        self._charted = (-1, -1)
         for stage in self.query(StageProgress):
             stage.reset()
         self.query_one("#accuracy", Static).update(accuracy_line(self.progress))
@@ -296,6 +328,54 @@ class RunScreen(MainScreen):
             usage_line(self.workspace.backend_label, p.usage), layout=False
         )
         self.query_one("#accuracy", Static).update(accuracy_line(p), layout=False)
+        if p.command:
+            self.query_one("#run-empty").display = False
+        self._draw_charts()
+
+    # --- the charts -------------------------------------------------------------------------------
+    def action_next_view(self) -> None:
+        switcher = self.query_one("#run-view", ContentSwitcher)
+        order = list(VIEWS)
+        shown = order[(order.index(switcher.current or order[0]) + 1) % len(order)]
+        switcher.current = shown
+        self.query_one("#run-stages").display = shown == "run-log-pane"
+        self.query_one("#run-views", Static).update(self._views_line(shown))
+        self._draw_charts()
+
+    @staticmethod
+    def _views_line(shown: str) -> Text:
+        text = Text("view: ")
+        for view_id, name in VIEWS.items():
+            text.append(f" {name} ", style="bold reverse" if view_id == shown else "")
+        text.append("  (g: next)", style="dim")
+        return text
+
+    def _draw_charts(self) -> None:
+        """The charts, redrawn only when the run reported something new for them and only while
+        one shows (plotext rebuilds a whole chart on every draw)."""
+        if self.query_one("#run-view", ContentSwitcher).current in (None, "run-log-pane"):
+            return
+        p = self.progress
+        stages_seen, usage_seen = self._charted
+        self._charted = (p.stages_version, p.usage_version)
+        if p.stages_version != stages_seen:
+            self._read_stages(list(p.stages))
+        if p.usage_version != usage_seen:
+            cost = stage_costs(p.stage_usage)
+            self.query_one("#cost-plot", StageCostPlot).show(cost)
+            self.query_one("#run-cost", ChartOrEmpty).showing(not cost.empty)
+
+    @work(thread=True, exclusive=True, group="charts")
+    def _read_stages(self, stages: list[StageReport]) -> None:
+        """The curve's intervals are bootstrapped (tens of ms for a run of a few evaluations): read
+        off the UI loop, so a key never waits for an epoch's statistics."""
+        curve, flips = learning_curve(stages), flips_text(stages)
+        self.app.call_from_thread(self._show_stages, curve, flips)
+
+    def _show_stages(self, curve: CurveView, flips: Text | None) -> None:
+        self.query_one("#curve-plot", LearningCurvePlot).show(curve)
+        self.query_one("#run-curve", ChartOrEmpty).showing(not curve.empty)
+        self.query_one("#flips-map", Static).update(NO_FLIPS if flips is None else flips)
 
     def on_inbox_files_arrived(self, message: InboxFilesArrived) -> None:
         for path in message.paths:

@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ovtui.core.events import Event
-from ovtui.train.reports import describe_inbox_processed, describe_plan_applied
+from ovtui.train.reports import StageReport, describe_inbox_processed, describe_plan_applied
 
+TRAINING = ("trajectories", "gradients", "plans")  # the rows that count a run's training
 INBOX_STAGE = "stream"  # the progress of a stream's inbox: files handled of files seen
+
+USAGE_TOTAL = "total"  # a report's usage: one entry per stage, and their sum under this name
+STAGE_FIELDS = tuple(StageReport.model_fields)  # an eval event is a StageReport and its accuracy
 
 STAGE_NAMES = {
     "baseline_eval": "baseline eval",
@@ -66,6 +70,14 @@ class RunProgress:
     inbox_files: int = 0  # a stream's files trained on (not the ones skipped as taken before)
     inbox_handled: int = 0  # a stream's files done with: trained on, skipped or rejected
     inbox_seen: int = 0
+    # What the charts draw: each evaluation and epoch as the run reported it, and the model's
+    # tokens and cost per stage; each version changes whenever its data does.
+    stages: list[StageReport] = field(default_factory=list)
+    stage_usage: dict[str, dict[str, float]] = field(default_factory=dict)
+    stages_version: int = 0
+    usage_version: int = 0
+    # The case service's last failed try while no stage has started: attempt, attempts, url, reason.
+    connecting: dict[str, Any] | None = None
 
     def apply(self, event: Event) -> None:
         data = event.data
@@ -75,7 +87,10 @@ class RunProgress:
             self.epochs = int(data.get("epochs") or 1)
         elif event.kind == "progress" and data.get("stage") == INBOX_STAGE:
             self.inbox_handled, self.inbox_seen = int(data.get("done", 0)), int(data.get("total", 0))
+        elif event.kind == "log" and isinstance(data.get("retry"), dict):
+            self.connecting = None if self.stage else data["retry"]
         elif event.kind == "progress":
+            self.connecting = None
             self.stage, self.epoch = str(data.get("stage", "")), int(data.get("epoch") or 0)
             self.done, self.total = int(data.get("done", 0)), int(data.get("total", 0))
             if self.stage == "train_rollouts":
@@ -84,8 +99,11 @@ class RunProgress:
             self.counts.update({k: int(v) for k, v in data.items() if k in self.counts})
         elif event.kind == "usage":
             self._add_usage(data)
+            self.usage_version += 1
         elif event.kind == "eval":
             self._eval(data)
+            self.stages.append(StageReport.model_validate({k: data[k] for k in STAGE_FIELDS if k in data}))
+            self.stages_version += 1
         elif event.kind == "plan_pending":
             self.waiting_plans += 1
             if data.get("waiting"):
@@ -101,9 +119,17 @@ class RunProgress:
             self.cancelled = self.cancelled or bool(data.get("cancelled"))
             if data.get("failed"):
                 self.failed = str(data["failed"])
-            report_usage = (data.get("report") or {}).get("usage") or {}
+            report = data.get("report") or {}
+            report_usage = report.get("usage") or {}
             if report_usage:
                 self.usage = totals(report_usage)
+                self.stage_usage = {
+                    stage: dict(figures) for stage, figures in report_usage.items() if stage != USAGE_TOTAL
+                }
+            if report.get("stages"):
+                self.stages = [StageReport.model_validate(stage) for stage in report["stages"]]
+                self.stages_version += 1
+            self.usage_version += 1
 
     def fail(self, error: str) -> None:
         """The run raised: the status says so, even if a ``run_finished`` event arrives later."""
@@ -115,8 +141,10 @@ class RunProgress:
     def _add_usage(self, data: dict[str, Any]) -> None:
         if data.get("cached"):
             return
+        stage = self.stage_usage.setdefault(str(data.get("stage") or "other"), {})
         for key in ("prompt_tokens", "completion_tokens", "cost"):
             self.usage[key] = self.usage.get(key, 0) + float(data.get(key) or 0)
+            stage[key] = stage.get(key, 0) + float(data.get(key) or 0)
 
     def _eval(self, data: dict[str, Any]) -> None:
         stage = str(data.get("stage", ""))
@@ -138,18 +166,29 @@ class RunProgress:
                 ("gradients", 0, None, f"{c['gradients']} edits"),
                 ("plans", 0, None, f"{c['plans']} plans"),
             ]
-        of_run = f"{c['rollouts']}/{run_rollouts or '?'} of run"
+        if self.command == "eval":  # nothing trains: say so rather than count against no total
+            return [
+                self._cases_row(),
+                *((stage, 0, None, "none: an eval does not train") for stage in TRAINING),
+            ]
+        # The run's size is known once its training split is: until then, counts without a total.
+        of_run = f"{c['rollouts']}/{run_rollouts} of run" if run_rollouts else "no total yet"
+        plans = (
+            f"{c['plans']}/{run_batches} batch plans of run"
+            if run_batches
+            else f"{c['plans']} plans · no total yet"
+        )
         return [
-            (
-                "rollouts",
-                self.done,
-                self.total or None,
-                f"{self.done}/{self.total} {self.stage_name()}".strip(),
-            ),
+            self._cases_row(),
             ("trajectories", c["rollouts"], run_rollouts, f"{c['trajectories']} trajectories · {of_run}"),
             ("gradients", c["rollouts"], run_rollouts, f"{c['gradients']} edits · {of_run}"),
-            ("plans", c["plans"], run_batches, f"{c['plans']}/{run_batches or '?'} batch plans of run"),
+            ("plans", c["plans"], run_batches, plans),
         ]
+
+    def _cases_row(self) -> tuple[str, int, int | None, str]:
+        if not self.stage:  # no stage has its cases yet (a remote service may still be answering)
+            return ("rollouts", 0, None, "connecting…" if self.connecting else "waiting for the first cases")
+        return ("rollouts", self.done, self.total or None, f"{self.done}/{self.total} {self.stage_name()}")
 
     def stage_name(self) -> str:
         """The current stage, with the epoch while training (the first row's denominator is per stage)."""
@@ -187,6 +226,12 @@ class RunProgress:
         if self.command == "stream" and self.run_id:
             waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
             return f"stream: watching inbox/rollouts/ · {self.inbox_files} file(s) trained on{waiting}"
+        if self.connecting is not None:
+            retry = self.connecting
+            return (
+                f"{self.command}: connecting — {retry.get('url')}: try {retry.get('attempt')} of "
+                f"{retry.get('attempts')} failed ({retry.get('reason')}), trying again"
+            )
         where = STAGE_NAMES.get(self.stage, self.stage or "starting")
         epoch = f", epoch {self.epoch + 1}/{self.epochs}" if self.stage == "train_rollouts" else ""
         waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
@@ -194,8 +239,10 @@ class RunProgress:
 
 
 def totals(usage: dict[str, dict[str, float]]) -> dict[str, float]:
+    """A report's usage summed over its stages (its own ``total`` is their sum already)."""
     keys = ("prompt_tokens", "completion_tokens", "cost")
-    return {k: sum(float(stage.get(k, 0)) for stage in usage.values()) for k in keys}
+    stages = [figures for name, figures in usage.items() if name != USAGE_TOTAL]
+    return {k: sum(float(stage.get(k, 0)) for stage in stages) for k in keys}
 
 
 def usage_line(backend: str, usage: dict[str, float]) -> str:

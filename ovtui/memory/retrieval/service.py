@@ -113,9 +113,6 @@ class Retrieval:
     # --- finding ------------------------------------------------------------------------------------
     async def find(self, query: FindQuery, visibility: Visibility) -> list[Found]:
         targets = tuple(self._target(uri, visibility) for uri in query.targets)
-        await asyncio.to_thread(self.index.refresh)
-        texts = [t for t in (query.text, query.context) if t.strip()] if query.dense else []
-        vectors = await self._query_vectors_of(texts)
         only = query.peers
 
         def peer_visible(peer: str | None) -> bool:
@@ -133,8 +130,22 @@ class Retrieval:
         )
         if query.targets and not filters.prefixes:
             return []  # only targets ovtui holds nothing under (OpenViking's resources, a session)
-        hits = await asyncio.to_thread(self._rank, query, filters, vectors)
-        return [Found(h.doc, h.score, self.abstract_of(h.doc)) for h in hits]
+        texts = [t for t in (query.text, query.context) if t.strip()] if query.dense else []
+        if self.embedder is None or not texts:
+            # Lexical: refreshed and ranked in one trip to a thread; each trip costs two thread
+            # wakeups, which on a busy machine are most of a find's time.
+            return await asyncio.to_thread(self._found, query, filters, {}, refresh=True)
+        await asyncio.to_thread(self.index.refresh)  # the vectors wanted are the refreshed index's
+        vectors = await self._query_vectors_of(texts)
+        return await asyncio.to_thread(self._found, query, filters, vectors)
+
+    def _found(
+        self, query: FindQuery, filters: Filters, vectors: dict[str, Any], *, refresh: bool = False
+    ) -> list[Found]:
+        """The ranked hits with their abstracts (file work: call it in a thread)."""
+        if refresh:
+            self.index.refresh()
+        return [Found(h.doc, h.score, self.abstract_of(h.doc)) for h in self._rank(query, filters, vectors)]
 
     def _target(self, uri: str, visibility: Visibility) -> str | None:
         """A target folder's canonical URI; None for a scope ovtui holds nothing in."""

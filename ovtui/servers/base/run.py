@@ -47,6 +47,9 @@ GRACEFUL_SHUTDOWN_S = 2
 def make_server(app: Any) -> uvicorn.Server:
     config = uvicorn.Config(
         app,
+        # httptools (C) parses and writes HTTP/1.1 at half the CPU of the pure-Python h11 per request;
+        # named rather than left to "auto", so every install serves the same way.
+        http="httptools",
         log_level="warning",
         access_log=False,
         lifespan="on",

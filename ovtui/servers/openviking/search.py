@@ -27,7 +27,7 @@ from ovtui.core.domain import PolicyStatus
 from ovtui.memory.retrieval.access import Visibility, invalid_argument
 from ovtui.memory.retrieval.service import FindQuery, Found
 from ovtui.servers.openviking.parts import ServerParts
-from ovtui.servers.openviking.routing import ACTOR_PEER_HEADER, OpenVikingRoute, compact
+from ovtui.servers.openviking.routing import ACTOR_PEER_HEADER, OpenVikingRoute, compact, stage
 from ovtui.sessions.store import check_session_id
 from ovtui.wiring.workspace import Workspace
 
@@ -218,7 +218,8 @@ def search_router(parts: ServerParts) -> APIRouter:
     ) -> JSONResponse:
         visibility = workspace.visibility(None, actor_peer)
         query, any_memory = find_query(request, workspace.memory_types())
-        found = await workspace.find(query, visibility) if any_memory else []
+        with stage("find"):
+            found = await workspace.find(query, visibility) if any_memory else []
         return await answer(found, request, visibility)
 
     @router.post("/search")
@@ -242,7 +243,8 @@ def search_router(parts: ServerParts) -> APIRouter:
         if not any_memory:
             return await answer([], request, visibility)
         lexical = request.search_type == "keywords"
-        found = await workspace.search(replace(query, dense=not lexical), visibility, session_id)
+        with stage("find"):
+            found = await workspace.search(replace(query, dense=not lexical), visibility, session_id)
         return await answer(found, request, visibility)
 
     return router

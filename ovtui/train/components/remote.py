@@ -40,6 +40,7 @@ from ovtui.train.components.remote_transport import (
     SERVICE_RETRY,
     RemoteError,
     Reply,
+    RetryListener,
     Service,
     make_client,
     one_line,
@@ -73,6 +74,7 @@ class RemoteCaseLoader:
         request_timeout: float = REQUEST_TIMEOUT,
         retry: RetryPolicy = SERVICE_RETRY,
         attempts: int = SERVICE_ATTEMPTS,
+        on_retry: RetryListener | None = None,
     ) -> None:
         if batch_size < 1:
             raise OvtuiError("batch_size must be at least 1")
@@ -90,6 +92,7 @@ class RemoteCaseLoader:
         self.request_timeout = request_timeout
         self.retry = retry
         self.attempts = attempts
+        self.on_retry = on_retry
         self._cases: list[Case] | None = None
 
     async def cases(self) -> list[Case]:
@@ -112,7 +115,11 @@ class RemoteCaseLoader:
         cursors: dict[str, int] = {}  # cursor → the page that gave it
         async with make_client(self.url, self.api_key, self.request_timeout, 4) as client:
             service = Service(
-                self.url, retry=self.retry, attempts=self.attempts, deadline=self.request_timeout
+                self.url,
+                retry=self.retry,
+                attempts=self.attempts,
+                deadline=self.request_timeout,
+                on_retry=self.on_retry,
             )
             service.client = client
             for number in itertools.count(1):

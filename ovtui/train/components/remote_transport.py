@@ -20,6 +20,7 @@ import asyncio
 import functools
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -97,6 +98,11 @@ def parse(model: type[Model], reply: Reply, where: str, what: str) -> Model:
         raise RemoteError(f"{where}: the answer is not {what}: {first_problem(exc, 'answer')}") from None
 
 
+# Told of each failed try before the next: (url, attempt, attempts, reason). A run shows it, so the
+# seconds spent retrying a service that is not up yet read as "connecting", not as a stalled run.
+RetryListener = Callable[[str, int, int, str], None]
+
+
 @dataclass
 class Service:
     """One service URL with its connection pool and what it already holds."""
@@ -109,6 +115,7 @@ class Service:
     max_body: int = MAX_SERVICE_ANSWER_BYTES
     in_flight: int = 0
     known_snapshots: set[str] = field(default_factory=set)
+    on_retry: RetryListener | None = None
     snapshot_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     async def request(self, method: str, path: str, *, hold: float = 0.0, **kwargs: Any) -> Reply:
@@ -121,13 +128,19 @@ class Service:
                 reply = await self._once(method, path, hold, **kwargs)
             except httpx.TransportError as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                self._retrying(attempt, last)
                 await asyncio.sleep(self.retry.delay(attempt))
                 continue
             if reply.status_code not in RETRY_STATUS:
                 return reply
             last = f"HTTP {reply.status_code}: {reply.detail()}"
+            self._retrying(attempt, last)
             await asyncio.sleep(self.retry.delay(attempt, reply.retry_after()))
         raise RemoteError(f"{self.url}{path}: gave up after {self.attempts} tries ({one_line(last)})")
+
+    def _retrying(self, attempt: int, reason: str) -> None:
+        if self.on_retry is not None and attempt < self.attempts:
+            self.on_retry(self.url, attempt, self.attempts, one_line(reason))
 
     async def _once(self, method: str, path: str, hold: float, **kwargs: Any) -> Reply:
         where = f"{self.url}{path}"

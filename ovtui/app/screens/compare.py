@@ -1,0 +1,140 @@
+"""The Compare screen: two policies on the same cases, paired, with the A/A null beside them.
+
+It asks the ``Workspace`` facade for the comparison ``ovtui compare`` makes (the same use case, the
+same report under ``runs/``) in a worker, shows where its three runs are while they run, and then
+the verdict, Δ with its interval, McNemar's p, the A/A null and the flips both ways with what each
+policy's agent did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.suggester import SuggestFromList
+from textual.widgets import Footer, Input, Label, ProgressBar, Static
+
+from ovtui.app.messages import EventPump, KernelEventsReady
+from ovtui.app.screens.base import MainScreen, back_bindings
+from ovtui.app.services import ScreenServices
+from ovtui.app.views.compare import EMPTY, progress_line, result_text
+from ovtui.train.reports import failure_reason
+from ovtui.wiring.workspace import CompareOptions
+
+SUGGESTED_RECORDS = 200  # history record ids offered as A or B while typing (the newest)
+
+
+class CompareScreen(MainScreen):
+    KEY = "compare"
+    AUTO_FOCUS = "#policy-a"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "compare", "Compare", id="compare.run"),
+        Binding("x", "cancel", "Cancel", id="compare.cancel"),
+        *back_bindings("compare", main_screen=True),
+    ]
+    WORK_LOST: ClassVar[dict[str, str]] = {"compare": "the comparison running now (it stops unfinished)"}
+
+    running: reactive[bool] = reactive(False, bindings=True)
+
+    def __init__(self, services: ScreenServices) -> None:
+        super().__init__(services)
+        self._pump = EventPump(self)
+        self._cancel: asyncio.Event | None = None
+
+    def compose(self) -> ComposeResult:
+        names = SuggestFromList(self._policy_names(), case_sensitive=True)
+        yield self.top_bar()
+        with Vertical(id="compare-body"):
+            yield Label("Compare two policies (C) · enter compares · esc leaves a field", id="compare-title")
+            with Horizontal(id="compare-form"):
+                yield Label("A", classes="form-label")
+                yield Input("current", id="policy-a", classes="form-input", compact=True, suggester=names)
+                yield Label("B", classes="form-label")
+                yield Input(
+                    id="policy-b",
+                    classes="form-input",
+                    compact=True,
+                    suggester=names,
+                    placeholder="record id",
+                )
+                yield Label("split", classes="form-label")
+                yield Input("test", id="compare-split", classes="form-small", compact=True)
+                yield Label("trials", classes="form-label")
+                yield Input(id="compare-trials", type="integer", classes="form-small", compact=True)
+            yield Static("", id="compare-status")
+            yield ProgressBar(total=1, show_eta=False, id="compare-bar")
+            with VerticalScroll(id="compare-result"):
+                yield Static(EMPTY, id="compare-text", markup=False)
+        yield Footer()
+
+    def _policy_names(self) -> list[str]:
+        try:
+            return ["current", *(e.id for e in self.workspace.newest_history(SUGGESTED_RECORDS))]
+        except Exception:  # a history that cannot be read leaves the fields free to type in
+            return ["current"]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "compare":
+            return not self.running
+        if action == "cancel":
+            return self.running
+        return True
+
+    @on(Input.Submitted)
+    def _submitted(self) -> None:
+        self.action_compare()
+
+    def action_compare(self) -> None:
+        if self.running:
+            return
+        a = self.query_one("#policy-a", Input).value.strip()
+        b = self.query_one("#policy-b", Input).value.strip()
+        if not a or not b:
+            self._status("name both policies: A and B (current, a history record id or a folder)")
+            return
+        trials_text = self.query_one("#compare-trials", Input).value.strip()
+        split = self.query_one("#compare-split", Input).value.strip() or "test"
+        options = CompareOptions(a=a, b=b, split=split, trials=int(trials_text) if trials_text else None)
+        self.running = True
+        self._cancel = asyncio.Event()
+        self._status(f"comparing A = {a} with B = {b} on {split}…")
+        self.query_one("#compare-bar", ProgressBar).update(total=1, progress=0)
+        self._compare(options, self._cancel)
+
+    @work(exclusive=True, group="compare")
+    async def _compare(self, options: CompareOptions, cancel: asyncio.Event) -> None:
+        try:
+            report = await self.workspace.compare(options, [self._pump], cancel)
+        except Exception as exc:
+            self._status(f"compare failed: {failure_reason(exc)}")
+            return
+        finally:
+            self.running = False
+        if report.comparison is None:
+            self._status(
+                f"compare {'cancelled' if report.cancelled else 'ended'} before its three runs were done"
+            )
+            return
+        self._status(f"compare {report.run_id}: A = {report.comparison.a} · B = {report.comparison.b}")
+        self.query_one("#compare-text", Static).update(result_text(report.comparison))
+
+    def on_kernel_events_ready(self, _: KernelEventsReady) -> None:
+        for event in self._pump.drain():
+            found = progress_line(event)
+            if found is not None:
+                done, total, line = found
+                self.query_one("#compare-bar", ProgressBar).update(total=total or 1, progress=done)
+                self._status(line)
+
+    def action_cancel(self) -> None:
+        if self._cancel is not None and self.running:
+            self._cancel.set()
+            self._status("cancel requested: the comparison stops after the current batch")
+
+    def _status(self, line: str) -> None:
+        self.query_one("#compare-status", Static).update(line)

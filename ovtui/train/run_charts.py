@@ -1,0 +1,101 @@
+"""What a run's charts plot, read from its stages: the learning curve's points (each evaluation of
+the test split with its 95% interval, each training epoch), the do-nothing floor, and the flips map
+(case × stage: passed, failed or some trials, and whether the case flipped from the stage before).
+
+The HTML report and the app's Run screen draw these same values, so a picture in the terminal and
+one in a browser never disagree about a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ovtui.train.report_stats import bootstrap_delta
+from ovtui.train.reports import StageReport
+
+EVAL_STAGES = ("baseline_eval", "final_eval", "eval", "compare_a", "compare_b", "compare_aa")
+# A stage whose flips are counted against another than the one before it: the A/A null's run of A
+# against A's first run (not against B).
+FLIP_REFERENCE = {"compare_aa": "compare_a"}
+
+Series = Literal["test", "train"]
+Flip = Literal["gained", "lost", ""]
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    index: int  # the stage's place in the run: the curve's x
+    stage: StageReport
+    series: Series  # an evaluation of the test split, or a training epoch
+    interval: tuple[float, float] | None  # the accuracy's 95% interval (evaluations only)
+
+
+@dataclass(frozen=True)
+class FlipCell:
+    passed: int
+    trials: int
+    flip: Flip  # "" unless the case's majority outcome changed from its reference stage
+
+    @property
+    def glyph(self) -> str:
+        if self.passed == self.trials:
+            return "✓"
+        return "✗" if self.passed == 0 else "½"
+
+
+@dataclass(frozen=True)
+class FlipsMap:
+    stages: list[StageReport]  # the columns: the stages with per-case results
+    cases: list[str]  # the rows, sorted
+    cells: dict[str, list[FlipCell | None]]  # case -> one cell per stage (None: not run there)
+
+
+def accuracy_interval(stage: StageReport) -> tuple[float, float] | None:
+    """A 95% bootstrap interval of a stage's accuracy over its cases (against an all-fail stage
+    of the same cases, so the delta is the accuracy itself)."""
+    zeros = {case: [0] * len(trials) for case, trials in stage.results.items()}
+    return bootstrap_delta(zeros, stage.results)
+
+
+def curve_points(stages: list[StageReport]) -> list[CurvePoint]:
+    points = []
+    for index, stage in enumerate(stages):
+        series: Series = "test" if stage.stage in EVAL_STAGES else "train"
+        interval = accuracy_interval(stage) if series == "test" else None
+        points.append(CurvePoint(index, stage, series, interval))
+    return points
+
+
+def do_nothing_floor(stages: list[StageReport]) -> float | None:
+    """What an agent that does nothing scores, as an accuracy, when the environment says."""
+    floor = next((s for s in stages if s.do_nothing_passed is not None and s.cases), None)
+    if floor is None:
+        return None
+    return (floor.do_nothing_passed or 0) / max(1, floor.cases // max(1, floor.trials))
+
+
+def _majority(trials: list[int]) -> bool:
+    return sum(trials) * 2 > len(trials)
+
+
+def flips_map(stages: list[StageReport]) -> FlipsMap:
+    shown = [s for s in stages if s.results]
+    cases = sorted({c for s in shown for c in s.results})
+    cells: dict[str, list[FlipCell | None]] = {}
+    for case in cases:
+        row: list[FlipCell | None] = []
+        before: bool | None = None
+        seen: dict[str, bool] = {}
+        for stage in shown:
+            trials = stage.results.get(case)
+            if not trials:
+                row.append(None)
+                continue
+            now = _majority(trials)
+            reference = seen.get(FLIP_REFERENCE.get(stage.stage, ""), before)
+            flip: Flip = "" if reference is None or reference == now else ("gained" if now else "lost")
+            before = seen[stage.stage] = now
+            row.append(FlipCell(sum(trials), len(trials), flip))
+        cells[case] = row
+    return FlipsMap(shown, cases, cells)
