@@ -49,7 +49,9 @@ def with_harmful(trained: Path, root: Path) -> list[str]:
     shutil.copytree(trained, root)
     confirming = {case["name"] for case in train_cases(root) if case["input"]["simulated_user"]["confirms"]}
     trajectories = sorted((root / "memories" / "trajectories").glob("booking_cancellation_*.md"))
-    found = [t for t in trajectories if case_of(t) in confirming][:3]
+    # one trajectory of each of three cases (a case trained again in a later epoch has another)
+    by_case = {case_of(t): t for t in reversed(trajectories) if case_of(t) in confirming}
+    found = [by_case[case] for case in sorted(by_case)[:3]]
     links = [
         {
             "from_uri": f"{EXPERIENCES}/{HARMFUL}.md",

@@ -62,6 +62,8 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["eval", w, "--split", "test"],
         ["compare", record_id, "current", "-w", w, "--html", str(ws.parent / "compare.html")],
         ["report", "-w", w, "--html", str(ws.parent / "report.html")],
+        ["utility", "-w", w, "--yes"],
+        ["revalidate", "-w", w, "--yes", "--force"],
         ["revert", record_id, "-w", w, "--force"],
         ["review", "list", "-w", w],
         ["review", "replan", "--all-stale", "-w", w],

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -101,6 +101,8 @@ def minute(mtime: float | None) -> str:
     return datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%d %H:%M") if mtime is not None else "?"
 
 
+LIST_WIDTH = 48
+DETAIL_WIDTH = 56
 FILTER_HELP = "/ filter: the words a memory's name or text holds (esc: back to the list)"
 
 
@@ -159,6 +161,15 @@ class MemoriesScreen(MainScreen):
             with VerticalScroll(id="memory-view"):
                 yield TextMarkdown(id="memory-markdown")
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The list may take 60% of the screen (at 220 columns every column shows) but no more than
+        # leaves the view DETAIL_WIDTH columns (its header and file path whole), unless that would
+        # squeeze the list below LIST_WIDTH (names whole at 80 columns).
+        width = event.size.width
+        keeps_view = width - DETAIL_WIDTH
+        table = self.query_one("#memories", VimTable)
+        table.styles.max_width = keeps_view if LIST_WIDTH <= keeps_view < width * 3 // 5 else "60%"
 
     def on_mount(self) -> None:
         table = self.query_one("#memories", VimTable)
