@@ -15,7 +15,7 @@ from ovtui.wiring.workspace import Workspace
 
 def contexts(help_screen: HelpScreen) -> set[str]:
     table = help_screen.query_one("#help-table", VimTable)
-    return {str(table.get_row(key)[0]) for key in table.rows}
+    return {str(table.get_row(key)[0]) for key in table.keys}
 
 
 async def test_help_shows_the_screen_s_keys_scrolls_and_says_how_to_close(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from app_support import PLAN_ID, MakeApp, notifications, park_demo_plan, press_and_settle, settle
-from textual.widgets import DataTable
 
 from ovtui.app.app import OvtuiApp
 from ovtui.app.commands import BindingCommands
@@ -11,6 +10,7 @@ from ovtui.app.keys import catalog, own_bindings
 from ovtui.app.registry import SCREENS, binding_sources
 from ovtui.app.screens.help import HelpScreen
 from ovtui.app.screens.review import ReviewScreen
+from ovtui.app.widgets.vim_table import VimTable
 from ovtui.storage.config_file import load_config
 from ovtui.wiring.workspace import Workspace
 
@@ -66,7 +66,7 @@ async def test_every_binding_has_an_id_and_the_help_lists_all_of_them(
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("a")  # opened on one screen it lists that screen's keys; a: every screen's
-        table = app.screen.query_one("#help-table", DataTable)
+        table = app.screen.query_one("#help-table", VimTable)
         assert table.row_count == len(catalog(app, sources, app.keymap)) == len(ids)
         await pilot.press("j", "j", "j")  # the help is a list like the others: vim keys move in it
         assert table.cursor_row == 3

@@ -22,7 +22,7 @@ async def test_a_wide_terminal_shows_every_column_and_right_steps_a_column(
     async with app.run_test(size=(220, 30)) as pilot:
         await pilot.press("4")
         await settle(app, pilot)
-        header = next(line for line in screen_text(app).splitlines() if line.startswith(" name "))
+        header = next(line for line in screen_text(app).splitlines() if line.startswith("   name "))
         assert all(column in header for column in ("hot", "changed (UTC)", "links"))
     narrow = make_app(sample_workspace)
     async with narrow.run_test(size=(80, 24)) as pilot:
@@ -30,7 +30,7 @@ async def test_a_wide_terminal_shows_every_column_and_right_steps_a_column(
         await settle(narrow, pilot)
         table = narrow.screen.query_one("#memories", VimTable)
         assert table.max_scroll_x > 0
-        name_width = table.ordered_columns[0].get_render_width(table)
+        name_width = table.column_edges[1]
         await pilot.press("right")
         await pilot.pause()
         assert table.scroll_x == name_width  # the next column starts at the left edge, whole

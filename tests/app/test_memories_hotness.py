@@ -24,10 +24,8 @@ NOW = 1_800_000_000.0  # 2027-01-15 08:00 UTC
 
 def cells(table: VimTable) -> dict[str, dict[str, str]]:
     """Each row's cells by the table's own column names (``changed`` without its "(UTC)")."""
-    columns = [str(column.label).removesuffix(" (UTC)") for column in table.ordered_columns]
-    return {
-        str(key.value): dict(zip(columns, map(str, table.get_row(key)), strict=True)) for key in table.rows
-    }
+    columns = [str(column.label).removesuffix(" (UTC)") for column in table.columns]
+    return {key: dict(zip(columns, map(str, table.get_row(key)), strict=True)) for key in table.keys}
 
 
 async def test_usage_columns_and_the_outcome_histogram(workspace: Workspace, make_app: MakeApp) -> None:

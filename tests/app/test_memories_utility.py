@@ -15,8 +15,8 @@ from ovtui.wiring.workspace import Workspace
 
 def utility_cells(table: VimTable) -> dict[str, str]:
     """Each row's utility cell, by URI."""
-    column = [str(c.label) for c in table.ordered_columns].index("utility")
-    return {str(key.value): str(table.get_row(key)[column]) for key in table.rows}
+    column = [c.label for c in table.columns].index("utility")
+    return {key: str(table.get_row(key)[column]) for key in table.keys}
 
 
 def measured(experience: Experience, version: int) -> ExperienceUtility:
@@ -48,7 +48,7 @@ async def test_the_utility_column_and_the_panel(workspace: Workspace, make_app: 
     app = make_app(workspace)
     async with app.run_test(size=(220, 50)) as pilot:
         await press_and_settle(pilot, "4")
-        header = next(line for line in screen_text(app).splitlines() if line.startswith(" name "))
+        header = next(line for line in screen_text(app).splitlines() if line.startswith("   name "))
         assert "utility" in header and header.split("utility")[1].split()[:2] == ["hot", "links"]  # all shown
         table = app.screen.query_one("#memories", VimTable)
         shown = utility_cells(table)

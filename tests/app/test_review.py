@@ -20,7 +20,7 @@ from filelock import FileLock
 from plan_support import park_peer_preference
 from textual import events
 from textual.app import App
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 from workspace_support import history_of, plans_of
 
 from ovtui.app.screens.confirm import ConfirmModal, NoteModal
@@ -93,9 +93,9 @@ async def test_decisions_wait_for_the_plans_lock_in_a_worker_while_the_keys_keep
     on_last_item = asyncio.Event()
 
     def hook(message: object) -> None:
-        if not isinstance(message, DataTable.RowHighlighted):
+        if not isinstance(message, VimTable.RowHighlighted):
             return
-        if message.data_table.id == "items" and message.cursor_row == 2:
+        if message.table.id == "items" and message.cursor_row == 2:
             on_last_item.set()
 
     app = make_app(workspace)

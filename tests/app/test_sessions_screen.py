@@ -104,7 +104,7 @@ async def test_sessions_screen_reads_at_80_by_24(
         at = next(i for i, line in enumerate(lines) if "session" in line and "live" in line)
         assert "last task" in lines[at]
         row = lines[at + 1]
-        assert row.startswith(" 0123456789abcdef") and "completed" in row
+        assert row.startswith(" ▶ 0123456789abcdef") and "completed" in row
         assert "archive_001" in screen_text(app)
 
 
@@ -138,7 +138,7 @@ async def test_the_most_recent_session_comes_first_and_the_selection_stays(
         await asyncio.wait_for(filled.wait(), 30)
         await settle(app, pilot)
         table = app.screen.query_one("#sessions", VimTable)
-        assert [row.key.value for row in table.ordered_rows] == ids[::-1]
+        assert table.keys == ids[::-1]
         assert "s29" in screen_text(app) and "s05" not in screen_text(app)  # more sessions than rows
         await pilot.press("j", "j")
         await settle(app, pilot)
@@ -149,10 +149,10 @@ async def test_the_most_recent_session_comes_first_and_the_selection_stays(
         app.screen.post_message(SessionsChanged())  # what the workspace watcher posts
         await asyncio.wait_for(filled.wait(), 30)
         await settle(app, pilot)
-        assert [row.key.value for row in table.ordered_rows][:4] == ["s05", "s29", "s28", "s27"]
+        assert table.keys[:4] == ["s05", "s29", "s28", "s27"]
         lines = screen_text(app).splitlines()
         at = next(i for i, line in enumerate(lines) if "session" in line and "live" in line)
-        assert lines[at + 1].startswith(" s05") and "completed" in lines[at + 1]
+        assert lines[at + 1].startswith("   s05") and "completed" in lines[at + 1]
         assert table.selected_key == "s27" and table.cursor_row == 3
         assert "session s27" in screen_text(app)
 

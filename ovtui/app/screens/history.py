@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from ovtui.app.messages import HistoryChanged, WorkFailed, WorkspaceEdited, answer
 from ovtui.app.screens.base import MainScreen, back_bindings
@@ -42,7 +42,6 @@ from ovtui.memory.memory_diff import MemoryDiff
 # History's rows arrive in chunks half the default: each chunk makes the table redraw every visible
 # cell, and with 150 a j/k pressed meanwhile waited p95 ~59 ms; with 75 it waits p95 ~47 ms (goal
 # 50), for a fill of 3.5 s instead of 1.9 s (bench/tui.py --lists-only, 5,000 records).
-HISTORY_FILL_CHUNK = 75
 FILTER_HELP = "filter kind:apply|dry_run|revert|session_commit|migrate|edit uri:<name> text"
 NO_HISTORY = (
     "no history yet: every apply writes a record here (Review, key 2, or `ovtui train --approve all`), "
@@ -115,7 +114,7 @@ class HistoryScreen(MainScreen):
         yield self.top_bar()
         yield Input(placeholder=FILTER_HELP, id="history-filter", compact=True)
         with Horizontal(id="history-body"):
-            yield VimTable(id="records", fill_chunk=HISTORY_FILL_CHUNK)
+            yield VimTable(id="records")
             with Vertical(id="record-detail"):
                 yield Static(id="record-header")
                 yield FieldDiff(id="record-diff", placeholder=NO_HISTORY)
@@ -124,7 +123,10 @@ class HistoryScreen(MainScreen):
     def on_mount(self) -> None:
         table = self.query_one("#records", VimTable)
         table.add_column("record", key="when")
-        table.add_columns(*RECORD_COLUMNS)
+        *whole, summary = RECORD_COLUMNS
+        table.add_columns(*whole)
+        # A narrow screen cuts what a record was about, never its kind or counts.
+        table.add_column(summary, gives_way=True)
         self._show_newest()
         # The whole index is read once the first rows are painted: its thread would slow that paint.
         self.call_after_refresh(self.load)
@@ -216,12 +218,11 @@ class HistoryScreen(MainScreen):
         self.load()
 
     # --- one record ----------------------------------------------------------------------------
-    @on(DataTable.RowHighlighted, "#records")
-    def _record_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
-            record_id = str(event.row_key.value)
-            if record_id != self.record_id:
-                self.follow_cursor(lambda: self._open(record_id))
+    @on(VimTable.RowHighlighted, "#records")
+    def _record_highlighted(self, event: VimTable.RowHighlighted) -> None:
+        record_id = event.key
+        if record_id != self.record_id:
+            self.follow_cursor(lambda: self._open(record_id))
 
     @work(thread=True, exclusive=True, group="history-record")
     def _open(self, record_id: str) -> None:

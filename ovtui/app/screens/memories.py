@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Input, Label, Select
+from textual.widgets import Footer, Input, Label, Select
 
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, WorkspaceEdited, answer
 from ovtui.app.screens.base import MainScreen, back_bindings
@@ -307,11 +307,10 @@ class MemoriesScreen(MainScreen):
             self.shown = ""  # not None: _show(None) must still replace the view of the previous type
         self._show(selected)  # the view is drawn again only when its row changed
 
-    @on(DataTable.RowHighlighted, "#memories")
-    def _memory_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
-            uri = str(event.row_key.value)
-            self.follow_cursor(lambda: self._show(uri))
+    @on(VimTable.RowHighlighted, "#memories")
+    def _memory_highlighted(self, event: VimTable.RowHighlighted) -> None:
+        uri = event.key
+        self.follow_cursor(lambda: self._show(uri))
 
     def _show(self, uri: str | None) -> None:
         if uri == self.shown:

@@ -18,7 +18,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, DataTable, Label, Static
+from textual.widgets import Button, Label, Static
 
 from ovtui.app.messages import ExperiencesChanged, PendingChanged, WorkspaceEdited
 from ovtui.app.screens.base import MainScreen, back_bindings
@@ -306,16 +306,15 @@ class ReviewScreen(MainScreen):
             return None, None
         return int(key), self.plan.plan.items[int(key)]
 
-    @on(DataTable.RowHighlighted, "#plans")
-    def _plan_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        key = str(event.row_key.value) if event.row_key.value is not None else None
-        if self.plan is None or key != self.plan.plan_id:
-            self._show_plan(key)
+    @on(VimTable.RowHighlighted, "#plans")
+    def _plan_highlighted(self, event: VimTable.RowHighlighted) -> None:
+        if self.plan is None or event.key != self.plan.plan_id:
+            self._show_plan(event.key)
 
-    @on(DataTable.RowHighlighted, "#items")
-    def _item_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None and int(event.row_key.value) != self.item_index:
-            self._show_item(int(event.row_key.value))
+    @on(VimTable.RowHighlighted, "#items")
+    def _item_highlighted(self, event: VimTable.RowHighlighted) -> None:
+        if int(event.key) != self.item_index:
+            self._show_item(int(event.key))
 
     def watch_dry_run(self, dry_run: bool) -> None:
         for button in self.query("#apply").results(Button):

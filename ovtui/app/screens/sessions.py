@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from ovtui.app.messages import HistoryChanged, PendingChanged, SessionsChanged, WorkFailed, answer
 from ovtui.app.screens.base import MainScreen, back_bindings
@@ -161,10 +161,9 @@ class SessionsScreen(MainScreen):
             self.selected = None
             self.query_one("#session-text", Static).update(Text(NO_SESSIONS))
 
-    @on(DataTable.RowHighlighted, "#sessions")
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key.value is not None:
-            self._show(str(event.row_key.value))
+    @on(VimTable.RowHighlighted, "#sessions")
+    def _highlighted(self, event: VimTable.RowHighlighted) -> None:
+        self._show(event.key)
 
     def _show(self, session_id: str) -> None:
         self.selected = session_id
