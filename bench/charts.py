@@ -1,11 +1,12 @@
-"""Benchmark: the Run screen's charts at the 80×24 floor (goal: each drawn in ≤ 50 ms).
+"""Benchmark: the app's charts at the 80×24 floor, Run's and Review's (goal: each drawn in ≤ 50 ms).
 
 A run of ``--epochs`` training epochs over ``--cases`` cases (a baseline, each epoch, a final eval,
 model calls in three stages) is fed to the app as its worker would send it. Figures, medians of
 ``--repeats``:
 
   render_ms    one render of the learning curve, the flips map and the cost chart into lines at
-               the size each gets at 80×24 (plotext builds its whole picture each time): the goal
+               the size each gets at 80×24 (plotext builds its whole picture each time), and of
+               Review's validation bars (a parked plan validated on ``--cases`` cases): the goal
   show_ms      from the ``g`` that shows a chart, its data read afresh (as when an epoch ends), to
                the repaint that shows it: the key, the read (the curve's bootstrapped intervals, in
                a worker), the layout and the paint; beside it the floor, a key that changes nothing,
@@ -36,10 +37,15 @@ from textual.widget import Widget  # noqa: E402
 from textual.widgets import ContentSwitcher  # noqa: E402
 
 from ovtui.app.app import OvtuiApp  # noqa: E402
+from ovtui.app.screens.review import ReviewScreen  # noqa: E402
 from ovtui.app.screens.run import RunScreen  # noqa: E402
+from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan  # noqa: E402
 from ovtui.core.events import Event  # noqa: E402
 from ovtui.environments.sample.workspace import write_sample_workspace  # noqa: E402
+from ovtui.memory.store import MemoryStore  # noqa: E402
 from ovtui.train.reports import StageReport  # noqa: E402
+from ovtui.train.review.pending import PendingPlans  # noqa: E402
+from ovtui.train.review.policy import ItemDecision  # noqa: E402
 from ovtui.wiring.workspace import Workspace  # noqa: E402
 
 GOAL_MS = 50.0
@@ -72,6 +78,16 @@ def run_events(epochs: int, cases: int) -> list[Event]:
             }
             events.append(Event("usage", data))
     return events
+
+
+def park_validated_plan(root: Path, cases: int) -> None:
+    """A plan of one new experience whose validation passed a third of the cases before, two after."""
+    item = PolicyPlanItem(
+        kind="upsert", target_name="bench_validated", after_content="## Approach\n- ask first"
+    )
+    validation = {"cases": cases, "before": cases // 3, "after": 2 * cases // 3}
+    plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": "benchvalidated", "validation": validation})
+    PendingPlans(MemoryStore.open(root)).park(plan, [ItemDecision(item=0)])  # as a run parks it
 
 
 def median_ms(samples: list[float]) -> float:
@@ -134,6 +150,13 @@ async def measure(epochs: int, cases: int, repeats: int) -> dict[str, object]:
             widget = screen.query_one(selector)
             render[name] = time_render(widget, repeats)
             sizes[name] = [widget.size.width, widget.size.height]
+        park_validated_plan(root, cases)
+        app.pending_changed()
+        await time_key(pilot, "2")
+        assert isinstance(app.screen, ReviewScreen)
+        bars = app.screen.query_one("#plan-validation")
+        render["validation"] = time_render(bars, repeats)
+        sizes["validation"] = [bars.size.width, bars.size.height]
     return {
         "epochs": epochs,
         "cases": cases,

@@ -40,8 +40,9 @@ from ovtui.app.views.review import (
     item_header,
     item_row,
     plan_row,
-    validation_bars,
+    plan_validation,
 )
+from ovtui.app.widgets.charts import ValidationBarPlot
 from ovtui.app.widgets.field_diff import UNIFIED_BELOW, FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem
@@ -152,7 +153,7 @@ class ReviewScreen(MainScreen):
                 yield VimTable(id="plans")
                 yield Label("Items", classes="pane-title")
                 yield VimTable(id="items")
-                yield Static(id="plan-validation")
+                yield ValidationBarPlot(id="plan-validation")
                 yield Button(apply_label(self.dry_run), id="apply", disabled=True, compact=True)
             with Vertical(id="detail"):
                 # Scrolls (tab focuses it): a long summary must not hide its why and its warnings.
@@ -186,10 +187,11 @@ class ReviewScreen(MainScreen):
 
     def _show_plan(self, plan_id: str | None) -> None:
         self.plan = next((p for p in self.plans if p.plan_id == plan_id), None)
-        bars = validation_bars(self.plan.plan.metadata.get("validation") if self.plan else None)
-        shown = self.query_one("#plan-validation", Static)
-        shown.update(bars)
-        shown.display = bool(bars.plain)
+        validation = plan_validation(self.plan.plan.metadata.get("validation") if self.plan else None)
+        chart = self.query_one("#plan-validation", ValidationBarPlot)
+        chart.display = validation is not None
+        if validation is not None:
+            chart.show(validation)
         table = self.query_one("#items", VimTable)
         keep = table.selected_key
         table.clear()

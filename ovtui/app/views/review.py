@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from rich.text import Text
@@ -147,32 +148,31 @@ def item_header(
     return text
 
 
-# Cells of a validation bar: readable at the 80-column floor, where the queue is ~36 wide.
-BAR_CELLS = 16
+@dataclass(frozen=True)
+class PlanValidation:
+    """The plan's validation: how many of its cases passed before and after it."""
+
+    cases: int
+    before: int
+    after: int
+
+    @property
+    def change(self) -> str:
+        """``+3``, ``−6`` or ``±0``: the sign written out, so the change reads without colour."""
+        delta = self.after - self.before
+        return f"{'+' if delta > 0 else '±' if delta == 0 else '−'}{abs(delta)}"
+
+    @property
+    def labels(self) -> tuple[str, str]:
+        """The bars' labels, ``before 6/12`` and ``after 9/12 +3``: the counts beside each bar."""
+        return f"before {self.before}/{self.cases}", f"after {self.after}/{self.cases} {self.change}"
 
 
-def validation_bars(validation: dict[str, Any] | None) -> Text:
-    """The plan's validation before and after as two bars of solid and hollow cells, with the
-    counts, so the change reads without colour (empty: the plan was not validated)::
-
-        plan validation
-        before ████████░░░░░░░░  6/12
-        after  ████████████░░░░  9/12 +3
-    """
+def plan_validation(validation: dict[str, Any] | None) -> PlanValidation | None:
+    """The plan's validation as its bar chart shows it (None: the plan was not validated)."""
     if not validation or not validation.get("cases"):
-        return Text()
-    cases, before, after = int(validation["cases"]), int(validation["before"]), int(validation["after"])
-    change = after - before
-    trend = "green" if change > 0 else "red" if change < 0 else ""
-    text = Text("plan validation", style="bold")
-    for label, passed in (("before", before), ("after", after)):
-        solid = round(BAR_CELLS * passed / cases)
-        text.append(f"\n{label:<6} ")
-        text.append("█" * solid, style=trend if label == "after" else "")
-        text.append("░" * (BAR_CELLS - solid), style="dim")
-        text.append(f" {passed:>{len(str(cases))}}/{cases}")
-    text.append(f" {'+' if change > 0 else '±' if change == 0 else '−'}{abs(change)}", style=trend)
-    return text
+        return None
+    return PlanValidation(int(validation["cases"]), int(validation["before"]), int(validation["after"]))
 
 
 def hunks_line(choice: HunkChoice, count: int, approved: list[int] | None = None) -> Text:

@@ -2,7 +2,8 @@
 
 Each chart keeps what it plotted (``series``, ``bars``), so a test reads the values back from the
 widget rather than from its pixels. plotext rebuilds the whole picture on every render: the charts
-live where nothing else repaints them (the Run screen shows them instead of its log, not beside it).
+live where nothing else repaints them (the Run screen shows them instead of its log, not beside it),
+or are small enough that a repaint beside them stays cheap (Review's two validation bars).
 An empty chart says what would fill it instead of drawing empty axes.
 """
 
@@ -13,6 +14,7 @@ from textual.containers import Vertical
 from textual.widgets import ContentSwitcher, Static
 from textual_plotext import PlotextPlot
 
+from ovtui.app.views.review import PlanValidation
 from ovtui.app.views.run_charts import CI_HIGH, MARKERS, CostView, CurveView
 
 
@@ -55,6 +57,41 @@ class StageCostPlot(PlotextPlot):
         plt.title(f"tokens per stage · cost ${view.total_cost:.4f}")
         names = [f"{stage} ${cost:.4f}" for stage, cost in zip(view.stages, view.costs, strict=True)]
         plt.bar(names, view.tokens, marker="█")
+        self.refresh()
+
+
+class ValidationBarPlot(PlotextPlot):
+    """The plan's validation as two horizontal bars, cases passing before and after, on an axis
+    from none to all of its cases; the labels carry the counts and the change, so the bars read
+    without colour (plotext gives one bar call one colour, so both bars share it). Five rows: the
+    title, the bars a row apart, the axis."""
+
+    DEFAULT_CSS = "ValidationBarPlot { height: 5; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.bars: dict[str, int] = {}
+        self.cases = 0
+
+    def show(self, view: PlanValidation) -> None:
+        before, after = view.labels
+        self.bars = {before: view.before, after: view.after}
+        self.cases = view.cases
+        plt = self.plt
+        plt.clear_figure()
+        plt.title("plan validation")
+        plt.frame(False)
+        # plotext stacks horizontal bars upwards: "after" goes first to sit under "before".
+        # A space after each label keeps it off its bar.
+        plt.bar(
+            [f"{after} ", f"{before} "],
+            [view.after, view.before],
+            orientation="horizontal",
+            marker="█",
+            width=1 / 5,
+        )
+        plt.xlim(0, view.cases)
+        plt.xticks([0, view.cases])
         self.refresh()
 
 
