@@ -171,7 +171,10 @@ def compact(value: Any) -> str:
 
 def request_tokens(encoding: tiktoken.Encoding, body: dict[str, Any]) -> dict[str, int]:
     """The prompt tokens one request is billed for: its messages, its schema and its tools."""
-    count = lambda text: len(encoding.encode(text, disallowed_special=()))  # noqa: E731
+
+    def count(text: str) -> int:
+        return len(encoding.encode(text, disallowed_special=()))
+
     messages = REPLY_PRIMING
     for message in body.get("messages", []):
         messages += (

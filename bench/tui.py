@@ -167,6 +167,8 @@ def lists_in_fresh_interpreters(root: Path, repeats: int) -> dict[str, Any]:
 async def measure(root: Path, rollouts: int) -> dict[str, Any]:
     """Key-to-repaint idle and during a run, and the field diff (launch and lists: measure_lists)."""
     from ovtui.app.app import OvtuiApp
+    from ovtui.app.screens.review import ReviewScreen
+    from ovtui.app.screens.run import RunScreen
     from ovtui.wiring.workspace import TrainOptions, Workspace
 
     figures: dict[str, Any] = {}
@@ -185,6 +187,7 @@ async def measure(root: Path, rollouts: int) -> dict[str, Any]:
         await pilot.press("2")
         await pilot.pause()
         review = app.screen
+        assert isinstance(review, ReviewScreen)
         samples = []
         for _ in range(5):
             review._show_item(None)
@@ -198,6 +201,7 @@ async def measure(root: Path, rollouts: int) -> dict[str, Any]:
         await pilot.press("3")
         await pilot.pause()
         run = app.main_screens["run"]
+        assert isinstance(run, RunScreen)
         run._start("train", TrainOptions(dataset="bench", epochs=1, batch_size=50, eval_split=None))
         while run.running and run.progress.counts["rollouts"] < 50:
             await asyncio.sleep(0.01)  # let the run get going: the measure is under load
