@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from contextlib import suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -62,24 +64,22 @@ class MemoryRow:
     usage: Usage | None = None  # its record in the use ledger (None: never used)
     utility: ExperienceUtility | None = None  # its newest ablation (None: never measured)
 
-    def cells(self) -> tuple[Text, ...]:
-        # Text, not str: a str cell is parsed as markup each time the table measures it.
-        hot = f"{self.hot:.2f}" if self.hot else "–"
+    @cached_property
+    def cells(self) -> tuple[str, ...]:
+        # Plain strings (the table makes Text only of the rows on screen): a Text per cell, 120,000
+        # for 10,000 rows, was most of the time of building the rows.
         # What a file is and when it changed first, then its uses: a narrow pane cuts the right end
         # (Right shows the next column whole).
-        used = usage_cells(self.usage)
-        measured = utility_cell(self.utility, self.version)
-        cells = (
+        return (
             self.name,
             self.status,
             str(self.version),
             self.changed,
-            *used,
-            measured,
-            hot,
+            *usage_cells(self.usage),
+            utility_cell(self.utility, self.version),
+            f"{self.hot:.2f}" if self.hot else "–",
             str(self.links),
         )
-        return tuple(Text(cell) for cell in cells)
 
 
 _CREATED = re.compile(r"_(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})\d{2}$")
@@ -145,6 +145,8 @@ class MemoriesScreen(MainScreen):
         self._loaded: ExperienceSet | None = None
         self._usage: dict[str, Usage] = {}  # the use ledger's records by URI, read once per load
         self._utility: dict[str, ExperienceUtility] = {}  # `ovtui utility`'s results by name, likewise
+        # The rows of the last load of the experiences by URI, with the experience each was built from.
+        self._built: dict[str, tuple[Experience, MemoryRow]] = {}
         self._all: MemoriesScreen.Loaded | None = None  # the type's rows before the filter
 
     def compose(self) -> ComposeResult:
@@ -210,26 +212,34 @@ class MemoriesScreen(MainScreen):
     def _load(self, memory_type: str) -> None:
         """Reads every file in a thread: 10,000 experiences must not hold up the screen."""
         try:
+            if memory_type == EXPERIENCES:
+                # The agent's reader, which the view asks what it would not act on, is built here:
+                # on the UI thread its imports held up the first keys for a tenth of a second. A
+                # reader that cannot be built is the view's to report, not a reason to list nothing.
+                with suppress(OvtuiError):
+                    self.workspace.unread_lines("")
             rows, problems = self._rows(memory_type)
         except (OvtuiError, OSError) as exc:
             answer(self, WorkFailed(f"loading {memory_type}", exc))
             return
-        cells = [(row.uri, row.cells()) for row in rows]  # built here, off the UI thread
+        cells = [(row.uri, row.cells) for row in rows]  # built here, off the UI thread
         answer(self, self.Loaded(memory_type, rows, cells, problems))
 
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
         hotness_problems = self._read_usage()
         if memory_type == EXPERIENCES:
-            # Later loads re-read only the files that changed (an apply touches a few of 10,000).
+            # Later loads re-read only the files that changed (an apply touches a few of 10,000),
+            # and rebuild only their rows.
             policy_set = self._loaded = self.workspace.experiences(self._loaded)
             changed = {uri: minute(t) for uri, t in self.workspace.modified_times(EXPERIENCES).items()}
             rows = [self._experience_row(e, changed) for e in policy_set.policies]
+            self._built = {row.uri: (e, row) for e, row in zip(policy_set.policies, rows, strict=True)}
             return rows, hotness_problems + [str(p) for p in policy_set.metadata.get("problems", [])]
         # The user's own files, then each peer's, named with the peer.
         listing = self.workspace.memories(memory_type)
-        return [
-            self._row(name, memory) for name, memory in listing.files
-        ], hotness_problems + listing.problems
+        changed = {uri: minute(t) for uri, t in self.workspace.modified_times(memory_type).items()}
+        rows = [self._row(name, memory, changed) for name, memory in listing.files]
+        return rows, hotness_problems + listing.problems
 
     def _read_usage(self) -> list[str]:
         """The use ledger's records for the usage columns; a ledger ovtui cannot read is a problem
@@ -250,9 +260,18 @@ class MemoriesScreen(MainScreen):
 
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
         when = changed.get(e.uri) or minute(self.workspace.modified_time(e.uri))
+        usage, utility = self._usage.get(e.uri), self._utility.get(e.name)
+        built = self._built.get(e.uri)
+        if built is not None and built[0] is e:  # the same snapshot's experience: the same file
+            row = built[1]
+            # A used memory's hotness decays with time: its row is built again.
+            if usage is None and row.usage is None and row.changed == when and row.utility == utility:
+                return row
         links = len(e.metadata.get("links") or [])
-        row = MemoryRow(e.uri, e.name, e.status.value, e.version, when, links, e.content)
-        return replace(self._used(row), utility=self._utility.get(e.name))
+        hot = self._hot(usage)
+        return MemoryRow(
+            e.uri, e.name, e.status.value, e.version, when, links, e.content, hot, usage, utility
+        )
 
     def _show_preview(self) -> None:
         """The first screenful of experiences, read here on mount so that the first paint shows them
@@ -264,30 +283,32 @@ class MemoriesScreen(MainScreen):
         except (OvtuiError, OSError):
             return  # the full load reports it
         self.rows = {row.uri: row for row in rows}  # the row under the cursor shows before the rest
-        table.fill([(row.uri, row.cells()) for row in rows])
+        table.fill([(row.uri, row.cells) for row in rows])
         self.query_one("#memories-title", Label).update(f"loading {EXPERIENCES}… (first {len(rows)} shown)")
 
-    def _row(self, name: str, memory: MemoryFile) -> MemoryRow:
+    def _row(self, name: str, memory: MemoryFile, changed: dict[str, str]) -> MemoryRow:
         uri = memory.uri or ""
         # A trajectory has no status: its outcome tells one run of a task from another.
         status = memory.fields.get("status") or memory.fields.get("outcome")
-        row = MemoryRow(
+        usage = self._usage.get(uri)
+        return MemoryRow(
             uri,
             with_creation_time(name, uri),
             status if isinstance(status, str) else "–",
             memory.version,
-            minute(self.workspace.modified_time(uri)),
+            changed.get(uri) or minute(self.workspace.modified_time(uri)),
             len(memory.fields.get("links") or []),
             memory.content,
+            self._hot(usage),
+            usage,
         )
-        return self._used(row)
 
-    def _used(self, row: MemoryRow) -> MemoryRow:
-        """``row`` with its hotness and its record in the use ledger."""
-        usage = self._usage.get(row.uri)
+    def _hot(self, usage: Usage | None) -> float:
+        """A memory's hotness now, from its record in the use ledger (0: never used)."""
+        if usage is None:
+            return 0.0
         half_life = self.workspace.config.retrieval.hotness_half_life_days
-        hot = hotness_score(usage, now=time.time(), half_life_days=half_life)
-        return replace(row, hot=hot, usage=usage)
+        return hotness_score(usage, now=time.time(), half_life_days=half_life)
 
     @on(Loaded)
     def _fill(self, message: Loaded) -> None:
