@@ -1,8 +1,8 @@
 """``ovtui utility``: each experience's leave-one-out ablation and the tokens it costs, on request.
 
-What it will run is said first (experiences, cases, agent runs, and a cost bound when the model
-is priced) and asked for unless ``--yes``; each experience measured is one line on stderr as it
-comes; Ctrl-C stops between batches and leaves what was measured saved.
+What it will run is said first (experiences, cases, agent runs, what counts the tokens, and a cost
+bound when the model is priced) and asked for unless ``--yes``; each experience measured is one
+line on stderr as it comes; Ctrl-C stops between batches and leaves what was measured saved.
 """
 
 from __future__ import annotations

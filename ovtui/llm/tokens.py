@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +146,13 @@ def load_ranks(path: Path, shown: str, sha256: str | None) -> dict[bytes, int]:
     digest = hashlib.sha256(data).hexdigest()
     if sha256 is not None and digest != sha256:
         raise TokenizerError("rank_file_sha256", f"{shown} has SHA-256 {digest}, not {sha256}")
+    ranks = _parse_ranks(data, shown)
+    _check_ranks(ranks, shown)
+    return ranks
+
+
+def _parse_ranks(data: bytes, shown: str) -> dict[bytes, int]:
+    """tiktoken's rank file: one ``<base64 token> <rank>`` a line."""
     ranks: dict[bytes, int] = {}
     for number, line in enumerate(data.splitlines(), 1):
         if not line.strip():
@@ -155,6 +163,19 @@ def load_ranks(path: Path, shown: str, sha256: str | None) -> dict[bytes, int]:
         except (ValueError, binascii.Error):
             raise TokenizerError("rank_file", f"{shown}:{number}: not a base64 token and its rank") from None
     return ranks
+
+
+def _check_ranks(ranks: dict[bytes, int], shown: str) -> None:
+    # tiktoken's encoder aborts the process (a Rust panic, no exception) on two tokens of one rank
+    # and on a byte with no token of its own: refused here, by name.
+    if len(set(ranks.values())) < len(ranks):
+        shared = Counter(ranks.values()).most_common(1)[0][0]
+        raise TokenizerError("rank_file", f"{shown}: not a BPE rank file (two tokens of rank {shared})")
+    lacking = next((byte for byte in range(256) if bytes([byte]) not in ranks), None)
+    if lacking is not None:
+        raise TokenizerError(
+            "rank_file", f"{shown}: not a BPE rank file (no token for the byte {lacking:#04x})"
+        )
 
 
 def token_counter(config: TokensConfig, root: Path) -> TokenCounter:

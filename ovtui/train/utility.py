@@ -9,7 +9,8 @@ moves by itself); then, for each experience, the policy without that file runs i
 same trials. Paired with the first run, a delta
 past k·SE and beyond the null on those cases is **helpful** (the file's removal loses cases) or
 **harmful** (its removal gains cases); anything else is no measurable effect. Its cost is the
-prompt tokens its block adds to each case it is served for.
+prompt tokens its block adds to each case it is served for, counted by ``ovtui.llm.tokens`` (an
+estimate, where no tokenizer loads, is shown ``≈N``).
 
 Results are kept in ``.ovtui/utility.json``, each with the policy snapshot it was measured
 against, and written after every experience, so a run stopped half-way keeps what it measured.

@@ -86,3 +86,26 @@ def test_a_file_that_is_not_ranks_names_its_line(tmp_path: Path) -> None:
     problem = rank_file_problem(TokensConfig(rank_file="ranks.tiktoken"), tmp_path)
     assert problem is not None
     assert problem.message == "ranks.tiktoken:257: not a base64 token and its rank"
+
+
+def test_a_rank_file_without_every_byte_is_refused_before_it_could_fail_to_encode(tmp_path: Path) -> None:
+    write_rank_file(tmp_path / "ranks.tiktoken")
+    lines = (tmp_path / "ranks.tiktoken").read_bytes().splitlines(keepends=True)
+    (tmp_path / "ranks.tiktoken").write_bytes(b"".join(lines[:65] + lines[66:]))  # no "A" (0x41)
+    config = TokensConfig(rank_file="ranks.tiktoken")
+    problem = rank_file_problem(config, tmp_path)
+    assert problem is not None
+    assert problem.message == "ranks.tiktoken: not a BPE rank file (no token for the byte 0x41)"
+    counter = token_counter(config, tmp_path)
+    assert not counter.exact and counter("A") == estimate_tokens("A")
+
+
+def test_two_tokens_of_one_rank_are_refused_by_name(tmp_path: Path) -> None:
+    write_rank_file(tmp_path / "ranks.tiktoken")
+    with (tmp_path / "ranks.tiktoken").open("ab") as handle:
+        handle.write(b"YWI= 255\n")  # "ab" given the rank of the byte 0xff
+    config = TokensConfig(rank_file="ranks.tiktoken")
+    problem = rank_file_problem(config, tmp_path)
+    assert problem is not None
+    assert problem.message == "ranks.tiktoken: not a BPE rank file (two tokens of rank 255)"
+    assert not token_counter(config, tmp_path).exact
