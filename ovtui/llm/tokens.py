@@ -17,19 +17,26 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import queue
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ovtui.core.config import TokensConfig
 from ovtui.core.errors import OvtuiError
 from ovtui.llm.budget import estimate_tokens
 from ovtui.storage.reading import read_bounded
 
+if TYPE_CHECKING:
+    import tiktoken
+
 ESTIMATED_TOKENS = "estimate (the context budget's: 4 characters a token, on the high side)"
 MAX_RANK_FILE_BYTES = 64 * 1024 * 1024  # o200k_base's is 3.6 MB
 TOKENS_EXTRA = "pip install 'ovtui[tokens]'"
+DOWNLOAD_WAIT_S = 20.0  # for tiktoken's cache or download of an encoding (a cached one takes < 1 s)
 
 # How each encoding splits text before its ranks merge bytes, and its special tokens (counted as
 # ordinary text here): what tiktoken's own constructors give, needed to build one from a rank file.
@@ -178,6 +185,27 @@ def _check_ranks(ranks: dict[bytes, int], shown: str) -> None:
         )
 
 
+def _from_tiktoken(encoding: str) -> tiktoken.Encoding | str:
+    """The encoding from tiktoken's cache or its download, else why not. tiktoken downloads with
+    no timeout (a network that drops packets holds it for minutes), so it is waited for only
+    ``DOWNLOAD_WAIT_S``, in a daemon thread that cannot hold the process open after that."""
+    import tiktoken
+
+    answer: queue.Queue[tiktoken.Encoding | str] = queue.Queue(maxsize=1)
+
+    def load() -> None:
+        try:
+            answer.put(tiktoken.get_encoding(encoding))
+        except Exception as exc:  # a download fails in many ways: each one is the estimate, said why
+            answer.put(type(exc).__name__)
+
+    threading.Thread(target=load, name=f"tiktoken {encoding}", daemon=True).start()
+    try:
+        return answer.get(timeout=DOWNLOAD_WAIT_S)
+    except queue.Empty:
+        return f"no answer in {DOWNLOAD_WAIT_S:g} s"
+
+
 def token_counter(config: TokensConfig, root: Path) -> TokenCounter:
     """The counter ``config`` names (blocking: it may read a rank file or download one)."""
     encoding, path = config.encoding, rank_file_path(config, root)
@@ -197,12 +225,10 @@ def token_counter(config: TokensConfig, root: Path) -> TokenCounter:
             special_tokens=_SPECIAL_TOKENS[encoding],
         )
     else:
-        try:
-            built = tiktoken.get_encoding(encoding)
-        except Exception as exc:  # a download fails in many ways: each one is the estimate, said why
-            return estimated(
-                f"{encoding} is not in tiktoken's cache and its download failed: {type(exc).__name__}"
-            )
+        loaded = _from_tiktoken(encoding)
+        if isinstance(loaded, str):
+            return estimated(f"{encoding} is not in tiktoken's cache and its download failed: {loaded}")
+        built = loaded
 
     def count(text: str) -> int:
         return len(built.encode(text, disallowed_special=()))

@@ -3,13 +3,16 @@ does the estimate, labelled as one, with the reason."""
 
 from __future__ import annotations
 
+import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tokenizer_support import no_tiktoken_download, write_rank_file
 
 from ovtui.core.config import TokensConfig
+from ovtui.llm import tokens
 from ovtui.llm.budget import estimate_tokens
 from ovtui.llm.tokens import ESTIMATED_TOKENS, figure, rank_file_problem, token_counter
 
@@ -49,6 +52,29 @@ def test_without_a_tokenizer_the_estimate_counts_and_every_figure_says_so(tmp_pa
     )
     assert counter.said().startswith("tokens estimated, not counted: ≈ figures are the estimate")
     assert figure(2, counter.tokenizer) == "≈2"
+
+
+@pytest.fixture
+def silent_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A proxy that takes the connection and never answers (a network that drops the packets)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        proxy = f"http://127.0.0.1:{server.getsockname()[1]}"
+        for name, value in no_tiktoken_download(tmp_path / "tiktoken-cache").items():
+            monkeypatch.setenv(name, proxy if name.lower() == "https_proxy" else value)
+        yield
+    # closing the server resets the connection: the download gives up and its thread ends
+
+
+@pytest.mark.usefixtures("silent_proxy")
+def test_a_download_that_never_answers_is_waited_for_a_bounded_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tokens, "DOWNLOAD_WAIT_S", 0.2)
+    counter = token_counter(TokensConfig(), tmp_path)
+    assert not counter.exact and counter(TEXT) == estimate_tokens(TEXT)
+    assert counter.problem == (
+        "cl100k_base is not in tiktoken's cache and its download failed: no answer in 0.2 s"
+    )
 
 
 def test_without_tiktoken_the_estimate_says_how_to_get_it(
