@@ -44,10 +44,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai
-import tiktoken
-from tiktoken.load import load_tiktoken_bpe
 
-from ovtui.core.config import LLMConfig
+from ovtui.core.config import LLMConfig, TokensConfig
 from ovtui.core.domain import (
     Case,
     CriterionResult,
@@ -65,6 +63,7 @@ from ovtui.core.domain import (
 )
 from ovtui.core.fileformat import render_memory
 from ovtui.llm.client import LLMClient
+from ovtui.llm.tokens import TokenCounter, token_counter
 from ovtui.memory.store import MemoryStore
 from ovtui.testing import realistic
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
@@ -80,17 +79,6 @@ LINKS = 11
 OPENVIKING_TOKENS = {"empty": 8852, "experiences": 10365, "linked": 15591}
 GOAL_OF_OPENVIKING = 0.3
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|"""
-    r"""\s*[\r\n]|\s+(?!\S)|\s"""
-)
-CL100K_SPECIAL = {
-    "<|endoftext|>": 100257,
-    "<|fim_prefix|>": 100258,
-    "<|fim_middle|>": 100259,
-    "<|fim_suffix|>": 100260,
-    "<|endofprompt|>": 100276,
-}
 # The chat format's cost per message and for priming the reply (OpenAI's published rule).
 TOKENS_PER_MESSAGE = 3
 REPLY_PRIMING = 3
@@ -146,14 +134,14 @@ def find_encoding_file() -> Path | None:
     return None
 
 
-def load_cl100k(path: Path | None) -> tiktoken.Encoding:
-    """The cl100k encoding from its rank file (no download), else from tiktoken itself."""
-    if path is None:
-        return tiktoken.get_encoding("cl100k_base")
-    ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
-    return tiktoken.Encoding(
-        name="cl100k_base", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens=CL100K_SPECIAL
-    )
+def load_cl100k(path: Path | None) -> TokenCounter:
+    """The cl100k counter through the product's seam: from its rank file (no download), else from
+    tiktoken itself; a bench that cannot count with it stops (its figures are cl100k's)."""
+    config = TokensConfig(rank_file=str(path), rank_file_sha256=CL100K_SHA256) if path else TokensConfig()
+    counter = token_counter(config, Path.cwd())
+    if not counter.exact:
+        raise SystemExit(f"bench: no cl100k tokenizer: {counter.problem}")
+    return counter
 
 
 def stage_of(body: dict[str, Any]) -> str:
@@ -169,12 +157,8 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def request_tokens(encoding: tiktoken.Encoding, body: dict[str, Any]) -> dict[str, int]:
+def request_tokens(count: TokenCounter, body: dict[str, Any]) -> dict[str, int]:
     """The prompt tokens one request is billed for: its messages, its schema and its tools."""
-
-    def count(text: str) -> int:
-        return len(encoding.encode(text, disallowed_special=()))
-
     messages = REPLY_PRIMING
     for message in body.get("messages", []):
         messages += (
@@ -192,7 +176,7 @@ def request_tokens(encoding: tiktoken.Encoding, body: dict[str, Any]) -> dict[st
     }
 
 
-def token_figures(encoding: tiktoken.Encoding, bodies: list[dict[str, Any]], rollouts: int) -> dict[str, Any]:
+def token_figures(encoding: TokenCounter, bodies: list[dict[str, Any]], rollouts: int) -> dict[str, Any]:
     """Prompt tokens per rollout, by stage and in all, and the schema's share of them."""
     by_stage: dict[str, dict[str, int]] = {}
     for body in bodies:
@@ -403,7 +387,7 @@ def make_client(base_url: str, concurrency: int, aiohttp: bool) -> LLMClient:
 async def run_state(
     client: LLMClient,
     server: ServerProcess,
-    encoding: tiktoken.Encoding,
+    encoding: TokenCounter,
     root: Path,
     count: int,
     existing: int,
@@ -523,7 +507,7 @@ async def main(
             "share_of_openviking": GOAL_OF_OPENVIKING,
             "prompt_tokens_per_rollout": {s: GOAL_OF_OPENVIKING * t for s, t in OPENVIKING_TOKENS.items()},
         },
-        "tokenizer": "cl100k_base (tiktoken)",
+        "tokenizer": encoding.tokenizer,
     }
     print(json.dumps(summary))
 

@@ -5,9 +5,9 @@ the same run.
 A sample workspace is trained (its three epochs, every plan applied); then every experience is
 measured through ``Workspace.utility_plan`` and ``Workspace.utility`` on the train split, with the
 tokens each adds per case counted with OpenAI's cl100k encoding (a real tokenizer: the rank file
-under ``shared/tokenizers/``, as ``bench/llm_calls.py`` reads it) and, beside it, the product's own
-estimate. The floor is ``Workspace.evaluate`` of the current policy on the same split. Run from the
-repository root::
+under ``shared/tokenizers/``, loaded through ``ovtui.llm.tokens`` as ``bench/llm_calls.py`` loads
+it) and, beside it, the product's own estimate. The floor is ``Workspace.evaluate`` of the current
+policy on the same split. Run from the repository root::
 
     .venv/bin/python bench/utility.py [--trials 1]
 
@@ -40,17 +40,13 @@ SPLIT = "train"
 async def _run(root: Path, trials: int) -> dict[str, object]:
     workspace = Workspace(root)
     await workspace.train(TrainOptions(approve="all", eval_split=None))
-    encoding = load_cl100k(find_encoding_file())
-
-    def cl100k(text: str) -> int:
-        return len(encoding.encode(text, disallowed_special=()))
-
+    cl100k = load_cl100k(find_encoding_file())
     started = time.perf_counter()
     floor = await workspace.evaluate(split=SPLIT, trials=trials)
     eval_s = time.perf_counter() - started
     started = time.perf_counter()
     plan = await workspace.utility_plan(UtilityOptions(split=SPLIT, trials=trials))
-    outcome = await workspace.utility(plan, count_tokens=cl100k, tokenizer="cl100k_base (tiktoken)")
+    outcome = await workspace.utility(plan, tokens=cl100k)
     utility_s = time.perf_counter() - started
     by_name = plan.policy.by_name()
     experiences = {
@@ -81,7 +77,7 @@ async def _run(root: Path, trials: int) -> dict[str, object]:
         "utility_s": round(utility_s, 3),
         "eval_floor_s": round(eval_s, 3),
         "utility_ratio_to_eval": round(utility_s / eval_s, 2),
-        "tokenizer": "cl100k_base (tiktoken)",
+        "tokenizer": cl100k.tokenizer,
         "tokens_per_case_total": sum(e.tokens_per_case for e in outcome.measured),
         "proposed_plan_items": 0
         if outcome.plan_id is None

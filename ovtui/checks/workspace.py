@@ -31,6 +31,7 @@ from ovtui.core.fileformat import FIELDS_OPEN, MemoryFile, parse_memory, quoted_
 from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
 from ovtui.environments.base import Environment
+from ovtui.llm.tokens import rank_file_problem
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.layout import MoveResult, layout_shape, move_former_files, space_layouts
 from ovtui.memory.ledger import UseLedger
@@ -322,6 +323,9 @@ def check_config(store: MemoryStore, report: CheckReport) -> OvtuiConfig | None:
     report.config = CONFIG_FILE
     unknown = [f"[{key}] {problem}" for key, problem in unknown_names(config)]
     _report_config(store, report, "", unknown)
+    tokenizer = rank_file_problem(config.tokens, store.paths.root)
+    if tokenizer is not None:  # the token figures fall back to the estimate: said, not fatal
+        _report_config(store, report, "", [f"[tokens.{tokenizer.key}] {tokenizer.message}"])
     return None if unknown else config
 
 

@@ -1,8 +1,8 @@
 """``ovtui utility``: each experience's leave-one-out ablation and the tokens it costs, on request.
 
-What it will run is said first (experiences, cases, agent runs, and a cost bound when the model
-is priced) and asked for unless ``--yes``; each experience measured is one line on stderr as it
-comes; Ctrl-C stops between batches and leaves what was measured saved.
+What it will run is said first (experiences, cases, agent runs, what counts the tokens, and a cost
+bound when the model is priced) and asked for unless ``--yes``; each experience measured is one
+line on stderr as it comes; Ctrl-C stops between batches and leaves what was measured saved.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ovtui.cli.common import open_workspace, where, whole_number
 
 if TYPE_CHECKING:
     from ovtui.core.events import Event
+    from ovtui.llm.tokens import TokenCounter
     from ovtui.train.utility import UtilityOutcome, UtilityPlan
     from ovtui.wiring.workspace import Workspace
 
@@ -41,21 +42,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     utility.set_defaults(handler=run_utility)
 
 
-def _cost_line(workspace: Workspace, plan: UtilityPlan) -> str | None:
+def _cost_line(workspace: Workspace, plan: UtilityPlan, tokens: TokenCounter) -> str | None:
     """A bound on the prompt cost when the model is priced: every experience in every prompt."""
-    from ovtui.llm.budget import estimate_tokens
     from ovtui.train.utility import prompt_block
 
     price = workspace.config.llm.prompt_price_per_mtok
     if price <= 0:
         return None
-    policy = sum(estimate_tokens(prompt_block(e)) for e in plan.policy.policies)
-    cases = max((estimate_tokens(json.dumps(c.input, ensure_ascii=False)) for c in plan.cases), default=0)
+    policy = sum(tokens(prompt_block(e)) for e in plan.policy.policies)
+    cases = max((tokens(json.dumps(c.input, ensure_ascii=False)) for c in plan.cases), default=0)
     bound = plan.calls * (policy + cases) * price / 1_000_000
-    return (
-        f"cost: at most about ${bound:.4f} in prompt tokens if every run is a model call "
-        "(completions not counted)"
-    )
+    amount = f"about ${bound:.4f}" if tokens.exact else f"≈${bound:.4f}"
+    return f"cost: at most {amount} in prompt tokens if every run is a model call (completions not counted)"
 
 
 def _confirmed(stream_out: bool) -> bool:
@@ -76,7 +74,7 @@ class MeasuredLine:
             print(line, file=sys.stderr, flush=True)
 
 
-def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome) -> str:
+def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome, tokens: TokenCounter) -> str:
     from ovtui.train.utility import UTILITY_FILE
 
     return json.dumps(
@@ -87,6 +85,8 @@ def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome) -
             "trials": plan.trials,
             "policy": plan.policy_id,
             "estimated_calls": plan.calls,
+            "tokenizer": tokens.tokenizer,
+            "tokens_estimated": not tokens.exact,
             "calls": sum(e.calls for e in outcome.measured) + 2 * plan.trials * len(plan.cases),
             "experiences": [e.model_dump(mode="json") for e in outcome.measured],
             "unmeasured": plan.unmeasured,
@@ -110,9 +110,10 @@ def run_utility(args: argparse.Namespace) -> int:
     )
     plan = asyncio.run(workspace.utility_plan(options))
     said = sys.stderr if args.json else sys.stdout
-    for line in plan.lines():
+    tokens = asyncio.run(workspace.token_counter())
+    for line in [*plan.lines(), tokens.said()]:
         print(line, file=said)
-    cost = _cost_line(workspace, plan)
+    cost = _cost_line(workspace, plan, tokens)
     if cost:
         print(cost, file=said)
     if not plan.ablations:
@@ -123,11 +124,11 @@ def run_utility(args: argparse.Namespace) -> int:
         return 1
     progress = ProgressLine()
     outcome = asyncio.run(
-        cancellable(lambda cancel: workspace.utility(plan, [progress, MeasuredLine()], cancel))
+        cancellable(lambda cancel: workspace.utility(plan, [progress, MeasuredLine()], cancel, tokens=tokens))
     )
     progress.clear()
     if args.json:
-        print(_as_json(workspace, plan, outcome))
+        print(_as_json(workspace, plan, outcome, tokens))
     else:
         for entry in outcome.measured:
             print(f"{entry.name}: {entry.line()}")

@@ -152,6 +152,16 @@ class EmbeddingConfig(Section):
     fusion: Literal["weighted", "rrf"] = "weighted"
 
 
+class TokensConfig(Section):
+    """``[tokens]``: the tokenizer that counts the token figures ovtui shows (``ovtui.llm.tokens``):
+    OpenAI's ``encoding``, its ranks from ``rank_file`` (workspace-relative; checked against
+    ``rank_file_sha256`` when given) or else from tiktoken's cache or a download."""
+
+    encoding: Literal["cl100k_base", "o200k_base"] = "cl100k_base"
+    rank_file: str | None = Field(None, min_length=1, max_length=4096)
+    rank_file_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+
+
 class SessionsConfig(Section):
     """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
     OpenViking server) and how long it waits for a commit's task; how this workspace's own commits
@@ -226,5 +236,6 @@ class OvtuiConfig(Section):
     tau2: Tau2Config = Field(default_factory=Tau2Config)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    tokens: TokensConfig = Field(default_factory=TokensConfig)
     # Dense retrieval: present only when the workspace names an embeddings endpoint.
     embedding: EmbeddingConfig | None = None

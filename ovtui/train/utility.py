@@ -9,7 +9,8 @@ moves by itself); then, for each experience, the policy without that file runs i
 same trials. Paired with the first run, a delta
 past k·SE and beyond the null on those cases is **helpful** (the file's removal loses cases) or
 **harmful** (its removal gains cases); anything else is no measurable effect. Its cost is the
-prompt tokens its block adds to each case it is served for.
+prompt tokens its block adds to each case it is served for, counted by ``ovtui.llm.tokens`` (an
+estimate, where no tokenizer loads, is shown ``≈N``).
 
 Results are kept in ``.ovtui/utility.json``, each with the policy snapshot it was measured
 against, and written after every experience, so a run stopped half-way keeps what it measured.
@@ -30,6 +31,7 @@ from pydantic import Field, ValidationError
 from ovtui.core.domain import Case, Experience, ExperienceSet, Model, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import CaseLoader
+from ovtui.llm.tokens import TokenCounter, figure
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.storage.locks import WorkspaceLock
 from ovtui.storage.paths import WorkspacePaths
@@ -74,6 +76,7 @@ class ExperienceUtility(Model):
     ci: list[float] | None  # [low, high] of the delta; None below two cases
     p_value: float
     tokens_per_case: int
+    tokenizer: str = ""  # what counted tokens_per_case ("": an older record's estimate)
     calls: int  # agent runs its own ablation cost (the shared runs with the policy not counted)
     policy: str  # the snapshot id of the policy it was measured against
     measured_at: str
@@ -82,7 +85,8 @@ class ExperienceUtility(Model):
         return (
             f"{_SAID[self.verdict]}: Δ {self.delta:+.1%} (95% CI {interval_text(self.ci)}, "
             f"McNemar p={self.p_value:.3g}) "
-            f"on {len(self.cases)} case(s) × {self.trials}; {self.tokens_per_case} tokens per case"
+            f"on {len(self.cases)} case(s) × {self.trials}; "
+            f"{figure(self.tokens_per_case, self.tokenizer)} tokens per case"
         )
 
 
@@ -206,8 +210,10 @@ def utility_of(
     k: float,
     tokens: int,
     policy_id: str,
+    tokenizer: str = "",
 ) -> ExperienceUtility:
-    """``runs``: with the experience, the null (with it again), without it."""
+    """``runs``: with the experience, the null (with it again), without it; ``tokens`` its block's
+    cost, counted by ``tokenizer``."""
     with_it, again, without_it = ({c: r[c] for c in ablation.cases if c in r} for r in runs)
     verdict, result = classify(with_it, without_it, paired(with_it, again), k)
     trials = min((len(t) for t in with_it.values()), default=0)
@@ -223,6 +229,7 @@ def utility_of(
         without_rate=summary.a_rate,
         **summary.model_dump(include={"delta", "se", "ci", "p_value"}),
         tokens_per_case=tokens,
+        tokenizer=tokenizer,
         calls=sum(len(t) for t in without_it.values()),
         policy=policy_id,
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -239,7 +246,7 @@ async def measure(
     pipeline: OfflinePolicyOptimizationPipeline,
     batch: int,
     k: float,
-    count_tokens: Callable[[str], int],
+    tokens: TokenCounter,
     save: Callable[[ExperienceUtility], Awaitable[None]],
 ) -> None:
     """The policy on every case, again (the null), then each ablation: each result handed to
@@ -252,8 +259,9 @@ async def measure(
         loader = case_runs([chosen[c] for c in ablation.cases], plan.trials, batch)
         less = without(plan.policy, ablation.experience)
         without_it = (await pipeline.eval(loader, less, stage=STAGE_WITHOUT)).report.results
-        tokens = count_tokens(prompt_block(ablation.experience))
-        entry = utility_of(ablation, (with_it, again, without_it), k, tokens, plan.policy_id)
+        cost = tokens(prompt_block(ablation.experience))
+        runs = (with_it, again, without_it)
+        entry = utility_of(ablation, runs, k, cost, plan.policy_id, tokens.tokenizer)
         await save(entry)
         pipeline.events.progress(
             STAGE_MEASURED, done, len(plan.ablations), name=entry.name, line=entry.line()

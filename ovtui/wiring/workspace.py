@@ -30,7 +30,7 @@ import asyncio
 import getpass
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ovtui.core.fileformat import MemoryFile
     from ovtui.core.interfaces import CaseLoader
     from ovtui.llm.capabilities import Capabilities
+    from ovtui.llm.tokens import TokenCounter
     from ovtui.memory.history import HistoryEntry, HistoryStore
     from ovtui.memory.ledger import UseLedger
     from ovtui.memory.ledger_state import Fed, Usage, Via
@@ -122,10 +123,6 @@ class UtilityOptions:
     experiences: list[str] = field(default_factory=list)
     top: int | None = None
     trials: int | None = None  # None = [trainer] eval_trials
-
-
-# How utility counts the tokens an experience adds when no tokenizer is given: the context budget's.
-ESTIMATED_TOKENS = "estimate (the context budget's: 4 characters a token, on the high side)"
 
 
 @dataclass(frozen=True)
@@ -206,6 +203,7 @@ class Workspace:
         check_names(self.config, root / CONFIG_FILE)
         self._store, self.recovered = open_memory(root, self.config.workspace.user, reading=reading)
         self._paths = self._store.paths
+        self._tokens: TokenCounter | None = None
 
     @property
     def root(self) -> Path:
@@ -542,13 +540,12 @@ class Workspace:
         listeners: list[Listener] | None = None,
         cancel: asyncio.Event | None = None,
         *,
-        count_tokens: Callable[[str], int] | None = None,
-        tokenizer: str = ESTIMATED_TOKENS,
+        tokens: TokenCounter | None = None,
     ) -> UtilityOutcome:
         """Run ``plan``: each result saved in ``.ovtui/utility.json`` as it comes (a cancelled run
         keeps them), then the harmful and no-effect ones parked as one delete plan for review.
-        Outcomes are not linked in the use ledger (the ablated policies are not the workspace's)."""
-        from ovtui.llm.budget import estimate_tokens
+        Outcomes are not linked in the use ledger (the ablated policies are not the workspace's).
+        ``tokens`` counts each experience's cost (default: the workspace's ``token_counter``)."""
         from ovtui.train.review.policy import ItemDecision
         from ovtui.train.utility import (
             PLAN_SOURCE,
@@ -560,9 +557,10 @@ class Workspace:
         )
 
         outcome = UtilityOutcome(run_id="", measured=[], cancelled=False)
+        counter = tokens or await self.token_counter()
 
         async def save(entry: ExperienceUtility) -> None:
-            await asyncio.to_thread(save_utility, self._paths, self._store.lock, entry, tokenizer)
+            await asyncio.to_thread(save_utility, self._paths, self._store.lock, entry, counter.tokenizer)
             outcome.measured.append(entry)
 
         async with self._run("utility", plan.dataset, listeners, cancel) as (report, run):
@@ -570,7 +568,7 @@ class Workspace:
             pipeline = self._kernel.pipeline(None, run, plan.dataset, report, record_outcomes=False)
             self._started(run, report, split=plan.split, trials=plan.trials, experiences=len(plan.ablations))
             batch, k = self.config.trainer.batch_size, self.config.evaluation.k
-            await measure(plan, pipeline, batch, k, count_tokens or estimate_tokens, save)
+            await measure(plan, pipeline, batch, k, counter, save)
         outcome.cancelled, outcome.failed = report.cancelled, report.failed
 
         def propose() -> str | None:
@@ -584,6 +582,15 @@ class Workspace:
 
         outcome.plan_id = await asyncio.to_thread(propose)
         return outcome
+
+    async def token_counter(self) -> TokenCounter:
+        """What counts the token figures shown (``[tokens]``): a real tokenizer where one loads,
+        else the estimate, labelled; loaded once (a rank file read or downloaded in a thread)."""
+        from ovtui.llm.tokens import token_counter
+
+        if self._tokens is None:
+            self._tokens = await asyncio.to_thread(token_counter, self.config.tokens, self.root)
+        return self._tokens
 
     def utility_results(self) -> UtilityRecord:
         """What ``utility`` measured, by experience name (``OvtuiError`` naming a damaged file)."""

@@ -34,6 +34,7 @@ def measured(experience: Experience, version: int) -> ExperienceUtility:
         ci=[-0.75, -0.25],
         p_value=0.0312,
         tokens_per_case=87,
+        tokenizer="cl100k_base (tiktoken)",
         calls=6,
         policy="policy-snapshot:0123456789abcdef",
         measured_at="2026-12-01T16:00:00+00:00",
@@ -59,7 +60,10 @@ async def test_the_utility_column_and_the_panel(workspace: Workspace, make_app: 
         await press_and_settle(pilot)
         view = " ".join(widget_text(app, app.screen.query_one("#memory-markdown")).split())
         assert "utility: harmful · with it 25.0%, without it 75.0%: Δ -50.0%, 95% CI [-75.0%, -25.0%]" in view
-        assert "3 case(s) × 2 trial(s) · 87 prompt tokens per case it is served for" in view
+        assert (
+            "3 case(s) × 2 trial(s) · 87 prompt tokens per case it is served for "
+            "(counted with cl100k_base (tiktoken))"
+        ) in view
         assert "measured 2026-12-01T16:00:00+00:00 against policy-snapshot:0123456789abcdef" in view
         table.move_cursor(row=table.get_row_index(rest[0].uri))
         await press_and_settle(pilot)

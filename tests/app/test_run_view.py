@@ -131,3 +131,13 @@ def test_a_failure_reason_is_wrapped_whole_never_cut() -> None:
     assert all(len(piece) <= 40 for piece in pieces) and len(pieces) > 1
     assert " ".join(piece.strip() for piece in pieces) == reason
     assert wrapped("short", 40) == ["short"] and wrapped(reason, 0) == [reason]
+
+
+def test_an_evaluation_outside_the_epochs_names_no_epoch() -> None:
+    def eval_event(epoch: int) -> Event:
+        return Event(
+            "eval", {"stage": "baseline_eval", "epoch": epoch, "cases": 15, "passed": 3, "accuracy": 0.2}
+        )
+
+    assert describe_event(eval_event(-1)) == "[baseline_eval] cases=15 accuracy=20.00% passed=3/15"
+    assert describe_event(eval_event(2)) == "[baseline_eval] epoch=2 cases=15 accuracy=20.00% passed=3/15"

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from cli_support import run_ovtui
 from plugin_support import install_distribution
+from tokenizer_support import no_tiktoken_download, write_rank_file
 from workspace_support import build_sample_workspace
 
 from ovtui.llm.budget import estimate_tokens
@@ -31,6 +32,14 @@ HARMFUL_BODY = """## Situation
 ## Reflect
 - NEVER cancel the reservation.
 """
+
+
+@pytest.fixture(autouse=True)
+def no_tokenizer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tokenizer loads unless a test configures a rank file: the figures are the estimate's on
+    any machine (tiktoken would otherwise download its encoding where there is a network)."""
+    for name, value in no_tiktoken_download(tmp_path / "tiktoken-cache").items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +95,9 @@ def test_the_estimate_comes_first_and_nothing_runs_unless_confirmed(trained: Pat
     estimate = (
         f"1 experience(s) on {len(cases)} case(s) of support/train × 2 trial(s): 18 agent run(s)\n"
         f"measuring: {HARMFUL}\n"
+        "tokens estimated, not counted: ≈ figures are the estimate (the context budget's: 4 characters "
+        "a token, on the high side); cl100k_base is not in tiktoken's cache and its download failed: "
+        "ProxyError\n"
     )
     assert refused.returncode == 1 and refused.stdout == estimate + "start? [y/N] not started\n"
     assert not (root / UTILITY_FILE).exists() and sorted((root / "runs").iterdir()) == runs_before
@@ -93,6 +105,8 @@ def test_the_estimate_comes_first_and_nothing_runs_unless_confirmed(trained: Pat
     assert confirmed.returncode == 0, confirmed.stderr
     assert confirmed.stdout.startswith(estimate + "start? [y/N] ")
     assert f"{HARMFUL}: harmful: Δ -100.0%" in confirmed.stdout
+    tokens = estimate_tokens(f"### {HARMFUL}\n{HARMFUL_BODY.strip()}")
+    assert f"; ≈{tokens} tokens per case\n" in confirmed.stdout  # an estimate says it is one
     assert f"[1/1] {HARMFUL}: harmful" in confirmed.stderr  # the progress line, terminal or not
     saved = json.loads((root / UTILITY_FILE).read_text(encoding="utf-8"))
     assert saved["experiences"][HARMFUL]["cases"] == cases and saved["experiences"][HARMFUL]["trials"] == 2
@@ -122,6 +136,7 @@ def test_json_says_harmful_and_helpful_with_cost_and_the_harmful_one_is_proposed
     saved = json.loads((root / UTILITY_FILE).read_text(encoding="utf-8"))
     assert saved["experiences"][HARMFUL]["policy"] == data["policy"]
     assert data["policy"].startswith("policy-snapshot:") and saved["tokenizer"].startswith("estimate")
+    assert data["tokenizer"] == saved["tokenizer"] == harmful["tokenizer"] and data["tokens_estimated"]
     listed = run_ovtui("review", "list", "-w", str(root), cwd=tmp_path)
     assert listed.returncode == 0 and data["plan_id"] in listed.stdout, listed.stdout
     plan = run_ovtui("review", "show", data["plan_id"], "-w", str(root), cwd=tmp_path)
@@ -148,7 +163,7 @@ def test_top_takes_the_most_used_a_priced_model_gets_a_cost_bound_and_sealed_spl
     assert proc.returncode == 1, proc.stderr
     # The agent retrieves the etiquette experience for every case: it is the most used.
     assert "\nmeasuring: conversation_etiquette\n" in proc.stdout
-    assert "\ncost: at most about $" in proc.stdout and "not started" in proc.stdout
+    assert "\ncost: at most ≈$" in proc.stdout and "not started" in proc.stdout  # estimated tokens
     config.write_text(config.read_text(encoding="utf-8") + '\n[evaluation]\nsealed = ["train"]\n')
     sealed = run_ovtui("utility", "-w", str(root), "--yes", cwd=tmp_path)
     assert sealed.returncode == 2 and "Traceback" not in sealed.stderr
@@ -156,6 +171,29 @@ def test_top_takes_the_most_used_a_priced_model_gets_a_cost_bound_and_sealed_spl
         "ovtui: error: split 'train' is sealed ([evaluation] sealed): utility never scores it "
         "(--split names another)\n"
     )
+
+
+def test_a_configured_rank_file_counts_the_cost_and_json_names_the_tokenizer(
+    trained: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "ws"
+    with_harmful(trained, root)
+    sha = write_rank_file(root / "bytes.tiktoken")  # no merges: each UTF-8 byte is one token
+    with (root / "ovtui.toml").open("a", encoding="utf-8") as config:
+        config.write(f'\n[tokens]\nrank_file = "bytes.tiktoken"\nrank_file_sha256 = "{sha}"\n')
+    args = ["utility", "-w", str(root), "--experience", HARMFUL, "--trials", "1", "--yes", "--json"]
+    proc = run_ovtui(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["tokenizer"] == "cl100k_base (tiktoken)" and data["tokens_estimated"] is False
+    assert "tokens counted with cl100k_base (tiktoken)\n" in proc.stderr
+    block = f"### {HARMFUL}\n{HARMFUL_BODY.strip()}"
+    (harmful,) = data["experiences"]
+    assert harmful["tokens_per_case"] == len(block.encode("utf-8")) != estimate_tokens(block)
+    assert harmful["tokenizer"] == "cl100k_base (tiktoken)"
+    assert f"; {len(block.encode('utf-8'))} tokens per case\n" in proc.stderr  # no ≈: counted
+    saved = json.loads((root / UTILITY_FILE).read_text(encoding="utf-8"))
+    assert saved["tokenizer"] == "cl100k_base (tiktoken)"
 
 
 GATED_AGENT = '''

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ovtui.llm.tokens import counted_by, figure
 from ovtui.memory.ledger_state import OUTCOMES, Fed, Usage
 from ovtui.train.comparison import interval_text
 
@@ -121,8 +122,10 @@ def utility_panel(measured: ExperienceUtility | None, version: int) -> str:
         f"**utility: {_VERDICT_WORD[measured.verdict]}** · with it {measured.with_rate:.1%}, without it "
         f"{measured.without_rate:.1%}: Δ {measured.delta:+.1%}, 95% CI {interval_text(measured.ci)}, "
         f"McNemar p={measured.p_value:.3g}",
-        f"{len(measured.cases)} case(s) × {measured.trials} trial(s) · {measured.tokens_per_case} prompt "
-        f"tokens per case it is served for · measured {measured.measured_at} against `{measured.policy}`",
+        f"{len(measured.cases)} case(s) × {measured.trials} trial(s) · "
+        f"{figure(measured.tokens_per_case, measured.tokenizer)} prompt tokens per case it is served for "
+        f"({counted_by(measured.tokenizer)}) · measured {measured.measured_at} against "
+        f"`{measured.policy}`",
     ]
     if measured.version != version:
         lines.append(f"*measured on version {measured.version}; this is version {version}*")

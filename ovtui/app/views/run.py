@@ -311,8 +311,11 @@ def describe_event(event: Event) -> str | None:
         return f"{'' if level == 'info' else level.upper() + ': '}{data.get('message')}"
     if event.kind == "eval":
         accuracy = float(data.get("accuracy", 0.0))
+        # A baseline or `ovtui eval` is outside the epochs: its -1 is no epoch to name.
+        number = data.get("epoch")
+        epoch = f" epoch={number}" if isinstance(number, int) and number >= 0 else ""
         return (
-            f"[{data.get('stage')}] epoch={data.get('epoch')} cases={data.get('cases')} "
+            f"[{data.get('stage')}]{epoch} cases={data.get('cases')} "
             f"accuracy={accuracy:.2%} passed={data.get('passed')}/{data.get('cases')}"
         )
     if event.kind == "plan_pending":
