@@ -1,7 +1,7 @@
 """A content change split into hunks, and the text with only some of them taken.
 
-A hunk is one run of changed lines between lines both texts share (difflib's opcodes, no
-context): lines removed, added, or replaced. Hunks are numbered from 1 in the order they appear,
+A hunk is one run of changed lines between lines both texts share (the line alignment's opcodes,
+no context): lines removed, added, or replaced. Hunks are numbered from 1 in the order they appear,
 as ``ovtui review show`` lists them and ``ovtui review approve PLAN ITEM --hunks 1,3`` names them.
 Taking a set of hunks keeps the base's lines everywhere else, so what is applied is the base with
 exactly the approved hunks.
@@ -9,9 +9,11 @@ exactly the approved hunks.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+from ovtui.memory.line_diff import line_opcodes
 
 
 @dataclass(frozen=True)
@@ -26,9 +28,11 @@ class Hunk:
         return [head, *(f"-{line}" for line in self.removed), *(f"+{line}" for line in self.added)]
 
 
+# The same alignment the field diff draws (so its hunk numbers are these), kept for the few changes
+# on screen: Review asks for one item's hunks several times per repaint.
+@lru_cache(maxsize=32)
 def _opcodes(before: str, after: str) -> Sequence[tuple[str, int, int, int, int]]:
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    return matcher.get_opcodes()
+    return tuple(line_opcodes(before.splitlines(), after.splitlines()))
 
 
 def hunks(before: str | None, after: str) -> list[Hunk]:

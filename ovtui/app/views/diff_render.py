@@ -21,7 +21,7 @@ from rich.containers import Lines
 from rich.text import Span, Text
 
 from ovtui.app.views.diff_model import DiffSection, FieldChange, HunkChoice
-from ovtui.app.views.line_diff import line_opcodes
+from ovtui.memory.line_diff import line_opcodes
 from ovtui.core.hidden_text import reveal
 from ovtui.memory.hunks import Hunk, hunks
 
