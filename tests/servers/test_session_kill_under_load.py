@@ -10,6 +10,7 @@ After each kill and restart (and the tasks the restart queued finished):
   was interrupted and how to submit it again;
 - every commit the server accepted is the archive it answered, naming the task it answered;
 - each session's meta counts its archives (``commit_count`` is the last archive's number);
+- a session killed while its first message created it is no session: its folder holds only its lock;
 - every message the server acknowledged is in exactly one place (an archive or the live file),
   one it never acknowledged in at most one, and every file reads whole.
 
@@ -28,6 +29,8 @@ from typing import Any
 import httpx2 as httpx
 from server_support import start_cli_server, stop
 from workspace_support import build_sample_workspace
+
+from ovtui.sessions.session_files import LOCK
 
 CLIENTS = 4
 # Each round's kill: the server kills itself at the first commit reaching that step, or (None) it
@@ -95,6 +98,11 @@ def check(root: Path, client: httpx.Client, load: Load) -> dict[str, dict[str, A
     where: Counter[str] = Counter()
     archives: dict[str, dict[str, Any]] = {}
     for session in sorted((root / "sessions").iterdir()):
+        if not (session / "meta.json").exists():
+            # Killed while its first message was creating it: the session lock made the folder, and a
+            # session without its meta is none (the server does not list it); nothing else is there.
+            assert {p.name for p in session.iterdir()} <= {LOCK}, session
+            continue
         meta = json.loads((session / "meta.json").read_text())
         numbers = []
         for archive in sorted((session / "history").iterdir()) if (session / "history").exists() else []:

@@ -21,9 +21,9 @@ from rich.containers import Lines
 from rich.text import Span, Text
 
 from ovtui.app.views.diff_model import DiffSection, FieldChange, HunkChoice
-from ovtui.memory.line_diff import line_opcodes
 from ovtui.core.hidden_text import reveal
 from ovtui.memory.hunks import Hunk, hunks
+from ovtui.memory.line_diff import line_opcodes
 
 CONTEXT_LINES = 2
 LABEL_WIDTH = 10
