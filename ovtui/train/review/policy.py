@@ -69,6 +69,11 @@ class ItemDecision(Model):
             item=self.item, decision=verdict, note=note, reviewer=reviewer, approvals=approvals, hunks=chosen
         )
 
+    def held(self, note: str) -> ItemDecision:
+        """Back to undecided, saying why: approvals given to the text before an edit do not carry
+        over to the edited text."""
+        return self.model_copy(update={"decision": "pending", "note": note, "approvals": []})
+
     def approvals_line(self, needed: int) -> str:
         """``1 of 2 approvals (ana)`` for an item that needs more than one reviewer, else ``""``."""
         if needed < 2:

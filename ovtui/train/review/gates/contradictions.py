@@ -207,13 +207,7 @@ def held_contradicting_edit(pending: PendingPlan, index: int, policy_set: Experi
     decision = pending.decisions[index]
     if left and decision.decision == "approved":
         again = "your edit, choose which stands and approve it again"
-        pending.decisions[index] = decision.model_copy(
-            update={
-                "decision": "pending",
-                "note": f"held: {contradiction_note(left[0])}: {again}",
-                "approvals": [],  # approvals given to the text before the edit do not carry over
-            }
-        )
+        pending.decisions[index] = decision.held(f"held: {contradiction_note(left[0])}: {again}")
 
 
 def unsettled_contradictions(pending: PendingPlan) -> None:

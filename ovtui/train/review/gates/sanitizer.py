@@ -276,13 +276,7 @@ def held_edit(pending: PendingPlan, index: int) -> None:
     mark_hazards(pending.plan.items[index])
     decision = pending.decisions[index]
     if hazards and decision.decision == "approved":
-        pending.decisions[index] = decision.model_copy(
-            update={
-                "decision": "pending",
-                "note": f"{held_note(hazards)}: your edit, approve it again",
-                "approvals": [],  # approvals given to the text before the edit do not carry over
-            }
-        )
+        pending.decisions[index] = decision.held(f"{held_note(hazards)}: your edit, approve it again")
 
 
 def mark_plan_hazards(plan: PolicyUpdatePlan) -> int:
