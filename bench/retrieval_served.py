@@ -3,8 +3,8 @@ against the same search in process (the facade's ``Workspace.find``, which the r
 floor of serving it), the server's memory, and many agents at once on the workspace (find →
 messages → commit), with the use ledger counted against what each agent was served.
 
-A module of ``bench/retrieval.py``, not run on its own: its figures go into that bench's one JSON
-line."""
+A module of ``bench/retrieval.py``: its figures go into that bench's one JSON line, and run on its
+own it runs that bench (the served figures need the index and the in-process floor it builds)."""
 
 from __future__ import annotations
 
@@ -244,3 +244,9 @@ def report(figures: dict[str, Any]) -> str:
         f"{f['agent_median_s']} s each; {f['agents_failed']} failed, {f['agents_lock_timeouts']} lock "
         f"timeouts; {f['agents_uses_served']} uses served, ledger problems {f['ledger_problems']}"
     )
+
+
+if __name__ == "__main__":
+    from retrieval import main
+
+    main()
