@@ -63,6 +63,8 @@ LEGACY_HOTNESS_LOCK_FILE = f"{STATE_DIR}/hotness.lock"
 SEALED_SCORES_FILE = f"{STATE_DIR}/sealed.json"
 # What each LLM endpoint (base URL + model) was found to support, so a refused feature is asked once.
 ENDPOINTS_FILE = f"{STATE_DIR}/endpoints.json"
+# The experiences as last parsed, by file signature: a copy that spares a new process the full parse.
+EXPERIENCE_CACHE_FILE = f"{STATE_DIR}/experiences.cache.jsonl"
 BOOKKEEPING_FILES = (
     LOCK_FILE,
     LOCK_HOLDER_FILE,
@@ -76,6 +78,7 @@ BOOKKEEPING_FILES = (
     LEGACY_HOTNESS_LOCK_FILE,
     SEALED_SCORES_FILE,
     ENDPOINTS_FILE,
+    EXPERIENCE_CACHE_FILE,
 )
 
 # A workspace user: the <user> of every URI (one folder level, so stricter than a name).

@@ -6,6 +6,7 @@ import asyncio
 import os
 import threading
 from contextlib import suppress
+from pathlib import Path
 
 from ovtui.core.domain import Experience, ExperienceSet
 from ovtui.core.errors import OvtuiError
@@ -14,9 +15,12 @@ from ovtui.core.names import validate_name
 from ovtui.memory.search import LexicalIndex, cached_tokens
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
+from ovtui.storage.paths import EXPERIENCE_CACHE_FILE
+from ovtui.train.components.experience_cache import Signature, read_cache, write_cache
 
-Signature = tuple[int, int, int]  # inode, mtime_ns, size: a file with the same three was not rewritten
-Signatures = dict[str, tuple[Signature, Experience]]  # by file name
+# What one file parsed to, at the signature it had: its experience and its experience_name problem.
+Parsed = tuple[Signature, Experience, str | None]
+Signatures = dict[str, Parsed]  # by file name
 
 
 def experience_index(policy_set: ExperienceSet) -> tuple[list[Experience], LexicalIndex]:
@@ -48,6 +52,14 @@ _last_index: list[LexicalIndex] = []
 _last_index_lock = threading.Lock()
 
 
+def file_times(policy_set: ExperienceSet) -> dict[str, float]:
+    """When each file of a snapshot last changed (seconds since the epoch) as the loader's scan
+    found it, by URI; empty for a set the loader did not read."""
+    scan: dict[str, Signature] = policy_set.derived("scan", dict)
+    prefix = policy_set.root_uri + "/"
+    return {prefix + name: sig[1] / 1e9 for name, sig in scan.items()}
+
+
 class ExperienceSetLoader:
     """The PolicySetLoader of a workspace: full loads, and incremental reloads from a previous set."""
 
@@ -55,25 +67,52 @@ class ExperienceSetLoader:
         self.store = store
 
     def load_sync(self, previous: ExperienceSet | None = None) -> ExperienceSet:
-        """Load the experiences; with ``previous``, re-read only the files that changed since it."""
+        """Load the experiences; with ``previous``, re-read only the files that changed since it;
+        without, re-read only the files changed since the cache was written (by any process)."""
         current = self._scan()
         if previous is not None and self._untouched(previous, current):
             return previous  # a snapshot is never mutated, so an unchanged one is shared (and its index)
-        reusable = self._unchanged(previous, current) if previous is not None else {}
+        cached: Signatures = {}
+        if previous is not None:
+            reusable = self._unchanged(previous, current)
+        else:
+            cached = self._cached()
+            reusable = {name: parsed for name, parsed in cached.items() if current.get(name) == parsed[0]}
         changed = {name for name in current if name not in reusable}
-        if previous is None or len(changed) > len(current) // 2:
-            return self._full(current)
-        return self._partial(reusable, current, changed)
+        if len(changed) > len(current) // 2:
+            policy_set = self._full(current)
+        else:
+            policy_set = self._partial(reusable, current, changed)
+        parsed: Signatures = policy_set.derived("signatures", dict)
+        if previous is None and (len(cached) != len(reusable) or len(parsed) != len(reusable)):
+            # Once per process at most: a reload from a snapshot of this process keeps to memory.
+            self._write_cache(parsed)
+        return policy_set
+
+    @property
+    def _cache_path(self) -> Path:
+        return self.store.paths.root / EXPERIENCE_CACHE_FILE
+
+    def _cached(self) -> Signatures:
+        entries = read_cache(self._cache_path, self.store.type_uri(EXPERIENCES))
+        return {name: (e.signature, e.experience, e.mismatch) for name, e in entries.items()}
+
+    def _write_cache(self, parsed: Signatures) -> None:
+        entries = ((name, *parsed[name]) for name in sorted(parsed))
+        write_cache(self._cache_path, self.store.paths.root, self.store.type_uri(EXPERIENCES), entries)
 
     def _scan(self) -> dict[str, Signature]:
+        """Each file's signature; ``UnsafePathError`` when the folder leads outside the workspace
+        (checked before anything is listed, whatever the cache holds)."""
         folder = self.store.type_dir(EXPERIENCES)
         current: dict[str, Signature] = {}
-        if folder.is_dir():
+        if folder.is_dir() and self.store.paths.inside(folder):
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
                         info = entry.stat()
-                        current[entry.name] = (info.st_ino, info.st_mtime_ns, info.st_size)
+                        sig = (info.st_ino, info.st_mtime_ns, info.st_size, info.st_ctime_ns)
+                        current[entry.name] = sig
         return current
 
     @staticmethod
@@ -84,7 +123,7 @@ class ExperienceSetLoader:
         return bool(scan) and scan == current
 
     @staticmethod
-    def _unchanged(previous: ExperienceSet, current: dict[str, Signature]) -> dict[str, Experience]:
+    def _unchanged(previous: ExperienceSet, current: dict[str, Signature]) -> Signatures:
         """Files whose bytes cannot have changed since ``previous`` was taken.
 
         Atomic writes replace a file (new inode), so an equal signature means equal bytes. A set
@@ -93,57 +132,50 @@ class ExperienceSetLoader:
         """
         signatures: Signatures = previous.derived("signatures", dict)
         if signatures:
-            return {
-                n: signatures[n][1]
-                for n, sig in current.items()
-                if n in signatures and signatures[n][0] == sig
-            }
+            return {n: p for n, sig in current.items() if (p := signatures.get(n)) and p[0] == sig}
         by_file = {p.uri.rsplit("/", 1)[-1]: p for p in previous.policies}
         created = previous.created_ns
-        return {n: by_file[n] for n, sig in current.items() if n in by_file and sig[1] < created}
+        # The updater writes only files named as their experience: none of them has a mismatch.
+        return {n: (sig, by_file[n], None) for n, sig in current.items() if n in by_file and sig[1] < created}
 
     def _full(self, scan: dict[str, Signature]) -> ExperienceSet:
         """Every file read; ``scan`` was taken before, so a file changed while reading is read
         again by the next load."""
         report = self.store.load_type(EXPERIENCES)
-        policies = [experience_from_file(f) for f in report.files]
-        problems = [str(p) for p in report.problems]
-        problems += [m for m in map(name_mismatch, report.files) if m]
-        return self._assemble(policies, problems, scan)
+        parsed = {}
+        for memory in report.files:
+            name = (memory.uri or "").rsplit("/", 1)[-1]
+            if name in scan:  # else written after the scan: the next load reads it
+                parsed[name] = (scan[name], experience_from_file(memory), name_mismatch(memory))
+        return self._assemble(parsed, [str(p) for p in report.problems], scan)
 
     def _partial(
-        self, reusable: dict[str, Experience], current: dict[str, Signature], changed: set[str]
+        self, reusable: Signatures, current: dict[str, Signature], changed: set[str]
     ) -> ExperienceSet:
         folder = self.store.type_dir(EXPERIENCES)
-        policies: list[Experience] = []
+        parsed = {name: reusable[name] for name in current if name not in changed}
         problems: list[str] = []
-        for name in sorted(current):
-            if name not in changed:
-                policies.append(reusable[name])
-                continue
+        for name in sorted(changed):
             try:
                 validate_name(name[:-3], what="file name")
                 memory = self.store.read(folder / name)
-                policies.append(experience_from_file(memory))
-                mismatch = name_mismatch(memory)
-                if mismatch:
-                    problems.append(mismatch)
+                parsed[name] = (current[name], experience_from_file(memory), name_mismatch(memory))
             except (OvtuiError, OSError) as exc:
                 problems.append(str(exc))
-        return self._assemble(policies, problems, current)
+        return self._assemble(parsed, problems, current)
 
-    def _assemble(
-        self, policies: list[Experience], problems: list[str], scan: dict[str, Signature]
-    ) -> ExperienceSet:
-        policy_set = ExperienceSet(
+    def _assemble(self, parsed: Signatures, problems: list[str], scan: dict[str, Signature]) -> ExperienceSet:
+        """The snapshot of the files in ``parsed``, by file name; the problems of the files that
+        could not be read, then each experience_name that names another file."""
+        names = sorted(parsed)
+        problems = problems + [m for m in (parsed[n][2] for n in names) if m]
+        policy_set = ExperienceSet.model_construct(
             root_uri=self.store.type_uri(EXPERIENCES),
-            policies=policies,
+            policies=[parsed[n][1] for n in names],
             metadata={"problems": problems} if problems else {},
         )
         # The scan was taken before reading: a file rewritten in between just looks changed next time.
-        by_file = {p.uri.rsplit("/", 1)[-1]: p for p in policies}
-        signatures: Signatures = {n: (sig, by_file[n]) for n, sig in scan.items() if n in by_file}
-        policy_set.derived("signatures", lambda: signatures)
+        policy_set.derived("signatures", lambda: parsed)
         policy_set.derived("scan", lambda: scan)
         return policy_set
 
