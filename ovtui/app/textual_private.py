@@ -12,6 +12,7 @@ from textual.geometry import Size
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.widget import Widget
+from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 
@@ -41,6 +42,11 @@ def footer_key(key: str, key_display: str, description: str, action: str, *, rig
     """A key as the Footer shows it (``FooterKey`` is not exported); ``right``: docked at the
     footer's right end, where the command palette's key goes."""
     return FooterKey(key, key_display, description, action, classes="-command-palette" if right else "")
+
+
+def footer_bindings_ready(footer: Footer) -> bool:
+    """Whether a Footer has had its screen's bindings signal (it composes nothing before)."""
+    return bool(footer._bindings_ready)
 
 
 def footer_key_of(widget: Widget) -> str | None:

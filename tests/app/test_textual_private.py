@@ -8,9 +8,9 @@ from textual.color import Color
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
-from textual.widgets import Label
+from textual.widgets import Footer, Label
 
-from ovtui.app.textual_private import set_scroll_range, styles_are_current
+from ovtui.app.textual_private import footer_bindings_ready, set_scroll_range, styles_are_current
 from ovtui.wiring.workspace import Workspace
 
 
@@ -85,3 +85,17 @@ async def test_styles_are_current_spares_the_css_refresh_of_a_new_mode_and_keeps
         assert app.css_refreshes == before
         primary = app.current_theme.primary
         assert app.screen.query_one(Label).styles.color == Color.parse(primary)  # styled when it mounted
+
+
+class WithFooter(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Footer()
+
+
+async def test_footer_bindings_ready_says_when_the_footer_has_had_its_screens_bindings() -> None:
+    footer = Footer()
+    assert footer_bindings_ready(footer) is False
+    app = WithFooter()
+    async with app.run_test(size=(40, 5)) as pilot:
+        await pilot.pause()
+        assert footer_bindings_ready(app.query_one(Footer)) is True

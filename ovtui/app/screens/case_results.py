@@ -8,11 +8,12 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Label, OptionList, Static
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.views.case_results import CaseResult, group_counts
+from ovtui.app.widgets.footer import KeyFooter
 
 
 class CaseResultsScreen(GoesBack, Screen[None]):
@@ -37,7 +38,7 @@ class CaseResultsScreen(GoesBack, Screen[None]):
             id="case-evidence",
             markup=False,
         )
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

@@ -17,12 +17,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.suggester import SuggestFromList
-from textual.widgets import Footer, Input, Label, ProgressBar, Static
+from textual.widgets import Input, Label, ProgressBar, Static
 
 from ovtui.app.messages import EventPump, KernelEventsReady
 from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.compare import EMPTY, progress_line, result_text
+from ovtui.app.widgets.footer import KeyFooter
 from ovtui.train.reports import failure_reason
 from ovtui.wiring.workspace import CompareOptions
 
@@ -70,7 +71,7 @@ class CompareScreen(MainScreen):
             yield ProgressBar(total=1, show_eta=False, id="compare-bar")
             with VerticalScroll(id="compare-result"):
                 yield Static(EMPTY, id="compare-text", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def _policy_names(self) -> list[str]:
         try:

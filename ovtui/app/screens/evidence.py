@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Label, OptionList
+from textual.widgets import Label, OptionList
 
 from ovtui.app.screens.base import GoesBack, back_bindings
+from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.core.errors import OvtuiError
 from ovtui.wiring.workspace import Workspace
@@ -46,7 +47,7 @@ class EvidenceScreen(GoesBack, Screen[None]):
             yield OptionList(*labels, id="evidence-list")
             with VerticalScroll(id="evidence-body"):
                 yield TextMarkdown(id="evidence-view")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

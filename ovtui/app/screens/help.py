@@ -16,6 +16,7 @@ from textual.widgets import Footer, Label
 from ovtui.app.keys import BindingInfo
 from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.textual_private import footer_key, footer_key_of
+from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.vim_table import VimTable
 
 TITLE = (
@@ -30,7 +31,7 @@ WITH_DIFF = frozenset({"Review", "History"})  # the screens that show a field di
 HELP_BINDING_ID = "app.help"
 
 
-class HintFooter(Footer):
+class HintFooter(KeyFooter):
     """A compact footer whose right end is always the help key (``? keys``), where the command
     palette's key was: at 80 columns a screen's keys do not all fit, and the ones cut off must
     still be findable. The palette's key (ctrl+p) is named in the help's title."""
@@ -40,6 +41,8 @@ class HintFooter(Footer):
     DEFAULT_CSS = """
     HintFooter.-compact FooterKey.-command-palette { padding-right: 1; offset-x: 1; }
     """
+
+    ALSO_SHOWN = frozenset({HELP_BINDING_ID})
 
     def __init__(self) -> None:
         super().__init__(compact=True, show_command_palette=False)

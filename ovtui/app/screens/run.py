@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.suggester import SuggestFromList
-from textual.widgets import Button, ContentSwitcher, Footer, Input, Label, Log, Static
+from textual.widgets import Button, ContentSwitcher, Input, Label, Log, Static
 
 from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, WorkspaceEdited
 from ovtui.app.run_process import RunProcess
@@ -36,6 +36,7 @@ from ovtui.app.views.case_results import case_results
 from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line, wrapped
 from ovtui.app.views.run_charts import CurveView, flips_text, learning_curve, stage_costs
 from ovtui.app.widgets.charts import ChartOrEmpty, LearningCurvePlot, StageCostPlot
+from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.pinned_log import PinnedLog
 from ovtui.app.widgets.stage_progress import StageProgress
 from ovtui.core.events import Event
@@ -146,7 +147,7 @@ class RunScreen(MainScreen):
                     yield Static(NO_FLIPS, id="flips-map", markup=False)
                 no_cost = OFFLINE_COST if self.workspace.backend_label == "offline" else NO_COST
                 yield ChartOrEmpty(StageCostPlot(id="cost-plot"), no_cost, id="run-cost")
-        yield Footer()
+        yield KeyFooter()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("train", "evaluate", "stream", "pick_dataset"):

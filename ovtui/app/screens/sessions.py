@@ -11,11 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ovtui.app.messages import HistoryChanged, PendingChanged, SessionsChanged, WorkFailed, answer
 from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
+from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.sessions.overview import CommitView, SessionView, memory_label
 
@@ -134,7 +135,7 @@ class SessionsScreen(MainScreen):
             yield VimTable(id="sessions")
             with VerticalScroll(id="session-detail"):
                 yield Static("no session selected", id="session-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#sessions", VimTable)
