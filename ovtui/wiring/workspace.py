@@ -978,6 +978,12 @@ class Workspace:
                     found[prefix + entry.name] = entry.stat().st_mtime
         return found
 
+    def experience_times(self, policy_set: ExperienceSet) -> dict[str, float]:
+        """``modified_times`` of the experiences as a snapshot's own scan found them (no new scan)."""
+        from ovtui.train.components.experience_set_loader import file_times
+
+        return file_times(policy_set)
+
     def modified_time(self, uri: str) -> float | None:
         """When one memory file last changed (None: it cannot be read)."""
         try:

@@ -15,7 +15,7 @@ import time
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Input, Label, Select
+from textual.widgets import Input, Label, Select
 
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, WorkspaceEdited, answer
 from ovtui.app.screens.base import MainScreen, back_bindings
@@ -38,8 +38,9 @@ from ovtui.app.views.memories import (
     utility_cell,
     utility_panel,
 )
+from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.text_markdown import TextMarkdown
-from ovtui.app.widgets.vim_table import Rows, VimTable
+from ovtui.app.widgets.vim_table import Rows, VimTable, widest_cells
 from ovtui.core.domain import Experience, ExperienceSet
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import MemoryFile
@@ -98,7 +99,14 @@ def with_creation_time(name: str, uri: str) -> str:
 
 def minute(mtime: float | None) -> str:
     """A file's last change as the table shows it ("?" when it could not be read)."""
-    return datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%d %H:%M") if mtime is not None else "?"
+    return _minute_text(int(mtime // 60)) if mtime is not None else "?"
+
+
+@lru_cache(maxsize=4096)
+def _minute_text(minutes: int) -> str:
+    # Once per minute, not per file: files written together share one (formatting 10,000 times
+    # was a tenth of building the rows).
+    return datetime.fromtimestamp(minutes * 60, UTC).strftime("%Y-%m-%d %H:%M")
 
 
 LIST_WIDTH = 48
@@ -129,15 +137,22 @@ class MemoriesScreen(MainScreen):
     class Loaded(Message, bubble=False):
         """The rows of one memory type, read and built by the screen's thread worker."""
 
-        def __init__(self, memory_type: str, rows: list[MemoryRow], cells: Rows, problems: list[str]) -> None:
+        def __init__(
+            self, memory_type: str, rows: list[MemoryRow], cells: Rows, widths: list[int], problems: list[str]
+        ) -> None:
             super().__init__()
             self.memory_type = memory_type
             self.rows = rows
             self.cells = cells
+            self.widths = widths  # the widest cell of each column
             self.problems = problems
+
+    class ReaderBuilt(Message, bubble=False):
+        """The agent's reader is built: the view can say what in a file it would not act on."""
 
     def __init__(self, services: ScreenServices) -> None:
         super().__init__(services)
+        self._reader_built = False  # until then the view shows a file without the reader's notes
         self.rows: dict[str, MemoryRow] = {}
         self.shown: str | None = None
         self.memory_type = EXPERIENCES
@@ -162,7 +177,7 @@ class MemoriesScreen(MainScreen):
             yield VimTable(id="memories")
             with VerticalScroll(id="memory-view"):
                 yield TextMarkdown(id="memory-markdown")
-        yield Footer()
+        yield KeyFooter()
 
     def on_resize(self, event: events.Resize) -> None:
         # The list may take 60% of the screen (at 220 columns every column shows) but no more than
@@ -212,18 +227,21 @@ class MemoriesScreen(MainScreen):
     def _load(self, memory_type: str) -> None:
         """Reads every file in a thread: 10,000 experiences must not hold up the screen."""
         try:
-            if memory_type == EXPERIENCES:
-                # The agent's reader, which the view asks what it would not act on, is built here:
-                # on the UI thread its imports held up the first keys for a tenth of a second. A
-                # reader that cannot be built is the view's to report, not a reason to list nothing.
-                with suppress(OvtuiError):
-                    self.workspace.unread_lines("")
             rows, problems = self._rows(memory_type)
         except (OvtuiError, OSError) as exc:
             answer(self, WorkFailed(f"loading {memory_type}", exc))
             return
-        cells = [(row.uri, row.cells) for row in rows]  # built here, off the UI thread
-        answer(self, self.Loaded(memory_type, rows, cells, problems))
+        cells = [(row.uri, row.cells) for row in rows]  # built and measured here, off the UI thread
+        widths = widest_cells([c for _, c in cells], len(cells[0][1]) if cells else 0)
+        answer(self, self.Loaded(memory_type, rows, cells, widths, problems))
+        if memory_type == EXPERIENCES and not self._reader_built:
+            # The agent's reader, which the view asks what it would not act on, is built here,
+            # after the rows: its imports took a third of a second, on the UI thread they held up
+            # the keys and before the rows they held up the list. A reader that cannot be built is
+            # the view's to report, not a reason to list nothing.
+            with suppress(OvtuiError):
+                self.workspace.unread_lines("")
+            answer(self, self.ReaderBuilt())
 
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
         hotness_problems = self._read_usage()
@@ -231,7 +249,7 @@ class MemoriesScreen(MainScreen):
             # Later loads re-read only the files that changed (an apply touches a few of 10,000),
             # and rebuild only their rows.
             policy_set = self._loaded = self.workspace.experiences(self._loaded)
-            changed = {uri: minute(t) for uri, t in self.workspace.modified_times(EXPERIENCES).items()}
+            changed = {uri: minute(t) for uri, t in self.workspace.experience_times(policy_set).items()}
             rows = [self._experience_row(e, changed) for e in policy_set.policies]
             self._built = {row.uri: (e, row) for e, row in zip(policy_set.policies, rows, strict=True)}
             return rows, hotness_problems + [str(p) for p in policy_set.metadata.get("problems", [])]
@@ -329,7 +347,7 @@ class MemoriesScreen(MainScreen):
         rows = [row for row, _ in kept]
         table = self.query_one("#memories", VimTable)
         previous, self.rows = self.rows, {row.uri: row for row in rows}
-        table.fill([cells for _, cells in kept])
+        table.fill([cells for _, cells in kept], widths=None if words else message.widths)
         title = f"{len(rows)} of {len(message.rows)} {memory_type}" if words else f"{len(rows)} {memory_type}"
         if problems:  # the file first: a narrow terminal cuts the end of the line, not the name
             title += f" · {len(problems)} unreadable: {problems[0]}"
@@ -338,6 +356,12 @@ class MemoriesScreen(MainScreen):
         if selected is None or previous.get(selected) != self.rows.get(selected):
             self.shown = ""  # not None: _show(None) must still replace the view of the previous type
         self._show(selected)  # the view is drawn again only when its row changed
+
+    @on(ReaderBuilt)
+    def _reader_ready(self) -> None:
+        self._reader_built = True
+        selected, self.shown = self.shown, ""
+        self._show(selected)  # now with its notes
 
     @on(VimTable.RowHighlighted, "#memories")
     def _memory_highlighted(self, event: VimTable.RowHighlighted) -> None:
@@ -363,7 +387,7 @@ class MemoriesScreen(MainScreen):
             f"{f'hotness {row.hot:.2f} · ' if row.hot else ''}`{self.relative(row.uri)}`"
         )
         flags = ""
-        if self.memory_type == EXPERIENCES:  # what the configured agent would not act on
+        if self.memory_type == EXPERIENCES and self._reader_built:  # what the agent would not act on
             flags = "".join(f"\n\n> ⚠ {note}" for note in self.workspace.unread_lines(row.content))
         used = usage_panel(row.usage, row.hot, self._fed(row), row.version, self.relative)
         if self.memory_type == EXPERIENCES:
