@@ -172,9 +172,8 @@ class HistoryScreen(MainScreen):
                 table.sort("when", reverse=True)
         else:
             table.fill(rows)
-        # The rows moved under the cursor (a record sorted in above it): keep it on the record shown,
-        # else the next j moves onto that record and looks ignored.
-        table.move_to_key(self.record_id)
+        # Both keep the cursor on its row, wherever the rows moved: on the row the keys moved it to,
+        # not back on the record shown (a key pressed while the list was read looked ignored).
         self.entries = {e.id: e for e in entries}
         self.reverted = message.reverted
         if self.record_id is not None and self.record_id not in self.entries:
