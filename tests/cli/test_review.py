@@ -4,6 +4,7 @@ all-stale plan that applies nothing, and re-planning one stale plan and then all
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,22 @@ from ovtui.memory.store import MemoryStore
 from ovtui.train.review.pending import PendingPlans
 
 
-@pytest.fixture
-def parked(tmp_path: Path) -> Path:
-    """A sample workspace where one epoch parked four plans on the same base."""
-    root = build_sample_workspace(tmp_path / "ws")
-    proc = run_ovtui("train", "ws", "--epochs", "1", "--no-eval", "--approve", "ask", cwd=tmp_path)
+@pytest.fixture(scope="module")
+def parked_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A sample workspace where one epoch parked four plans on the same base (trained once: the
+    offline learner parks the same plans every time)."""
+    folder = tmp_path_factory.mktemp("parked")
+    root = build_sample_workspace(folder / "ws")
+    proc = run_ovtui("train", "ws", "--epochs", "1", "--no-eval", "--approve", "ask", cwd=folder)
     assert proc.returncode == 0, proc.stderr
     assert "plan(s) waiting for review: `ovtui review`" in proc.stdout
     return root
+
+
+@pytest.fixture
+def parked(parked_once: Path, tmp_path: Path) -> Path:
+    """A copy of ``parked_once`` of this test's own, to decide, apply and discard in."""
+    return Path(shutil.copytree(parked_once, tmp_path / "ws", symlinks=True))
 
 
 def review(root: Path, *args: str) -> tuple[int, str, str]:
