@@ -21,6 +21,10 @@ from workspace_support import build_sample_workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
+# How often the pane is read while waiting for a text: one capture is a few ms, and each wait ends
+# this much after its text appears.
+POLL_S = 0.05
+
 
 class Pane:
     def __init__(
@@ -70,7 +74,7 @@ class Pane:
             for needle in needles:
                 if needle in text:
                     return needle
-            time.sleep(0.2)
+            time.sleep(POLL_S)
         raise AssertionError(f"none of {needles} appeared; the pane shows:\n{self.text()}")
 
     def wait_for_words(self, words: str, timeout: float = 60) -> None:
@@ -79,7 +83,7 @@ class Pane:
         while time.monotonic() < deadline:
             if words in " ".join(self.text().replace("│", " ").split()):
                 return
-            time.sleep(0.2)
+            time.sleep(POLL_S)
         raise AssertionError(f"{words!r} did not appear; the pane shows:\n{self.text()}")
 
     def close(self) -> None:
@@ -123,7 +127,7 @@ def test_train_review_apply_and_quit_in_a_real_terminal(tmp_path: Path) -> None:
         pane.keys("C-q")
         deadline = time.monotonic() + 10
         while "ovtui" in pane.text() and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(POLL_S)
     finally:
         pane.close()
     records = sorted((root / "history").glob("*/memory_diff.json"))
