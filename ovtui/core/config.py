@@ -204,6 +204,9 @@ class RemoteDatasetConfig(Section):
     max_in_flight: int = Field(32, ge=1, le=1024)
     timeout: float = Field(600.0, gt=0)  # one case, from submit to result
     request_timeout: float = Field(60.0, gt=0)  # one request, its answer read whole
+    # Seconds before a failed request is tried again (a transport error, 408, 429, 5xx); each next
+    # wait doubles, up to 2 s.
+    retry_delay: float = Field(0.05, gt=0, le=2.0)
     max_pages: int = Field(1000, ge=1)  # of the case query: paging stops with an error past it
 
     @field_validator("url")

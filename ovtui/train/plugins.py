@@ -8,6 +8,7 @@ and imports it only when called, so nobody pays for what the configuration does 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ovtui.core.api_keys import api_key_from_env
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from ovtui.core.config import RemoteDatasetConfig
     from ovtui.core.domain import ExperienceSet
     from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor, TrainingEngine
+    from ovtui.core.retry import RetryPolicy
     from ovtui.wiring.registry import CaseSelection, Resources
 
 
@@ -54,6 +56,7 @@ class RemoteCases:
             limit=selection.limit,
             max_pages=remote.max_pages,
             request_timeout=remote.request_timeout,
+            retry=service_retry(remote),
             on_retry=resources.on_retry,
         )
 
@@ -67,7 +70,15 @@ class RemoteCases:
             max_in_flight=remote.max_in_flight,
             timeout=remote.timeout,
             request_timeout=remote.request_timeout,
+            retry=service_retry(remote),
         )
+
+
+def service_retry(remote: RemoteDatasetConfig) -> RetryPolicy:
+    """The service's backoff, starting at the dataset's ``retry_delay``."""
+    from ovtui.train.components.remote_transport import SERVICE_RETRY
+
+    return replace(SERVICE_RETRY, base_delay=remote.retry_delay)
 
 
 def _served(resources: Resources, name: str) -> RemoteDatasetConfig:

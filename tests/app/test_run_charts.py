@@ -271,7 +271,9 @@ async def test_a_log_scrolled_up_stays_where_the_reader_left_it(
 async def test_a_run_on_a_service_that_is_down_says_it_is_connecting(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     with (root / "ovtui.toml").open("a", encoding="utf-8") as config:
-        config.write(f'\n[datasets.down]\nurl = "{closed_port_url()}"\nrequest_timeout = 1\n')
+        # retry_delay: the seven waits between its eight tries take ms, not the 5 s of the default
+        down = f'url = "{closed_port_url()}"\nrequest_timeout = 1\nretry_delay = 0.001\n'
+        config.write(f"\n[datasets.down]\n{down}")
     events: list[Event] = []
     with pytest.raises(RemoteError):
         await Workspace(root).evaluate("down", listeners=[events.append])

@@ -19,6 +19,7 @@ from ovtui.environments.sample.generate import generate_dataset
 from ovtui.testing.helpers import KEY_ENV
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.train.components.case_loader import ListCaseLoader
+from ovtui.train.components.remote import RemoteCaseLoader, RemoteRolloutExecutor
 from ovtui.wiring.registry import AGENTS, CASE_SOURCES, ENVIRONMENTS, CaseSelection, Registry, Resources
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
@@ -167,3 +168,14 @@ def test_the_remote_source_needs_a_url(sample: Path) -> None:
     config.write_text(config.read_text(encoding="utf-8") + '\n[datasets.served]\nsplit = "test"\n')
     with pytest.raises(ConfigError, match=r"\[datasets.served\] url: the remote case source needs"):
         kernel_of(Workspace(sample)).case_loader("served", "test", 8)
+
+
+def test_a_remote_datasets_backoff_starts_at_its_retry_delay(sample: Path) -> None:
+    config = sample / "ovtui.toml"
+    served = '\n[datasets.served]\nurl = "http://127.0.0.1:9"\nretry_delay = 0.25\n'
+    config.write_text(config.read_text(encoding="utf-8") + served, encoding="utf-8")
+    kernel = kernel_of(Workspace(sample))
+    loader, executor = kernel.case_loader("served", "test", 8), kernel.executor("served")
+    assert isinstance(loader, RemoteCaseLoader) and isinstance(executor, RemoteRolloutExecutor)
+    for retry in (loader.retry, *(service.retry for service in executor._services)):
+        assert [retry.delay(n) for n in (1, 2, 3, 5)] == [0.25, 0.5, 1.0, 2.0]  # doubling, up to 2 s
