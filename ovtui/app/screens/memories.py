@@ -146,6 +146,7 @@ class MemoriesScreen(MainScreen):
             self.cells = cells
             self.widths = widths  # the widest cell of each column
             self.problems = problems
+            self.by_uri = {row.uri: row for row in rows}
 
     class ReaderBuilt(Message, bubble=False):
         """The agent's reader is built: the view can say what in a file it would not act on."""
@@ -342,12 +343,20 @@ class MemoriesScreen(MainScreen):
             return
         memory_type, problems = message.memory_type, message.problems
         words = self.query_one("#memories-filter", Input).value.casefold().split()
-        pairs = zip(message.rows, message.cells, strict=True)
-        kept = [(row, cells) for row, cells in pairs if matches(row, words)] if words else list(pairs)
-        rows = [row for row, _ in kept]
         table = self.query_one("#memories", VimTable)
-        previous, self.rows = self.rows, {row.uri: row for row in rows}
-        table.fill([cells for _, cells in kept], widths=None if words else message.widths)
+        previous = self.rows
+        if words:
+            kept = [
+                (row, cells)
+                for row, cells in zip(message.rows, message.cells, strict=True)
+                if matches(row, words)
+            ]
+            rows = [row for row, _ in kept]
+            self.rows = {row.uri: row for row in rows}
+            table.fill([cells for _, cells in kept])
+        else:  # every row, as the worker built, keyed and measured them
+            rows, self.rows = message.rows, message.by_uri
+            table.fill(message.cells, widths=message.widths)
         title = f"{len(rows)} of {len(message.rows)} {memory_type}" if words else f"{len(rows)} {memory_type}"
         if problems:  # the file first: a narrow terminal cuts the end of the line, not the name
             title += f" · {len(problems)} unreadable: {problems[0]}"

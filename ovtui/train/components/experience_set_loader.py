@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 import os
 import threading
 from contextlib import suppress
@@ -186,11 +187,13 @@ class ExperienceSetLoader:
         """
         folder = self.store.type_dir(EXPERIENCES)
         try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".md") and not n.startswith("."))
+            listed = os.listdir(folder)
         except OSError:
             return []
+        # The first few of 10,000 names, not all of them sorted: this runs while a screen opens.
+        names = heapq.nsmallest(count, (n for n in listed if n.endswith(".md") and not n.startswith(".")))
         preview: list[Experience] = []
-        for name in names[:count]:
+        for name in names:
             with suppress(OvtuiError, OSError):
                 preview.append(experience_from_file(self.store.read(folder / name)))
         return preview
