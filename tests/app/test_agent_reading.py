@@ -4,9 +4,13 @@ any leaked case values."""
 
 from __future__ import annotations
 
+import asyncio
+
 from app_support import MakeApp, edit_experience, screen_text, settle
+from textual.message import Message
 from workspace_support import experience_uri, plans_of
 
+from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.views.review import item_header
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
@@ -62,11 +66,21 @@ async def test_the_memories_screen_flags_lines_the_agent_cannot_use(
         1,
     )
     app = make_app(workspace)
-    async with app.run_test(size=(120, 40)) as pilot:
+    reader_built = asyncio.Event()
+
+    def hook(message: Message) -> None:
+        if isinstance(message, MemoriesScreen.ReaderBuilt):
+            reader_built.set()
+
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
         await pilot.press("4")
         await settle(app, pilot)
         table = app.screen.query_one("#memories", VimTable)
         table.move_cursor(row=table.get_row_index(experience_uri("aaa_refund_help")))  # rows are keyed by URI
+        await settle(app, pilot)
+        # The file shows at once; the agent's reader is built once the list is still, then its notes.
+        assert "Be warm." in screen_text(app)
+        await asyncio.wait_for(reader_built.wait(), timeout=10)
         await settle(app, pilot)
         text = screen_text(app)
         assert "⚠ line 5 is not understood by the sample agent:" in text

@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Input, Label, Select
 
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, WorkspaceEdited, answer
@@ -111,6 +112,7 @@ def _minute_text(minutes: int) -> str:
 
 LIST_WIDTH = 48
 DETAIL_WIDTH = 56
+READER_QUIET_S = 0.5
 FILTER_HELP = "/ filter: the words a memory's name or text holds (esc: back to the list)"
 
 
@@ -154,6 +156,7 @@ class MemoriesScreen(MainScreen):
     def __init__(self, services: ScreenServices) -> None:
         super().__init__(services)
         self._reader_built = False  # until then the view shows a file without the reader's notes
+        self._reader_timer: Timer | None = None
         self.rows: dict[str, MemoryRow] = {}
         self.shown: str | None = None
         self.memory_type = EXPERIENCES
@@ -235,14 +238,25 @@ class MemoriesScreen(MainScreen):
         cells = [(row.uri, row.cells) for row in rows]  # built and measured here, off the UI thread
         widths = widest_cells([c for _, c in cells], len(cells[0][1]) if cells else 0)
         answer(self, self.Loaded(memory_type, rows, cells, widths, problems))
-        if memory_type == EXPERIENCES and not self._reader_built:
-            # The agent's reader, which the view asks what it would not act on, is built here,
-            # after the rows: its imports took a third of a second, on the UI thread they held up
-            # the keys and before the rows they held up the list. A reader that cannot be built is
-            # the view's to report, not a reason to list nothing.
-            with suppress(OvtuiError):
-                self.workspace.unread_lines("")
-            answer(self, self.ReaderBuilt())
+
+    def _build_reader_when_quiet(self) -> None:
+        """The agent's reader, which the view asks what a file says that it would not act on, is
+        built once the list has been still for READER_QUIET_S: its imports take a fifth of a
+        second of the interpreter, which on the UI thread held up the keys, before the rows held
+        up the list, and right after them slowed the keys pressed in the new list."""
+        if self._reader_timer is not None:
+            self._reader_timer.stop()
+        self._reader_timer = self.set_timer(READER_QUIET_S, self._reader_quiet)
+
+    def _reader_quiet(self) -> None:
+        self._reader_timer = None
+        self._build_reader()
+
+    @work(thread=True, exclusive=True, group="memories-reader")
+    def _build_reader(self) -> None:
+        with suppress(OvtuiError):  # a reader that cannot be built is the view's to report
+            self.workspace.unread_lines("")
+        answer(self, self.ReaderBuilt())
 
     def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
         hotness_problems = self._read_usage()
@@ -335,6 +349,8 @@ class MemoriesScreen(MainScreen):
             return  # the filter moved on while this type was being read
         self._all = message
         self._show_rows()
+        if message.memory_type == EXPERIENCES and not self._reader_built:
+            self._build_reader_when_quiet()
 
     def _show_rows(self) -> None:
         """The loaded rows the filter keeps, in the table; the title says how many of how many."""
@@ -376,6 +392,8 @@ class MemoriesScreen(MainScreen):
     def _memory_highlighted(self, event: VimTable.RowHighlighted) -> None:
         uri = event.key
         self.follow_cursor(lambda: self._show(uri))
+        if self._reader_timer is not None:  # still moving: the reader waits for a pause
+            self._build_reader_when_quiet()
 
     def _show(self, uri: str | None) -> None:
         if uri == self.shown:
