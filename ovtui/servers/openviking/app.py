@@ -7,26 +7,31 @@ says pending → running → completed | failed. At its start the server gives e
 route that resubmits it. Conversations dropped into ``inbox/sessions/`` are committed while the
 server runs. ``/health`` says the server is up and how many tasks it runs, nothing of the workspace. ``/mcp``
 serves the MCP tools (``mcp_tools``) over streamable HTTP, stateless (each request its own
-transport: many agents share one server), behind the same key as the routes.
+transport: many agents share one server), behind the same key as the routes. The MCP server, and
+the SDK it is built on, are loaded on the first ``/mcp`` request (``McpOnFirstUse``): a server no
+agent speaks MCP to starts without them (they are most of its start's CPU).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ovtui.servers.base.app import create_app
+from ovtui.servers.base.app import create_app, error_body, send_error
 from ovtui.servers.openviking.commit_tasks import CommitTasks
 from ovtui.servers.openviking.content import content_router
 from ovtui.servers.openviking.envelope import answer_errors_in_the_envelope
 from ovtui.servers.openviking.evolution import evolution_router
 from ovtui.servers.openviking.fs import fs_router
 from ovtui.servers.openviking.opening import close_parts, open_parts
+from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.search import search_router
 from ovtui.servers.openviking.session_context import session_context_router
 from ovtui.servers.openviking.session_writes import SessionWrites
@@ -34,7 +39,69 @@ from ovtui.servers.openviking.sessions import sessions_router
 from ovtui.servers.openviking.tasks import tasks_router
 from ovtui.wiring.workspace import Workspace
 
+if TYPE_CHECKING:
+    from ovtui.servers.openviking.mcp_tools import MemoryServer
+
 MCP_PATH = "/mcp"  # exactly: a mount would answer POST /mcp with a redirect to /mcp/
+MCP_TOOLS = "ovtui.servers.openviking.mcp_tools"
+CLOSED_BODY = error_body("UNAVAILABLE", "the server is stopping: MCP is closed")
+
+
+def mcp_server(parts: ServerParts, writes: SessionWrites, host: str) -> tuple[MemoryServer, ASGIApp]:
+    """The MCP server of these parts and its streamable HTTP endpoint (the SDK loads here)."""
+    from ovtui.servers.openviking.mcp_tools import MemoryServer, streamable_http
+
+    server = MemoryServer(parts, writes)
+    return server, streamable_http(server, host)
+
+
+class McpOnFirstUse:
+    """The ``/mcp`` endpoint, built on its first request, once (concurrent first requests wait on
+    one build). Its session manager runs in a task of its own from then to ``close``: the manager
+    holds a task group, which must be left by the task that entered it, and a request's task ends
+    with the request."""
+
+    def __init__(self, parts: ServerParts, writes: SessionWrites, host: str) -> None:
+        self._parts, self._writes, self._host = parts, writes, host
+        self._lock = asyncio.Lock()
+        self._closing = asyncio.Event()
+        self._endpoint: ASGIApp | None = None
+        self._manager: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = None if self._closing.is_set() else self._endpoint or await self._started()
+        if endpoint is None:  # the server is stopping: its session manager is gone or going
+            await send_error(send, 503, CLOSED_BODY)
+            return
+        await endpoint(scope, receive, send)
+
+    async def _started(self) -> ASGIApp | None:
+        async with self._lock:
+            if self._endpoint is None and not self._closing.is_set():
+                # The SDK's import is seconds of CPU: in a thread, the other routes answer meanwhile.
+                await asyncio.to_thread(importlib.import_module, MCP_TOOLS)
+                server, endpoint = mcp_server(self._parts, self._writes, self._host)
+                running = asyncio.Event()
+                manager = asyncio.create_task(self._run_manager(server, running))
+                waiting = asyncio.create_task(running.wait())
+                await asyncio.wait([manager, waiting], return_when=asyncio.FIRST_COMPLETED)
+                waiting.cancel()
+                if manager.done():
+                    manager.result()  # it could not start: why, to this request (the next one tries again)
+                self._manager, self._endpoint = manager, endpoint
+            return self._endpoint
+
+    async def _run_manager(self, server: MemoryServer, running: asyncio.Event) -> None:
+        async with server.session_manager.run():
+            running.set()
+            await self._closing.wait()
+
+    async def close(self) -> None:
+        """Stop the session manager (its requests' tasks end with it); a later request is refused."""
+        async with self._lock:
+            self._closing.set()
+        if self._manager is not None:
+            await self._manager
 
 
 def create_session_app(
@@ -50,14 +117,11 @@ def create_session_app(
     """``host``: where the server listens; on loopback, ``/mcp`` answers only requests whose Host
     header names loopback (DNS rebinding), anywhere else the key guards it like every route.
     ``announce`` hears a line per finished commit (the server's log on its output)."""
-    from ovtui.servers.openviking.mcp_tools import MemoryServer, streamable_http
-
     parts, log = open_parts(workspace, state=state, workers=workers)
     parts.announce = announce
     commits = CommitTasks(parts)
     writes = SessionWrites(parts, commits)
-    mcp = MemoryServer(parts, writes)
-    mcp_endpoint = streamable_http(mcp, host)
+    mcp = McpOnFirstUse(parts, writes, host)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,14 +130,16 @@ def create_session_app(
         inbox = workspace.session_inbox(parts.committer, parts.events)
         watcher = asyncio.create_task(inbox.watch(stop)) if watch_inbox else None
         try:
-            async with mcp.session_manager.run():  # a mounted app's own lifespan is never run
-                yield
+            yield
         finally:
-            stop.set()
-            if watcher is not None:
-                await asyncio.gather(watcher, return_exceptions=True)
-                await inbox.drain()
-            await close_parts(parts, log)
+            try:
+                await mcp.close()  # first: its tools' requests end before the parts they use
+            finally:
+                stop.set()
+                if watcher is not None:
+                    await asyncio.gather(watcher, return_exceptions=True)
+                    await inbox.drain()
+                await close_parts(parts, log)
 
     def health() -> dict[str, Any]:
         return {"healthy": True, "pending_tasks": parts.pending_tasks}
@@ -87,7 +153,7 @@ def create_session_app(
     app.include_router(fs_router(parts))
     app.include_router(session_context_router(parts))
     app.include_router(evolution_router(parts))
-    app.router.routes.append(Route(MCP_PATH, mcp_endpoint, methods=["GET", "POST", "DELETE"]))
+    app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]))
     app.state.parts = parts
     app.state.sessions = parts.sessions
     app.state.committer = parts.committer
