@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
@@ -58,6 +58,10 @@ class Capabilities:
             return None
         format_mode: FormatMode = mode
         return cls(format_mode, strict, tools, dropped[:MAX_DROPPED_PARAMS], window)
+
+    def copy(self) -> Capabilities:
+        """A copy that later learning (which changes these in place) leaves as it is."""
+        return replace(self, dropped_params=list(self.dropped_params))
 
 
 def endpoint_key(base_url: str, model: str) -> str:

@@ -17,6 +17,7 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,8 @@ class LLMClient:
         self._endpoint = endpoint_key(config.base_url, config.model)
         self._recalled = capability_memory is None
         self._recall_lock = asyncio.Lock()
+        self._unkept = False  # learned something the memory does not hold yet
+        self._keep_lock = asyncio.Lock()
         self._context_window: int | None = None
         self.window_source = ""
         self._window_lock = asyncio.Lock()
@@ -235,7 +238,8 @@ class LLMClient:
         await self._call("doctor", PROBE_MESSAGES, PROBE_SCHEMA, "probe", None)
         await self._call("doctor", PROBE_MESSAGES, None, "answer", [PROBE_TOOL])
         await self.context_window()
-        await self._remember()
+        self._unkept = True  # the answer is recorded even where the endpoint refused nothing
+        await self._keep()
         return self.capabilities
 
     async def _recall(self) -> None:
@@ -248,9 +252,23 @@ class LLMClient:
                     log.info("recalled what %s supports: %s", self._endpoint, known)
                 self._recalled = True
 
-    async def _remember(self) -> None:
-        if self._memory is not None:
-            await asyncio.to_thread(self._memory.remember, self._endpoint, self.capabilities)
+    async def _keep(self) -> None:
+        """Write what was learned to the memory: one write at a time, each of the capabilities as
+        they are when it starts. Calls refused together learn the steps of a fallback in turns; were
+        their writes free to overlap, a slow write of an earlier step could land after the write of
+        a later one and leave the earlier step as the record."""
+        if self._memory is None:
+            return
+        async with self._keep_lock:
+            if not self._unkept:
+                return  # nothing new, or a write that just finished holds it
+            self._unkept = False
+            snapshot = self.capabilities.copy()  # later learning changes the live one in place
+            try:
+                await asyncio.to_thread(self._memory.remember, self._endpoint, snapshot)
+            except BaseException:
+                self._unkept = True
+                raise
 
     # --- the public calls ---
     async def complete_json(
@@ -407,6 +425,15 @@ class LLMClient:
         tools: list[dict[str, Any]] | None,
     ) -> tuple[ChatCompletion, int]:
         await self._recall()
+        try:
+            return await self._send(stage, lambda: self._request(messages, schema, schema_name, tools))
+        finally:
+            # Once a call returns, what it learned is in the memory; the resends did not wait for it.
+            await self._keep()
+
+    async def _send(self, stage: str, request: Callable[[], dict[str, Any]]) -> tuple[ChatCompletion, int]:
+        """The body ``request`` builds (from what is known of the endpoint at each attempt), resent
+        without what the endpoint refuses and retried on transient failures."""
         attempt = 0
         while True:
             attempt += 1
@@ -415,12 +442,13 @@ class LLMClient:
                 async with self._semaphore:
                     # The documented raw form of ``chat.completions.create``: the SDK's typed-params
                     # transform walks every message and schema and cost ~5 ms of CPU per call.
-                    body = self._request(messages, schema, schema_name, tools)
+                    body = request()
                     response = await self._openai.post("/chat/completions", body=body, cast_to=ChatCompletion)
                     return response, attempt
             except openai.BadRequestError as exc:
+                known = self.capabilities.copy()
                 if self._downgrade(exc, body):
-                    await self._remember()
+                    self._unkept = self._unkept or self.capabilities != known
                     attempt -= 1  # a capability probe, not a failure
                     continue
                 raise LLMRequestError(stage, 400, self.redact(exc.message)) from None

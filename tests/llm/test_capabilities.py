@@ -1,9 +1,12 @@
 """The endpoint record: read back as written, a damaged file or record costs a relearning (never
-the run), and concurrent refusals move the fallback one step."""
+the run), concurrent refusals move the fallback one step, and the record ends with the last step
+however slowly the disk writes."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from ovtui.llm.capabilities import Capabilities, CapabilityMemory
 from ovtui.storage.paths import ENDPOINTS_FILE
 from ovtui.testing.helpers import make_client
-from ovtui.testing.openai_server import FakeOpenAIServer, Reply
+from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 
 pytest_plugins = ["ovtui.testing.fixtures"]
 
@@ -48,4 +51,45 @@ async def test_calls_refused_together_step_down_once(tmp_path: Path, fake: FakeO
     await client.aclose()
     assert client.format_mode == "json_object"  # not "text": six refusals of json_schema are one fact
     assert {r.response_format_type for r in fake.refused_requests} == {"json_schema"}
+    assert CapabilityMemory(tmp_path).recall(f"{fake.base_url} fake-model") == client.capabilities
+
+
+class FirstWriteOvertaken(CapabilityMemory):
+    """A disk whose first write is slow: it lands only once ``overtaken`` is set (the timeout only
+    turns a client that waits for this write into a failed test rather than a hung one)."""
+
+    def __init__(self, root: Path, overtaken: threading.Event) -> None:
+        super().__init__(root)
+        self.overtaken = overtaken
+        self.writes = 0
+
+    def remember(self, key: str, capabilities: Capabilities) -> None:
+        handed = replace(capabilities, dropped_params=list(capabilities.dropped_params))
+        self.writes += 1
+        if self.writes == 1:
+            self.overtaken.wait(timeout=10)
+        super().remember(key, handed)
+
+
+async def test_a_slow_write_of_an_earlier_step_is_not_the_record(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    """Two calls fall back json_schema → json_object → text; the first write of the record is still
+    on its way when the endpoint is asked in text mode. The record must say text: a run that leaves
+    json_object behind pays a refused call on every run after it."""
+    fake.supports_json_schema = fake.supports_json_object = False
+    asked_in_text = threading.Event()
+
+    def answer(request: RecordedRequest) -> Reply:
+        if request.response_format_type is None:
+            asked_in_text.set()
+        return Reply.json({"ok": True})
+
+    fake.respond_with(answer)
+    memory = FirstWriteOvertaken(tmp_path, asked_in_text)
+    client = make_client(fake, capability_memory=memory)
+    messages = [{"role": "user", "content": "ok?"}]
+    await asyncio.gather(*(client.complete_json("s", messages, SCHEMA, "ok") for _ in range(2)))
+    await client.aclose()
+    assert client.format_mode == "text"
     assert CapabilityMemory(tmp_path).recall(f"{fake.base_url} fake-model") == client.capabilities
