@@ -12,16 +12,17 @@ process the full parse.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import logging
 import stat
-import sys
 from collections.abc import Iterable
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
 
 import pydantic
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from ovtui.core.domain import Experience, Model
 from ovtui.core.errors import OvtuiError
@@ -44,6 +45,12 @@ class CachedExperience(Model):
     mismatch: str | None = None  # the file's experience_name problem, reported at each load
 
 
+# Entries decoded together (not one call over the whole file: a reader thread must not hold the
+# interpreter for the whole decode while a screen waits to draw a key; 256 take about 3 ms).
+DECODE_CHUNK = 256
+_ENTRIES = TypeAdapter(list[CachedExperience])
+
+
 class CacheHeader(Model):
     format: int
     parser: str
@@ -55,7 +62,7 @@ def parser_fingerprint() -> str:
     """The parsing code's identity: its modules' bytes and the pydantic version."""
     digest = hashlib.sha256(pydantic.VERSION.encode())
     for name in PARSER_MODULES:
-        source = getattr(sys.modules.get(name), "__file__", None)
+        source = getattr(importlib.import_module(name), "__file__", None)
         digest.update(name.encode())
         if source:
             try:
@@ -84,16 +91,25 @@ def read_cache(path: Path, root_uri: str) -> dict[str, CachedExperience]:
         return {}
     entries: dict[str, CachedExperience] = {}
     prefix = root_uri + "/"
-    for line in lines[1:]:
-        # One entry at a time (not one call over the whole file): a reader thread must not hold
-        # the interpreter for the whole decode while a screen waits to draw a key.
-        try:
-            entry = CachedExperience.model_validate_json(line)
-        except ValidationError:
-            continue
-        if entry.experience.uri == prefix + entry.file:  # an entry is about the file it names
-            entries[entry.file] = entry
+    body = lines[1:]
+    for start in range(0, len(body), DECODE_CHUNK):
+        for entry in _decoded(body[start : start + DECODE_CHUNK]):
+            if entry.experience.uri == prefix + entry.file:  # an entry is about the file it names
+                entries[entry.file] = entry
     return entries
+
+
+def _decoded(lines: list[bytes]) -> list[CachedExperience]:
+    """The entries of some lines: decoded together (one call each was a third of the time), and
+    where one is damaged, line by line without it."""
+    try:
+        return _ENTRIES.validate_json(b"[" + b",".join(lines) + b"]")
+    except ValidationError:
+        decoded = []
+        for line in lines:
+            with suppress(ValidationError):
+                decoded.append(CachedExperience.model_validate_json(line))
+        return decoded
 
 
 def write_cache(
