@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,9 +211,8 @@ class MemoryStore:
         return sorted(found)
 
     def load_type(self, memory_type: str, peer_id: str | None = None) -> LoadReport:
-        """Every file of a type (in the user's space, or peer ``peer_id``'s). A regular file in a
-        folder reached without links is inside the workspace by construction, so only links pay
-        for a full path resolution (it was most of the time of loading 10,000 files)."""
+        """Every file of a type (in the user's space, or peer ``peer_id``'s); a folder leading out
+        of the workspace is refused before it is listed."""
         report = LoadReport()
         folder = self.type_dir(memory_type, peer_id)
         if not folder.is_dir():
@@ -221,16 +220,27 @@ class MemoryStore:
         schema = self.registry.get(memory_type)
         if any("/" in t for t in schema.templates()) or not schema.placeholders():
             return self._load_paths(self.list_paths(memory_type, peer_id), report)
-        plain_folder = self.paths.inside(folder) == folder
-        rel_dir = folder.relative_to(self.paths.root).as_posix()
-        uri_dir = self.paths.uri_prefix + rel_dir
+        self.paths.inside(folder)
         with os.scandir(folder) as scan:
             entries = sorted(
                 (e for e in scan if e.name.endswith(".md") and e.is_file()), key=lambda e: e.name
             )
+        return self.read_entries(folder, entries, report)
+
+    def read_entries(
+        self, folder: Path, entries: Iterable[os.DirEntry[str]], report: LoadReport | None = None
+    ) -> LoadReport:
+        """The memory files among ``entries`` (scanned from ``folder``), in their order, each
+        problem named. A regular file in a folder reached without links is inside the workspace
+        by construction, so only links pay for a full path resolution (it was most of the time of
+        loading 10,000 files)."""
+        report = report if report is not None else LoadReport()
+        plain_folder = self.paths.inside(folder) == folder
+        rel_dir = folder.relative_to(self.paths.root).as_posix()
+        uri_dir = self.paths.uri_prefix + rel_dir
         for entry in entries:
             name = entry.name
-            if name in HIDDEN_MEMORY_NAMES or name.startswith("."):
+            if name in HIDDEN_MEMORY_NAMES or name.startswith(".") or not name.endswith(".md"):
                 continue
             try:
                 validate_name(name[:-3], what="file name")

@@ -6,7 +6,6 @@ import asyncio
 import heapq
 import os
 import threading
-from contextlib import suppress
 from pathlib import Path
 
 from ovtui.core.domain import Experience, ExperienceSet
@@ -187,16 +186,21 @@ class ExperienceSetLoader:
         """
         folder = self.store.type_dir(EXPERIENCES)
         try:
-            listed = os.listdir(folder)
-        except OSError:
+            with os.scandir(folder) as scan:
+                # The first few of 10,000 names, not all of them sorted: this runs as a screen opens.
+                first = heapq.nsmallest(
+                    count,
+                    (
+                        e
+                        for e in scan
+                        if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file()
+                    ),
+                    key=lambda e: e.name,
+                )
+            report = self.store.read_entries(folder, first)
+        except (OvtuiError, OSError):
             return []
-        # The first few of 10,000 names, not all of them sorted: this runs while a screen opens.
-        names = heapq.nsmallest(count, (n for n in listed if n.endswith(".md") and not n.startswith(".")))
-        preview: list[Experience] = []
-        for name in names:
-            with suppress(OvtuiError, OSError):
-                preview.append(experience_from_file(self.store.read(folder / name)))
-        return preview
+        return [experience_from_file(memory) for memory in report.files]
 
     async def load(self, previous: ExperienceSet | None = None) -> ExperienceSet:
         return await asyncio.to_thread(self.load_sync, previous)
