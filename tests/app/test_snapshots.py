@@ -6,6 +6,7 @@ Update with ``pytest tests/app/test_snapshots.py --snapshot-update`` after a del
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from textual.pilot import Pilot
 from workspace_support import history_of
 
 from ovtui.app.app import OvtuiApp
+from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.core.decisions import ReviewDecision
 from ovtui.core.events import Event
 from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
@@ -108,8 +110,18 @@ def test_history_record_diff(app: OvtuiApp, snap_compare: SnapCompare) -> None:
     assert snap_compare(with_history(app), terminal_size=FLOOR, press=["3"])
 
 
+async def with_the_readers_notes(pilot: Pilot[None]) -> None:
+    """Memories, the cursor on the second file, once the view shows what the agent would not act on
+    (the reader is built when the list has been still for a moment)."""
+    await pilot.press("4", "j")
+    screen = pilot.app.screen
+    assert isinstance(screen, MemoriesScreen)
+    await asyncio.wait_for(screen.reader_ready.wait(), timeout=10)
+    await pilot.pause()
+
+
 def test_memories_list_and_markdown(app: OvtuiApp, snap_compare: SnapCompare) -> None:
-    assert snap_compare(app, terminal_size=FLOOR, press=["4", "j"])
+    assert snap_compare(app, terminal_size=FLOOR, run_before=with_the_readers_notes)
 
 
 def test_help_lists_bindings(app: OvtuiApp, snap_compare: SnapCompare) -> None:

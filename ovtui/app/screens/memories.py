@@ -10,6 +10,7 @@ The list is read by a thread worker, which posts the rows it built (``MemoriesSc
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from contextlib import suppress
@@ -157,6 +158,7 @@ class MemoriesScreen(MainScreen):
         super().__init__(services)
         self._reader_built = False  # until then the view shows a file without the reader's notes
         self._reader_timer: Timer | None = None
+        self.reader_ready = asyncio.Event()  # set once the view shows the reader's notes
         self.rows: dict[str, MemoryRow] = {}
         self.shown: str | None = None
         self.memory_type = EXPERIENCES
@@ -387,6 +389,7 @@ class MemoriesScreen(MainScreen):
         self._reader_built = True
         selected, self.shown = self.shown, ""
         self._show(selected)  # now with its notes
+        self.reader_ready.set()
 
     @on(VimTable.RowHighlighted, "#memories")
     def _memory_highlighted(self, event: VimTable.RowHighlighted) -> None:
