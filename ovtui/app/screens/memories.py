@@ -156,9 +156,9 @@ class MemoriesScreen(MainScreen):
 
     def __init__(self, services: ScreenServices) -> None:
         super().__init__(services)
-        self._reader_built = False  # until then the view shows a file without the reader's notes
-        self._reader_timer: Timer | None = None
-        self.reader_ready = asyncio.Event()  # set once the view shows the reader's notes
+        self._reader_timer: Timer | None = None  # counting down to the reader's build
+        # Set once the view shows the reader's notes; until then it shows a file without them.
+        self.reader_ready = asyncio.Event()
         self.rows: dict[str, MemoryRow] = {}
         self.shown: str | None = None
         self.memory_type = EXPERIENCES
@@ -247,8 +247,9 @@ class MemoriesScreen(MainScreen):
         second of the interpreter, which on the UI thread held up the keys, before the rows held
         up the list, and right after them slowed the keys pressed in the new list."""
         if self._reader_timer is not None:
-            self._reader_timer.stop()
-        self._reader_timer = self.set_timer(READER_QUIET_S, self._reader_quiet)
+            self._reader_timer.reset()
+        else:
+            self._reader_timer = self.set_timer(READER_QUIET_S, self._reader_quiet)
 
     def _reader_quiet(self) -> None:
         self._reader_timer = None
@@ -351,7 +352,7 @@ class MemoriesScreen(MainScreen):
             return  # the filter moved on while this type was being read
         self._all = message
         self._show_rows()
-        if message.memory_type == EXPERIENCES and not self._reader_built:
+        if message.memory_type == EXPERIENCES and not self.reader_ready.is_set():
             self._build_reader_when_quiet()
 
     def _show_rows(self) -> None:
@@ -386,10 +387,9 @@ class MemoriesScreen(MainScreen):
 
     @on(ReaderBuilt)
     def _reader_ready(self) -> None:
-        self._reader_built = True
+        self.reader_ready.set()
         selected, self.shown = self.shown, ""
         self._show(selected)  # now with its notes
-        self.reader_ready.set()
 
     @on(VimTable.RowHighlighted, "#memories")
     def _memory_highlighted(self, event: VimTable.RowHighlighted) -> None:
@@ -417,7 +417,7 @@ class MemoriesScreen(MainScreen):
             f"{f'hotness {row.hot:.2f} · ' if row.hot else ''}`{self.relative(row.uri)}`"
         )
         flags = ""
-        if self.memory_type == EXPERIENCES and self._reader_built:  # what the agent would not act on
+        if self.memory_type == EXPERIENCES and self.reader_ready.is_set():  # what the agent won't act on
             flags = "".join(f"\n\n> ⚠ {note}" for note in self.workspace.unread_lines(row.content))
         used = usage_panel(row.usage, row.hot, self._fed(row), row.version, self.relative)
         if self.memory_type == EXPERIENCES:
