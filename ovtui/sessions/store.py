@@ -252,6 +252,7 @@ class SessionStore:
                     meta.auto_commit_policy = auto_commit
                     session.write_meta(meta)
                 return meta
+            sweep_temps(session.folder, root=self.paths.root)  # a creation a kill cut short
             meta = SessionMeta(
                 session_id=session_id,
                 memory_policy=(policy or MemoryPolicy()).dump(),
@@ -289,6 +290,23 @@ class SessionStore:
             except SessionError:
                 continue  # a folder someone made by hand with a name ovtui would not give
         return ids
+
+    def sweep_unborn(self) -> None:
+        """Remove what a writer killed while creating a session left: its folder holds the lock and
+        a temp file of its meta, and no meta (it is no session, so nothing else settles it). A
+        session held by another process is left to it."""
+        if not self.root.is_dir():
+            return
+        for entry in os.scandir(self.root):
+            if not entry.is_dir(follow_symlinks=False) or os.path.isfile(os.path.join(entry.path, META)):
+                continue
+            try:
+                session_id = check_session_id(entry.name)
+            except SessionError:
+                continue  # not a folder ovtui made
+            with self._locked_if_free(session_id) as held:
+                if held and not self.exists(session_id):
+                    sweep_temps(Path(entry.path), root=self.paths.root)
 
     # --- messages ---
     def messages(self, session_id: str, archive: Archive | None = None) -> list[SessionMessage]:

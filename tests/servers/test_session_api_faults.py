@@ -11,20 +11,24 @@ import ctypes
 import errno
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from server_support import threaded_server
+from server_support import start_cli_server, stop, threaded_server
 from session_support import CONVERSATION, ok
 from workspace_support import build_sample_workspace
 
 from ovtui.protocols.sessions import AddMessageRequest
 from ovtui.servers.openviking.app import create_session_app
 from ovtui.sessions.overview import TASKS_DIR
+from ovtui.sessions.session_files import LOCK
 from ovtui.sessions.store import Committed, SessionStore
+from ovtui.storage import fsio
+from ovtui.storage.fsio import CRASH_AT_ENV
 from ovtui.storage.jobs import JobStore
 from ovtui.storage.paths import WorkspacePaths
 from ovtui.wiring.workspace import Workspace
@@ -182,3 +186,32 @@ def test_the_server_start_gives_every_archive_its_task(tmp_path: Path) -> None:
         assert [
             t["resource_id"] for t in ok(client.get("/api/v1/tasks", params={"resource_id": "cli"}))
         ] == []
+
+
+def test_a_session_killed_while_its_meta_was_written_is_no_session_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """A real ``ovtui serve`` SIGKILLed mid-write of a new session's meta: the restarted server
+    removes the dead writer's temp file, lists no such session, and the session is made afresh."""
+    root = build_sample_workspace(tmp_path / "ws")
+    folder = root / "sessions" / "fresh"
+    proc, url = start_cli_server(["serve", str(root), "--port", "0"], env={CRASH_AT_ENV: "temp:meta.json"})
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client, pytest.raises(httpx.TransportError):
+            client.post("/api/v1/sessions/fresh/messages", json={"role": "user", "content": "hello"})
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        stop(proc)
+    left = {p.name for p in folder.iterdir()}
+    assert LOCK in left and any(fsio.is_temp_name(name) for name in left), left  # killed mid-write
+
+    proc, url = start_cli_server(["serve", str(root), "--port", "0"])
+    try:
+        with httpx.Client(base_url=url, timeout=30) as client:
+            listed = ok(client.get("/api/v1/sessions"))  # answered once the start's recovery is done
+            assert {p.name for p in folder.iterdir()} == {LOCK}
+            assert "fresh" not in {s["session_id"] for s in listed}, listed
+            ok(client.post("/api/v1/sessions/fresh/messages", json={"role": "user", "content": "hello"}))
+            assert ok(client.get("/api/v1/sessions/fresh"))["message_count"] == 1
+    finally:
+        stop(proc)

@@ -103,6 +103,10 @@ class CommitTasks:
 
     def _scan(self) -> list[tuple[Archive, CommitRecord, list[SessionMessage]]]:
         sessions = self.parts.sessions
+        try:
+            sessions.sweep_unborn()
+        except OSError as exc:
+            self.parts.say(f"sessions: leftover temp files not removed at start: {exc}")
         found = []
         for session_id in sessions.list_ids():
             try:
