@@ -381,7 +381,7 @@ def make_client(base_url: str, concurrency: int, aiohttp: bool) -> LLMClient:
         max_concurrency=concurrency,
         timeout=30,
     )
-    return LLMClient(config, http_client=openai.DefaultAioHttpClient() if aiohttp else None)
+    return LLMClient(config, http_client=openai.DefaultAioHttpClient if aiohttp else None)
 
 
 async def run_state(

@@ -150,9 +150,10 @@ class OvtuiApp(App[None]):
         elif isinstance(screen, TooSmallScreen):
             self.pop_screen()
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
         gc.unfreeze()  # what the big lists froze (VimTable.fill)
         gc.set_threshold(*self._gc_thresholds)
+        await self.workspace.aclose()  # the connections an apply or a summary opened in this loop
 
     def _apply_theme(self, name: str) -> None:
         if name in self.available_themes:

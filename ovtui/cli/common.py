@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from ovtui.wiring.workspace import Workspace
+
+T = TypeVar("T")
 
 
 def whole_number(minimum: int) -> Callable[[str], int]:
@@ -78,3 +80,18 @@ def open_workspace(root: Path | str, *, reading: bool = False) -> Workspace:
     if workspace.recovered:
         print(f"ovtui: recovery: {workspace.recovered}", file=sys.stderr)
     return workspace
+
+
+def run_closing(workspace: Workspace, work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(work)``, the workspace's connections of that loop closed before it ends: a
+    command may run several loops over one workspace, and a client left open on a finished loop
+    fails on the next one and is reported as garbage at exit ("Event loop is closed")."""
+    import asyncio
+
+    async def closing() -> T:
+        try:
+            return await work
+        finally:
+            await workspace.aclose()
+
+    return asyncio.run(closing())

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ovtui.cli.common import open_workspace, where, whole_number
+from ovtui.cli.common import open_workspace, run_closing, where, whole_number
 
 if TYPE_CHECKING:
     from ovtui.train.reports import RunReport
@@ -67,7 +66,8 @@ def run_compare(args: argparse.Namespace) -> int:
         a=args.a, b=args.b, dataset=args.dataset, split=args.split, trials=args.trials, unseal=args.unseal
     )
     progress = ProgressLine()
-    report = asyncio.run(cancellable(lambda cancel: workspace.compare(options, [progress], cancel)))
+    compared = cancellable(lambda cancel: workspace.compare(options, [progress], cancel))
+    report = run_closing(workspace, compared)
     progress.clear()
     if report.comparison is None:  # cancelled before the three runs were done
         print(report.summary())

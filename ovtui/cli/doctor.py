@@ -5,10 +5,9 @@ run looks first (so a refused feature is not asked for again)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import TYPE_CHECKING
 
-from ovtui.cli.common import add_workspace_arguments, open_workspace
+from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing
 
 if TYPE_CHECKING:
     from ovtui.wiring.workspace import EndpointReport
@@ -45,7 +44,7 @@ def report_lines(report: EndpointReport) -> list[str]:
 
 def run_doctor(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
-    report = asyncio.run(workspace.doctor())
+    report = run_closing(workspace, workspace.doctor())
     for line in report_lines(report):
         print(line)
     return 0

@@ -5,12 +5,11 @@ the experiences whose cases now fail queued in Review as stale items."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 
-from ovtui.cli.common import open_workspace
+from ovtui.cli.common import open_workspace, run_closing
 from ovtui.core.errors import OvtuiError
 
 
@@ -43,7 +42,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
     from ovtui.train.revalidation import Revalidation
 
     workspace = open_workspace(args.workspace)
-    check = asyncio.run(workspace.drift_check(args.dataset, args.split, force=args.force))
+    check = run_closing(workspace, workspace.drift_check(args.dataset, args.split, force=args.force))
     said = sys.stderr if args.json else sys.stdout  # --json keeps stdout to its one object
     if check.cases and not args.yes:
         for line in check.lines():
@@ -52,8 +51,8 @@ def run_revalidate(args: argparse.Namespace) -> int:
             print("nothing run", file=said)
             return 1
     progress = ProgressLine()
-    result: Revalidation = asyncio.run(
-        cancellable(lambda cancel: workspace.revalidate(check, [progress], cancel))
+    result: Revalidation = run_closing(
+        workspace, cancellable(lambda cancel: workspace.revalidate(check, [progress], cancel))
     )
     progress.clear()
     if args.json:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 
-from ovtui.cli.common import add_workspace_arguments, open_workspace
+from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing
 from ovtui.core.errors import RevertConflictError
 
 
@@ -23,7 +22,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 def run_revert(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
     try:
-        result = asyncio.run(workspace.revert(args.id, dry_run=args.dry_run, force=args.force))
+        result = run_closing(workspace, workspace.revert(args.id, dry_run=args.dry_run, force=args.force))
     except RevertConflictError as exc:
         raise RevertConflictError(f"{exc} (use --force to revert anyway)", exc.conflicts) from None
     head = "dry run: would revert" if result.dry_run else "reverted"

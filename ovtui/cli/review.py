@@ -9,7 +9,6 @@ as the app's Review screen calls (``decide_items``, ``apply_pending``, ``discard
 from __future__ import annotations
 
 import argparse
-import asyncio
 import difflib
 import json
 import os
@@ -17,7 +16,14 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ovtui.cli.common import WORKSPACE_HELP, add_workspace_arguments, open_workspace, where, whole_number
+from ovtui.cli.common import (
+    WORKSPACE_HELP,
+    add_workspace_arguments,
+    open_workspace,
+    run_closing,
+    where,
+    whole_number,
+)
 from ovtui.core.errors import OvtuiError
 from ovtui.storage.faults import os_error_line
 
@@ -297,7 +303,7 @@ def run_apply(args: argparse.Namespace) -> int:
     workspace = _open(args)
     plan_id = workspace.resolve_plan(args.plan)
     approved = sum(d.decision == "approved" for d in workspace.pending_plan(plan_id).decisions)
-    result = asyncio.run(workspace.apply_pending(plan_id, dry_run=args.dry_run))
+    result = run_closing(workspace, workspace.apply_pending(plan_id, dry_run=args.dry_run))
     print(describe_apply(plan_id, result, approved=approved))
     for uri in [*result.written_uris, *result.deleted_uris]:
         print(f"  {where(workspace.path_for(uri))}")
@@ -326,12 +332,12 @@ def run_replan(args: argparse.Namespace) -> int:
         raise OvtuiError("usage: ovtui review replan PLAN | ovtui review replan --all-stale")
     workspace = _open(args)
     if args.all_stale:
-        result = asyncio.run(workspace.replan_stale())
+        result = run_closing(workspace, workspace.replan_stale())
         if result is None:
             print("no waiting plan has a stale item: nothing to re-plan")
             return 0
     else:
-        result = asyncio.run(workspace.replan([workspace.resolve_plan(args.plan)]))
+        result = run_closing(workspace, workspace.replan([workspace.resolve_plan(args.plan)]))
     print(result.describe())
     if result.plan_id is not None and result.kept:
         fresh = workspace.pending_plan(result.plan_id)

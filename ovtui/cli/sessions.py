@@ -4,12 +4,11 @@ FILE.jsonl`` (commit one conversation headless)."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 
-from ovtui.cli.common import add_workspace_arguments
+from ovtui.cli.common import add_workspace_arguments, run_closing
 
 DEFAULT_PORT = 1933  # OpenViking's default port: an agent configured for it finds ovtui there
 QUIET_HELP = "print only the URL, not a line per request and per finished commit"
@@ -57,6 +56,6 @@ def run_commit(args: argparse.Namespace) -> int:
     from ovtui.wiring.workspace import Workspace
 
     workspace = Workspace(args.workspace)
-    outcome = asyncio.run(workspace.commit(args.file, args.session))
+    outcome = run_closing(workspace, workspace.commit(args.file, args.session))
     print(json.dumps(outcome.task_result(), ensure_ascii=False))
     return 1 if outcome.errors else 0

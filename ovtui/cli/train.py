@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
-from ovtui.cli.common import add_workspace_arguments, open_workspace, where, whole_number
+from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing, where, whole_number
 
 if TYPE_CHECKING:
     from ovtui.core.events import Event, Listener
@@ -183,7 +183,7 @@ def run_train(args: argparse.Namespace) -> int:
     progress = ProgressLine()
     print(f"ovtui train · {workspace_label(workspace.root)} · backend {workspace.backend_label}")
     if args.watch:
-        return asyncio.run(_watch(workspace, args, progress))
+        return run_closing(workspace, _watch(workspace, args, progress))
     options = TrainOptions(
         dataset=args.dataset,
         epochs=args.epochs,
@@ -196,10 +196,11 @@ def run_train(args: argparse.Namespace) -> int:
         unseal=args.unseal,
     )
     listeners: list[Listener] = [progress, ReviewWaits(progress, workspace_label(workspace.root))]
-    report = asyncio.run(
+    report = run_closing(
+        workspace,
         cancellable(
             lambda cancel: workspace.train(options, listeners, cancel, wait_for_review=args.wait_for_review)
-        )
+        ),
     )
     progress.clear()
     if report.pending_plans and not args.wait_for_review:
@@ -238,12 +239,13 @@ async def _watch(workspace: Workspace, args: argparse.Namespace, progress: Progr
 def run_eval(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
     progress = ProgressLine()
-    report = asyncio.run(
+    report = run_closing(
+        workspace,
         cancellable(
             lambda cancel: workspace.evaluate(
                 args.dataset, args.split, [progress], cancel, trials=args.trials, unseal=args.unseal
             )
-        )
+        ),
     )
     progress.clear()
     return _finish(report, workspace)

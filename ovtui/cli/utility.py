@@ -8,13 +8,12 @@ line on stderr as it comes; Ctrl-C stops between batches and leaves what was mea
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ovtui.cli.common import open_workspace, where, whole_number
+from ovtui.cli.common import open_workspace, run_closing, where, whole_number
 
 if TYPE_CHECKING:
     from ovtui.core.events import Event
@@ -108,9 +107,9 @@ def run_utility(args: argparse.Namespace) -> int:
     options = UtilityOptions(
         dataset=args.dataset, split=args.split, experiences=args.experience, top=args.top, trials=args.trials
     )
-    plan = asyncio.run(workspace.utility_plan(options))
+    plan = run_closing(workspace, workspace.utility_plan(options))
     said = sys.stderr if args.json else sys.stdout
-    tokens = asyncio.run(workspace.token_counter())
+    tokens = run_closing(workspace, workspace.token_counter())
     for line in [*plan.lines(), tokens.said()]:
         print(line, file=said)
     cost = _cost_line(workspace, plan, tokens)
@@ -123,8 +122,11 @@ def run_utility(args: argparse.Namespace) -> int:
         print("not started", file=said)
         return 1
     progress = ProgressLine()
-    outcome = asyncio.run(
-        cancellable(lambda cancel: workspace.utility(plan, [progress, MeasuredLine()], cancel, tokens=tokens))
+    outcome = run_closing(
+        workspace,
+        cancellable(
+            lambda cancel: workspace.utility(plan, [progress, MeasuredLine()], cancel, tokens=tokens)
+        ),
     )
     progress.clear()
     if args.json:

@@ -190,3 +190,6 @@ class Embedder(Protocol):
     def space(self) -> str: ...
 
     async def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+    async def aclose(self) -> None:
+        """Close what it holds open in the running event loop (nothing, for a local model)."""

@@ -18,6 +18,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from ovtui.llm.errors import (
     LLMTruncatedError,
 )
 from ovtui.llm.jsonparse import AnswerFormatError, parse_json_answer, prune, validate
+from ovtui.llm.loop_bound import LoopBound
 from ovtui.llm.results import (
     ChatReply,
     LLMResult,
@@ -137,6 +139,17 @@ def _schema_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "answer"
 
 
+@dataclass
+class _LoopState:
+    """What the client uses that is tied to one event loop (``ovtui.llm.loop_bound``)."""
+
+    openai: AsyncOpenAI
+    semaphore: asyncio.Semaphore  # the concurrency bound
+    recall_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    keep_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    window_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
 class LLMClient:
     def __init__(
         self,
@@ -146,23 +159,18 @@ class LLMClient:
         usage: UsageTracker | None = None,
         on_call: OnCall | None = None,
         retry: RetryPolicy | None = None,
-        http_client: Any = None,
+        http_client: Callable[[], Any] | None = None,
         capability_memory: CapabilityMemory | None = None,
     ) -> None:
-        """``http_client``: an ``openai.DefaultAioHttpClient()`` (or any client the SDK accepts)
-        instead of the SDK's default httpx transport; aiohttp costs less CPU per call.
+        """``http_client``: makes an ``openai.DefaultAioHttpClient()`` (or any client the SDK
+        accepts) instead of the SDK's default httpx transport, one per event loop the client is used
+        in; aiohttp costs less CPU per call.
         ``capability_memory``: where what the endpoint refused is remembered between runs."""
         self.config = config
         key = api_key_from_env(config.api_key_env, "[llm] api_key_env", required=False)
         self._key = key or PLACEHOLDER_KEY
-        self._openai = AsyncOpenAI(
-            base_url=config.base_url,
-            api_key=self._key,
-            timeout=config.timeout,
-            max_retries=0,
-            http_client=http_client,
-        )
-        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self._http_client = http_client
+        self._loop_state = LoopBound(self._new_loop_state, lambda state: state.openai.close())
         self.usage = usage or UsageTracker(config.prompt_price_per_mtok, config.completion_price_per_mtok)
         self.on_call = on_call
         self.retry = retry or RetryPolicy()
@@ -172,12 +180,9 @@ class LLMClient:
         self._memory = capability_memory
         self._endpoint = endpoint_key(config.base_url, config.model)
         self._recalled = capability_memory is None
-        self._recall_lock = asyncio.Lock()
         self._unkept = False  # learned something the memory does not hold yet
-        self._keep_lock = asyncio.Lock()
         self._context_window: int | None = None
         self.window_source = ""
-        self._window_lock = asyncio.Lock()
 
     @property
     def format_mode(self) -> FormatMode:
@@ -187,8 +192,19 @@ class LLMClient:
     def tools_supported(self) -> bool:
         return self.capabilities.tools
 
+    def _new_loop_state(self) -> _LoopState:
+        openai_client = AsyncOpenAI(
+            base_url=self.config.base_url,
+            api_key=self._key,
+            timeout=self.config.timeout,
+            max_retries=0,
+            http_client=self._http_client() if self._http_client is not None else None,
+        )
+        return _LoopState(openai_client, asyncio.Semaphore(self.config.max_concurrency))
+
     async def aclose(self) -> None:
-        await self._openai.close()
+        """Close the connections of the running loop (the next call, in any loop, opens new ones)."""
+        await self._loop_state.aclose()
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -199,7 +215,7 @@ class LLMClient:
     async def context_window(self) -> int:
         """The model's context window: what the endpoint reports for it (asked once), else
         ``[llm] context_window``, else the safe default."""
-        async with self._window_lock:
+        async with self._loop_state.get().window_lock:
             if self._context_window is None:
                 reported = await self._reported_window()
                 self._context_window = reported or self.config.context_window or DEFAULT_CONTEXT_WINDOW
@@ -218,7 +234,7 @@ class LLMClient:
         """The window ``GET /models`` gives for the model, under the name its server uses (vLLM's
         ``max_model_len``, llama.cpp's ``meta.n_ctx_train``, others' ``context_length``)."""
         try:
-            listing = await self._openai.get("/models", cast_to=object)
+            listing = await self._loop_state.get().openai.get("/models", cast_to=object)
         except (openai.APIError, ValueError):
             return None  # not every server lists its models
         entries = listing.get("data") if isinstance(listing, dict) else None
@@ -244,7 +260,7 @@ class LLMClient:
 
     async def _recall(self) -> None:
         """What this endpoint was found to support before, once per client."""
-        async with self._recall_lock:
+        async with self._loop_state.get().recall_lock:
             if not self._recalled and self._memory is not None:
                 known = await asyncio.to_thread(self._memory.recall, self._endpoint)
                 if known is not None:
@@ -259,7 +275,7 @@ class LLMClient:
         a later one and leave the earlier step as the record."""
         if self._memory is None:
             return
-        async with self._keep_lock:
+        async with self._loop_state.get().keep_lock:
             if not self._unkept:
                 return  # nothing new, or a write that just finished holds it
             self._unkept = False
@@ -439,11 +455,12 @@ class LLMClient:
             attempt += 1
             retry_after: float | None = None
             try:
-                async with self._semaphore:
+                state = self._loop_state.get()
+                async with state.semaphore:
                     # The documented raw form of ``chat.completions.create``: the SDK's typed-params
                     # transform walks every message and schema and cost ~5 ms of CPU per call.
                     body = request()
-                    response = await self._openai.post("/chat/completions", body=body, cast_to=ChatCompletion)
+                    response = await state.openai.post("/chat/completions", body=body, cast_to=ChatCompletion)
                     return response, attempt
             except openai.BadRequestError as exc:
                 known = self.capabilities.copy()

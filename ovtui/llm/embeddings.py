@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -22,6 +23,7 @@ from ovtui.core.api_keys import api_key_from_env
 from ovtui.core.config import EmbeddingConfig
 from ovtui.core.errors import OvtuiError
 from ovtui.llm.client import PLACEHOLDER_KEY, redact_key
+from ovtui.llm.loop_bound import LoopBound
 
 
 class EmbeddingError(OvtuiError):
@@ -41,17 +43,12 @@ def decode_vector(value: Any) -> list[float]:
 
 
 class OpenAIEmbedder:
-    def __init__(self, config: EmbeddingConfig, *, http_client: Any = None) -> None:
+    def __init__(self, config: EmbeddingConfig, *, http_client: Callable[[], Any] | None = None) -> None:
         self.config = config
         key = api_key_from_env(config.api_key_env, "[embedding] api_key_env", required=False)
         self._key = key or PLACEHOLDER_KEY
-        self._openai = AsyncOpenAI(
-            base_url=config.base_url,
-            api_key=self._key,
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-            http_client=http_client,
-        )
+        self._http_client = http_client
+        self._openai = LoopBound(self._new_openai, lambda client: client.close())
         named = f"{config.base_url}\n{config.model}\n{config.dimensions}"
         self._space = hashlib.sha256(named.encode()).hexdigest()[:16]
 
@@ -59,8 +56,18 @@ class OpenAIEmbedder:
     def space(self) -> str:
         return self._space
 
+    def _new_openai(self) -> AsyncOpenAI:
+        return AsyncOpenAI(
+            base_url=self.config.base_url,
+            api_key=self._key,
+            timeout=self.config.timeout,
+            max_retries=self.config.max_retries,
+            http_client=self._http_client() if self._http_client is not None else None,
+        )
+
     async def aclose(self) -> None:
-        await self._openai.close()
+        """Close the connections of the running loop (the next call, in any loop, opens new ones)."""
+        await self._openai.aclose()
 
     def _scrub(self, text: str) -> str:
         return redact_key(text, self._key)
@@ -81,7 +88,7 @@ class OpenAIEmbedder:
             body["dimensions"] = self.config.dimensions
         where = f"[embedding] {self.config.base_url} ({self.config.model})"
         try:
-            answer = await self._openai.post("/embeddings", body=body, cast_to=object)
+            answer = await self._openai.get().post("/embeddings", body=body, cast_to=object)
         except openai.APIStatusError as exc:
             raise EmbeddingError(f"{where}: HTTP {exc.status_code}: {self._scrub(exc.message)}") from None
         except openai.APIError as exc:  # timeouts and connection errors, after the retries

@@ -71,3 +71,6 @@ class LocalEmbedder:
         self.calls += 1
         self.texts += len(texts)
         return [self._embed(text) for text in texts]
+
+    async def aclose(self) -> None:
+        """Nothing is held open: the vectors are made in process."""

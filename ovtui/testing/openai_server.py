@@ -163,6 +163,8 @@ class FakeOpenAIServer:
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.open_connections = 0  # kept alive by clients now (a closed client closes its own)
+        self._connections = threading.Condition()
         self._responder: Responder | None = script if callable(script) else None
         self._queue: deque[Reply] = deque([] if script is None or callable(script) else script)
         self._lock = threading.Lock()
@@ -234,6 +236,20 @@ class FakeOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def wait_for_open_connections(self, count: int, timeout: float = 10.0) -> bool:
+        """Whether the clients' open connections came down to ``count`` within ``timeout``."""
+        with self._connections:
+            return self._connections.wait_for(lambda: self.open_connections <= count, timeout)
+
+    def _connection_opened(self) -> None:
+        with self._connections:
+            self.open_connections += 1
+
+    def _connection_closed(self) -> None:
+        with self._connections:
+            self.open_connections -= 1
+            self._connections.notify_all()
+
     # --- request handling (runs in the server's threads) ---
     def _next_reply(self, request: RecordedRequest) -> Reply:
         with self._lock:
@@ -285,6 +301,13 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         # Headers and body go out in two writes: without this, Nagle + delayed ACK add ~40 ms.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.fake._connection_opened()
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.fake._connection_closed()
 
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         return

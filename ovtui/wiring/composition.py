@@ -88,6 +88,12 @@ class Composition:
         case gets a new one."""
         self._llm = None
 
+    async def aclose(self) -> None:
+        """Close the running loop's connections of the LLM client and of the environments built."""
+        if self._llm is not None:
+            await self._llm.aclose()
+        await self.resources.aclose()
+
     def _report_usage(self, stage: str, usage: CallUsage, latency: float) -> None:
         if self.run_events is not None:
             self.run_events.emit("usage", **usage.to_event(), latency=latency)

@@ -168,6 +168,14 @@ class Resources:
             self._environments[name] = ENVIRONMENTS.get(name)(self.config)
         return self._environments[name]
 
+    async def aclose(self) -> None:
+        """Close what the environments built hold open in the running loop (an environment that
+        calls its own models has an ``aclose``)."""
+        for environment in list(self._environments.values()):
+            close = getattr(environment, "aclose", None)
+            if close is not None:
+                await close()
+
     def ledger(self) -> UseLedger:
         """The workspace's use ledger, one for all the factories (it keeps what it read, so the
         next read folds only what was appended since)."""

@@ -115,17 +115,20 @@ async def _run(request: dict[str, Any], channel: _Channel) -> RunReport:
     loop.add_signal_handler(signal.SIGTERM, job.cancel)
     listeners: list[Listener] = [channel.event]
     command = request["command"]
-    if command == "train":
-        return await workspace.train(options, listeners, cancel, wait_for_review=True, steering=steering)
-    if command == "eval":
-        return await workspace.evaluate(
-            options.dataset, listeners=listeners, cancel=cancel, trials=options.trials
-        )
-    if command == "stream":
-        return await workspace.stream(
-            listeners=listeners, stop=cancel, wait_for_review=True, steering=steering
-        )
-    raise ValueError(f"unknown run command {command!r}")
+    try:
+        if command == "train":
+            return await workspace.train(options, listeners, cancel, wait_for_review=True, steering=steering)
+        if command == "eval":
+            return await workspace.evaluate(
+                options.dataset, listeners=listeners, cancel=cancel, trials=options.trials
+            )
+        if command == "stream":
+            return await workspace.stream(
+                listeners=listeners, stop=cancel, wait_for_review=True, steering=steering
+            )
+        raise ValueError(f"unknown run command {command!r}")
+    finally:
+        await workspace.aclose()
 
 
 def main() -> int:

@@ -213,6 +213,16 @@ class Workspace:
     def backend_label(self) -> str:
         return "offline" if self.config.llm.backend == "offline" else f"llm:{self.config.llm.model}"
 
+    async def aclose(self) -> None:
+        """Close the connections this workspace's clients opened in the running event loop (the
+        LLM's, the embeddings', an environment's own models'). Call it where a loop that used the
+        workspace ends: a command, a run's worker, a server, the app. The next use, in that loop or
+        another, opens new ones."""
+        if "_kernel" in self.__dict__:
+            await self._kernel.aclose()
+        if "_retrieval" in self.__dict__:
+            await self._retrieval.aclose()
+
     # --- the parts, each made when a use case first needs it --------------------------------------
     @cached_property
     def _pending(self) -> PendingPlans:

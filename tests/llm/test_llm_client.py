@@ -204,6 +204,23 @@ async def test_concurrency_is_bounded_by_the_semaphore(fake: FakeOpenAIServer) -
     await client.aclose()
 
 
+def test_one_client_serves_one_event_loop_after_another_each_within_its_bound(fake: FakeOpenAIServer) -> None:
+    """A client kept across ``asyncio.run`` calls: each loop gets its own connections and its own
+    concurrency bound (the first loop's would fail in the next), whether or not it was closed."""
+    client = make_client(fake, max_concurrency=2)
+    fake.latency = 0.05
+    fake.respond_with(lambda request: Reply.json({"answer": "ok"}))
+
+    async def six(close: bool) -> int:
+        results = await asyncio.gather(*(ask(client) for _ in range(6)))
+        if close:
+            await client.aclose()
+        return len(results)
+
+    assert [asyncio.run(six(close)) for close in (False, False, True, True)] == [6, 6, 6, 6]
+    assert len(fake.chat_requests) == 24 and fake.max_in_flight == 2
+
+
 async def test_usage_and_cost_per_stage_and_events(fake: FakeOpenAIServer) -> None:
     events: list[tuple[str, CallUsage, float]] = []
     client = make_client(
@@ -311,7 +328,7 @@ async def test_aiohttp_transport_maps_failures_the_same_way(fake: FakeOpenAIServ
     client = LLMClient(
         llm_config(fake, timeout=0.3, max_retries=4),
         retry=FAST_RETRY,
-        http_client=openai.DefaultAioHttpClient(),
+        http_client=openai.DefaultAioHttpClient,
     )
     fake.push(
         Reply.dropped(),

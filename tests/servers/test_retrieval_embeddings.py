@@ -6,6 +6,7 @@ that goes away leaves retrieval lexical."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -115,3 +116,18 @@ async def test_the_embedder_names_what_went_wrong() -> None:
     assert decode_vector("AACAPwAAAEA=") == [1.0, 2.0]
     with pytest.raises(ValueError):
         decode_vector([True, "x"])
+
+
+def test_the_embedder_serves_one_event_loop_after_another() -> None:
+    """Kept by a workspace across ``asyncio.run`` calls: each loop gets its own connections."""
+    with FakeOpenAIServer(embed=lambda text: [1.0, 0.0]) as fake:
+        embedder = OpenAIEmbedder(EmbeddingConfig(base_url=fake.base_url, model="m", max_retries=0))
+
+        async def embed(close: bool) -> list[list[float]]:
+            vectors = await embedder.embed(["a"])
+            if close:
+                await embedder.aclose()
+            return vectors
+
+        assert [asyncio.run(embed(close)) for close in (False, False, True, True)] == [[[1.0, 0.0]]] * 4
+        assert len(fake.embedding_requests) == 4

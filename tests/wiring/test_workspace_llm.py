@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from workspace_support import llm_sample_workspace
@@ -47,3 +48,31 @@ async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer
         SECRET_KEY in r.headers.get("authorization", r.headers.get("Authorization", ""))
         for r in fake.chat_requests
     )
+
+
+def test_one_workspace_trains_in_one_event_loop_after_another(tmp_path: Path, fake: FakeOpenAIServer) -> None:
+    """A command may run ``asyncio.run`` more than once over one workspace: the LLM client's
+    connections of the first loop are not reused in the next (they would fail there), and each
+    loop's are closed as it ends."""
+    root = tmp_path / "ws"
+    llm_sample_workspace(root, fake.base_url, KEY_ENV)
+    fake.respond_with(scripted_model)
+    workspace = Workspace(root)
+
+    async def train_then_close() -> list[str]:
+        try:
+            report = await workspace.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])
+            assert fake.open_connections > 0  # kept alive for the next call
+        finally:
+            await workspace.aclose()
+        assert await asyncio.to_thread(fake.wait_for_open_connections, 0)  # closed by the client
+        return report.errors
+
+    assert asyncio.run(train_then_close()) == []
+    calls = len(fake.chat_requests)
+    assert asyncio.run(train_then_close()) == []
+    assert len(fake.chat_requests) > calls  # the second loop's run reached the model too
+    # Without the close, the second loop's calls still get their own connections.
+    second = Workspace(root)
+    assert asyncio.run(second.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])).errors == []
+    assert asyncio.run(second.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])).errors == []

@@ -162,6 +162,11 @@ class AirlineEnvironment(EnvironmentDefaults):
         simulator = config.user_simulator or config.llm
         return cls(LLMClient(config.llm), LLMClient(simulator), max_turns=config.tau2.max_turns)
 
+    async def aclose(self) -> None:
+        """Close the running loop's connections of the agent's and the user simulator's models."""
+        for model in {id(m): m for m in (self.agent_model, self.user_model) if m is not None}.values():
+            await model.aclose()
+
     def splits(self) -> list[str]:
         return list(self._splits)
 

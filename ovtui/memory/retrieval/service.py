@@ -111,6 +111,10 @@ class Retrieval:
         self._warned = False
 
     # --- finding ------------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        if self.embedder is not None:
+            await self.embedder.aclose()
+
     async def find(self, query: FindQuery, visibility: Visibility) -> list[Found]:
         targets = tuple(self._target(uri, visibility) for uri in query.targets)
         only = query.peers

@@ -41,5 +41,6 @@ def open_parts(workspace: Workspace, *, state: Any = None, workers: int = 4) -> 
 async def close_parts(parts: ServerParts, log: EventLog) -> None:
     await parts.close()
     await parts.committer.close()
+    await parts.workspace.aclose()  # the clients' connections of the server's loop
     parts.tasks.close()
     log.close()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +98,8 @@ async def test_the_reference_conversation_earns_the_reward(fake: FakeOpenAIServe
     reason = case.input["user_scenario"]["reason_for_call"].strip().splitlines()[0]
     assert reason in persona and "Airline Agent Policy" not in persona
     assert simulator_calls[1].messages[-1] == {"role": "user", "content": closing}
+    await environment.aclose()  # both models' connections (the workspace's close calls it)
+    assert await asyncio.to_thread(fake.wait_for_open_connections, 0)
 
 
 async def test_text_beside_a_tool_call_counts_as_communicated(fake: FakeOpenAIServer) -> None:
