@@ -919,6 +919,11 @@ class Workspace:
 
         return named_policy(self._store, ref, current if current is not None else self.experiences())
 
+    def unparsed_experiences(self, at_least: int) -> dict[str, float] | None:
+        """The experience files by URI, with when each changed, when at least ``at_least`` of them
+        were never read by ovtui (a folder copied in): the names can show before the files are read."""
+        return self._loader.unparsed(at_least)
+
     def first_experiences(self, count: int) -> list[Experience]:
         """The first ``count`` experiences, read quickly for a first screenful."""
         return self._loader.first(count)

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from datetime import UTC, datetime, timedelta
 
-from app_support import MakeApp, settle, widget_text
+import pytest
+from app_support import MakeApp, notifications, settle, widget_text
 from textual.message import Message
 
+from ovtui.app.screens import memories
 from ovtui.app.screens.base import MainScreen
 from ovtui.app.screens.history import HistoryScreen
+from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.widgets.vim_table import VimTable
+from ovtui.core.domain import ExperienceSet
 from ovtui.testing.big_workspace import write_experiences, write_history
 from ovtui.wiring.workspace import Workspace
 
@@ -133,3 +138,78 @@ async def test_history_orders_records_of_one_second_by_their_full_time(
         shown = list(table.keys)
         assert [str(table.get_row_at(i)[0]) for i in range(5)] == ["2026-11-30 12:00:00"] * 5
         assert shown[:5] == written[::-1]  # the last written first, to the microsecond
+
+
+async def test_a_big_folder_never_read_lists_its_names_first_then_each_file(
+    workspace: Workspace, make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Experiences copied in (no ovtui process read them): every name is in the list before the
+    files are read, G reaches the last, the view and ``e`` say the file is still being read, and
+    the rows fill in once it is; the next open, with the files read once, has no names-first step."""
+    write_experiences(workspace.root, 60)
+    workspace = Workspace(workspace.root)
+    monkeypatch.setattr(memories, "NAMES_FIRST_AT", 50)
+    total = len(list((workspace.root / "memories" / "experiences").glob("*.md")))
+    release = threading.Event()
+    load = workspace.experiences
+
+    def held(previous: ExperienceSet | None = None) -> ExperienceSet:
+        assert release.wait(30), "never released"
+        return load(previous)
+
+    monkeypatch.setattr(workspace, "experiences", held)
+    loaded: list[MemoriesScreen.Loaded] = []
+    posted: list[object] = []
+    arrived = asyncio.Event()
+
+    def hook(message: Message) -> None:
+        posted.append(message)
+        if isinstance(message, MemoriesScreen.Loaded):
+            loaded.append(message)
+            arrived.set()
+
+    app = make_app(workspace)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await pilot.press("4")
+        await asyncio.wait_for(arrived.wait(), 30)
+        await pilot.pause()  # not settle: it waits for the held worker
+        screen = app.screen
+        assert isinstance(screen, MemoriesScreen)
+        table = screen.query_one("#memories", VimTable)
+        assert [m.reading for m in loaded] == [True] and table.row_count == total
+        assert "reading each file…" in widget_text(app, screen.query_one("#memories-title"))
+        await pilot.press("G")
+        await pilot.pause()  # not settle: it waits for the held worker
+        last = str(table.selected_key)
+        assert table.cursor_row == total - 1 and last == str(list(table.keys)[-1])
+        assert tuple(table.get_row_at(total - 1)[1:3]) == (memories.READING, memories.READING)
+        while screen._follow_timer is not None:
+            await pilot.pause()
+        await pilot.pause()  # not settle: it waits for the held worker
+        assert "this file shows once every file is read" in widget_text(
+            app, screen.query_one("#memory-markdown")
+        )
+        await pilot.press("e")
+        assert any("still being read: edit once the list is in" in n for n in notifications(posted))
+
+        arrived.clear()
+        release.set()
+        await asyncio.wait_for(arrived.wait(), 30)
+        await settle(app, pilot)
+        assert [m.reading for m in loaded] == [True, False]
+        assert table.cursor_row == total - 1 and str(table.selected_key) == last  # the cursor stayed
+        file = next(e for e in load().policies if e.uri == last)
+        status, version = file.status.value, file.version
+        assert tuple(table.get_row_at(total - 1)[1:3]) == (status, str(version))
+        view = widget_text(app, screen.query_one("#memory-markdown"))
+        assert f"{file.name} · {status} · version {version}" in view
+        assert "reading" not in widget_text(app, screen.query_one("#memories-title"))
+
+    loaded.clear()
+    arrived.clear()
+    again = make_app(Workspace(workspace.root))
+    async with again.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await pilot.press("4")
+        await asyncio.wait_for(arrived.wait(), 30)
+        await settle(again, pilot)
+        assert [m.reading for m in loaded] == [False]  # read once: the cache has every file

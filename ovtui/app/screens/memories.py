@@ -66,6 +66,7 @@ class MemoryRow:
     hot: float = 0.0  # hotness: how often and how lately the agent used it; 0 when never used
     usage: Usage | None = None  # its record in the use ledger (None: never used)
     utility: ExperienceUtility | None = None  # its newest ablation (None: never measured)
+    reading: bool = False  # only its file's name and time known yet: the file is still to be read
 
     @cached_property
     def cells(self) -> tuple[str, ...]:
@@ -75,13 +76,13 @@ class MemoryRow:
         # (Right shows the next column whole).
         return (
             self.name,
-            self.status,
-            str(self.version),
+            READING if self.reading else self.status,
+            READING if self.reading else str(self.version),
             self.changed,
             *usage_cells(self.usage),
             utility_cell(self.utility, self.version),
             f"{self.hot:.2f}" if self.hot else "–",
-            str(self.links),
+            READING if self.reading else str(self.links),
         )
 
 
@@ -114,6 +115,10 @@ def _minute_text(minutes: int) -> str:
 LIST_WIDTH = 48
 DETAIL_WIDTH = 56
 READER_QUIET_S = 0.5
+READING = "…"  # a cell of a file not read yet
+# A folder with at least this many files no ovtui process has read lists their names first: reading
+# 10,000 takes a second, their names a tenth of one.
+NAMES_FIRST_AT = 2_000
 FILTER_HELP = "/ filter: the words a memory's name or text holds (esc: back to the list)"
 
 
@@ -141,10 +146,18 @@ class MemoriesScreen(MainScreen):
         """The rows of one memory type, read and built by the screen's thread worker."""
 
         def __init__(
-            self, memory_type: str, rows: list[MemoryRow], cells: Rows, widths: list[int], problems: list[str]
+            self,
+            memory_type: str,
+            rows: list[MemoryRow],
+            cells: Rows,
+            widths: list[int],
+            problems: list[str],
+            *,
+            reading: bool = False,
         ) -> None:
             super().__init__()
             self.memory_type = memory_type
+            self.reading = reading  # names first: the files are still being read
             self.rows = rows
             self.cells = cells
             self.widths = widths  # the widest cell of each column
@@ -233,13 +246,48 @@ class MemoriesScreen(MainScreen):
     def _load(self, memory_type: str) -> None:
         """Reads every file in a thread: 10,000 experiences must not hold up the screen."""
         try:
+            if memory_type == EXPERIENCES and self._loaded is None:
+                self._names_first()
             rows, problems = self._rows(memory_type)
         except (OvtuiError, OSError) as exc:
             answer(self, WorkFailed(f"loading {memory_type}", exc))
             return
+        self._post_rows(memory_type, rows, problems)
+
+    def _post_rows(
+        self, memory_type: str, rows: list[MemoryRow], problems: list[str], *, reading: bool = False
+    ) -> None:
         cells = [(row.uri, row.cells) for row in rows]  # built and measured here, off the UI thread
         widths = widest_cells([c for _, c in cells], len(cells[0][1]) if cells else 0)
-        answer(self, self.Loaded(memory_type, rows, cells, widths, problems))
+        answer(self, self.Loaded(memory_type, rows, cells, widths, problems, reading=reading))
+
+    def _names_first(self) -> None:
+        """A big folder no ovtui process has read yet (copied in): every file's name and time in the
+        list at once, each row filled in when every file is read (the rows of the first screenful,
+        already read, as they are)."""
+        files = self.workspace.unparsed_experiences(NAMES_FIRST_AT)
+        if files is None:
+            return
+        self._read_usage()
+        preview = self.rows
+        rows = [preview.get(uri) or self._reading_row(uri, when) for uri, when in files.items()]
+        self._post_rows(EXPERIENCES, rows, [], reading=True)
+
+    def _reading_row(self, uri: str, when: float) -> MemoryRow:
+        name = uri.rsplit("/", 1)[-1].removesuffix(".md")  # the experience's name, but for its case
+        usage = self._usage.get(uri)
+        return MemoryRow(
+            uri,
+            name,
+            "",
+            0,
+            minute(when),
+            0,
+            "",
+            self._hot(usage),
+            usage,
+            reading=True,  # its utility, by its version, once it is read
+        )
 
     def _build_reader_when_quiet(self) -> None:
         """The agent's reader, which the view asks what a file says that it would not act on, is
@@ -352,7 +400,7 @@ class MemoriesScreen(MainScreen):
             return  # the filter moved on while this type was being read
         self._all = message
         self._show_rows()
-        if message.memory_type == EXPERIENCES and not self.reader_ready.is_set():
+        if message.memory_type == EXPERIENCES and not message.reading and not self.reader_ready.is_set():
             self._build_reader_when_quiet()
 
     def _show_rows(self) -> None:
@@ -377,6 +425,8 @@ class MemoriesScreen(MainScreen):
             rows, self.rows = message.rows, message.by_uri
             table.fill(message.cells, widths=message.widths)
         title = f"{len(rows)} of {len(message.rows)} {memory_type}" if words else f"{len(rows)} {memory_type}"
+        if message.reading:
+            title += " · reading each file…"
         if problems:  # the file first: a narrow terminal cuts the end of the line, not the name
             title += f" · {len(problems)} unreadable: {problems[0]}"
         self.query_one("#memories-title", Label).update(Text(title))
@@ -410,6 +460,12 @@ class MemoriesScreen(MainScreen):
                 f"*no {self.memory_type} file matches the filter*"
                 if filtered
                 else empty_state(self.memory_type)
+            )
+            return
+        if row.reading:
+            view.show(
+                f"**{row.name}** · `{self.relative(row.uri)}`\n\n"
+                f"*reading the {self.memory_type}: this file shows once every file is read*"
             )
             return
         facts = (
@@ -450,6 +506,11 @@ class MemoriesScreen(MainScreen):
         row = self.rows.get(self.query_one("#memories", VimTable).selected_key or "")
         if row is None:
             self.notify("no memory file selected to edit", severity="warning")
+            return
+        if row.reading:
+            self.notify(
+                f"the {self.memory_type} are still being read: edit once the list is in", severity="warning"
+            )
             return
         try:
             edited = self.services.editor(row.content)

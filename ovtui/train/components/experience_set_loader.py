@@ -179,6 +179,18 @@ class ExperienceSetLoader:
         policy_set.derived("scan", lambda: scan)
         return policy_set
 
+    def unparsed(self, at_least: int) -> dict[str, float] | None:
+        """The files of a folder no ovtui process has parsed yet (no cache of them), by URI with
+        when each last changed, when there are at least ``at_least`` of them: the names of a big
+        folder opened for the first time can show while every file is read. None otherwise."""
+        if self._cache_path.exists():
+            return None
+        scan = self._scan()
+        if len(scan) < at_least:
+            return None
+        prefix = self.store.type_uri(EXPERIENCES) + "/"
+        return {prefix + name: scan[name][1] / 1e9 for name in sorted(scan)}
+
     def first(self, count: int) -> list[Experience]:
         """The first ``count`` experiences by file name: a preview to show while the rest loads.
 

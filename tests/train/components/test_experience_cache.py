@@ -152,3 +152,23 @@ def test_a_cache_that_cannot_be_written_or_leads_outside_costs_only_time(
     cache.symlink_to(outside)
     assert _fresh(folder).load_sync().model_dump() == full.model_dump()
     assert outside.read_text(encoding="utf-8") == "precious\n" and cache.is_symlink()
+
+
+def test_a_folder_no_process_read_is_listed_unread_until_the_cache_holds_it(
+    folder: Path, reads: Reads
+) -> None:
+    """``unparsed``: the files by URI with their change times, sorted as the snapshot sorts them,
+    read from none of them, while no cache exists; below the count asked for, or once a load has
+    written the cache, nothing."""
+    loader = _fresh(folder)
+    listed = loader.unparsed(at_least=6)
+    prefix = "viking://user/default/memories/experiences/"
+    names = ["alpha", "bravo", "charlie", "delta", "echo", "golf"]
+    assert listed is not None and list(listed) == [f"{prefix}{n}.md" for n in names]
+    assert listed[f"{prefix}alpha.md"] == (folder / "alpha.md").stat().st_mtime_ns / 1e9
+    assert reads.taken() == []  # names and times only: no file read
+    assert loader.unparsed(at_least=7) is None  # fewer than asked for
+    loaded = loader.load_sync()
+    assert [e.uri for e in loaded.policies] == [u for u in listed if not u.endswith("golf.md")]
+    assert (folder.parents[1] / EXPERIENCE_CACHE_FILE).is_file()
+    assert _fresh(folder).unparsed(at_least=1) is None
