@@ -102,11 +102,15 @@ class SessionMessage(BaseModel):
         return self.to_message().text
 
 
-# --- pending tokens (OpenViking's estimate, so a client's thresholds mean the same here) ---------
+# --- tokens (OpenViking's one estimate, so a client's thresholds and budgets mean the same here) --
 
-# Characters counted as 6 quarter-tokens (1.5 tokens): CJK ideographs, Hangul, kana, CJK symbols,
-# compatibility ideographs, full-width forms. Everything else in the BMP is 1 quarter-token,
-# everything beyond it 8 (2 tokens).
+# OpenViking estimates every session count with one rule (its estimate_text_tokens, which a
+# message's estimated_tokens, pending_tokens, auto-commit's threshold and the context's token
+# budget all use): quarter-token units per character, rounded up to whole tokens. Characters
+# counted as 6 units (1.5 tokens): CJK ideographs (extension A, compatibility ones and the astral
+# ideograph planes too), Hangul syllables and jamo, kana and its phonetic extensions, CJK symbols
+# and punctuation, full-width forms. Everything else in the BMP is 1 unit (accented Latin, Greek,
+# bopomofo alike), everything else beyond it 8 (2 tokens: emoji).
 WIDE_RANGES = (
     (0x1100, 0x11FF),
     (0x3000, 0x30FF),
@@ -138,7 +142,9 @@ def estimate_tokens(text: str) -> int:
 
 
 def message_tokens(message: SessionMessage) -> int:
-    """What the message adds to a prompt: its texts, context abstracts and tool calls (images 0)."""
+    """What the message adds to a prompt: its texts, context abstracts and tool calls (images 0),
+    joined and estimated once, as OpenViking's message estimate does (per piece would round up
+    every piece and count more)."""
     pieces: list[str] = []
     for part in message.parts:
         if isinstance(part, TextPart):

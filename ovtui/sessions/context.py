@@ -3,42 +3,23 @@ fit a token budget and the overview of its newest commit), one archive (a commit
 an abstract and an overview), and deleting it.
 
 An archive is complete once its commit wrote ``memory_diff.json``; its overview is made from that
-record (what the commit changed) and its messages, deterministically. Tokens are estimated the way
-OpenViking estimates them (ASCII ≈ four characters a token; CJK and astral characters count more),
+record (what the commit changed) and its messages, deterministically. Messages and the overview
+are counted with the same estimate as the session's pending tokens (OpenViking uses one for both),
 so budgets mean the same on both servers.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 from typing import Any
 
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.retrieval.access import AccessError, not_found
-from ovtui.protocols.sessions import SessionMessage
+from ovtui.protocols.sessions import SessionMessage, estimate_tokens, message_tokens
 from ovtui.sessions.store import Archive, SessionError, SessionStore
 from ovtui.storage import fsio
 
 CHANGES_SHOWN = 20  # changed memories an archive's overview names
-
-
-def estimate_tokens(text: str) -> int:
-    """OpenViking's estimate: quarter-token units per character (ASCII 1, CJK 6, astral 8, other 2)."""
-    if text.isascii():
-        return (len(text) + 3) // 4
-    units = 0
-    for char in text:
-        code = ord(char)
-        if code < 0x80:
-            units += 1
-        elif code > 0xFFFF:
-            units += 8
-        elif 0x2E80 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF or 0xF900 <= code <= 0xFAFF:
-            units += 6
-        else:
-            units += 2
-    return (units + 3) // 4
 
 
 def message_body(message: SessionMessage) -> dict[str, Any]:
@@ -58,22 +39,6 @@ def message_body(message: SessionMessage) -> dict[str, Any]:
     if message.peer_id:
         body["peer_id"] = message.peer_id
     return body
-
-
-def message_tokens(message: SessionMessage) -> int:
-    total = 0
-    for part in message.parts:
-        dumped = part.model_dump(mode="json")
-        if dumped.get("type") == "tool":
-            pieces = [
-                dumped.get("tool_id", ""),
-                dumped.get("tool_name", ""),
-                json.dumps(dumped.get("tool_input") or {}),
-            ]
-            total += sum(estimate_tokens(str(p)) for p in [*pieces, dumped.get("tool_output", "")])
-        else:
-            total += estimate_tokens(str(dumped.get("text") or dumped.get("abstract") or ""))
-    return total
 
 
 def _session(store: SessionStore, session_id: str) -> None:
@@ -148,8 +113,8 @@ def session_context(store: SessionStore, session_id: str, token_budget: int) -> 
     if completed:
         archive, diff = completed[-1]
         text = archive_overview(store, archive, diff, store.messages(session_id, archive))
-        if used + estimate_tokens(text) <= token_budget:
-            overview, overview_tokens = text, estimate_tokens(text)
+        if used + (cost := estimate_tokens(text)) <= token_budget:
+            overview, overview_tokens = text, cost
     return {
         "latest_archive_overview": overview,
         "pre_archive_abstracts": [],

@@ -89,6 +89,18 @@ def test_pending_tokens_count_as_openviking_counts_them(served: tuple[httpx.Clie
     assert wide["pending_tokens"] == 12  # 8 wide characters count 6 quarter-tokens each
 
 
+def test_the_context_budget_counts_tokens_as_pending_tokens_do(served: tuple[httpx.Client, Path]) -> None:
+    client, _ = served
+    tool = {"type": "tool", "tool_id": "t1", "tool_name": "lookup", "tool_input": {"q": "x"}}
+    messages = [_say("ｆｕｌｌ"), {"role": "assistant", "parts": [{"type": "text", "text": "hi"}, tool]}]
+    added = ok(client.post("/api/v1/sessions/ctx1/messages/batch", json={"messages": messages}))
+    assert added["pending_tokens"] == 11  # full-width forms, 1.5 tokens each: 6; the reply, joined: 5
+    fits = ok(client.get("/api/v1/sessions/ctx1/context", params={"token_budget": 11}))
+    assert len(fits["messages"]) == 2 and fits["stats"]["activeTokens"] == fits["estimatedTokens"] == 11
+    short = ok(client.get("/api/v1/sessions/ctx1/context", params={"token_budget": 10}))
+    assert [m["role"] for m in short["messages"]] == ["assistant"] and short["stats"]["activeTokens"] == 5
+
+
 def test_a_policy_commits_the_session_after_its_message_threshold(served: tuple[httpx.Client, Path]) -> None:
     client, root = served
     policy = {"message_count_threshold": 2, "keep_recent_count": 1}
