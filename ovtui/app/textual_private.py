@@ -52,3 +52,14 @@ def footer_bindings_ready(footer: Footer) -> bool:
 def footer_key_of(widget: Widget) -> str | None:
     """The key a widget of the Footer shows, or None when it is not a key."""
     return widget.key if isinstance(widget, FooterKey) else None
+
+
+def style_key_as_footer(widget: Widget, compact: bool) -> None:
+    """Give a Footer's key, before it mounts, the footer's ``compact`` and its class. A key starts
+    compact, is styled so when it mounts, then its binding to the footer's value styles it again:
+    two full style passes per key (a dozen keys, 20-35 ms, as a screen opens and its first keys
+    wait). Set beforehand, the mount finds the value there and the binding changes nothing."""
+    bound = getattr(widget, "_reactive_connect", None) or {}  # what data_bind linked to its parent
+    if isinstance(widget, FooterKey) and "compact" in bound:  # the palette's key keeps its own
+        widget.set_reactive(FooterKey.compact, compact)
+        widget.set_class(compact, "-compact", update=False)

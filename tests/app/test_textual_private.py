@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from app_support import MakeApp
+from typing import Any, ClassVar
+
+import pytest
+from app_support import MakeApp, screen_text
 from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
 from textual.color import Color
+from textual.dom import DOMNode
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.widgets import Footer, Label
 
-from ovtui.app.textual_private import footer_bindings_ready, set_scroll_range, styles_are_current
+from ovtui.app.textual_private import (
+    footer_bindings_ready,
+    footer_key_of,
+    set_scroll_range,
+    styles_are_current,
+)
+from ovtui.app.widgets.footer import KeyFooter
 from ovtui.wiring.workspace import Workspace
 
 
@@ -99,3 +110,46 @@ async def test_footer_bindings_ready_says_when_the_footer_has_had_its_screens_bi
     async with app.run_test(size=(40, 5)) as pilot:
         await pilot.pause()
         assert footer_bindings_ready(app.query_one(Footer)) is True
+
+
+class KeysFooter(App[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding(k, f"notify('{k}')", f"key {k}") for k in "abcdef"]
+
+    def compose(self) -> ComposeResult:
+        yield KeyFooter()
+
+
+@pytest.mark.parametrize("footer_class", [Footer, KeyFooter])
+async def test_a_footers_keys_are_styled_once_as_they_mount_and_look_the_same(
+    footer_class: type[Footer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual's Footer styles each bound key again after its mount (its ``compact`` starts True and
+    is bound to the footer's False); KeyFooter's keys carry the footer's value from the start, so
+    no key is styled after it mounted, and the footer draws the same."""
+    restyled: list[str] = []
+    update_styles = App.update_styles
+
+    def counted(app: App[Any], node: DOMNode, animate: bool = True) -> None:
+        if footer_key_of(node) not in (None, "ctrl+p"):  # type: ignore[arg-type]
+            restyled.append(str(node.classes))
+        update_styles(app, node, animate)
+
+    monkeypatch.setattr(App, "update_styles", counted)
+
+    class Shown(KeysFooter):
+        def compose(self) -> ComposeResult:
+            yield footer_class()
+
+    app = Shown()
+    async with app.run_test(size=(100, 3)) as pilot:
+        await pilot.pause()
+        footer = app.query_one(footer_class)
+        keys = [w for w in footer.children if footer_key_of(w) not in (None, "ctrl+p")]
+        assert [footer_key_of(w) for w in keys] == list("abcdef")
+        assert all(not w.has_class("-compact") and not w.compact for w in keys)  # type: ignore[attr-defined]
+        drawn = screen_text(app)
+    assert "key a" in drawn and "key f" in drawn
+    if footer_class is Footer:  # what KeyFooter spares: Textual still does it, so the test means it
+        assert len(restyled) >= 6
+    else:
+        assert restyled == []

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual.app import ComposeResult
 from textual.widgets import Footer
 
-from ovtui.app.textual_private import footer_bindings_ready
+from ovtui.app.textual_private import footer_bindings_ready, style_key_as_footer
 
 
 class KeyFooter(Footer):
@@ -31,6 +32,11 @@ class KeyFooter(Footer):
             return
         self._composed = shown
         await super().recompose()
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            style_key_as_footer(widget, self.compact)  # styled once as it mounts, not thrice
+            yield widget
 
     def shown_from(self) -> tuple[Any, ...]:
         """Everything ``compose`` reads: each binding it shows as it would draw it (its key as
