@@ -76,6 +76,20 @@ class DescribesSetup(Protocol):
     def tool_schemas(self) -> list[dict[str, Any]] | None: ...
 
 
+@runtime_checkable
+class HoldsConnections(Protocol):
+    """An environment that calls models of its own (an agent, a user simulator): their connections
+    belong to the event loop they were opened in, and are closed where that loop's work ends."""
+
+    async def aclose(self) -> None: ...
+
+
+async def close_environment(environment: Environment) -> None:
+    """Close the running loop's connections of an environment that holds some."""
+    if isinstance(environment, HoldsConnections):
+        await environment.aclose()
+
+
 class EnvironmentDefaults:
     """For an environment that has nothing more to say: its agent runs a batch case by case through
     ``execute``, every case is fine and gradable, and its agent reads anything."""

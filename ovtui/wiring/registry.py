@@ -169,12 +169,11 @@ class Resources:
         return self._environments[name]
 
     async def aclose(self) -> None:
-        """Close what the environments built hold open in the running loop (an environment that
-        calls its own models has an ``aclose``)."""
+        """Close what the environments built hold open in the running loop."""
+        from ovtui.environments.base import close_environment
+
         for environment in list(self._environments.values()):
-            close = getattr(environment, "aclose", None)
-            if close is not None:
-                await close()
+            await close_environment(environment)
 
     def ledger(self) -> UseLedger:
         """The workspace's use ledger, one for all the factories (it keeps what it read, so the

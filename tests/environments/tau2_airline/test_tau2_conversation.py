@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import start_cli_server, stop
+from server_support import start_cli_server, stop, threaded_server
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Experience, ExperienceSet, PolicyStatus
 from ovtui.environments.tau2_airline.data import tasks
 from ovtui.environments.tau2_airline.environment import AirlineEnvironment, case_for
+from ovtui.servers.benchmark import create_env_app
+from ovtui.storage.jobs import JobStore
 from ovtui.testing.helpers import KEY_ENV, SECRET_KEY, make_client
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from ovtui.train.components.remote import RemoteRolloutExecutor
@@ -168,3 +170,20 @@ async def test_tau2_through_the_service(fake: FakeOpenAIServer, tmp_path: Path) 
     assert rollout.evaluation is not None and rollout.evaluation.passed, rollout.metadata
     assert {r.body["model"] for r in fake.chat_requests} == {"fake-agent", "fake-user"}
     assert SECRET_KEY not in json.dumps(rollout.model_dump(mode="json"))
+
+
+async def test_the_service_closes_its_models_connections_as_it_stops(
+    fake: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """``ovtui env serve``'s app: a rollout's models keep their connections alive while it serves,
+    and its shutdown closes them in the loop that opened them (left open they fail in the next
+    loop and are garbage at exit)."""
+    fake.respond_with(scripted(gold(), "Refund 327, certificate 1000, charge 1786."))
+    environment = AirlineEnvironment(make_client(fake), make_client(fake))
+    app = create_env_app(environment, JobStore(tmp_path / "s", prefix="rollout_exec_"), workers=1)
+    with threaded_server(app) as url:
+        executor = RemoteRolloutExecutor([url])
+        [rollout] = await executor.execute([case_for(TASK, "train")], POLICIES, ExecutionContext("snap-c"))
+        assert rollout.evaluation is not None and rollout.evaluation.passed, rollout.metadata
+        assert fake.open_connections > 0
+    assert await asyncio.to_thread(fake.wait_for_open_connections, 0)
