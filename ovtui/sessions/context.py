@@ -1,6 +1,6 @@
-"""A session as an agent reads it back, in OpenViking's shapes: its context (the live messages that
-fit a token budget and the overview of its newest commit), one archive (a commit's messages with
-an abstract and an overview), and deleting it.
+"""A session as an agent reads it back, in OpenViking's shapes: its context (the live messages a
+token budget keeps, some shortened, and the overview of its newest commit), one archive (a
+commit's messages with an abstract and an overview), and deleting it.
 
 An archive is complete once its commit wrote ``memory_diff.json``; its overview is made from that
 record (what the commit changed) and its messages, deterministically. Messages and the overview
@@ -13,9 +13,11 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+from ovtui.core.domain import ToolPart
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.retrieval.access import AccessError, not_found
 from ovtui.protocols.sessions import SessionMessage, estimate_tokens, message_tokens
+from ovtui.sessions.context_budget import KeptMessage, fit_to_budget
 from ovtui.sessions.store import Archive, SessionError, SessionStore
 from ovtui.storage import fsio
 
@@ -93,20 +95,29 @@ def _completed(store: SessionStore, session_id: str) -> list[tuple[Archive, Memo
     return [(a, d) for a in store.archives(session_id) if (d := _diff(store, a)) is not None]
 
 
+def shown_body(kept: KeptMessage) -> dict[str, Any]:
+    """A kept message's body; a tool output that was cut says so, with its stored and shown
+    lengths, and a tool input dropped to make room is left out, as OpenViking marks them."""
+    body = message_body(kept.shown)
+    for stored, shown, part in zip(kept.stored.parts, kept.shown.parts, body["parts"], strict=True):
+        if not isinstance(stored, ToolPart) or not isinstance(shown, ToolPart):
+            continue
+        if stored.tool_input and not shown.tool_input:
+            part.pop("tool_input", None)
+        if shown.tool_output != stored.tool_output:
+            part["tool_output_truncated"] = True
+            part["tool_output_original_chars"] = len(stored.tool_output)
+            part["tool_output_preview_chars"] = len(shown.tool_output)
+    return body
+
+
 def session_context(store: SessionStore, session_id: str, token_budget: int) -> dict[str, Any]:
-    """The live messages that fit ``token_budget`` (the newest kept first, whole), and the newest
-    completed archive's overview when it fits what the messages left."""
+    """The live messages ``token_budget`` keeps (OpenViking's turn-aware rule: see
+    ``context_budget``), and the newest completed archive's overview when it fits what the
+    messages left."""
     _session(store, session_id)
-    live = store.messages(session_id)
-    kept: list[SessionMessage] = []
-    used = 0
-    for message in reversed(live):
-        cost = message_tokens(message)
-        if used + cost > token_budget:
-            break
-        kept.append(message)
-        used += cost
-    kept.reverse()
+    kept = fit_to_budget(store.messages(session_id), token_budget)
+    used = sum(message_tokens(k.shown) for k in kept)
     archives = store.archives(session_id)
     completed = _completed(store, session_id)
     overview, overview_tokens = "", 0
@@ -118,7 +129,7 @@ def session_context(store: SessionStore, session_id: str, token_budget: int) -> 
     return {
         "latest_archive_overview": overview,
         "pre_archive_abstracts": [],
-        "messages": [message_body(m) for m in kept],
+        "messages": [shown_body(k) for k in kept],
         "estimatedTokens": used + overview_tokens,
         "stats": {
             "totalArchives": len(archives),

@@ -97,8 +97,10 @@ def test_the_context_budget_counts_tokens_as_pending_tokens_do(served: tuple[htt
     assert added["pending_tokens"] == 11  # full-width forms, 1.5 tokens each: 6; the reply, joined: 5
     fits = ok(client.get("/api/v1/sessions/ctx1/context", params={"token_budget": 11}))
     assert len(fits["messages"]) == 2 and fits["stats"]["activeTokens"] == fits["estimatedTokens"] == 11
+    # 0.5.2's answer one short: the question cut to "ｆｕ" and the marker (4), the reply whole (5).
     short = ok(client.get("/api/v1/sessions/ctx1/context", params={"token_budget": 10}))
-    assert [m["role"] for m in short["messages"]] == ["assistant"] and short["stats"]["activeTokens"] == 5
+    assert [m["parts"][0]["text"] for m in short["messages"]] == ["ｆｕ\n…\n", "hi"]
+    assert short["stats"]["activeTokens"] == 9
 
 
 def test_a_policy_commits_the_session_after_its_message_threshold(served: tuple[httpx.Client, Path]) -> None:

@@ -1,5 +1,6 @@
 """A session read back and deleted, as OpenViking answers: ``GET /api/v1/sessions/{id}/context``
-(the live messages fitting ``token_budget`` and the newest commit's overview), ``GET
+(the live messages ``token_budget`` keeps, by OpenViking's turn-aware rule, and the newest
+commit's overview), ``GET
 /api/v1/sessions/{id}/archives/{archive_id}`` (one completed commit) and ``DELETE
 /api/v1/sessions/{id}`` (the session's folder; its memories stay)."""
 
