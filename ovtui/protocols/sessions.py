@@ -3,9 +3,14 @@
 OpenViking's session API.
 
 Request bodies ignore keys they do not know (OpenViking clients send more than ovtui uses:
-``role_id``, ``turn_id``, ``telemetry``…); a known key with a wrong value is an error naming the
-field. What is stored (``SessionMessage``, ``SessionMeta``) forbids unknown keys like every other
-file ovtui reads back.
+``role_id``, ``telemetry``…); a known key with a wrong value is an error naming the field. What is
+stored (``SessionMessage``, ``SessionMeta``) forbids unknown keys like every other file ovtui reads
+back.
+
+A message may say which turn it belongs to (``turn_id``), what kind of step it is
+(``message_kind``) and which messages it stands for (``source_message_ids``, a checkpoint's
+sources): stored as given, returned with the message, and left out of both while unset, as
+OpenViking 0.5.2 does.
 
 Context and image parts are stored with their message (an archive keeps the whole conversation)
 but extraction reads text and tool parts only: ``SessionMessage.to_message`` leaves them out, and a
@@ -18,7 +23,15 @@ import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ovtui.core.bounds import MAX_BATCH_MESSAGES, MAX_TEXT_CHARS
 from ovtui.core.domain import Message, TextPart, ToolPart
@@ -30,6 +43,14 @@ MAX_URI_CHARS = 4096
 # Roles OpenAI-style agents send. OpenViking stores any string; ovtui names a role it would not
 # know how to read (a typo) instead.
 Role = Literal["system", "developer", "user", "assistant", "tool"]
+# What a message is within its turn (OpenViking 0.5.2's kinds): the query that opens it, an
+# assistant step, tool results carried back, a summary standing for earlier messages.
+MessageKind = Literal["user_query", "assistant_step", "tool_transport", "checkpoint"]
+TURN_FIELDS = ("turn_id", "message_kind", "source_message_ids")
+# OpenViking sets no bound on these; ovtui bounds every field a request brings in. A checkpoint may
+# stand for every message a session holds.
+MAX_TURN_ID_CHARS = 256
+MAX_SOURCE_MESSAGE_IDS = 10_000
 
 
 def now_iso() -> str:
@@ -90,6 +111,19 @@ class SessionMessage(BaseModel):
     parts: list[StoredPart] = Field(default_factory=list)
     peer_id: str | None = None
     created_at: str = Field(default_factory=now_iso)
+    turn_id: str | None = None
+    message_kind: MessageKind | None = None
+    source_message_ids: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _turn_fields_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Lines written before these fields existed, and messages that never had them, serialise
+        # alike: the live file stays as it was, and so does a conversation's identity.
+        dumped: dict[str, Any] = handler(self)
+        for name in TURN_FIELDS:
+            if dumped.get(name, "") is None:
+                del dumped[name]
+        return dumped
 
     def to_message(self) -> Message:
         """What extraction and training read: text and tool parts; a developer message is the
@@ -355,12 +389,18 @@ class ImagePartIn(BaseModel):
 PartIn = Annotated[TextPartIn | ToolPartIn | ContextPartIn | ImagePartIn, Field(discriminator="type")]
 
 
+SourceId = Annotated[str, Field(max_length=MAX_TURN_ID_CHARS)]
+
+
 class AddMessageRequest(BaseModel):
     role: Role
     content: str | None = Field(None, max_length=MAX_TEXT_CHARS)
     parts: list[PartIn] | None = Field(None, max_length=64)
     peer_id: str | None = None
     created_at: str | None = None
+    turn_id: str | None = Field(None, max_length=MAX_TURN_ID_CHARS)
+    message_kind: MessageKind | None = None
+    source_message_ids: list[SourceId] | None = Field(None, max_length=MAX_SOURCE_MESSAGE_IDS)
 
     @field_validator("peer_id")
     @classmethod
@@ -414,6 +454,9 @@ class AddMessageRequest(BaseModel):
             parts=list(parts),
             peer_id=self.peer_id,
             created_at=self.created_at or now_iso(),
+            turn_id=self.turn_id,
+            message_kind=self.message_kind,
+            source_message_ids=self.source_message_ids,
         )
 
 

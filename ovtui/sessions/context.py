@@ -16,7 +16,7 @@ from typing import Any
 from ovtui.core.domain import ToolPart
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.retrieval.access import AccessError, not_found
-from ovtui.protocols.sessions import SessionMessage, estimate_tokens, message_tokens
+from ovtui.protocols.sessions import TURN_FIELDS, SessionMessage, estimate_tokens, message_tokens
 from ovtui.sessions.context_budget import KeptMessage, fit_to_budget
 from ovtui.sessions.store import Archive, SessionError, SessionStore
 from ovtui.storage import fsio
@@ -25,7 +25,8 @@ CHANGES_SHOWN = 20  # changed memories an archive's overview names
 
 
 def message_body(message: SessionMessage) -> dict[str, Any]:
-    """OpenViking's message: id, role, parts, created_at (and peer_id when set)."""
+    """OpenViking's message: id, role, parts, created_at (and peer_id and the turn fields when
+    set: an empty turn id or source list is set, as 0.5.2 returns it)."""
     parts = []
     for part in message.parts:
         dumped = part.model_dump(mode="json")
@@ -40,6 +41,9 @@ def message_body(message: SessionMessage) -> dict[str, Any]:
     }
     if message.peer_id:
         body["peer_id"] = message.peer_id
+    for name in TURN_FIELDS:
+        if (value := getattr(message, name)) is not None:
+            body[name] = value
     return body
 
 
