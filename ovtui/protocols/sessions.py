@@ -10,7 +10,9 @@ back.
 A message may say which turn it belongs to (``turn_id``), what kind of step it is
 (``message_kind``) and which messages it stands for (``source_message_ids``, a checkpoint's
 sources): stored as given, returned with the message, and left out of both while unset, as
-OpenViking 0.5.2 does.
+OpenViking 0.5.2 does. A user message of two or more tool results and nothing else (a transport
+aggregate: the results of several calls carried back at once) is stored as one message per result,
+each of kind ``tool_transport`` unless the request named a kind, as 0.5.2 stores it.
 
 Context and image parts are stored with their message (an archive keeps the whole conversation)
 but extraction reads text and tool parts only: ``SessionMessage.to_message`` leaves them out, and a
@@ -20,6 +22,7 @@ commit's task result counts what was left out.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -173,6 +176,19 @@ def estimate_tokens(text: str) -> int:
     if text.isascii():
         return (len(text) + 3) // 4
     return (sum(_quarter_tokens(c) for c in text) + 3) // 4
+
+
+def carries_tool_results(message: SessionMessage) -> bool:
+    """A user-role message of tool parts only carries results back; it asks nothing."""
+    return (
+        message.role == "user" and bool(message.parts) and all(isinstance(p, ToolPart) for p in message.parts)
+    )
+
+
+def is_transport_aggregate(message: SessionMessage) -> bool:
+    """The results of several tool calls carried back in one user message (OpenViking 0.5.2 stores
+    one message per result)."""
+    return len(message.parts) > 1 and carries_tool_results(message)
 
 
 def message_tokens(message: SessionMessage) -> int:
@@ -458,6 +474,30 @@ class AddMessageRequest(BaseModel):
             message_kind=self.message_kind,
             source_message_ids=self.source_message_ids,
         )
+
+    def stored_messages(self, new_id: Callable[[], str]) -> list[SessionMessage]:
+        """The messages this request is stored as: one, or one per tool result of a transport
+        aggregate (each with its own id, the request's time, peer and turn fields, and kind
+        ``tool_transport`` unless the request named one)."""
+        whole = self.to_stored(new_id())
+        if not is_transport_aggregate(whole):
+            return [whole]
+        split = []
+        for index, part in enumerate(whole.parts):
+            message_id = whole.id if index == 0 else new_id()
+            if isinstance(part, ToolPart) and part.tool_id == whole.id:  # the id given for none
+                part = part.model_copy(update={"tool_id": message_id})
+            split.append(
+                whole.model_copy(
+                    update={
+                        "id": message_id,
+                        "parts": [part],
+                        "message_kind": whole.message_kind or "tool_transport",
+                    },
+                    deep=True,
+                )
+            )
+        return split
 
 
 class AddMessagesBatchRequest(BaseModel):

@@ -24,7 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ovtui.core.domain import TextPart, ToolPart
-from ovtui.protocols.sessions import ContextPart, SessionMessage, estimate_tokens, message_tokens
+from ovtui.protocols.sessions import (
+    ContextPart,
+    SessionMessage,
+    carries_tool_results,
+    estimate_tokens,
+    message_tokens,
+)
 
 CUT_MARKER = "\n…\n"
 HEAD_SHARE = 0.75  # of a cut text's tokens, kept from its start; the rest from its end
@@ -108,13 +114,6 @@ def _set_body(part: TextPart | ContextPart | ToolPart, text: str) -> None:
         part.tool_output = text
 
 
-def is_tool_result(message: SessionMessage) -> bool:
-    """A user-role message of tool parts only carries results back, it asks nothing."""
-    return (
-        message.role == "user" and bool(message.parts) and all(isinstance(p, ToolPart) for p in message.parts)
-    )
-
-
 @dataclass
 class Turn:
     """Indexes into the live messages: the user query and the steps that answer it."""
@@ -130,13 +129,13 @@ class Turn:
 def turns_of(messages: list[SessionMessage]) -> list[Turn]:
     turns: list[Turn] = []
     for index, message in enumerate(messages):
-        if message.role == "user" and not is_tool_result(message):
+        if message.role == "user" and not carries_tool_results(message):
             turns.append(Turn(anchor=index))
             continue
         if not turns:
             turns.append(Turn())
         steps = turns[-1].steps
-        if is_tool_result(message) and steps:
+        if carries_tool_results(message) and steps:
             steps[-1].append(index)
         else:
             steps.append([index])

@@ -43,7 +43,7 @@ def read_conversation(path: Path, sessions: SessionStore) -> list[SessionMessage
     if not path.is_file():
         raise SessionError(f"{shown}: {'not a file' if path.exists() else 'no such file'}")
     requests = read_jsonl(path, AddMessageRequest, shown=shown)
-    messages = [request.to_stored(sessions.next_message_id()) for request in requests]
+    messages = [m for request in requests for m in request.stored_messages(sessions.next_message_id)]
     if not messages:
         raise SessionError(f"{shown}: no messages")
     return messages

@@ -106,3 +106,69 @@ def test_a_bad_turn_field_is_refused_by_name(
     batch = client.post("/api/v1/sessions/f3/messages/batch", json={"messages": [message]})
     assert batch.status_code == 422 and batch.json()["error"]["message"].startswith(f"messages.0.{named}: ")
     assert not (root / "sessions/f3").exists()  # nothing was stored, no session made
+
+
+def _tool(n: int) -> dict[str, Any]:
+    return {"type": "tool", "tool_id": f"t{n}", "tool_name": "read", "tool_output": f"out {n}"}
+
+
+def test_a_user_message_of_several_tool_results_is_stored_one_message_per_result(
+    served: tuple[httpx.Client, Path],
+) -> None:
+    client, root = served
+    aggregate = {
+        "role": "user",
+        "parts": [_tool(1), _tool(2), _tool(3)],
+        "turn_id": "turn-1",
+        "source_message_ids": ["x"],
+        "created_at": "2026-11-30T10:00:00Z",
+        "peer_id": "bob",
+    }
+    one = ok(client.post("/api/v1/sessions/agg/messages", json=aggregate))
+    assert (one["message_count"], one["pending_tokens"]) == (3, 9)  # 0.5.2's answer
+    batch = [
+        {"role": "assistant", "parts": [_tool(4), _tool(5)]},  # not a user's: kept whole
+        {"role": "user", "parts": [_tool(6), _tool(7)], "message_kind": "user_query"},  # kind kept
+        {"role": "user", "parts": [_tool(8)]},  # one result: kept whole, no kind given
+        {"role": "user", "parts": [_tool(9), {"type": "text", "text": "and text"}]},  # not tools only
+        {"role": "user", "parts": [_tool(10), _tool(11)]},
+    ]
+    added = ok(client.post("/api/v1/sessions/agg/messages/batch", json={"messages": batch}))
+    # 0.5.2's answer: ``added`` counts the messages stored, not the ones sent.
+    assert (added["message_count"], added["added"], added["pending_tokens"]) == (10, 7, 37)
+    session = ok(client.get("/api/v1/sessions/agg"))
+    assert (session["message_count"], session["pending_tokens"], session["total_message_count"]) == (
+        10,
+        37,
+        10,
+    )
+
+    messages = _context_messages(client, "agg")
+    assert [[p["tool_id"] for p in m["parts"] if p["type"] == "tool"] for m in messages] == [
+        ["t1"], ["t2"], ["t3"], ["t4", "t5"], ["t6"], ["t7"], ["t8"], ["t9"], ["t10"], ["t11"],
+    ]  # fmt: skip
+    first = {"turn_id": "turn-1", "message_kind": "tool_transport", "source_message_ids": ["x"]}
+    assert [_turn_fields(m) for m in messages[:3]] == [first] * 3
+    assert {(m["created_at"], m["peer_id"]) for m in messages[:3]} == {("2026-11-30T10:00:00Z", "bob")}
+    kinds = [m.get("message_kind") for m in messages[3:]]
+    assert kinds == [None, "user_query", "user_query", None, None, "tool_transport", "tool_transport"]
+    assert messages[4]["created_at"] == messages[5]["created_at"]  # one request, one time
+    assert messages[8]["created_at"] == messages[9]["created_at"]
+    assert len({m["id"] for m in messages}) == 10
+    assert [line["id"] for line in _lines(root / "sessions/agg/messages.jsonl")] == [
+        m["id"] for m in messages
+    ]
+
+
+def test_a_split_result_without_a_tool_id_is_named_after_its_own_message(
+    served: tuple[httpx.Client, Path],
+) -> None:
+    client, _ = served
+    nameless = {
+        "role": "user",
+        "parts": [{"type": "tool", "tool_output": "a"}, {"type": "tool", "tool_output": "b"}],
+    }
+    ok(client.post("/api/v1/sessions/agg2/messages", json=nameless))
+    messages = _context_messages(client, "agg2")
+    assert [[p["tool_id"] for p in m["parts"]] for m in messages] == [[m["id"]] for m in messages]
+    assert len(messages) == 2

@@ -93,7 +93,7 @@ class SessionWrites:
 
     async def add(self, session_id: str, requests: list[AddMessageRequest]) -> dict[str, Any]:
         sessions = self.parts.sessions
-        stored = [r.to_stored(sessions.next_message_id()) for r in requests]
+        stored = [m for r in requests for m in r.stored_messages(sessions.next_message_id)]
         state = await self.parts.calls.run(sessions.append, session_id, stored)
         body = {
             "session_id": session_id,
