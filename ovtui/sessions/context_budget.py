@@ -1,17 +1,20 @@
 """Which live messages a session context's token budget keeps: OpenViking 0.5.2's turn-aware rule.
 
 Messages are grouped into turns: a user query (the turn's anchor) and the assistant steps after it,
-each step an assistant message with the tool-result messages that follow it (a user-role message
-made of tool parts only), so a tool call and its result are kept, or cut, together. A message of
-another role (system, developer, tool) before the next query is a step of its own, and messages
-before the first query form a turn without an anchor.
+each step an assistant message with the tool-result messages that follow it, so a tool call and its
+result are kept, or cut, together. A message's ``message_kind`` says which it is: ``user_query``
+opens a turn and ``tool_transport`` carries results back, whatever the role or the parts; a message
+without either kind is a query when it is a user's, unless it is made of tool parts only (then it
+carries results). A message of another role (system, developer, tool) before the next query is a
+step of its own, and messages before the first query form a turn without an anchor.
 
 What a budget too small for everything keeps, in this order: the newest turn's anchor and its final
 step, both of which may be shortened (the anchor is cut to leave the final step up to half the
 budget, all of it when the step needs less, never so much that the anchor could not fit), then that
-turn's earlier steps, newest first and whole, until one does not fit, then older turns, newest first
-and whole, until one does not fit. Kept messages stay in their order. (OpenViking also keeps the
-newest turn's checkpoint steps before its earlier steps: ovtui's sessions store no checkpoints.)
+turn's checkpoint steps (a step with a message of kind ``checkpoint``: a summary of what came
+before it), oldest first, each shortened if need be, until one does not fit, then the turn's other
+earlier steps, newest first and whole, until one does not fit, then older turns, newest first and
+whole, until one does not fit. Kept messages stay in their order.
 
 Shortening a group empties its texts, context abstracts and tool outputs, drops tool inputs (the
 oldest first) only while the rest still does not fit, then refills the emptied fields newest first,
@@ -126,16 +129,30 @@ class Turn:
         return ([] if self.anchor is None else [self.anchor]) + [i for step in self.steps for i in step]
 
 
+def carries_results_back(message: SessionMessage) -> bool:
+    """Tool results on their way back to the agent: by kind, or by shape when it has no such kind."""
+    if message.message_kind in ("user_query", "tool_transport"):
+        return message.message_kind == "tool_transport"
+    return carries_tool_results(message)
+
+
+def opens_turn(message: SessionMessage) -> bool:
+    """A user query: by kind, or a user's message that carries no results back."""
+    if message.message_kind in ("user_query", "tool_transport"):
+        return message.message_kind == "user_query"
+    return message.role == "user" and not carries_tool_results(message)
+
+
 def turns_of(messages: list[SessionMessage]) -> list[Turn]:
     turns: list[Turn] = []
     for index, message in enumerate(messages):
-        if message.role == "user" and not carries_tool_results(message):
+        if opens_turn(message):
             turns.append(Turn(anchor=index))
             continue
         if not turns:
             turns.append(Turn())
         steps = turns[-1].steps
-        if carries_tool_results(message) and steps:
+        if carries_results_back(message) and steps:
             steps[-1].append(index)
         else:
             steps.append([index])
@@ -213,8 +230,14 @@ def fit_to_budget(messages: list[SessionMessage], token_budget: int) -> list[Kep
         selection.take(anchor, may_shorten=True, cap=budget - reserve)
     if final:
         selection.take(final, may_shorten=True)
-    for step in reversed(newest.steps[:-1]):
-        if not selection.take(step, may_shorten=False):
+    earlier = newest.steps[:-1]
+    # A checkpoint stands for the steps it summarises: it comes before them, cut if need be.
+    checkpoints = [step for step in earlier if any(messages[i].message_kind == "checkpoint" for i in step)]
+    for step in checkpoints:
+        if not selection.take(step, may_shorten=True):
+            break
+    for step in reversed(earlier):
+        if step not in checkpoints and not selection.take(step, may_shorten=False):
             break
     for turn in reversed(turns[:-1]):
         if not selection.take(turn.indexes, may_shorten=False):

@@ -96,6 +96,60 @@ TOOL_CUT: list[dict[str, Any]] = [
     },
 ]
 
+CHECKPOINT: list[dict[str, Any]] = [
+    {"role": "user", "content": "old question"},
+    {"role": "assistant", "content": "old answer"},
+    {"role": "user", "content": "carry on with the work", "turn_id": "t2", "message_kind": "user_query"},
+    {"role": "assistant", "content": "step one is done", "turn_id": "t2", "message_kind": "assistant_step"},
+    {
+        "role": "assistant",
+        "content": "Checkpoint: " + LONG[:300],
+        "turn_id": "t2",
+        "message_kind": "checkpoint",
+        "source_message_ids": ["m1", "m2"],
+    },
+    {"role": "assistant", "content": "step three is done", "turn_id": "t2"},
+    {"role": "assistant", "content": "the work is finished", "turn_id": "t2"},
+]
+
+
+def _call(tool_id: str) -> dict[str, Any]:
+    return {"type": "tool", "tool_id": tool_id, "tool_name": "check", "tool_input": {"id": tool_id}}
+
+
+KINDS: list[dict[str, Any]] = [
+    {"role": "user", "content": "run the checks"},
+    {"role": "assistant", "parts": [_call("c1")]},
+    # Said by kind, against their shape: a text carrying a result back, and a tool result asking.
+    {"role": "user", "content": "c1 passed, all of it", "message_kind": "tool_transport"},
+    {
+        "role": "user",
+        "parts": [{"type": "tool", "tool_id": "c2", "tool_name": "check", "tool_output": "c2 failed"}],
+        "message_kind": "user_query",
+    },
+    {"role": "assistant", "content": "one check failed"},
+]
+
+AGGREGATE: list[dict[str, Any]] = [
+    {"role": "user", "content": "read three files", "turn_id": "t1"},
+    {"role": "assistant", "parts": [_call("r1"), _call("r2"), _call("r3")], "turn_id": "t1"},
+    {
+        "role": "user",
+        "parts": [
+            {
+                "type": "tool",
+                "tool_id": f"r{n}",
+                "tool_name": "check",
+                "tool_output": f"file {n}: " + LONG[:60],
+            }
+            for n in (1, 2, 3)
+        ],
+        "turn_id": "t1",
+        "source_message_ids": ["r1", "r2", "r3"],
+    },
+    {"role": "assistant", "content": "all three are read", "turn_id": "t1", "message_kind": "assistant_step"},
+]
+
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
@@ -212,6 +266,33 @@ def test_the_overview_comes_only_out_of_what_the_messages_left(client: httpx.Cli
     assert budget - overview_tokens < tight["estimatedTokens"] <= budget
 
 
+def test_a_checkpoint_is_kept_before_the_steps_it_stands_for(client: httpx.Client) -> None:
+    session_id = _session(client, CHECKPOINT)
+    # 0.5.2's answers: at 12 the checkpoint is cut to the one token left, where "step three" (newer,
+    # whole) would not fit; at 94 it is kept whole before "step three", and "step one" is left out.
+    assert _said(_context(client, session_id, 12)) == [
+        "carry on with the work",
+        "3 wo",
+        "the work is finished",
+    ]
+    whole_checkpoint = CHECKPOINT[4]["content"]
+    assert _said(_context(client, session_id, 94)) == [
+        "carry on with the work",
+        whole_checkpoint,
+        "step three is done",
+        "the work is finished",
+    ]
+
+
+def test_a_message_kind_says_what_opens_a_turn_and_what_carries_results(client: httpx.Client) -> None:
+    session_id = _session(client, KINDS)
+    # 0.5.2's answers: the tool result of kind user_query is the newest turn's anchor, and the text
+    # of kind tool_transport belongs to the step before it, not a turn of its own.
+    assert _said(_context(client, session_id, 8)) == ["c2", "one check failed"]
+    assert _said(_context(client, session_id, 3)) == ["c2", "iled"]
+    assert _said(_context(client, session_id, 21)) == ["c2", "one check failed"]  # the older turn: 14
+
+
 # --- opt-in: a real OpenViking --------------------------------------------------------------------
 
 # Fields of a tool part the two servers store differently whatever the budget (OpenViking's
@@ -230,20 +311,35 @@ def _comparable(context: dict[str, Any]) -> dict[str, Any]:
                 kept["tool_input"] = kept.get("tool_input") or None  # none stored as {} here
                 kept.setdefault("tool_output", "")
             parts.append(kept)
-        messages.append({"role": message["role"], "parts": parts})
+        fields = {k: message[k] for k in ("turn_id", "message_kind", "source_message_ids") if k in message}
+        messages.append({"role": message["role"], "parts": parts, **fields})
     return {"messages": messages, "estimatedTokens": context["estimatedTokens"], "stats": context["stats"]}
 
 
 @pytest.mark.skipif(
     not os.environ.get("OVTUI_OPENVIKING_URL"), reason="set OVTUI_OPENVIKING_URL to a real OpenViking"
 )
-@pytest.mark.parametrize("messages", [STEPS, LONG_ANCHOR, TOOL_CUT], ids=["steps", "long_anchor", "tool_cut"])
+@pytest.mark.parametrize(
+    "messages",
+    [STEPS, LONG_ANCHOR, TOOL_CUT, CHECKPOINT, KINDS, AGGREGATE],
+    ids=["steps", "long_anchor", "tool_cut", "checkpoint", "kinds", "aggregate"],
+)
 def test_both_servers_keep_the_same_messages_at_every_budget(
     client: httpx.Client, messages: list[dict[str, Any]]
 ) -> None:
     with httpx.Client(base_url=os.environ["OVTUI_OPENVIKING_URL"], timeout=30) as peer:
-        ours, theirs = _session(client, messages), _session(peer, messages)
+        session_id = f"ctx-{uuid.uuid4().hex[:8]}"
+        ours, theirs = (
+            ok(server.post(f"/api/v1/sessions/{session_id}/messages/batch", json={"messages": messages}))
+            for server in (client, peer)
+        )
+        assert ours == theirs  # message_count, added and pending_tokens: a split counts its parts
+        for counted in ("message_count", "pending_tokens"):
+            assert (
+                ok(client.get(f"/api/v1/sessions/{session_id}"))[counted]
+                == ok(peer.get(f"/api/v1/sessions/{session_id}"))[counted]
+            )
         for budget in (0, 1, 3, 5, 8, 12, 16, 20, 25, 30, 40, 60, 100, 200, 1000):
-            assert _comparable(_context(client, ours, budget)) == _comparable(
-                _context(peer, theirs, budget)
+            assert _comparable(_context(client, session_id, budget)) == _comparable(
+                _context(peer, session_id, budget)
             ), budget
