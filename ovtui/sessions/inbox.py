@@ -4,8 +4,9 @@
 nothing is deleted; a file still being written under a temporary name is left alone).
 
 A file holds one message per line in the session API's shape (``role``, ``content`` or ``parts``,
-``peer_id?``, ``created_at?``); the session is named after the file (``support-42.jsonl`` →
-``support-42``) unless told otherwise.
+``peer_id?``, ``created_at?``, the turn fields), stored as the API stores it (a transport aggregate
+split); the session is named after the file (``support-42.jsonl`` → ``support-42``) unless told
+otherwise.
 """
 
 from __future__ import annotations
