@@ -124,7 +124,7 @@ class SessionMessage(BaseModel):
         # alike: the live file stays as it was, and so does a conversation's identity.
         dumped: dict[str, Any] = handler(self)
         for name in TURN_FIELDS:
-            if dumped.get(name, "") is None:
+            if name in dumped and dumped[name] is None:
                 del dumped[name]
         return dumped
 
