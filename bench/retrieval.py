@@ -155,12 +155,17 @@ def bm25_floor(root: Path, texts: list[str]) -> list[float]:
     return times
 
 
-async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
-    init_workspace(root, sample=True)  # a workspace ``ovtui serve`` serves, approving every plan
+def big_workspace(root: Path, experiences: int, trajectories: int) -> None:
+    """A workspace ``ovtui serve`` serves, approving every plan, with that many memories."""
+    init_workspace(root, sample=True)
     config = root / "ovtui.toml"
     config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
-    write_experiences(root, args.experiences)
-    write_trajectories(root, args.trajectories)
+    write_experiences(root, experiences)
+    write_trajectories(root, trajectories)
+
+
+async def speed(root: Path, args: argparse.Namespace, embedder: Embedder) -> dict[str, Any]:
+    big_workspace(root, args.experiences, args.trajectories)
     floor_s = read_floor_s(root)
     store = MemoryStore.open(root)
     before = rss_mib_of()

@@ -3,15 +3,21 @@ against the same search in process (the facade's ``Workspace.find``, which the r
 floor of serving it), the server's memory, and many agents at once on the workspace (find →
 messages → commit), with the use ledger counted against what each agent was served.
 
-A module of ``bench/retrieval.py``: its figures go into that bench's one JSON line, and run on its
-own it runs that bench (the served figures need the index and the in-process floor it builds)."""
+A module of ``bench/retrieval.py``, whose one JSON line carries these figures; run on its own it
+measures only the served half, on a workspace of the same shape, and ends with one JSON line of them.
+
+Run: .venv/bin/python bench/retrieval_served.py [--experiences N] [--trajectories N] [--queries N]
+[--agents N] [--rounds N]"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -246,7 +252,24 @@ def report(figures: dict[str, Any]) -> str:
     )
 
 
-if __name__ == "__main__":
-    from retrieval import main
+def main() -> None:
+    from retrieval import big_workspace, queries  # that bench imports this module: not at the top
 
+    parser = argparse.ArgumentParser(description="find served over HTTP against the same search in process")
+    parser.add_argument("--experiences", type=int, default=10_000)
+    parser.add_argument("--trajectories", type=int, default=50_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3, help="served finds: rounds, median reported")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder, "big")
+        big_workspace(root, args.experiences, args.trajectories)
+        figures = served_figures(root, queries(args.queries), args.agents, args.rounds)
+    print(report(figures))
+    load = round(os.getloadavg()[0], 2)
+    print(json.dumps({"bench": "retrieval_served", **figures, "load_average_1m": load}))
+
+
+if __name__ == "__main__":
     main()
