@@ -246,9 +246,10 @@ class MemoriesScreen(MainScreen):
     def _load(self, memory_type: str) -> None:
         """Reads every file in a thread: 10,000 experiences must not hold up the screen."""
         try:
+            usage_problems = self._read_usage()  # once per load: the names first use it too
             if memory_type == EXPERIENCES and self._loaded is None:
                 self._names_first()
-            rows, problems = self._rows(memory_type)
+            rows, problems = self._rows(memory_type, usage_problems)
         except (OvtuiError, OSError) as exc:
             answer(self, WorkFailed(f"loading {memory_type}", exc))
             return
@@ -268,7 +269,6 @@ class MemoriesScreen(MainScreen):
         files = self.workspace.unparsed_experiences(NAMES_FIRST_AT)
         if files is None:
             return
-        self._read_usage()
         preview = self.rows
         rows = [preview.get(uri) or self._reading_row(uri, when) for uri, when in files.items()]
         self._post_rows(EXPERIENCES, rows, [], reading=True)
@@ -309,8 +309,7 @@ class MemoriesScreen(MainScreen):
             self.workspace.unread_lines("")
         answer(self, self.ReaderBuilt())
 
-    def _rows(self, memory_type: str) -> tuple[list[MemoryRow], list[str]]:
-        hotness_problems = self._read_usage()
+    def _rows(self, memory_type: str, usage_problems: list[str]) -> tuple[list[MemoryRow], list[str]]:
         if memory_type == EXPERIENCES:
             # Later loads re-read only the files that changed (an apply touches a few of 10,000),
             # and rebuild only their rows.
@@ -318,12 +317,12 @@ class MemoriesScreen(MainScreen):
             changed = {uri: minute(t) for uri, t in self.workspace.experience_times(policy_set).items()}
             rows = [self._experience_row(e, changed) for e in policy_set.policies]
             self._built = {row.uri: (e, row) for e, row in zip(policy_set.policies, rows, strict=True)}
-            return rows, hotness_problems + [str(p) for p in policy_set.metadata.get("problems", [])]
+            return rows, usage_problems + [str(p) for p in policy_set.metadata.get("problems", [])]
         # The user's own files, then each peer's, named with the peer.
         listing = self.workspace.memories(memory_type)
         changed = {uri: minute(t) for uri, t in self.workspace.modified_times(memory_type).items()}
         rows = [self._row(name, memory, changed) for name, memory in listing.files]
-        return rows, hotness_problems + listing.problems
+        return rows, usage_problems + listing.problems
 
     def _read_usage(self) -> list[str]:
         """The use ledger's records for the usage columns; a ledger ovtui cannot read is a problem
