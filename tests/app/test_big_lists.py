@@ -7,6 +7,7 @@ import asyncio
 import gc
 import threading
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from app_support import MakeApp, notifications, settle, widget_text
@@ -34,6 +35,9 @@ class FillLog:
         self.first_rows = asyncio.Event()
         self.all_rows = asyncio.Event()
         self.press_while_filling: str | None = None
+        # Set once that key moved the cursor: the full load is held until then, so the key is
+        # handled while rows are still to come however fast the load is.
+        self.moved = threading.Event()
         self.frozen = 0  # objects gc.freeze kept out of full collections once the big fill began
         self.detail = ""  # what the detail pane showed once every row was in
         self.detail_id = "memory-markdown" if table_id == "memories" else "record-header"
@@ -49,6 +53,18 @@ class FillLog:
                 self.all_rows.set()
         elif isinstance(message, VimTable.RowHighlighted) and message.table.id == self.table_id:
             self.cursor.append((message.cursor_row, message.table.row_count))
+            if message.cursor_row == 1:
+                self.moved.set()
+
+    def hold(self, monkeypatch: pytest.MonkeyPatch, workspace: Workspace, load: str) -> None:
+        """Make ``workspace.<load>`` (the screen's full load, in its thread) wait for the key."""
+        real = getattr(workspace, load)
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            self.moved.wait(30)  # bounded: a key that never came fails the assertions, not a hang
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(workspace, load, held)
 
 
 def big_workspace(workspace: Workspace) -> Workspace:
@@ -78,13 +94,14 @@ async def open_and_fill(make_app: MakeApp, workspace: Workspace, key: str, log: 
 
 
 async def test_memories_shows_a_screenful_first_and_moves_while_the_rest_arrive(
-    workspace: Workspace, make_app: MakeApp
+    workspace: Workspace, make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace = big_workspace(workspace)
     thresholds = gc.get_threshold()
     total = len(list((workspace.root / "memories" / "experiences").glob("*.md")))
     log = FillLog("memories")
     log.press_while_filling = "j"
+    log.hold(monkeypatch, workspace, "experiences")
     table = await open_and_fill(make_app, workspace, "4", log)
     first_shown, first_total = log.chunks[0]
     # The first rows are one screenful, read before the full load began: that fill had no more rows.
@@ -102,11 +119,12 @@ async def test_memories_shows_a_screenful_first_and_moves_while_the_rest_arrive(
 
 
 async def test_history_shows_the_newest_screenful_first_and_moves_while_the_rest_arrive(
-    workspace: Workspace, make_app: MakeApp
+    workspace: Workspace, make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace = big_workspace(workspace)
     log = FillLog("records")
     log.press_while_filling = "j"
+    log.hold(monkeypatch, workspace, "history")
     table = await open_and_fill(make_app, workspace, "3", log)
     first_shown, first_total = log.chunks[0]
     assert 0 < first_shown == first_total <= 40 < BIG  # from the index's last lines only
