@@ -47,7 +47,8 @@ from ovtui.train.comparison import Comparison
 from ovtui.train.paired import paired
 from ovtui.train.reports import RunReport
 from ovtui.wiring.registry import ENVIRONMENTS
-from ovtui.wiring.workspace import CompareOptions, TrainOptions, Workspace
+from ovtui.wiring.services.measures import CompareOptions
+from ovtui.wiring.workspace import TrainOptions, Workspace
 
 FLAKY_CASES = 15  # as many as the sample's test split
 # Recorded conversations per tau2 task: a compare at 4 trials replays 3 × 4 of them (A, B, A again).
@@ -84,10 +85,10 @@ async def _snapshots(workspace: Workspace, first: str) -> tuple[RunReport, Compa
     """The compare of the policy after record ``first`` with the current one, its time and the
     time of one plain eval of the current policy (the floor: a compare runs three)."""
     started = time.perf_counter()
-    await workspace.evaluate()
+    await workspace.runs.evaluate()
     eval_s = time.perf_counter() - started
     started = time.perf_counter()
-    report = await workspace.compare(CompareOptions(a=first, b="current"))
+    report = await workspace.measures.compare(CompareOptions(a=first, b="current"))
     compare_s = time.perf_counter() - started
     assert report.comparison is not None
     return report, report.comparison, compare_s, eval_s
@@ -103,7 +104,7 @@ async def _aa(
         if before_each is not None:
             before_each(repeat)
         started = time.perf_counter()
-        same = await workspace.compare(CompareOptions(a="current", b="current", trials=trials))
+        same = await workspace.measures.compare(CompareOptions(a="current", b="current", trials=trials))
         times.append(time.perf_counter() - started)
         assert same.comparison is not None
         deltas.append(same.comparison.ab.delta)
@@ -112,14 +113,14 @@ async def _aa(
 
 async def _sample(root: Path, repeats: int) -> dict[str, object]:
     workspace = Workspace(root)
-    trained = await workspace.train(TrainOptions(epochs=1, approve="all", eval_split=None))
+    trained = await workspace.runs.train(TrainOptions(epochs=1, approve="all", eval_split=None))
     snapshots, comparison, compare_s, eval_s = await _snapshots(workspace, trained.history_ids[0])
     aa: dict[str, object] = {}
     for trials in (1, 4):
         aa[f"scripted_trials_{trials}"] = await _aa(workspace, repeats, trials)
         aa[f"flaky_trials_{trials}"] = _spread(_flaky_aa(repeats, trials, seed=trials))
-    html = workspace.html_report(snapshots)
-    train_html = workspace.html_report(workspace.run_report(trained.run_id))
+    html = workspace.reading.html_report(snapshots)
+    train_html = workspace.reading.html_report(workspace.reading.run_report(trained.run_id))
     return {
         **_figures(comparison, compare_s, eval_s),
         "aa_repeats": repeats,
@@ -208,7 +209,7 @@ def _tau2_workspace(root: Path) -> dict[str, list[dict[str, object]]]:
 async def _tau2(root: Path, repeats: int) -> dict[str, object]:
     recorded = _tau2_workspace(root)
     workspace = Workspace(root)
-    trained = await workspace.train(TrainOptions(epochs=1, approve="all", eval_split=None))
+    trained = await workspace.runs.train(TrainOptions(epochs=1, approve="all", eval_split=None))
     if not trained.history_ids:
         raise SystemExit(f"tau2: training applied nothing: {trained.errors or trained.summary()}")
     snapshots, comparison, compare_s, eval_s = await _snapshots(workspace, trained.history_ids[0])
@@ -227,7 +228,7 @@ async def _tau2(root: Path, repeats: int) -> dict[str, object]:
         "recorded_solving_share": round(solved / (RECORDINGS * len(recorded)), 3),
         "aa_repeats": repeats,
         "aa": aa,
-        "compare_html_bytes": len(workspace.html_report(snapshots).encode()),
+        "compare_html_bytes": len(workspace.reading.html_report(snapshots).encode()),
     }
 
 

@@ -39,8 +39,6 @@ from ovtui.environments.sample.generate import (  # noqa: E402
 from ovtui.environments.sample.workspace import DATASET  # noqa: E402
 from ovtui.memory.store import MemoryStore  # noqa: E402
 from ovtui.memory.types import EXPERIENCES  # noqa: E402
-from ovtui.train.components.experience_set_loader import ExperienceSetLoader  # noqa: E402
-from ovtui.train.review.pending import PendingPlans  # noqa: E402
 from ovtui.wiring.composition import Composition  # noqa: E402
 from ovtui.wiring.workspace import Workspace  # noqa: E402
 
@@ -66,7 +64,9 @@ def make_workspace(root: Path, experiences: int) -> None:
 
 async def produce_rollouts(workspace: Workspace, count: int) -> list[Rollout]:
     cases = generate_cases("train", count, seed=99)
-    return await SampleAgentExecutor().execute(cases, workspace.experiences(), ExecutionContext("bench"))
+    return await SampleAgentExecutor().execute(
+        cases, workspace.reading.experiences(), ExecutionContext("bench")
+    )
 
 
 async def run_once(
@@ -76,9 +76,9 @@ async def run_once(
     how many batches wrote something. CPU varies less than wall time on a shared machine."""
     workspace = Workspace(root)
     store = MemoryStore.open(root)  # the kernel composed as the workspace's train run composes it
-    kernel = Composition(workspace.config, store, PendingPlans(store), ExperienceSetLoader(store))
+    kernel = Composition(workspace.config, store)
     engine = kernel.engine(RunContext(), approve="all", dry_run=False, wait_for_review=False)
-    policy = workspace.experiences()
+    policy = workspace.reading.experiences()
     wrote = 0
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(rollouts), batch):

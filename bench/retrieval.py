@@ -87,7 +87,7 @@ async def trained_sample(root: Path) -> list[tuple[str, str]]:
     config = root / "ovtui.toml"
     config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
     with contextlib.redirect_stdout(io.StringIO()):
-        await Workspace(root).train(TrainOptions())
+        await Workspace(root).runs.train(TrainOptions())
     held_out = []
     for line in (root / "datasets" / "support" / "test.jsonl").read_text().splitlines():
         case = json.loads(line)

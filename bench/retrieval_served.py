@@ -70,11 +70,11 @@ class InProcess:
 
     def __init__(self, root: Path, texts: list[str]) -> None:
         self.workspace = Workspace(root)
-        self.visibility = self.workspace.visibility()
+        self.visibility = self.workspace.agent.visibility()
         self.times(texts[:1])  # builds the index
 
     def times(self, texts: list[str]) -> list[float]:
-        return asyncio.run(find_times(lambda query: self.workspace.find(query, self.visibility), texts))
+        return asyncio.run(find_times(lambda query: self.workspace.agent.find(query, self.visibility), texts))
 
 
 @dataclass

@@ -59,8 +59,8 @@ def workspace(parent: Path, name: str, model_url: str | None) -> Path:
 def in_process(root: Path, repeat: int) -> list[float]:
     async def run() -> list[float]:
         ws = Workspace(root)
-        sessions = ws.session_store()
-        committer = ws.session_committer(sessions, RunContext())
+        sessions = ws.parts.sessions
+        committer = ws.parts.session_committer(RunContext())
         times = []
         for i in range(repeat):
             messages = [

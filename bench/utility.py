@@ -32,21 +32,22 @@ from llm_calls import find_encoding_file, load_cl100k
 from ovtui.environments.sample.workspace import write_sample_workspace
 from ovtui.llm.budget import estimate_tokens
 from ovtui.train.utility import prompt_block
-from ovtui.wiring.workspace import TrainOptions, UtilityOptions, Workspace
+from ovtui.wiring.services.measures import UtilityOptions
+from ovtui.wiring.workspace import TrainOptions, Workspace
 
 SPLIT = "train"
 
 
 async def _run(root: Path, trials: int) -> dict[str, object]:
     workspace = Workspace(root)
-    await workspace.train(TrainOptions(approve="all", eval_split=None))
+    await workspace.runs.train(TrainOptions(approve="all", eval_split=None))
     cl100k = load_cl100k(find_encoding_file())
     started = time.perf_counter()
-    floor = await workspace.evaluate(split=SPLIT, trials=trials)
+    floor = await workspace.runs.evaluate(split=SPLIT, trials=trials)
     eval_s = time.perf_counter() - started
     started = time.perf_counter()
-    plan = await workspace.utility_plan(UtilityOptions(split=SPLIT, trials=trials))
-    outcome = await workspace.utility(plan, tokens=cl100k)
+    plan = await workspace.measures.utility_plan(UtilityOptions(split=SPLIT, trials=trials))
+    outcome = await workspace.measures.utility(plan, tokens=cl100k)
     utility_s = time.perf_counter() - started
     by_name = plan.policy.by_name()
     experiences = {
@@ -81,7 +82,7 @@ async def _run(root: Path, trials: int) -> dict[str, object]:
         "tokens_per_case_total": sum(e.tokens_per_case for e in outcome.measured),
         "proposed_plan_items": 0
         if outcome.plan_id is None
-        else len(workspace.pending_plan(outcome.plan_id).plan.items),
+        else len(workspace.review.pending_plan(outcome.plan_id).plan.items),
         "per_experience": experiences,
     }
 

@@ -89,7 +89,7 @@ def ledger_problems(root: Path, runs: list[AgentRun]) -> list[str]:
             problems.append(f"{run.session_id}: {recorded} uses recorded for {len(run.served)} served")
         if outcomes[consumer] != 1:
             problems.append(f"{run.session_id}: {outcomes[consumer]} outcomes recorded, not one")
-    usage = Workspace(root).memory_uses()
+    usage = Workspace(root).reading.memory_uses()
     served = Counter(uri for run in runs for uri in run.served)
     for uri, times in served.items():
         got = usage.get(uri)

@@ -169,7 +169,7 @@ async def edited_in_review(workspace: Workspace, make_app: MakeApp, added: str) 
     """The demo plan's item 0 approved, then edited in Review (``e``, the editor appending ``added``):
     what the screen shows before and after the edit is saved."""
     park_demo_plan(workspace)
-    workspace.decide(PLAN_ID, 0, "approved")
+    workspace.review.decide(PLAN_ID, 0, "approved")
     app = make_app(workspace, editor=lambda text: text + added)
     async with app.run_test(size=(180, 50)) as pilot:
         await press_and_settle(pilot, "2")

@@ -51,9 +51,9 @@ async def test_the_example_teaches_the_rule_the_page_says(tmp_path: Path) -> Non
             processed.append(event)
             stop.set()
 
-    report = await asyncio.wait_for(workspace.stream([listen], stop, approve="all"), timeout=120)
+    report = await asyncio.wait_for(workspace.runs.stream([listen], stop, approve="all"), timeout=120)
     assert [e.data["gradients"] for e in processed] == [1] and report.history_ids
-    learned = "\n".join(e.content for e in workspace.experiences().policies)
+    learned = "\n".join(e.content for e in workspace.reading.experiences().policies)
     assert "ALWAYS call get_customer before update_address" in learned
 
 

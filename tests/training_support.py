@@ -39,7 +39,7 @@ def evaluate(cases: list[Case], policy_set: ExperienceSet) -> list[Rollout]:
 
 def sample_start() -> ExperienceSet:
     """The starter experiences ``ovtui init --sample`` writes."""
-    return Workspace(pristine_sample()).experiences()
+    return Workspace(pristine_sample()).reading.experiences()
 
 
 def train(
@@ -51,9 +51,9 @@ def train(
         options = TrainOptions(
             dataset=DATASET, epochs=epochs, batch_size=batch_size, approve="all", eval_split=None
         )
-        report = asyncio.run(workspace.train(options))
+        report = asyncio.run(workspace.runs.train(options))
         assert report.errors == [], report.errors
-        return workspace.experiences(), report
+        return workspace.reading.experiences(), report
 
 
 def seeded_workspace(root: Path, cases: list[Case], start: ExperienceSet) -> Path:

@@ -20,7 +20,6 @@ from watchfiles import watch
 from ovtui.core.fileformat import render_memory
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.store import MemoryStore
-from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.review.pending import PendingPlans
 from ovtui.wiring.composition import Composition
 from ovtui.wiring.workspace import Workspace
@@ -104,8 +103,7 @@ def history_of(workspace: Workspace) -> HistoryStore:
 def kernel_of(workspace: Workspace) -> Composition:
     """The kernel's components composed for the workspace as its use cases compose them, for a test
     of one component (an engine with a component swapped, a case source, a trainer's factory)."""
-    store = memory_of(workspace)
-    return Composition(workspace.config, store, PendingPlans(store), ExperienceSetLoader(store))
+    return Composition(workspace.config, memory_of(workspace))
 
 
 def llm_sample_workspace(root: Path, base_url: str, key_env: str) -> None:

@@ -253,7 +253,7 @@ class OvtuiApp(App[None]):
 
     def refresh_pending_count(self) -> None:
         try:
-            self.pending_count = len(self.workspace.pending_plans())
+            self.pending_count = len(self.workspace.review.pending_plans())
         except Exception as exc:
             self.report_error("reading pending plans", exc)
 
@@ -301,7 +301,7 @@ class OvtuiApp(App[None]):
     @work(exclusive=True, group="watch")
     async def _watch_workspace(self) -> None:
         try:
-            async for changes in self.workspace.watch():
+            async for changes in self.workspace.reading.watch():
                 self._workspace_changed(changes)
         except Exception as exc:
             self.report_error("watching the workspace stopped", exc)
@@ -328,7 +328,7 @@ class OvtuiApp(App[None]):
     def refresh_stale(self) -> None:
         """Mark pending items whose target file changed since planning (after an outside edit)."""
         try:
-            changed = self.workspace.refresh_stale()
+            changed = self.workspace.review.refresh_stale()
         except Exception as exc:
             answer(self, WorkFailed("checking pending plans for stale items", exc))
             return

@@ -53,20 +53,20 @@ def _write_html(workspace: Workspace, report: RunReport, path: Path) -> str:
     from ovtui.storage.fsio import atomic_write_text
 
     target = path.resolve()
-    atomic_write_text(target, workspace.html_report(report), root=target.parent)
+    atomic_write_text(target, workspace.reading.html_report(report), root=target.parent)
     return where(path)
 
 
 def run_compare(args: argparse.Namespace) -> int:
     from ovtui.cli.train import ProgressLine, cancellable
-    from ovtui.wiring.workspace import CompareOptions
+    from ovtui.wiring.services.measures import CompareOptions
 
     workspace = open_workspace(args.workspace)
     options = CompareOptions(
         a=args.a, b=args.b, dataset=args.dataset, split=args.split, trials=args.trials, unseal=args.unseal
     )
     progress = ProgressLine()
-    compared = cancellable(lambda cancel: workspace.compare(options, [progress], cancel))
+    compared = cancellable(lambda cancel: workspace.measures.compare(options, [progress], cancel))
     report = run_closing(workspace, compared)
     progress.clear()
     if report.comparison is None:  # cancelled before the three runs were done
@@ -75,7 +75,7 @@ def run_compare(args: argparse.Namespace) -> int:
     html = _write_html(workspace, report, args.html) if args.html else None
     if args.json:
         data = report.comparison.to_json(report.run_id)
-        data["report"] = where(workspace.report_path(report.run_id))
+        data["report"] = where(workspace.reading.report_path(report.run_id))
         data["html"] = html
         data["sealed"] = report.sealed
         first, second, again = (s.results for s in report.stages)
@@ -85,7 +85,7 @@ def run_compare(args: argparse.Namespace) -> int:
         print(json.dumps(data, ensure_ascii=False))
         return 0
     print(report.summary())
-    print(f"report: {where(workspace.report_path(report.run_id))}")
+    print(f"report: {where(workspace.reading.report_path(report.run_id))}")
     if html:
         print(f"html: {html}")
     return 0
@@ -93,6 +93,6 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
-    report = workspace.run_report(args.run)
+    report = workspace.reading.run_report(args.run)
     print(f"html: {_write_html(workspace, report, args.html)} (run {report.run_id})", file=sys.stdout)
     return 0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing
 
 if TYPE_CHECKING:
-    from ovtui.wiring.workspace import EndpointReport
+    from ovtui.wiring.services.measures import EndpointReport
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,7 +44,7 @@ def report_lines(report: EndpointReport) -> list[str]:
 
 def run_doctor(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
-    report = run_closing(workspace, workspace.doctor())
+    report = run_closing(workspace, workspace.measures.doctor())
     for line in report_lines(report):
         print(line)
     return 0

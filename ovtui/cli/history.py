@@ -46,7 +46,7 @@ def run_history(args: argparse.Namespace) -> int:
         raise OvtuiError("usage: ovtui history [WORKSPACE] [--kind K] [--grep TEXT] [--limit N] [--json]")
     workspace = rest[0] if rest else args.workspace or "."
     query = {"kind": args.kind, "uri": args.uri, "text": args.grep, "limit": args.limit}
-    entries = open_workspace(workspace, reading=True).history(**query)
+    entries = open_workspace(workspace, reading=True).reading.history(**query)
     if args.json:
         print(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
         return 0
@@ -69,8 +69,8 @@ def _row(entry: HistoryEntry) -> str:
 
 def show(workspace: str, ref: str, *, as_json: bool) -> int:
     opened = open_workspace(workspace, reading=True)
-    record_id = opened.resolve_record(ref)
-    record = opened.history_record(record_id)
+    record_id = opened.reading.resolve_record(ref)
+    record = opened.reading.history_record(record_id)
     if as_json:
         print(record.render(), end="")
         return 0

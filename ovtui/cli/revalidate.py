@@ -42,7 +42,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
     from ovtui.train.revalidation import Revalidation
 
     workspace = open_workspace(args.workspace)
-    check = run_closing(workspace, workspace.drift_check(args.dataset, args.split, force=args.force))
+    check = run_closing(workspace, workspace.measures.drift_check(args.dataset, args.split, force=args.force))
     said = sys.stderr if args.json else sys.stdout  # --json keeps stdout to its one object
     if check.cases and not args.yes:
         for line in check.lines():
@@ -52,7 +52,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
             return 1
     progress = ProgressLine()
     result: Revalidation = run_closing(
-        workspace, cancellable(lambda cancel: workspace.revalidate(check, [progress], cancel))
+        workspace, cancellable(lambda cancel: workspace.measures.revalidate(check, [progress], cancel))
     )
     progress.clear()
     if args.json:

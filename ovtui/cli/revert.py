@@ -22,14 +22,16 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 def run_revert(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
     try:
-        result = run_closing(workspace, workspace.revert(args.id, dry_run=args.dry_run, force=args.force))
+        result = run_closing(
+            workspace, workspace.review.revert(args.id, dry_run=args.dry_run, force=args.force)
+        )
     except RevertConflictError as exc:
         raise RevertConflictError(f"{exc} (use --force to revert anyway)", exc.conflicts) from None
     head = "dry run: would revert" if result.dry_run else "reverted"
     counts = f"{len(result.written_uris)} written, {len(result.deleted_uris)} deleted"
     print(f"{head} {result.reverted} ({counts}); record {result.history_id}")
     for uri in [*result.written_uris, *result.deleted_uris]:
-        print(f"  {workspace.display_path(uri)}")
+        print(f"  {workspace.reading.display_path(uri)}")
     if result.conflicts:
         print(f"forced over later changes to: {', '.join(result.conflicts)}")
     return 0

@@ -125,13 +125,13 @@ def _waiting(workspace: Workspace) -> list[PendingPlan]:
     """Waiting plans with their stale marks brought up to date against the files as they are (on a
     disk that takes no writes, full or read-only, as they were last marked, and said so)."""
     try:
-        workspace.refresh_stale()
+        workspace.review.refresh_stale()
     except OSError as exc:
         print(
             f"ovtui: note: stale marks not brought up to date: {os_error_line(exc, where)}", file=sys.stderr
         )
-    plans = workspace.pending_plans()
-    for name in workspace.unreadable_plans():  # left on disk as they are; check says what is wrong
+    plans = workspace.review.pending_plans()
+    for name in workspace.review.unreadable_plans():  # left on disk as they are; check says what is wrong
         print(
             f"ovtui: warning: {name} is not a plan ovtui can read, left out: `ovtui check` says why",
             file=sys.stderr,
@@ -168,7 +168,7 @@ def _item_line(workspace: Workspace, plan: PendingPlan, index: int, item: Policy
     stale = "  STALE" if index in plan.stale else ""
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
     target = f"{item.memory_type}/{item.target_name}{peer}"
-    approvals = workspace.approvals_line(plan, index)
+    approvals = workspace.review.approvals_line(plan, index)
     approvals = f"  [{approvals}]" if approvals else ""
     return f"{index:>3}  {decision:<9} {change_kind(item):<7} {confidence:>5}  {target}{stale}{approvals}"
 
@@ -213,7 +213,7 @@ def _colour_wanted(choice: str) -> bool:
 def run_show(args: argparse.Namespace) -> int:
     workspace = _open(args, reading=True)
     _waiting(workspace)
-    plan = workspace.pending_plan(workspace.resolve_plan(args.plan))
+    plan = workspace.review.pending_plan(workspace.review.resolve_plan(args.plan))
     print(f"plan      {plan.plan_id}")
     print(f"created   {plan.created_at}" + (f" (run {plan.run_id})" if plan.run_id else ""))
     print(f"items     {len(plan.plan.items)}, {plan.undecided} undecided, {len(plan.stale)} stale")
@@ -233,16 +233,16 @@ def run_show(args: argparse.Namespace) -> int:
     # A new memory planned by name (a session's) names its file only here; an event's name carries
     # the time of the apply, so it has none yet; nor has a target that cannot be a file (applying
     # reports it for the item).
-    planned = workspace.planned_uri(item)
+    planned = workspace.review.planned_uri(item)
     try:
-        current = workspace.memory(planned) if planned else None
+        current = workspace.reading.memory(planned) if planned else None
     except OvtuiError:
         current = None
     by = f" (by {decision.reviewer})" if decision.reviewer else ""
     print(
         f"item      {args.item}: {decision.decision}" + (f" — {decision.note}" if decision.note else "") + by
     )
-    approvals = workspace.approvals_line(plan, args.item)
+    approvals = workspace.review.approvals_line(plan, args.item)
     if approvals:
         print(f"approvals {approvals}")
     peer = f" (peer {item.peer_id})" if item.peer_id else ""
@@ -277,19 +277,19 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_decide(args: argparse.Namespace) -> int:
     workspace = _open(args)
-    plan_id = workspace.resolve_plan(args.plan)
+    plan_id = workspace.review.resolve_plan(args.plan)
     decision: Decision = args.decision
-    undecided = [d.item for d in workspace.pending_plan(plan_id).decisions if d.decision == "pending"]
+    undecided = [d.item for d in workspace.review.pending_plan(plan_id).decisions if d.decision == "pending"]
     chosen = list(dict.fromkeys(args.items)) or undecided
-    reviewer = args.reviewer or workspace.reviewer
+    reviewer = args.reviewer or workspace.review.reviewer
     hunks: list[int] | None = getattr(args, "hunks", None)
     if hunks is not None and len(chosen) != 1:
         raise OvtuiError("--hunks needs exactly one ITEM: hunks are numbered per item")
-    plan = workspace.decide_items(plan_id, chosen, decision, args.note, reviewer=reviewer, hunks=hunks)
+    plan = workspace.review.decide_items(plan_id, chosen, decision, args.note, reviewer=reviewer, hunks=hunks)
     listed = ", ".join(map(str, chosen)) or "(none: every item was decided already)"
     print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided (by {reviewer})")
     for index in chosen:
-        approvals = workspace.approvals_line(plan, index)
+        approvals = workspace.review.approvals_line(plan, index)
         if approvals and plan.decisions[index].decision == "pending":
             print(f"  item {index}: {approvals}; it needs a second reviewer's approval")
     if not plan.undecided:
@@ -301,17 +301,17 @@ def run_apply(args: argparse.Namespace) -> int:
     from ovtui.train.review.policy import describe_apply
 
     workspace = _open(args)
-    plan_id = workspace.resolve_plan(args.plan)
-    approved = sum(d.decision == "approved" for d in workspace.pending_plan(plan_id).decisions)
-    result = run_closing(workspace, workspace.apply_pending(plan_id, dry_run=args.dry_run))
+    plan_id = workspace.review.resolve_plan(args.plan)
+    approved = sum(d.decision == "approved" for d in workspace.review.pending_plan(plan_id).decisions)
+    result = run_closing(workspace, workspace.review.apply_pending(plan_id, dry_run=args.dry_run))
     print(describe_apply(plan_id, result, approved=approved))
     for uri in [*result.written_uris, *result.deleted_uris]:
-        print(f"  {where(workspace.path_for(uri))}")
+        print(f"  {where(workspace.reading.path_for(uri))}")
     stale_plan = result.metadata.get("stale_plan")
     if stale_plan:
         print(f"the stale item(s) wait as plan {stale_plan}: `ovtui review replan {stale_plan}`")
     changed = result.dry_run or bool(result.written_uris or result.deleted_uris) or approved == 0
-    if not changed and workspace.is_waiting(plan_id):
+    if not changed and workspace.review.is_waiting(plan_id):
         print(
             f"plan {plan_id} still waits: `ovtui review replan {plan_id}` or `ovtui review discard {plan_id}`"
         )
@@ -321,8 +321,8 @@ def run_apply(args: argparse.Namespace) -> int:
 
 def run_discard(args: argparse.Namespace) -> int:
     workspace = _open(args)
-    plan_id = workspace.resolve_plan(args.plan)
-    workspace.discard_pending(plan_id)
+    plan_id = workspace.review.resolve_plan(args.plan)
+    workspace.review.discard_pending(plan_id)
     print(f"discarded plan {plan_id}: nothing was written")
     return 0
 
@@ -332,15 +332,15 @@ def run_replan(args: argparse.Namespace) -> int:
         raise OvtuiError("usage: ovtui review replan PLAN | ovtui review replan --all-stale")
     workspace = _open(args)
     if args.all_stale:
-        result = run_closing(workspace, workspace.replan_stale())
+        result = run_closing(workspace, workspace.review.replan_stale())
         if result is None:
             print("no waiting plan has a stale item: nothing to re-plan")
             return 0
     else:
-        result = run_closing(workspace, workspace.replan([workspace.resolve_plan(args.plan)]))
+        result = run_closing(workspace, workspace.review.replan([workspace.review.resolve_plan(args.plan)]))
     print(result.describe())
     if result.plan_id is not None and result.kept:
-        fresh = workspace.pending_plan(result.plan_id)
+        fresh = workspace.review.pending_plan(result.plan_id)
         for index, decision in enumerate(fresh.decisions):
             if decision.decision != "pending":
                 note = f" — {decision.note}" if decision.note else ""

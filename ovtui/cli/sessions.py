@@ -56,6 +56,6 @@ def run_commit(args: argparse.Namespace) -> int:
     from ovtui.wiring.workspace import Workspace
 
     workspace = Workspace(args.workspace)
-    outcome = run_closing(workspace, workspace.commit(args.file, args.session))
+    outcome = run_closing(workspace, workspace.agent.commit(args.file, args.session))
     print(json.dumps(outcome.task_result(), ensure_ascii=False))
     return 1 if outcome.errors else 0

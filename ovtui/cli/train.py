@@ -163,7 +163,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def _finish(report: RunReport, workspace: Workspace) -> int:
     print(report.summary())
-    print(f"report: {where(workspace.report_path(report.run_id))}")
+    print(f"report: {where(workspace.reading.report_path(report.run_id))}")
     if report.cancelled:
         print("run cancelled; everything applied so far is consistent and recorded", file=sys.stderr)
         return 130
@@ -199,7 +199,9 @@ def run_train(args: argparse.Namespace) -> int:
     report = run_closing(
         workspace,
         cancellable(
-            lambda cancel: workspace.train(options, listeners, cancel, wait_for_review=args.wait_for_review)
+            lambda cancel: workspace.runs.train(
+                options, listeners, cancel, wait_for_review=args.wait_for_review
+            )
         ),
     )
     progress.clear()
@@ -227,12 +229,12 @@ async def cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: 
 async def _watch(workspace: Workspace, args: argparse.Namespace, progress: ProgressLine) -> int:
     listeners: list[Listener] = [progress, WatchLog(progress)]
     report = await cancellable(
-        lambda stop: workspace.stream(listeners, stop, approve=args.approve, dry_run=args.dry_run),
+        lambda stop: workspace.runs.stream(listeners, stop, approve=args.approve, dry_run=args.dry_run),
         announce=f"watching inbox/rollouts/ of {workspace_label(workspace.root)} — Ctrl-C to stop",
     )
     progress.clear()
     print(report.summary())
-    print(f"report: {where(workspace.report_path(report.run_id))}")
+    print(f"report: {where(workspace.reading.report_path(report.run_id))}")
     return 0
 
 
@@ -242,7 +244,7 @@ def run_eval(args: argparse.Namespace) -> int:
     report = run_closing(
         workspace,
         cancellable(
-            lambda cancel: workspace.evaluate(
+            lambda cancel: workspace.runs.evaluate(
                 args.dataset, args.split, [progress], cancel, trials=args.trials, unseal=args.unseal
             )
         ),

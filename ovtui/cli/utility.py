@@ -92,7 +92,7 @@ def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome, t
             "cancelled": outcome.cancelled,
             "plan_id": outcome.plan_id,
             "results": where(workspace.root / UTILITY_FILE),
-            "report": where(workspace.report_path(outcome.run_id)),
+            "report": where(workspace.reading.report_path(outcome.run_id)),
         },
         ensure_ascii=False,
     )
@@ -101,15 +101,15 @@ def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome, t
 def run_utility(args: argparse.Namespace) -> int:
     from ovtui.cli.train import ProgressLine, cancellable
     from ovtui.train.utility import UTILITY_FILE
-    from ovtui.wiring.workspace import UtilityOptions
+    from ovtui.wiring.services.measures import UtilityOptions
 
     workspace = open_workspace(args.workspace)
     options = UtilityOptions(
         dataset=args.dataset, split=args.split, experiences=args.experience, top=args.top, trials=args.trials
     )
-    plan = run_closing(workspace, workspace.utility_plan(options))
+    plan = run_closing(workspace, workspace.measures.utility_plan(options))
     said = sys.stderr if args.json else sys.stdout
-    tokens = run_closing(workspace, workspace.token_counter())
+    tokens = run_closing(workspace, workspace.parts.token_counter())
     for line in [*plan.lines(), tokens.said()]:
         print(line, file=said)
     cost = _cost_line(workspace, plan, tokens)
@@ -125,7 +125,7 @@ def run_utility(args: argparse.Namespace) -> int:
     outcome = run_closing(
         workspace,
         cancellable(
-            lambda cancel: workspace.utility(plan, [progress, MeasuredLine()], cancel, tokens=tokens)
+            lambda cancel: workspace.measures.utility(plan, [progress, MeasuredLine()], cancel, tokens=tokens)
         ),
     )
     progress.clear()

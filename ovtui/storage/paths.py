@@ -231,6 +231,12 @@ class WorkspacePaths:
             raise UnsafePathError(f"path {str(path)!r} lies outside the workspace {str(self.root)!r}")
         return resolved
 
+    def display_uri(self, uri: str | None) -> str:
+        """A URI as a workspace-relative path (never a tmp or home path on screen)."""
+        if not uri:
+            return ""
+        return uri[len(self.uri_prefix) :] if uri.startswith(self.uri_prefix) else uri
+
     def relative(self, path: Path | str) -> str:
         """A workspace-relative display form (never show tmp or home paths in the UI)."""
         try:

@@ -63,8 +63,9 @@ def _names(names: list[str], limit: int = 12) -> str:
 class RunReport(Model):
     run_id: str
     command: str
-    backend: str
+    backend: str  # the backend's label, with the model where it uses one (``llm:gpt-4o-mini``)
     dataset: str
+    model: str | None = None  # the model the backend learns with; None for a model-free backend
     stages: list[StageReport] = Field(default_factory=list)
     usage: dict[str, dict[str, float | int]] = Field(default_factory=dict)
     pending_plans: list[str] = Field(default_factory=list)

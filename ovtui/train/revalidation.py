@@ -56,8 +56,9 @@ class Setup(Model):
     environment: str
     policy_text: str | None = None
     tool_schema: str | None = None
-    model: str
+    model: str | None = None  # the model the backend learns with; None for a model-free one
     agent: str
+    backend: str | None = None  # who learned it (the backend's label); recorded, never drift
 
 
 class Drift(Model):

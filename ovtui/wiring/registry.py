@@ -33,7 +33,7 @@ that cannot be imported is one line naming its distribution.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
@@ -58,8 +58,7 @@ if TYPE_CHECKING:
     from ovtui.memory.ledger import UseLedger
     from ovtui.memory.store import MemoryStore
     from ovtui.storage.paths import WorkspacePaths
-    from ovtui.train.backends.base import Backends
-    from ovtui.train.components.remote_transport import RetryListener
+    from ovtui.train.backends.base import Backend
 
 FactoryT = TypeVar("FactoryT")
 
@@ -145,61 +144,26 @@ def unknown_message(kind: str, name: str, registered: list[str]) -> str:
     return f"unknown {kind} {name!r} (registered: {', '.join(registered) or REINSTALL_HINT})"
 
 
-@dataclass(frozen=True)
-class Resources:
-    """What a factory may build from: the workspace's configuration, paths and store, its one LLM
-    client (made on first use, so offline runs never build it), and its environments."""
+class Resources(Protocol):
+    """What a plug-in's factory builds from (the builder, ``ovtui.wiring.composition``, is one):
+    the workspace's configuration, paths and store, its one LLM client (made on first use, so
+    offline runs never build it), its environments, use ledger and reviewers' feedback."""
 
     config: OvtuiConfig
     paths: WorkspacePaths
     store: MemoryStore
-    llm: Callable[[], LLMClient]
-    # Where a case source reports a failed try of its service (a run shows it while it connects).
-    on_retry: RetryListener | None = None
-    _environments: dict[str, Environment] = field(default_factory=dict, compare=False, repr=False)
-    _ledger: list[UseLedger] = field(default_factory=list, compare=False, repr=False)
-    _feedback: list[RejectionSource] = field(default_factory=list, compare=False, repr=False)
 
-    def environment(self, name: str | None = None) -> Environment:
-        """The environment ``name`` — by default ``[trainer] environment``, the one the local
-        datasets' cases are for (it validates and grades them) — built once."""
-        name = name or self.config.trainer.environment
-        if name not in self._environments:
-            self._environments[name] = ENVIRONMENTS.get(name)(self.config)
-        return self._environments[name]
+    def llm(self) -> LLMClient: ...
 
-    async def aclose(self) -> None:
-        """Close what the environments built hold open in the running loop."""
-        from ovtui.environments.base import close_environment
+    def environment(self, name: str | None = None) -> Environment: ...
 
-        for environment in list(self._environments.values()):
-            await close_environment(environment)
+    def ledger(self) -> UseLedger: ...
 
-    def ledger(self) -> UseLedger:
-        """The workspace's use ledger, one for all the factories (it keeps what it read, so the
-        next read folds only what was appended since)."""
-        if not self._ledger:
-            from ovtui.memory.ledger import UseLedger
+    def review_feedback(self) -> RejectionSource: ...
 
-            self._ledger.append(UseLedger(self.paths))
-        return self._ledger[0]
+    def hotness(self) -> HotnessMix: ...
 
-    def review_feedback(self) -> RejectionSource:
-        """What reviewers of this workspace turned down (rejected items, lines an edit removed),
-        for the learners: one reader for all the factories."""
-        if not self._feedback:
-            from ovtui.train.review.feedback import ReviewFeedback
-
-            self._feedback.append(ReviewFeedback(self.paths.root))
-        return self._feedback[0]
-
-    def hotness(self) -> HotnessMix:
-        """Where an agent (or a session's extraction) records the memories it retrieves, and how
-        much their hotness weighs in its ranking."""
-        from ovtui.memory.hotness import HotnessMix
-
-        cfg = self.config.retrieval
-        return HotnessMix(self.ledger(), cfg.hotness_weight, cfg.hotness_half_life_days)
+    def on_retry(self, url: str, attempt: int, attempts: int, reason: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -221,6 +185,10 @@ class CaseSource(Protocol):
     def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None: ...
 
 
+def _is_backend(candidate: object) -> bool:
+    return callable(getattr(candidate, "build", None)) and isinstance(getattr(candidate, "label", None), str)
+
+
 def _is_case_source(candidate: object) -> bool:
     return callable(getattr(candidate, "cases", None)) and callable(getattr(candidate, "executor", None))
 
@@ -229,7 +197,6 @@ EnvironmentFactory = Callable[["OvtuiConfig | None"], "Environment"]
 ExecutorFactory = Callable[[Resources], "RolloutExecutor"]
 # A trainer is built per run, around that run's engine, starting from the policy set as loaded.
 TrainerFactory = Callable[[Resources, "TrainingEngine", "ExperienceSet"], "PolicyTrainer"]
-BackendFactory = Callable[[Resources], "Backends"]
 
 ENVIRONMENTS: Registry[EnvironmentFactory] = Registry(
     "environment", "[trainer] environment", "ovtui.environments"
@@ -241,7 +208,7 @@ CASE_SOURCES: Registry[CaseSource] = Registry(
 TRAINERS: Registry[TrainerFactory] = Registry(
     "trainer", "[trainer] train_with / stream_with", "ovtui.trainers"
 )
-BACKENDS: Registry[BackendFactory] = Registry("backend", "[llm] backend", "ovtui.backends")
+BACKENDS: Registry[Backend] = Registry("backend", "[llm] backend", "ovtui.backends", accepts=_is_backend)
 
 LOCAL_SOURCE = "jsonl"  # the case source of a dataset no [datasets.NAME] declares: datasets/NAME/*.jsonl
 

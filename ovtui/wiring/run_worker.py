@@ -117,13 +117,15 @@ async def _run(request: dict[str, Any], channel: _Channel) -> RunReport:
     command = request["command"]
     try:
         if command == "train":
-            return await workspace.train(options, listeners, cancel, wait_for_review=True, steering=steering)
+            return await workspace.runs.train(
+                options, listeners, cancel, wait_for_review=True, steering=steering
+            )
         if command == "eval":
-            return await workspace.evaluate(
+            return await workspace.runs.evaluate(
                 options.dataset, listeners=listeners, cancel=cancel, trials=options.trials
             )
         if command == "stream":
-            return await workspace.stream(
+            return await workspace.runs.stream(
                 listeners=listeners, stop=cancel, wait_for_review=True, steering=steering
             )
         raise ValueError(f"unknown run command {command!r}")

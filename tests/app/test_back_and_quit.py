@@ -78,7 +78,7 @@ async def test_esc_and_q_close_every_pushed_screen_and_dialog(
             app.screen.query_one(Button).focus()  # in the note's field q is text (test_quit.py)
         await press_and_settle(pilot, key)
         assert app.screen is below and app.return_code is None
-    assert [p.plan_id for p in workspace.pending_plans()] == [PLAN_ID]  # the discard was cancelled
+    assert [p.plan_id for p in workspace.review.pending_plans()] == [PLAN_ID]  # the discard was cancelled
 
 
 # (the screen's key, a widget away from its list, the list) for every main screen

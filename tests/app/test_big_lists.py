@@ -57,14 +57,14 @@ class FillLog:
                 self.moved.set()
 
     def hold(self, monkeypatch: pytest.MonkeyPatch, workspace: Workspace, load: str) -> None:
-        """Make ``workspace.<load>`` (the screen's full load, in its thread) wait for the key."""
-        real = getattr(workspace, load)
+        """Make ``workspace.reading.<load>`` (the screen's full load, in its thread) wait for the key."""
+        real = getattr(workspace.reading, load)
 
         def held(*args: Any, **kwargs: Any) -> Any:
             self.moved.wait(30)  # bounded: a key that never came fails the assertions, not a hang
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(workspace, load, held)
+        monkeypatch.setattr(workspace.reading, load, held)
 
 
 def big_workspace(workspace: Workspace) -> Workspace:
@@ -169,13 +169,13 @@ async def test_a_big_folder_never_read_lists_its_names_first_then_each_file(
     monkeypatch.setattr(memories, "NAMES_FIRST_AT", 50)
     total = len(list((workspace.root / "memories" / "experiences").glob("*.md")))
     release = threading.Event()
-    load = workspace.experiences
+    load = workspace.reading.experiences
 
     def held(previous: ExperienceSet | None = None) -> ExperienceSet:
         assert release.wait(30), "never released"
         return load(previous)
 
-    monkeypatch.setattr(workspace, "experiences", held)
+    monkeypatch.setattr(workspace.reading, "experiences", held)
     loaded: list[MemoriesScreen.Loaded] = []
     posted: list[object] = []
     arrived = asyncio.Event()

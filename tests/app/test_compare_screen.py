@@ -60,12 +60,12 @@ async def test_the_palette_offers_the_compare_screen(workspace: Workspace, make_
 async def test_a_comparison_shows_what_ovtui_compare_saved(
     sample_workspace: Workspace, make_app: MakeApp, tmp_path: Path
 ) -> None:
-    await sample_workspace.train(TrainOptions(epochs=1, approve="all", eval_split=None))
+    await sample_workspace.runs.train(TrainOptions(epochs=1, approve="all", eval_split=None))
     app = make_app(sample_workspace)
     (tmp_path / "no_experiences").mkdir()
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await compare(app, pilot, str(tmp_path / "no_experiences"), "current")
-        report = sample_workspace.run_report()
+        report = sample_workspace.reading.run_report()
         assert report.command == "compare" and report.comparison is not None
         result = report.comparison
         assert result.ab.gained  # what one epoch learned wins cases an agent without it loses

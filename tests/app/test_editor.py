@@ -19,7 +19,7 @@ async def test_a_line_an_editor_appends_lands_on_its_own_line(
 ) -> None:
     """The file for $EDITOR ends with a newline, so a line an editor appends lands on its own line."""
     park_demo_plan(workspace)
-    before = workspace.pending_plan(PLAN_ID).plan.items[0].after_content
+    before = workspace.review.pending_plan(PLAN_ID).plan.items[0].after_content
 
     def editor(text: str) -> str | None:
         return edit_in_editor(text, APPEND_A_LINE)  # a real editor process, no app to suspend
@@ -28,7 +28,7 @@ async def test_a_line_an_editor_appends_lands_on_its_own_line(
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "2")
         await press_and_settle(pilot, "e")
-    after = workspace.pending_plan(PLAN_ID).plan.items[0].after_content
+    after = workspace.review.pending_plan(PLAN_ID).plan.items[0].after_content
     assert (
         after == str(before) + "\n- ALWAYS repeat the booking code"
     )  # one newline between, none added at the end
@@ -72,7 +72,7 @@ async def test_an_editor_that_exits_with_a_failure_is_reported_and_nothing_is_sa
     """An editor that exits non-zero (vim's :cq, a crash) is an error naming its status, and the item
     keeps its text (it was once reported as "content unchanged")."""
     park_demo_plan(workspace)
-    before = workspace.pending_plan(PLAN_ID).plan.items[0].after_content
+    before = workspace.review.pending_plan(PLAN_ID).plan.items[0].after_content
     fails_after_writing = ["sh", "-c", 'echo "- half an edit" >> "$1"; exit 3', "editor"]
 
     def editor(text: str) -> str | None:
@@ -86,4 +86,4 @@ async def test_an_editor_that_exits_with_a_failure_is_reported_and_nothing_is_sa
     said = notifications(messages)
     assert "content unchanged" not in said
     assert any("exited with status 3: the edit was not saved" in n for n in said)
-    assert workspace.pending_plan(PLAN_ID).plan.items[0].after_content == before
+    assert workspace.review.pending_plan(PLAN_ID).plan.items[0].after_content == before

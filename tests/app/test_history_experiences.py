@@ -26,8 +26,8 @@ from ovtui.wiring.workspace import Workspace
 
 async def apply_demo_plan(workspace: Workspace, *, dry_run: bool = False) -> None:
     park_demo_plan(workspace)
-    workspace.decide_all(PLAN_ID, "approved")
-    await workspace.apply_pending(PLAN_ID, dry_run=dry_run)
+    workspace.review.decide_all(PLAN_ID, "approved")
+    await workspace.review.apply_pending(PLAN_ID, dry_run=dry_run)
 
 
 def test_filter_syntax() -> None:
@@ -60,7 +60,7 @@ async def test_a_record_the_filter_hides_is_neither_shown_nor_revertable(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     await apply_demo_plan(workspace)
-    [record] = workspace.history()
+    [record] = workspace.reading.history()
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "3")
@@ -92,7 +92,7 @@ async def test_revert_conflict_offers_force(workspace: Workspace, make_app: Make
     assert any("forced over later changes" in n for n in notifications(messages))
     text = (root / "memories" / "experiences" / "reservation_cancellation.md").read_text()
     assert "edited this by hand" not in text and "Look the reservation up first" in text
-    assert [e.kind for e in workspace.history()] == ["revert", "apply"]
+    assert [e.kind for e in workspace.reading.history()] == ["revert", "apply"]
 
 
 async def test_experiences_table_and_markdown_view(workspace: Workspace, make_app: MakeApp) -> None:
@@ -134,8 +134,8 @@ async def test_the_revert_conflict_dialog_offers_force_in_app_words(
     """The revert conflict dialog offers Force revert in the app's words (not the CLI's "use --force"),
     names the changed file and leaves Cancel focused."""
     park_demo_plan(workspace)
-    workspace.decide_all(PLAN_ID, "approved")
-    await workspace.apply_pending(PLAN_ID)
+    workspace.review.decide_all(PLAN_ID, "approved")
+    await workspace.review.apply_pending(PLAN_ID)
     edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -151,4 +151,4 @@ async def test_the_revert_conflict_dialog_offers_force_in_app_words(
         )
         assert str(dialog.query_one("#confirm", Button).label) == "Force revert"
         assert dialog.focused is dialog.query_one("#cancel")  # overwriting later edits is not the default
-    assert [e.kind for e in workspace.history()] == ["apply"]
+    assert [e.kind for e in workspace.reading.history()] == ["apply"]

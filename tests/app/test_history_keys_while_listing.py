@@ -25,7 +25,7 @@ async def test_a_key_pressed_while_the_listing_is_read_survives_the_listing(
     workspace = Workspace(workspace.root)
     listing, records = threading.Event(), threading.Event()
     records.set()  # the first record (under the cursor at once) opens as usual
-    history, history_record = workspace.history, workspace.history_record
+    history, history_record = workspace.reading.history, workspace.reading.history_record
 
     def held_history(*args: Any, **kwargs: Any) -> Any:
         assert listing.wait(RELEASE_S)
@@ -35,8 +35,8 @@ async def test_a_key_pressed_while_the_listing_is_read_survives_the_listing(
         assert records.wait(RELEASE_S)
         return history_record(*args, **kwargs)
 
-    monkeypatch.setattr(workspace, "history", held_history)
-    monkeypatch.setattr(workspace, "history_record", held_record)
+    monkeypatch.setattr(workspace.reading, "history", held_history)
+    monkeypatch.setattr(workspace.reading, "history_record", held_record)
     listed: list[Message] = []
 
     def hook(message: Message) -> None:

@@ -39,9 +39,9 @@ LATER_LINE = "- ALWAYS repeat the booking code back"
 async def apply_demo_then_a_later_edit(workspace: Workspace) -> tuple[str, str]:
     """Two applies that both change reservation_cancellation: (the earlier record, the later one)."""
     park_demo_plan(workspace)
-    workspace.decide_all(PLAN_ID, "approved")
-    await workspace.apply_pending(PLAN_ID)
-    current = workspace.memory(experience_uri("reservation_cancellation"))
+    workspace.review.decide_all(PLAN_ID, "approved")
+    await workspace.review.apply_pending(PLAN_ID)
+    current = workspace.reading.memory(experience_uri("reservation_cancellation"))
     assert current is not None
     item = PolicyPlanItem(
         kind="upsert",
@@ -53,8 +53,8 @@ async def apply_demo_then_a_later_edit(workspace: Workspace) -> tuple[str, str]:
     )
     plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": LATER_PLAN})
     plans_of(workspace).park(plan, [ItemDecision(item=0, decision="approved")])
-    await workspace.apply_pending(LATER_PLAN)
-    later, earlier = (entry.id for entry in workspace.history())
+    await workspace.review.apply_pending(LATER_PLAN)
+    later, earlier = (entry.id for entry in workspace.reading.history())
     return earlier, later
 
 
@@ -134,7 +134,7 @@ async def test_a_reverted_record_is_marked_refused_again_up_front_and_its_revert
     async with in_history(app, watch) as pilot:
         await press_and_settle(pilot, "ctrl+r")
         await press_and_settle(pilot, "enter")
-        revert = workspace.history()[0].id
+        revert = workspace.reading.history()[0].id
         table = app.screen.query_one("#records", VimTable)
         assert cell(table, 1, 1) == "apply ↶" and cell(table, 1, 3).startswith(f"reverted by {when(revert)}")
         assert cell(table, 0, 1) == "revert" and cell(table, 0, 3) == f"reverts {when(later)}"
@@ -153,9 +153,9 @@ async def test_a_reverted_record_is_marked_refused_again_up_front_and_its_revert
         await press_and_settle(pilot, "z")  # undo the revert
         assert isinstance(app.screen, ConfirmModal) and app.screen.title_text == "Undo this revert?"
         await press_and_settle(pilot, "enter")
-        restored = workspace.memory(experience_uri("reservation_cancellation"))
+        restored = workspace.reading.memory(experience_uri("reservation_cancellation"))
         assert restored is not None and LATER_LINE in restored.content
-        assert [e.kind for e in workspace.history()] == ["revert", "revert", "apply", "apply"]
+        assert [e.kind for e in workspace.reading.history()] == ["revert", "revert", "apply", "apply"]
         assert cell(table, 2, 1) == "apply"  # no longer reverted: its mark is gone
 
 
@@ -174,7 +174,7 @@ async def test_the_revert_conflict_dialog_names_the_later_records_to_revert_firs
         assert "Later records changed them; revert these first, newest first:" in dialog.body
         assert f"history/{later} (the apply of plan {LATER_PLAN} at {when(later)})" in dialog.body
         await press_and_settle(pilot, "escape")
-    assert [e.kind for e in workspace.history()] == ["apply", "apply"]
+    assert [e.kind for e in workspace.reading.history()] == ["apply", "apply"]
 
 
 async def test_empty_history_says_how_records_get_here_and_a_filter_that_keeps_none_says_so(
@@ -186,8 +186,8 @@ async def test_empty_history_says_how_records_get_here_and_a_filter_that_keeps_n
         await press_and_settle(pilot, "3")
         diff = app.screen.query_one(FieldDiff)
         assert text_of(app, diff) == NO_HISTORY
-        workspace.decide_all(PLAN_ID, "approved")
-        await workspace.apply_pending(PLAN_ID)
+        workspace.review.decide_all(PLAN_ID, "approved")
+        await workspace.review.apply_pending(PLAN_ID)
         await press_and_settle(pilot, "slash", *"no-such-text")
         assert text_of(app, diff) == "no record matches the filter 'no-such-text': / edits it"
 
@@ -196,8 +196,8 @@ async def test_escape_goes_back_to_the_records_and_q_quits_from_there(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     park_demo_plan(workspace)
-    workspace.decide_all(PLAN_ID, "approved")
-    await workspace.apply_pending(PLAN_ID)
+    workspace.review.decide_all(PLAN_ID, "approved")
+    await workspace.review.apply_pending(PLAN_ID)
     app = make_app(workspace)
     async with app.run_test(size=(80, 24)) as pilot:
         await press_and_settle(pilot, "3")

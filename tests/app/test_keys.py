@@ -32,10 +32,10 @@ async def test_a_key_remapped_in_config_works_and_the_old_key_does_not(
         assert isinstance(app.screen, ReviewScreen)
         await pilot.press("a")
         await pilot.pause()
-        assert workspace.pending_plan(PLAN_ID).decisions[0].decision == "pending"
+        assert workspace.review.pending_plan(PLAN_ID).decisions[0].decision == "pending"
         await pilot.press("y")
         await pilot.pause()
-        assert workspace.pending_plan(PLAN_ID).decisions[0].decision == "approved"
+        assert workspace.review.pending_plan(PLAN_ID).decisions[0].decision == "approved"
 
 
 async def test_a_bad_keys_table_is_said_when_the_app_opens(workspace: Workspace, make_app: MakeApp) -> None:
@@ -92,7 +92,7 @@ async def test_the_command_palette_offers_the_screen_actions(workspace: Workspac
         await pilot.pause()
         await pilot.click("#confirm")  # the plan holds a delete
         await settle(app, pilot)
-        assert workspace.pending_plan(PLAN_ID).undecided == 0
+        assert workspace.review.pending_plan(PLAN_ID).undecided == 0
 
 
 async def test_the_theme_is_remembered_in_config(workspace: Workspace, make_app: MakeApp) -> None:

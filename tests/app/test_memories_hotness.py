@@ -29,7 +29,7 @@ def cells(table: VimTable) -> dict[str, dict[str, str]]:
 
 
 async def test_usage_columns_and_the_outcome_histogram(workspace: Workspace, make_app: MakeApp) -> None:
-    used = next(iter(workspace.experiences().policies))
+    used = next(iter(workspace.reading.experiences().policies))
     trajectory = "viking://user/default/memories/trajectories/refund_1.md"
     UseLedger(memory_of(workspace).paths).record(
         [
@@ -86,8 +86,8 @@ async def test_training_the_sample_workspace_records_uses_and_links_their_outcom
     )
     assert await train.wait() == 0
     workspace = Workspace(root)
-    usage = workspace.memory_uses()
-    final = workspace.experiences()
+    usage = workspace.reading.memory_uses()
+    final = workspace.reading.experiences()
     cases = kernel_of(workspace).case_loader(workspace.config.trainer.dataset, "test", 100)
     assert isinstance(cases, ListCaseLoader)
     rerun = SampleAgentExecutor().execute_sync(cases.cases, final, ExecutionContext("check"))
@@ -97,7 +97,7 @@ async def test_training_the_sample_workspace_records_uses_and_links_their_outcom
     assert all("/memories/experiences/" in uri for uri in usage)  # uses name experiences, nothing else
     # every use was by a graded rollout: each use has its outcome, and training fed trajectories
     assert all(sum(u.outcomes) == u.count for u in usage.values())
-    fed = [f for uri in usage for f in workspace.memory_fed(uri) if f.trajectory]
+    fed = [f for uri in usage for f in workspace.reading.memory_fed(uri) if f.trajectory]
     assert fed and all("/memories/trajectories/" in str(f.trajectory) for f in fed)
     app = make_app(workspace)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -110,13 +110,13 @@ async def test_a_ledger_ovtui_cannot_read_leaves_the_memories_listed(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     ledger = UseLedger(memory_of(workspace).paths)
-    ledger.record([Use(next(iter(workspace.experiences().policies)).uri, "session:a")])
+    ledger.record([Use(next(iter(workspace.reading.experiences().policies)).uri, "session:a")])
     ledger.compact()
     ledger.summary_path.write_text("{not json", encoding="utf-8")  # a broken bookkeeping file
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "4")
         table = app.screen.query_one("#memories", VimTable)
-        assert table.row_count == len(workspace.experiences().policies)  # listed, none of them used
+        assert table.row_count == len(workspace.reading.experiences().policies)  # listed, none of them used
         assert {row["uses"] for row in cells(table).values()} == {"–"}
         assert "uses not shown: " in screen_text(app) and "ledger.json" in screen_text(app)

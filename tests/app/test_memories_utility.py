@@ -42,7 +42,7 @@ def measured(experience: Experience, version: int) -> ExperienceUtility:
 
 
 async def test_the_utility_column_and_the_panel(workspace: Workspace, make_app: MakeApp) -> None:
-    first, second, *rest = workspace.experiences().policies
+    first, second, *rest = workspace.reading.experiences().policies
     store = memory_of(workspace)
     save_utility(store.paths, store.lock, measured(first, first.version), "estimate")
     save_utility(store.paths, store.lock, measured(second, second.version + 1), "estimate")

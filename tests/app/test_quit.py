@@ -93,7 +93,7 @@ async def test_esc_on_a_half_typed_note_asks_first_and_no_keeps_the_note(
         app.screen.query_one("#confirm", Button).press()  # Discard: the note goes, nothing is saved
         await press_and_settle(pilot)
         assert not isinstance(app.screen, NoteModal | ConfirmModal) and app.return_code is None
-    assert [d.note for d in workspace.pending_plans()[0].decisions] == ["", "", ""]
+    assert [d.note for d in workspace.review.pending_plans()[0].decisions] == ["", "", ""]
 
 
 async def test_ctrl_q_quits_at_once_when_nothing_would_be_lost(

@@ -35,7 +35,7 @@ from ovtui.wiring.workspace import Workspace
 
 
 def decisions(workspace: object) -> list[tuple[str, str]]:
-    pending = workspace.pending_plan(PLAN_ID)  # type: ignore[attr-defined]
+    pending = workspace.review.pending_plan(PLAN_ID)  # type: ignore[attr-defined]
     return [(d.decision, d.note) for d in pending.decisions]
 
 
@@ -142,7 +142,7 @@ async def test_edit_after_content_through_the_editor_seam(workspace: Workspace, 
     async with app.run_test(size=(120, 40)) as pilot:
         await press_and_settle(pilot, "2")
         await press_and_settle(pilot, "e")
-        item = workspace.pending_plan(PLAN_ID).plan.items[0]
+        item = workspace.review.pending_plan(PLAN_ID).plan.items[0]
         assert "IF refundable" in seen[0]
         assert str(item.after_content).endswith("ALWAYS repeat the booking code")
         assert item.metadata["edited_by_reviewer"] is True
@@ -230,7 +230,7 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
         await press_and_settle(pilot, "enter")  # the default: an apply can be reverted
         assert {p.name: p.read_text() for p in experiences.glob("*.md")} == before
         assert any(n.startswith("Dry run of plan") for n in notifications(messages))
-        assert [e.kind for e in workspace.history()] == ["dry_run"]
+        assert [e.kind for e in workspace.reading.history()] == ["dry_run"]
 
         await pilot.press("D")  # dry run off: the real thing
         await press_and_settle(pilot, "p", "enter")
@@ -238,11 +238,11 @@ async def test_dry_run_apply_then_real_apply_then_history_then_revert(
         assert "IF refundable" in (experiences / "reservation_cancellation.md").read_text()
         assert not (experiences / "refund_status.md").exists()
         assert not (experiences / "baggage_allowance.md").exists()  # rejected
-        assert workspace.pending_plans() == []
+        assert workspace.review.pending_plans() == []
 
         await press_and_settle(pilot, "3")
         assert isinstance(app.screen, HistoryScreen)
-        assert [e.kind for e in workspace.history()] == ["apply", "dry_run"]
+        assert [e.kind for e in workspace.reading.history()] == ["apply", "dry_run"]
         assert app.screen.query_one("#records", VimTable).row_count == 2
         assert "review: 2 approved, 1 rejected" in screen_text(app)
 
@@ -282,13 +282,13 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
     from ovtui.wiring.workspace import TrainOptions
 
     workspace = sample_workspace
-    await workspace.train(TrainOptions(epochs=1, eval_split=None, approve="ask"))
-    first, *others = workspace.pending_plans()
-    workspace.decide_all(first.plan_id, "approved")
-    await workspace.apply_pending(first.plan_id)
-    workspace.refresh_stale()
-    stale = [p.plan_id for p in workspace.pending_plans() if p.stale]
-    assert stale and len(others) == len(workspace.pending_plans())
+    await workspace.runs.train(TrainOptions(epochs=1, eval_split=None, approve="ask"))
+    first, *others = workspace.review.pending_plans()
+    workspace.review.decide_all(first.plan_id, "approved")
+    await workspace.review.apply_pending(first.plan_id)
+    workspace.review.refresh_stale()
+    stale = [p.plan_id for p in workspace.review.pending_plans() if p.stale]
+    assert stale and len(others) == len(workspace.review.pending_plans())
     app = make_app(workspace)
     messages: list[object] = []
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
@@ -302,12 +302,12 @@ async def test_replan_stale_turns_every_stale_plan_into_one_and_discard_is_in_th
             all(plan_id in dialog.body for plan_id in stale) and "keeps its decision and note" in dialog.body
         )
         await press_and_settle(pilot, "escape")
-        assert [p.plan_id for p in workspace.pending_plans() if p.stale] == stale  # nothing re-planned
+        assert [p.plan_id for p in workspace.review.pending_plans() if p.stale] == stale  # nothing re-planned
         await press_and_settle(pilot, "P")  # the modal comes once the stale marks are checked
         await press_and_settle(pilot, "enter")
         [said] = [n for n in notifications(messages) if n.startswith("re-planned")]
         fresh = said.split(" as plan ")[1].split()[0]
-        waiting = {p.plan_id: p for p in workspace.pending_plans()}
+        waiting = {p.plan_id: p for p in workspace.review.pending_plans()}
         assert set(stale).isdisjoint(waiting) and fresh in waiting and not waiting[fresh].stale
         assert app.screen.query_one("#plans", VimTable).row_count == len(waiting)
         await pilot.press("P")
@@ -321,8 +321,8 @@ async def test_applying_an_all_stale_plan_says_nothing_was_applied(
     """Applying a plan whose one approved item is stale says nothing was applied and writes no record
     (it once said "Applied … wrote 0" and wrote an empty one)."""
     park_demo_plan(workspace)
-    workspace.decide_items(PLAN_ID, [0], "approved")
-    workspace.decide_items(PLAN_ID, None, "rejected")
+    workspace.review.decide_items(PLAN_ID, [0], "approved")
+    workspace.review.decide_items(PLAN_ID, None, "rejected")
     edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
     app = make_app(workspace)
     messages: list[object] = []
@@ -334,8 +334,8 @@ async def test_applying_an_all_stale_plan_says_nothing_was_applied(
         await press_and_settle(pilot, "enter")
         said = [n for n in notifications(messages) if PLAN_ID in n]
         assert said == [f"Plan {PLAN_ID}: nothing applied: 1 item(s) stale; re-plan it or discard it"]
-    assert workspace.history() == []
-    assert [p.plan_id for p in workspace.pending_plans()] == [PLAN_ID]  # still waiting
+    assert workspace.reading.history() == []
+    assert [p.plan_id for p in workspace.review.pending_plans()] == [PLAN_ID]  # still waiting
 
 
 async def test_the_empty_review_hint_is_whole_at_80_columns(workspace: Workspace, make_app: MakeApp) -> None:
@@ -382,7 +382,7 @@ async def test_a_delete_that_needs_two_reviewers_shows_one_of_two_and_is_not_app
         await press_and_settle(pilot, "p")
     assert any("item 2: 1 of 2 approvals (ana)" in n for n in notifications(messages))
     assert not history_of(ana).ids_on_disk()
-    pending = ana.pending_plan(PLAN_ID)
+    pending = ana.review.pending_plan(PLAN_ID)
     assert [(d.decision, d.reviewer, d.approvals) for d in pending.decisions] == [
         ("approved", "ana", ["ana"]),
         ("approved", "ana", ["ana"]),

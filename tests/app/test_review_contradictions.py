@@ -41,7 +41,7 @@ async def contradicting_plan(workspace: Workspace) -> None:
         ),
     )
     plan = PolicyUpdatePlan(items=[item], metadata={"plan_id": PLAN})
-    assert mark_contradictions(plan, await asyncio.to_thread(workspace.experiences)) == 1
+    assert mark_contradictions(plan, await asyncio.to_thread(workspace.reading.experiences)) == 1
     park_undecided(workspace, plan)
 
 
@@ -61,20 +61,20 @@ async def test_both_lines_side_by_side_and_no_apply_until_the_reviewer_chooses(
     async with reviewing(workspace, make_app) as (app, _):
         text = screen_text(app)
         assert "CONTRADICTS #0" in text and "reservation_cancellation: - NEVER" in text
-        shown = workspace.pending_plan(PLAN).plan.items[0]
+        shown = workspace.review.pending_plan(PLAN).plan.items[0]
         mine, theirs = contradictions_text(shown).plain.split("║")  # one row: this line ║ the other
         assert (
             RULE in mine and "reservation_cancellation: - NEVER cancel before explicit confirmation" in theirs
         )
         assert "(choose which stands)" in theirs
 
-    workspace.decide(PLAN, 0, "approved")
+    workspace.review.decide(PLAN, 0, "approved")
     with pytest.raises(OvtuiError, match="choose which line stands"):
-        await workspace.apply_pending(PLAN)
-    chosen = await asyncio.to_thread(workspace.choose_standing, PLAN, 0, 0, "other")
+        await workspace.review.apply_pending(PLAN)
+    chosen = await asyncio.to_thread(workspace.review.choose_standing, PLAN, 0, 0, "other")
     assert chosen.plan.items[0].metadata[CONTRADICTIONS][0]["stands"] == "other"
     assert RULE not in str(chosen.plan.items[0].after_content)
-    result = await workspace.apply_pending(PLAN)
+    result = await workspace.review.apply_pending(PLAN)
     assert result.written_uris
 
 
@@ -89,10 +89,10 @@ async def test_the_reviewer_chooses_with_a_key_and_the_line_they_keep_is_what_ap
         await settle(app, pilot)
         assert "(this stands)" in screen_text(app)
         await press_and_settle(pilot, "a")
-    kept = workspace.pending_plan(PLAN).plan.items[0]
+    kept = workspace.review.pending_plan(PLAN).plan.items[0]
     assert kept.metadata[CONTRADICTIONS][0]["stands"] == "this" and RULE in str(kept.after_content)
-    assert workspace.pending_plan(PLAN).decisions[0].decision == "approved"
-    result = await workspace.apply_pending(PLAN)
+    assert workspace.review.pending_plan(PLAN).decisions[0].decision == "approved"
+    result = await workspace.review.apply_pending(PLAN)
     assert result.written_uris
 
 
@@ -103,14 +103,14 @@ async def test_an_approved_edit_that_now_contradicts_goes_back_to_undecided_with
     before, text = await edited_in_review(workspace, make_app, added)
     assert "CONTRADICTS" not in before
     assert "CONTRADICTS #0" in text and "(choose which stands)" in text
-    shown = workspace.pending_plan(PLAN_ID).plan.items[0]
+    shown = workspace.review.pending_plan(PLAN_ID).plan.items[0]
     pairs = [row.split("║") for row in contradictions_text(shown).plain.strip().split("\n")]
     assert any(
         "ALWAYS cancel before the customer confirms" in mine
         and "reservation_cancellation: - NEVER cancel before the customer confirms" in theirs
         for mine, theirs in pairs
     )
-    decision = workspace.pending_plan(PLAN_ID).decisions[0]
+    decision = workspace.review.pending_plan(PLAN_ID).decisions[0]
     assert decision.decision == "pending" and "choose which stands and approve it again" in decision.note
     with pytest.raises(OvtuiError, match="undecided"):
-        await workspace.apply_pending(PLAN_ID)
+        await workspace.review.apply_pending(PLAN_ID)

@@ -18,7 +18,7 @@ async def test_an_edited_experience_shows_how_its_current_version_fared(
     workspace: Workspace, make_app: MakeApp
 ) -> None:
     park_demo_plan(workspace)
-    current = workspace.memory(CANCEL)
+    current = workspace.reading.memory(CANCEL)
     assert current is not None
     version = current.version
     UseLedger(memory_of(workspace).paths).record(

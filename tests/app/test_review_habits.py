@@ -50,7 +50,7 @@ def demo_app(workspace: Workspace, make_app: MakeApp) -> OvtuiApp:
 
 
 def decisions(workspace: Workspace) -> list[tuple[str, str]]:
-    return [(d.decision, d.note) for d in workspace.pending_plan(PLAN_ID).decisions]
+    return [(d.decision, d.note) for d in workspace.review.pending_plan(PLAN_ID).decisions]
 
 
 async def write_note(pilot: object, text: str) -> None:
@@ -78,8 +78,8 @@ async def test_a_saved_note_survives_the_next_approve_or_reject_into_the_record_
         ]
         await press_and_settle(pilot, "p")
         await press_and_settle(pilot, "enter")
-        [entry] = workspace.history()
-        notes = [(d.item, d.note) for d in workspace.history_record(entry.id).review.decisions]
+        [entry] = workspace.reading.history()
+        notes = [(d.item, d.note) for d in workspace.reading.history_record(entry.id).review.decisions]
         assert notes == [(0, "checked the refund path"), (1, "too vague"), (2, "")]
         await press_and_settle(pilot, "3")
         assert isinstance(app.screen, HistoryScreen)
@@ -139,7 +139,7 @@ async def test_an_edit_quoting_the_fields_marker_is_warned_before_apply_with_wha
         assert any("MEMORY_FIELDS" in line for line in said), said
     else:  # a writer that escapes the marker: the file is valid and the warning says how it is stored
         assert "stored escaped" in warned and said == []
-    written = workspace.memory(experience_uri("reservation_cancellation"))
+    written = workspace.reading.memory(experience_uri("reservation_cancellation"))
     assert written is not None and "- A memory file ends with a " in written.content  # applied
 
 

@@ -48,7 +48,7 @@ async def test_approving_hunks_1_and_3_in_the_app_applies_exactly_those(
         assert "hunks: 1 ✓ · 2 ✗ · 3 ✓ — approving (a) takes 1, 3" in text
 
         await press_and_settle(pilot, "a")
-        [decision] = workspace.pending_plan(PLAN).decisions
+        [decision] = workspace.review.pending_plan(PLAN).decisions
         assert (decision.decision, decision.hunks) == ("approved", [1, 3])
         await press_and_settle(pilot, "x")  # marks that differ from the approval say so
         assert "takes 1, 2, 3 ([ ] move, x takes or leaves); approved so far: 1, 3" in screen_text(app)
@@ -57,7 +57,7 @@ async def test_approving_hunks_1_and_3_in_the_app_applies_exactly_those(
         await press_and_settle(pilot, "p", "enter")
         assert any(n.startswith("Applied plan") for n in notifications(messages))
 
-    written = workspace.memory(experience_uri("reservation_cancellation"))
+    written = workspace.reading.memory(experience_uri("reservation_cancellation"))
     assert written is not None
     assert written.content.splitlines() == [GREET, *BEFORE.splitlines(), GOODBYE]
     [record_id] = [p.name for p in (workspace.root / "history").iterdir() if p.is_dir()]
@@ -80,7 +80,7 @@ async def test_leaving_every_hunk_does_not_approve_and_one_hunk_items_have_no_hu
             await press_and_settle(pilot, "x", "right_square_bracket")
         await press_and_settle(pilot, "a")
         assert any("no hunk is taken" in n for n in notifications(messages))
-        assert workspace.pending_plan(PLAN).decisions[0].decision == "pending"
+        assert workspace.review.pending_plan(PLAN).decisions[0].decision == "pending"
 
         await press_and_settle(pilot, "j")
         text = screen_text(app)

@@ -17,5 +17,5 @@ async def test_an_edit_with_a_bidi_override_and_an_injection_is_shown_and_flagge
     assert "⟦U+202E⟧eerf⟦U+202C⟧" in text  # the diff writes the hidden characters out
     assert "FLAG: line" in text and "RIGHT-TO-LEFT OVERRIDE" in text
     assert "set its instructions aside" in text
-    decision = workspace.pending_plan(PLAN_ID).decisions[0]
+    decision = workspace.review.pending_plan(PLAN_ID).decisions[0]
     assert decision.decision == "pending" and "approve it again" in decision.note

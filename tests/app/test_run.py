@@ -122,7 +122,7 @@ async def test_train_to_completion_with_a_person_approving_each_plan(
         assert report.accuracy_delta is not None and report.accuracy_delta > 0
         assert "train: finished" in str(run.query_one("#run-status").render())
         assert "(+" in str(run.query_one("#accuracy").render())
-    applied = [e for e in sample_workspace.history() if e.kind == "apply"]
+    applied = [e for e in sample_workspace.reading.history() if e.kind == "apply"]
     assert len(applied) == reviewed
     assert sum(n.startswith("Applied plan") for n in notifications(watch.messages)) == reviewed
 
@@ -159,7 +159,7 @@ async def test_cancel_between_batches_keeps_the_workspace_consistent(
         await pilot.pause()
         assert run.last_report is not None and run.last_report.cancelled
         assert "train: cancelled" in str(run.query_one("#run-status").render())
-    records = sample_workspace.history()
+    records = sample_workspace.reading.history()
     assert records and all(e.kind == "apply" for e in records)  # every applied plan has its record
 
 
@@ -178,8 +178,8 @@ async def test_cancel_while_a_plan_waits_for_review_stops_at_once(
         await run_until_idle(app, pilot, watch, review=False)
         assert not run.running
         assert app.pending_count == 1  # the plan stays for later; nothing was applied
-    assert sample_workspace.history() == []
-    (parked,) = sample_workspace.pending_plans()
+    assert sample_workspace.reading.history() == []
+    (parked,) = sample_workspace.review.pending_plans()
     (report_file,) = (sample_workspace.root / "runs").glob("*/report.json")
     report = RunReport.model_validate_json(report_file.read_text(encoding="utf-8"))
     assert report.cancelled and report.pending_plans == [parked.plan_id]  # the report names what waits
@@ -208,8 +208,8 @@ async def test_a_run_that_waits_says_so_and_approve_the_rest_applies_every_plan(
         assert "train: finished" in str(run.query_one("#run-status").render())
     plans = [e for e in watch.events if e.kind == "plan_pending"]
     assert len(plans) == 1  # the plans after it were approved by the policy the person chose
-    applied = [e for e in sample_workspace.history() if e.kind == "apply"]
-    assert len(applied) == 4 and sample_workspace.pending_plans() == []
+    applied = [e for e in sample_workspace.reading.history() if e.kind == "apply"]
+    assert len(applied) == 4 and sample_workspace.review.pending_plans() == []
     assert any(e.kind == "plan_settled" and e.data["status"] == "applied" for e in watch.events)
 
 
@@ -237,7 +237,10 @@ async def test_review_opens_on_the_plan_the_run_waits_on_not_the_oldest(
         await pilot.press("1")
         await pilot.press("c")  # cancelled while its plan waits: both plans stay for later
         await run_until_idle(app, pilot, watch, review=False)
-    assert {p.plan_id for p in sample_workspace.pending_plans()} >= {"older-plan", parked.data["plan_id"]}
+    assert {p.plan_id for p in sample_workspace.review.pending_plans()} >= {
+        "older-plan",
+        parked.data["plan_id"],
+    }
 
 
 async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
@@ -254,7 +257,9 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
     root = sample_workspace.root
     cases, _ = read_cases(root / "datasets" / "support" / "train.jsonl")
     context = ExecutionContext(policy_snapshot_id="test")
-    (rollout,) = await SampleAgentExecutor().execute(cases[:1], sample_workspace.experiences(), context)
+    (rollout,) = await SampleAgentExecutor().execute(
+        cases[:1], sample_workspace.reading.experiences(), context
+    )
     inbox = root / "inbox" / "rollouts"
     app = make_app(sample_workspace, watch_files=True)
     watch = RunWatch()
@@ -276,7 +281,7 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
     assert run.last_report is not None and run.last_report.command == "stream"
     assert "inbox: trained on r1.json" in log and "rejected inbox/rollouts/broken.json" in log
     assert (root / "inbox" / "rejected" / "broken.json.reason.txt").exists()
-    assert [e.kind for e in sample_workspace.history()] == ["apply"]
+    assert [e.kind for e in sample_workspace.reading.history()] == ["apply"]
 
 
 async def test_eval_on_a_served_dataset_runs_on_the_service(tmp_path: Path, make_app: MakeApp) -> None:

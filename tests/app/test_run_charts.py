@@ -165,7 +165,7 @@ async def test_a_real_runs_curve_is_its_saved_reports(sample_workspace: Workspac
         await asyncio.wait_for(finished.wait(), timeout=120)  # bounds a hang, never paces the test
         await pilot.press("g")
         await settle(app, pilot)
-        report = sample_workspace.run_report()
+        report = sample_workspace.reading.run_report()
         stages = [s.stage for s in report.stages]
         assert stages == ["baseline_eval", "train_epoch", "final_eval"]
         series = app.screen.query_one(LearningCurvePlot).series
@@ -276,7 +276,7 @@ async def test_a_run_on_a_service_that_is_down_says_it_is_connecting(tmp_path: P
         config.write(f"\n[datasets.down]\n{down}")
     events: list[Event] = []
     with pytest.raises(RemoteError):
-        await Workspace(root).evaluate("down", listeners=[events.append])
+        await Workspace(root).runs.evaluate("down", listeners=[events.append])
     retries = [e.data["retry"] for e in events if e.kind == "log" and "retry" in e.data]
     assert [r["attempt"] for r in retries] == list(range(1, SERVICE_ATTEMPTS))
     progress = RunProgress(command="eval")

@@ -19,7 +19,7 @@ async def test_d_lists_the_workspaces_datasets_and_picks_one(
     (root / "datasets" / "holdout" / "test.jsonl").write_text("", encoding="utf-8")
     (root / "datasets" / "empty_folder").mkdir()  # no split file: not a dataset
     sample_workspace.config.datasets["served"] = RemoteDatasetConfig(url="http://127.0.0.1:9")
-    assert sample_workspace.dataset_names() == ["holdout", "served", "support"]
+    assert sample_workspace.reading.dataset_names() == ["holdout", "served", "support"]
     app = make_app(sample_workspace)
     async with app.run_test(size=(80, 24)) as pilot:
         assert isinstance(app.screen, RunScreen)

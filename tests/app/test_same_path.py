@@ -27,8 +27,8 @@ def memory_files(root: Path) -> dict[str, str]:
 
 
 def the_record(workspace: Workspace) -> dict[str, Any]:
-    (entry,) = workspace.history()
-    record = workspace.history_record(entry.id)
+    (entry,) = workspace.reading.history()
+    record = workspace.reading.history_record(entry.id)
     return {
         "kind": record.kind,
         "operations": without_stamps(json.dumps(record.operations.model_dump(), sort_keys=True)),
@@ -58,7 +58,7 @@ async def test_app_approval_and_approve_all_write_the_same_files_and_records(
         MemoryFilePolicyUpdater(memory_of(headless)),
         plan,
         ReviewPolicy("all").decisions(plan),
-        headless.experiences(),
+        headless.reading.experiences(),
     )
 
     assert memory_files(in_app.root) == memory_files(headless.root)

@@ -24,7 +24,7 @@ from ovtui.wiring.workspace import Workspace
 async def commit(workspace: Workspace, tmp: Path, name: str) -> None:
     path = tmp / f"{name}.jsonl"
     path.write_text("".join(json.dumps(m) + "\n" for m in CONVERSATION))
-    await workspace.commit(path)
+    await workspace.agent.commit(path)
 
 
 def test_session_files_are_watched() -> None:
@@ -69,7 +69,7 @@ async def test_sessions_screen_names_the_peer_of_each_memory(
 ) -> None:
     """A commit with a peer's memories and a peer the session does not allow: the files in alice's
     space are listed with her name, bob's skipped memories with the reason."""
-    sample_workspace.session_store().create(
+    sample_workspace.parts.sessions.create(
         "peer-chat", MemoryPolicy.model_validate({"peer": {"allowed_peer_ids": ["alice"]}})
     )
     lines = [
@@ -79,7 +79,7 @@ async def test_sessions_screen_names_the_peer_of_each_memory(
     ]
     path = tmp_path / "peer-chat.jsonl"
     path.write_text("".join(json.dumps(m) + "\n" for m in lines))
-    await sample_workspace.commit(path)
+    await sample_workspace.agent.commit(path)
     app = make_app(sample_workspace)
     async with app.run_test(size=(140, 50)) as pilot:
         await pilot.press("5")
@@ -114,7 +114,7 @@ async def test_the_most_recent_session_comes_first_and_the_selection_stays(
     """More sessions than rows at 80×24: the newest is on top; a commit to an old one (off-screen,
     and not first by id) brings it to the top when the list refreshes, and the session the person
     selected stays selected, its detail shown."""
-    store = sample_workspace.session_store()
+    store = sample_workspace.parts.sessions
     ids = [f"s{i:02d}" for i in range(30)]
     past = time.time() - 3600
     for age, session_id in enumerate(ids):  # s00 the oldest, s29 the newest
@@ -163,9 +163,9 @@ async def test_a_commit_s_plan_applied_from_the_cli_no_longer_shows_as_waiting(
     config = sample_workspace.root / "ovtui.toml"
     config.write_text(config.read_text() + "\n[sessions]\nreview_user_memories = true\n")
     workspace = Workspace(sample_workspace.root)
-    before = {p.plan_id for p in workspace.pending_plans()}
+    before = {p.plan_id for p in workspace.review.pending_plans()}
     await commit(workspace, tmp_path, "parked-chat")
-    parked = [p.plan_id for p in workspace.pending_plans() if p.plan_id not in before]
+    parked = [p.plan_id for p in workspace.review.pending_plans() if p.plan_id not in before]
     assert parked
     app = make_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -63,7 +63,7 @@ async def test_at_130x36_the_stale_mark_of_an_item_is_visible(
 ) -> None:
     park_demo_plan(workspace)
     edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 9)
-    assert workspace.refresh_stale()
+    assert workspace.review.refresh_stale()
     app = make_app(workspace)
     async with app.run_test(size=(130, 36)) as pilot:
         await press_and_settle(pilot, "2")
@@ -128,15 +128,15 @@ async def test_enter_in_the_note_dialog_saves_the_note_and_does_not_approve(
         assert isinstance(app.screen, NoteModal)
         assert "enter: Save note" in screen_text(app)  # the default is shown
         await press_and_settle(pilot, *"check the fare rules", "enter")
-        decision = workspace.pending_plan(PLAN_ID).decisions[0]
+        decision = workspace.review.pending_plan(PLAN_ID).decisions[0]
         assert (decision.decision, decision.note) == ("pending", "check the fare rules")
 
 
 async def test_the_revert_dialog_focuses_revert_and_says_so(workspace: Workspace, make_app: MakeApp) -> None:
     park_demo_plan(workspace)
-    workspace.decide_all(PLAN_ID, "rejected")
-    workspace.decide(PLAN_ID, 1, "approved")
-    await workspace.apply_pending(PLAN_ID)
+    workspace.review.decide_all(PLAN_ID, "rejected")
+    workspace.review.decide(PLAN_ID, 1, "approved")
+    await workspace.review.apply_pending(PLAN_ID)
     app = make_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         await press_and_settle(pilot, "3")

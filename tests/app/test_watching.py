@@ -68,7 +68,7 @@ async def test_the_watcher_reports_an_experience_edit(workspace: Workspace) -> N
     seen = []
 
     async def consume() -> None:
-        async for changes in workspace.watch(stop=stop, ready=ready, debounce_ms=200):
+        async for changes in workspace.reading.watch(stop=stop, ready=ready, debounce_ms=200):
             seen.append(changes)
             if ChangeKind.EXPERIENCE in changes:
                 stop.set()
@@ -91,10 +91,10 @@ async def test_an_outside_edit_marks_pending_items_stale_without_a_restart(
         edit_experience(workspace.root, "reservation_cancellation", "## Situation\n- edited by hand", 3)
         for _ in range(100):  # the watcher reports within a second; each pause is a turn of the loop
             await pilot.pause(0.02)
-            if workspace.pending_plan(PLAN_ID).stale:
+            if workspace.review.pending_plan(PLAN_ID).stale:
                 break
         await settle(app, pilot)
-        assert workspace.pending_plan(PLAN_ID).stale == [0]
+        assert workspace.review.pending_plan(PLAN_ID).stale == [0]
         assert "STALE" in screen_text(app)
 
 
@@ -108,7 +108,7 @@ async def test_a_plan_settled_by_another_process_leaves_the_review_queue(
         assert app.pending_count == 1
         script = (
             "import sys; from ovtui.wiring.workspace import Workspace; "
-            "Workspace(sys.argv[1]).discard_pending(sys.argv[2])"
+            "Workspace(sys.argv[1]).review.discard_pending(sys.argv[2])"
         )
         other = await asyncio.create_subprocess_exec(
             sys.executable, "-c", script, str(workspace.root), PLAN_ID
@@ -119,7 +119,7 @@ async def test_a_plan_settled_by_another_process_leaves_the_review_queue(
             if app.pending_count == 0:
                 break
         assert app.pending_count == 0
-        assert workspace.pending_plan(PLAN_ID).status == "discarded"
+        assert workspace.review.pending_plan(PLAN_ID).status == "discarded"
 
 
 async def test_the_memories_screen_follows_an_outside_edit_of_its_type(

@@ -85,7 +85,7 @@ def test_an_edit_is_what_is_applied_and_the_rule_it_took_out_is_a_correction_not
     root = build_sample_workspace(tmp_path / "ws")
     train(root)
     workspace = Workspace(root)
-    plan = workspace.pending_plan(waiting(root)[0])
+    plan = workspace.review.pending_plan(waiting(root)[0])
     index, item = next(
         (i, it)
         for i, it in enumerate(plan.plan.items)
@@ -93,12 +93,12 @@ def test_an_edit_is_what_is_applied_and_the_rule_it_took_out_is_a_correction_not
     )
     dropped = _reflect(item.after_content)[0]
     edited = "\n".join(line for line in (item.after_content or "").splitlines() if line != dropped)
-    workspace.edit_item(plan.plan_id, index, edited, reviewer="ana")
+    workspace.review.edit_item(plan.plan_id, index, edited, reviewer="ana")
     assert run_ovtui("review", "approve", plan.plan_id, "--reviewer", "ana", cwd=root).returncode == 0
     applied = run_ovtui("review", "apply", plan.plan_id, cwd=root)
     assert applied.returncode == 0, applied.stderr
     assert (
-        dropped not in (workspace.memory(item.target_uri or "") or _missing()).content
+        dropped not in (workspace.reading.memory(item.target_uri or "") or _missing()).content
     )  # the edit was applied
 
     [record] = json.loads(run_ovtui("history", "--json", cwd=root).stdout)
@@ -111,7 +111,7 @@ def test_an_edit_is_what_is_applied_and_the_rule_it_took_out_is_a_correction_not
     for plan_id in waiting(root):  # the other plans were made on the old files: out of the way
         run_ovtui("review", "discard", plan_id, cwd=root)
     train(root)  # the same cases, on the approved text
-    for waiting_plan in (workspace.pending_plan(p) for p in waiting(root)):
+    for waiting_plan in (workspace.review.pending_plan(p) for p in waiting(root)):
         case_of = {t.uri: a.rollout.case.name for a in waiting_plan.evidence for t in a.trajectories}
         for again in waiting_plan.plan.items:
             cases = {case_of[uri] for uri in again.evidence_trajectory_uris}

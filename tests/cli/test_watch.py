@@ -30,7 +30,7 @@ def _drop_rollouts(root: Path) -> None:
     workspace = Workspace(root)
     cases = generate_cases("train", 3, seed=11)
     rollouts = asyncio.run(
-        SampleAgentExecutor().execute(cases, workspace.experiences(), ExecutionContext("inbox"))
+        SampleAgentExecutor().execute(cases, workspace.reading.experiences(), ExecutionContext("inbox"))
     )
     graded, ungraded, foreign = rollouts
     assert graded.evaluation is not None and not graded.evaluation.passed
@@ -89,7 +89,7 @@ def test_watch_reports_files_plans_and_records(tmp_path: Path) -> None:
 
     [run] = list((root / "runs").iterdir())
     report = json.loads((run / "report.json").read_text())
-    records = [e.id for e in Workspace(root).history()]
+    records = [e.id for e in Workspace(root).reading.history()]
     assert report["history_ids"] and sorted(report["history_ids"]) == sorted(records)
     assert report["inbox"] == {"processed": 2, "rejected": 1}
     assert "inbox: 2 file(s) trained on, 1 rejected" in out

@@ -77,7 +77,7 @@ def sample(root: Path, fake: FakeOpenAIServer) -> Workspace:
 
 
 async def train_to_the_right_plan(workspace: Workspace) -> None:
-    report = await workspace.train(TrainOptions(epochs=1, limit=8, eval_split=None))
+    report = await workspace.runs.train(TrainOptions(epochs=1, limit=8, eval_split=None))
     assert report.errors == []
     learned = parse_memory((workspace.root / "memories/experiences/booking_changes.md").read_text())
     assert learned.content == GUIDANCE

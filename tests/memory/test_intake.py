@@ -46,7 +46,7 @@ def test_a_watcher_killed_between_trajectory_and_move_does_not_train_twice(
     (ws / "ovtui.toml").write_text(CONFIG, encoding="utf-8")
     [case] = generate_cases("train", 1, seed=21)
     [rollout] = asyncio.run(
-        SampleAgentExecutor().execute([case], Workspace(ws).experiences(), ExecutionContext("intake"))
+        SampleAgentExecutor().execute([case], Workspace(ws).reading.experiences(), ExecutionContext("intake"))
     )
     data = rollout.model_dump_json().encode("utf-8")
     dropped = ws / "inbox" / "rollouts" / "r1.json"
@@ -75,7 +75,7 @@ def test_a_second_copy_of_a_taken_file_is_not_trained_on(tmp_path: Path) -> None
     (ws / "ovtui.toml").write_text(CONFIG, encoding="utf-8")
     [case] = generate_cases("train", 1, seed=22)
     [rollout] = asyncio.run(
-        SampleAgentExecutor().execute([case], Workspace(ws).experiences(), ExecutionContext("intake"))
+        SampleAgentExecutor().execute([case], Workspace(ws).reading.experiences(), ExecutionContext("intake"))
     )
     inbox = ws / "inbox" / "rollouts"
     (inbox / "first.json").write_text(rollout.model_dump_json(), encoding="utf-8")

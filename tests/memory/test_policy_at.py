@@ -24,23 +24,23 @@ def contents(folder: Path) -> dict[str, str]:
 async def test_the_policy_after_a_record_is_the_files_as_that_record_left_them(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     workspace = Workspace(root)
-    first = await workspace.train(TrainOptions(epochs=1, approve="all", eval_split=None, limit=8))
+    first = await workspace.runs.train(TrainOptions(epochs=1, approve="all", eval_split=None, limit=8))
     assert first.history_ids, first.summary()
     then = contents(root / "memories/experiences")
-    second = await workspace.train(TrainOptions(epochs=2, approve="all", eval_split=None))
+    second = await workspace.runs.train(TrainOptions(epochs=2, approve="all", eval_split=None))
     assert second.history_ids and contents(root / "memories/experiences") != then
     before_files = {p.name: p.read_bytes() for p in (root / "memories/experiences").glob("*.md")}
 
-    current = workspace.experiences()
-    rebuilt = workspace.policy(first.history_ids[-1][-6:], current)  # a unique part of the id
+    current = workspace.reading.experiences()
+    rebuilt = workspace.reading.policy(first.history_ids[-1][-6:], current)  # a unique part of the id
     assert rebuilt.label == f"history/{first.history_ids[-1]}"
     assert {p.name: p.content for p in rebuilt.policy_set.policies} == then
     assert {p.name: p.read_bytes() for p in (root / "memories/experiences").glob("*.md")} == before_files
-    assert workspace.policy(CURRENT, current).policy_set is current
+    assert workspace.reading.policy(CURRENT, current).policy_set is current
 
     saved = tmp_path / "saved"
     shutil.copytree(root / "memories/experiences", saved)
-    from_folder = workspace.policy(str(saved))
+    from_folder = workspace.reading.policy(str(saved))
     assert {p.name: p.content for p in from_folder.policy_set.policies} == contents(saved)
     assert all(p.uri.startswith(current.root_uri + "/") for p in from_folder.policy_set.policies)
 
@@ -50,10 +50,10 @@ def test_a_name_that_is_nothing_says_what_it_could_have_been(tmp_path: Path) -> 
     with pytest.raises(
         OvtuiError, match=r"'nope' is not `current`, a folder of experience files or a history"
     ):
-        workspace.policy("nope")
+        workspace.reading.policy("nope")
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "..hidden.md").write_text("x", encoding="utf-8")  # skipped: a dot file
     (bad / "con.md").write_text("## Situation\n- x\n", encoding="utf-8")
     with pytest.raises(OvtuiError, match="experience file name"):
-        workspace.policy(str(bad))
+        workspace.reading.policy(str(bad))

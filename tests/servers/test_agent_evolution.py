@@ -89,8 +89,8 @@ def error(response: httpx.Response, status: int) -> dict[str, Any]:
 def test_a_committed_session_s_uses_and_outcome_are_served(served: tuple[httpx.Client, Path]) -> None:
     client, root = served
     # A find or read made with the session's id records its uses through the facade.
-    Workspace(root).record_uses("s1", [SEAT], "read")
-    Workspace(root).record_uses(None, [PETS], "find")  # no session asked: not a use
+    Workspace(root).agent.record_uses("s1", [SEAT], "read")
+    Workspace(root).agent.record_uses(None, [PETS], "find")  # no session asked: not a use
     ok(
         client.post(
             "/api/v1/sessions/s1/messages/batch",
@@ -104,7 +104,7 @@ def test_a_committed_session_s_uses_and_outcome_are_served(served: tuple[httpx.C
     # the read of another tool and the reads that did not complete count nothing
     assert {uri: u.count for uri, u in usage.items()} == {SEAT: 1, PETS: 1}
     assert usage[SEAT].sessions == usage[PETS].sessions == 1 and sum(usage[SEAT].outcomes) >= 1
-    seat = Workspace(root).memory(SEAT)
+    seat = Workspace(root).reading.memory(SEAT)
     assert seat is not None and [v for v, _ in usage[SEAT].versions] == [seat.version]  # the version served
 
     listed = client.get(TRAJECTORIES, params={"experience_uri": SEAT, "unknown": "ignored"})

@@ -72,7 +72,7 @@ def _policy(name: str, content: str) -> Experience:
 async def test_remote_rollouts_equal_in_process_ones(
     service: str, environment: SampleEnvironment, tmp_path: Path
 ) -> None:
-    policy_set = Workspace(build_sample_workspace(tmp_path / "ws")).experiences()
+    policy_set = Workspace(build_sample_workspace(tmp_path / "ws")).reading.experiences()
     cases = environment.cases("test")
     context = ExecutionContext(policy_snapshot_id="snap-remote-1", epoch=0)
     local = [await environment.execute(c, policy_set, context) for c in cases]
@@ -124,10 +124,10 @@ async def test_train_through_the_service_equals_local_training(service: str, tmp
     remote = build_sample_workspace(tmp_path / "remote")
     with (remote / "ovtui.toml").open("a", encoding="utf-8") as config:
         config.write(f'\n[datasets.served]\nurl = "{service}"\n')
-    here = await Workspace(local).train(
+    here = await Workspace(local).runs.train(
         TrainOptions(dataset="support", epochs=2, approve="all", batch_size=8)
     )
-    there = await Workspace(remote).train(
+    there = await Workspace(remote).runs.train(
         TrainOptions(dataset="served", epochs=2, approve="all", batch_size=8)
     )
     assert [s.line() for s in there.stages] == [s.line() for s in here.stages]

@@ -90,5 +90,5 @@ def test_the_example_agent_learns_from_its_first_session_and_uses_it_in_the_seco
     assert [u.uri for u in ledger_uses(root, "second", "search")][:1] == [experience]
     assert [u.uri for u in ledger_uses(root, "second", "read")] == [experience]
     assert experience not in [u.uri for u in ledger_uses(root, "first", "search")]
-    usage = Workspace(root).memory_use(experience)
+    usage = Workspace(root).reading.memory_use(experience)
     assert usage is not None and usage.sessions == 1 and sum(usage.outcomes) == 1

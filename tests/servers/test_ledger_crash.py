@@ -52,7 +52,7 @@ def workspace_with_uses(root: Path) -> int:
     build_sample_workspace(root)
     config = root / "ovtui.toml"
     config.write_text(config.read_text().replace('policy = "ask"', 'policy = "all"'))
-    Workspace(root).record_uses("k1", [SEAT], "find")
+    Workspace(root).agent.record_uses("k1", [SEAT], "find")
     ledger = UseLedger(WorkspacePaths(root))
     # One call writes one line: what the line itself takes, then what each use in it adds.
     line = len(encode([Use(FILLER, None)], NOW))

@@ -181,7 +181,7 @@ async def check_tools(session: ClientSession, root: Path, session_id: str) -> No
     never = await refusal_of(session, "commit_session", session_id="never-created")
     assert never.startswith("session_id: ") and "NOT_FOUND" in never
 
-    usage = Workspace(root).memory_use(CANCELLATION)
+    usage = Workspace(root).reading.memory_use(CANCELLATION)
     assert usage is not None and usage.sessions >= 1
     assert sum(usage.outcomes) >= 1  # the commit's outcome is linked to what the session used
 

@@ -192,7 +192,7 @@ def test_search_with_a_session_shapes_the_ranking_and_records_uses(
     session = {"role": "user", "content": "My suitcase never showed up at the carousel in Madrid."}
     compact_or_full = client.post("/api/v1/sessions/bags/messages", json=session)
     assert compact_or_full.status_code == 200
-    before = Workspace(workspace).memory_uses()
+    before = Workspace(workspace).reading.memory_uses()
     shaped = compact_ok(
         client.post(
             "/api/v1/search/search",
@@ -209,7 +209,7 @@ def test_search_with_a_session_shapes_the_ranking_and_records_uses(
     assert lost in [h["uri"] for h in shaped["memories"]] and lost not in [
         h["uri"] for h in plain["memories"]
     ]
-    after = Workspace(workspace).memory_uses()
+    after = Workspace(workspace).reading.memory_uses()
     for hit in shaped["memories"]:  # each memory served to the session is a use, once
         had = before[hit["uri"]].count if hit["uri"] in before else 0
         assert after[hit["uri"]].count == had + 1

@@ -137,8 +137,8 @@ def test_an_inbox_file_dropped_again_under_the_same_name_is_committed_again(tmp_
 
     async def run() -> SessionInbox:
         workspace = Workspace(root)
-        committer = workspace.session_committer(workspace.session_store(), RunContext())
-        inbox = workspace.session_inbox(committer, EventBus([progress.append]))
+        committer = workspace.parts.session_committer(RunContext())
+        inbox = workspace.agent.session_inbox(committer, EventBus([progress.append]))
         for part in (1, 2):  # the next part of the same conversation, exported under its name
             (incoming / "chat-7.jsonl").write_text(conversation.replace("1234", f"123{part}"))
             inbox.scan()

@@ -60,7 +60,7 @@ def commit_conversation(client: httpx.Client, session_id: str) -> dict[str, Any]
 
 
 def read(ws: Workspace, uri: str) -> MemoryFile:
-    return parse_memory(ws.path_for(uri).read_text(encoding="utf-8"), uri=uri)
+    return parse_memory(ws.reading.path_for(uri).read_text(encoding="utf-8"), uri=uri)
 
 
 def relations(memory: MemoryFile, key: str) -> set[tuple[str, str, str]]:
@@ -147,7 +147,7 @@ def test_the_commit_record_reverts_first_keeping_links_added_after_it(
     # the training's record changed the case file (its experience links) after the commit's record:
     # relations are no conflict, so the older record reverts on its own
     result = revert(memory_of(ws), done.commit_id)
-    assert done.case_uri in result.deleted_uris and not ws.path_for(done.case_uri).exists()
+    assert done.case_uri in result.deleted_uris and not ws.reading.path_for(done.case_uri).exists()
     backlinks = relations(read(ws, trajectory_uri), "backlinks")
     assert not any(source == done.case_uri for source, _, _ in backlinks)  # the commit's link went
     assert any(link_type == DERIVED_FROM for _, _, link_type in backlinks)  # the training's stayed
@@ -164,8 +164,8 @@ def test_a_plan_approved_in_review_links_the_case_to_its_experiences(
     [case_uri] = [op.uri for op in history_of(ws).get(commit_id).operations.adds if op.memory_type == "cases"]
     trajectory_uri = run_of(ws, case_uri)
     assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, RELATED_TO)}
-    ws.decide_all(plan_id, "approved")
-    applied = asyncio.run(ws.apply_pending(plan_id))
+    ws.review.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.review.apply_pending(plan_id))
     assert applied.written_uris
     assert relations(read(ws, case_uri), "links") == {(case_uri, trajectory_uri, RELATED_TO)} | {
         (case_uri, uri, RELATED_TO) for uri in applied.written_uris

@@ -88,8 +88,8 @@ def test_inbox_sessions_commits_and_quarantines(tmp_path: Path) -> None:
 
     async def run() -> None:
         workspace = Workspace(root)
-        committer = workspace.session_committer(workspace.session_store(), RunContext())
-        inbox = workspace.session_inbox(committer, EventBus())
+        committer = workspace.parts.session_committer(RunContext())
+        inbox = workspace.agent.session_inbox(committer, EventBus())
         inbox.scan()
         await inbox.drain()
         await committer.close()

@@ -22,7 +22,7 @@ async def test_other_files_are_quarantined_and_partial_ones_left_alone(tmp_path:
     incoming.mkdir(parents=True, exist_ok=True)
     (incoming / "chat.json").write_text(json.dumps(CONVERSATION))  # a conversation, but not as JSONL
     workspace = Workspace(root)
-    committer = workspace.session_committer(workspace.session_store(), RunContext())
+    committer = workspace.parts.session_committer(RunContext())
     rejected: list[str] = []
     watching, handled = asyncio.Event(), asyncio.Event()
 
@@ -34,7 +34,7 @@ async def test_other_files_are_quarantined_and_partial_ones_left_alone(tmp_path:
         if len(rejected) == 1 + len(INBOX_OTHER_FILES) and event.kind == "inbox_processed":
             handled.set()
 
-    inbox = workspace.session_inbox(committer, EventBus([listen]))
+    inbox = workspace.agent.session_inbox(committer, EventBus([listen]))
     stop = asyncio.Event()
     watcher = asyncio.create_task(inbox.watch(stop))
     await asyncio.wait_for(watching.wait(), timeout=30)  # first scan done; the watch finds the rest

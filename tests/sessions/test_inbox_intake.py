@@ -33,8 +33,8 @@ def read_inbox(root: Path) -> tuple[SessionInbox, list[Event]]:
 
     async def run() -> SessionInbox:
         workspace = Workspace(root)
-        committer = workspace.session_committer(workspace.session_store(), RunContext())
-        inbox = workspace.session_inbox(committer, EventBus([events.append]))
+        committer = workspace.parts.session_committer(RunContext())
+        inbox = workspace.agent.session_inbox(committer, EventBus([events.append]))
         inbox.scan()
         await inbox.drain()
         await committer.close()

@@ -82,7 +82,7 @@ def commit(client: httpx.Client, session_id: str, messages: list[dict[str, Any]]
 def parked_item(ws: Workspace, task: dict[str, Any]) -> tuple[str, PolicyPlanItem]:
     """The one experience item of the one plan the commit parked for Review."""
     [plan_id] = task["result"]["pending_plans"]
-    [item] = [i for i in ws.pending_plan(plan_id).plan.items if i.memory_type == "experiences"]
+    [item] = [i for i in ws.review.pending_plan(plan_id).plan.items if i.memory_type == "experiences"]
     assert item.after_content is not None
     return plan_id, item
 
@@ -114,10 +114,10 @@ def test_a_one_call_conversation_parks_the_call_that_answered_it(
     said = "In a committed session the agent handled the request with update_email"
     assert evidence == f"{said}; every tool call completed."
     # the person approves it in Review as usual and it becomes the experience
-    ws.decide_all(plan_id, "approved")
-    applied = asyncio.run(ws.apply_pending(plan_id))
+    ws.review.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.review.apply_pending(plan_id))
     [uri] = applied.written_uris
-    written = ws.path_for(uri).read_text(encoding="utf-8")
+    written = ws.reading.path_for(uri).read_text(encoding="utf-8")
     assert "update_email(customer_id, email) answered it" in written
     assert_no_user_values(written)
 
@@ -139,7 +139,7 @@ def test_a_tool_error_parks_what_the_agent_did_after_it(served: tuple[httpx.Clie
     # the run's trajectory (the learner's text) tells the failure as the tool answered it, without
     # the user's values
     [trajectory_uri] = item.evidence_trajectory_uris
-    trajectory = parse_memory(ws.path_for(trajectory_uri).read_text(encoding="utf-8")).content
+    trajectory = parse_memory(ws.reading.path_for(trajectory_uri).read_text(encoding="utf-8")).content
     assert "1. cancel_booking(customer_id, email) failed: Error: booking not found for" in trajectory
     assert_no_user_values(trajectory)
 
@@ -151,15 +151,15 @@ def test_three_sessions_of_one_kind_are_one_experience(served: tuple[httpx.Clien
         parked_item(ws, commit(client, f"same-{i}", email_change(who)))[0] for i, who in enumerate(people)
     ]
     # three parked plans for the same experience; re-planned together they are one item, one lesson
-    result = asyncio.run(ws.replan(plans))
+    result = asyncio.run(ws.review.replan(plans))
     assert result.plan_id is not None and result.items == 1
-    [item] = ws.pending_plan(result.plan_id).plan.items
+    [item] = ws.review.pending_plan(result.plan_id).plan.items
     assert item.target_name == "change_email_customer" and item.after_content is not None
     assert len(parse_sections(item.after_content).approach) == 1
     for _, customer, email in people:
         assert customer not in item.after_content and email not in item.after_content
-    ws.decide_all(result.plan_id, "approved")
-    asyncio.run(ws.apply_pending(result.plan_id))
+    ws.review.decide_all(result.plan_id, "approved")
+    asyncio.run(ws.review.apply_pending(result.plan_id))
     experiences = list((ws.root / "memories/experiences").glob("change_email*.md"))
     assert [p.name for p in experiences] == ["change_email_customer.md"]
     # a fourth session of the same kind teaches nothing new: no plan waits for a person

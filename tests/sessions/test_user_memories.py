@@ -34,8 +34,8 @@ def workspace(tmp: Path, extra: str = "") -> Workspace:
 
 
 async def commit_all(ws: Workspace, conversations: dict[str, list[dict[str, Any]]]) -> list[CommitOutcome]:
-    sessions = ws.session_store()
-    committer = ws.session_committer(sessions, RunContext())
+    sessions = ws.parts.sessions
+    committer = ws.parts.session_committer(RunContext())
     try:
         return list(
             await asyncio.gather(
@@ -131,8 +131,8 @@ def test_review_switch_parks_user_memories(tmp_path: Path, capsys: pytest.Captur
     [outcome] = asyncio.run(commit_all(ws, {"s1": [*CONVERSATION, peer_line]}))
     assert not (ws.root / "memories/profile.md").exists()
     assert outcome.peers.routed == {"bob": 1}
-    [plan_id] = [p for p in outcome.pending_plans if ws.is_waiting(p)]
-    pending = ws.pending_plan(plan_id)
+    [plan_id] = [p for p in outcome.pending_plans if ws.review.is_waiting(p)]
+    pending = ws.review.pending_plan(plan_id)
     # bob's preference waits too, aimed at bob's space; nothing of bob's is written before Review
     [bobs] = [item for item in pending.plan.items if item.peer_id == "bob"]
     assert bobs.memory_type == "preferences" and not (ws.root / "peers").exists()
@@ -146,8 +146,8 @@ def test_review_switch_parks_user_memories(tmp_path: Path, capsys: pytest.Captur
     }
     assert outcome.diff.metadata["pending_plans"] == outcome.pending_plans
     # approved in Review, bob's preference is written to bob's space, the user's to the user's
-    ws.decide_all(plan_id, "approved")
-    applied = asyncio.run(ws.apply_pending(plan_id))
+    ws.review.decide_all(plan_id, "approved")
+    applied = asyncio.run(ws.review.apply_pending(plan_id))
     assert not applied.item_errors, applied.item_errors
     assert (ws.root / "peers/bob/memories/preferences/bob/trains.md").is_file()
     assert not (ws.root / "memories/preferences/default/trains.md").exists()

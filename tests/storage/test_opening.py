@@ -29,7 +29,7 @@ def test_init_sample_is_ready_to_train(tmp_path: Path) -> None:
     root = tmp_path / "sample"
     assert main(["init", str(root), "--sample"]) == 0
     workspace = Workspace(root)
-    assert workspace.experiences().policies
+    assert workspace.reading.experiences().policies
     assert (root / "datasets/support/train.jsonl").read_text().strip()
 
 
@@ -51,4 +51,4 @@ def test_opening_finishes_an_interrupted_apply(tmp_path: Path) -> None:
 
     workspace = Workspace(root)
     assert workspace.recovered and "completed 1 interrupted apply" in workspace.recovered
-    assert [p.name for p in workspace.experiences().policies] == ["recovered"]
+    assert [p.name for p in workspace.reading.experiences().policies] == ["recovered"]

@@ -101,12 +101,12 @@ def template(tmp_path_factory: pytest.TempPathFactory, endpoint: FakeOpenAIServe
     workspace = Workspace(root)
     cases = generate_cases("train", 1, seed=11)
     rollouts = asyncio.run(
-        SampleAgentExecutor().execute(cases, workspace.experiences(), ExecutionContext("symlinks"))
+        SampleAgentExecutor().execute(cases, workspace.reading.experiences(), ExecutionContext("symlinks"))
     )
     from ovtui.cli.main import main
 
     assert main(["train", str(root), "--limit", "2", "--no-eval"]) == 0
-    record_id = workspace.history(kind="apply")[0].id
+    record_id = workspace.reading.history(kind="apply")[0].id
     return root, record_id, rollouts[0].model_dump_json()
 
 

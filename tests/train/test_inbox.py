@@ -25,7 +25,9 @@ async def test_stream_trains_on_new_files_and_quarantines_bad_ones(tmp_path: Pat
     )
     workspace = Workspace(root)
     cases = generate_cases("train", 3, seed=5)
-    rollouts = await SampleAgentExecutor().execute(cases, workspace.experiences(), ExecutionContext("inbox"))
+    rollouts = await SampleAgentExecutor().execute(
+        cases, workspace.reading.experiences(), ExecutionContext("inbox")
+    )
     inbox = root / "inbox" / "rollouts"
     # One file is there before streaming starts; the rest arrive while it runs.
     (inbox / "r0.json").write_text(rollouts[0].model_dump_json())
@@ -41,7 +43,7 @@ async def test_stream_trains_on_new_files_and_quarantines_bad_ones(tmp_path: Pat
             handled.set()
 
     stop = asyncio.Event()
-    stream = asyncio.create_task(workspace.stream([listen], stop))
+    stream = asyncio.create_task(workspace.runs.stream([listen], stop))
     for i, rollout in enumerate(rollouts[1:], start=1):
         tmp = inbox / f".r{i}.tmp"
         tmp.write_text(rollout.model_dump_json())
@@ -74,7 +76,7 @@ async def test_stream_quarantines_files_of_another_kind_and_leaves_partial_ones(
     workspace = Workspace(root)
     [case] = generate_cases("train", 1, seed=7)
     [rollout] = await SampleAgentExecutor().execute(
-        [case], workspace.experiences(), ExecutionContext("inbox")
+        [case], workspace.reading.experiences(), ExecutionContext("inbox")
     )
     inbox = root / "inbox" / "rollouts"
     (inbox / "before.txt").write_text("there at the start")
@@ -91,7 +93,7 @@ async def test_stream_quarantines_files_of_another_kind_and_leaves_partial_ones(
             handled.set()
 
     stop = asyncio.Event()
-    stream = asyncio.create_task(workspace.stream([listen], stop))
+    stream = asyncio.create_task(workspace.runs.stream([listen], stop))
     await asyncio.wait_for(watching.wait(), timeout=30)  # first scan done; the watch finds the rest
     drop_other_files(inbox)
     (inbox / "r.json.part").write_text(rollout.model_dump_json())

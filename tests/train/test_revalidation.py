@@ -72,7 +72,7 @@ def workspace(tmp_path: Path) -> Workspace:
 
 
 async def test_an_apply_records_its_setup_and_a_revert_leaves_the_one_before(workspace: Workspace) -> None:
-    report = await workspace.train(TrainOptions(epochs=1, approve="all", eval_split=None))
+    report = await workspace.runs.train(TrainOptions(epochs=1, approve="all", eval_split=None))
     history = HistoryStore(WorkspacePaths(workspace.root, "default"))
     first, last = report.history_ids[0], report.history_ids[-1]
     recorded = history.get(first).metadata[LEARNED_AGAINST]
@@ -80,13 +80,14 @@ async def test_an_apply_records_its_setup_and_a_revert_leaves_the_one_before(wor
         "environment": "sample",
         "policy_text": text_hash(load_policy()),
         "tool_schema": schema_hash([asdict(spec) for spec in TOOL_SPECS.values()]),
-        "model": "gpt-4o-mini",
+        "model": None,  # the offline learner uses no model
         "agent": recorded["agent"],
+        "backend": "offline",
     }
     assert recorded["agent"].startswith("sample (ovtui ")
 
     touched = history.entries()[last].uris
-    await workspace.revert(last)
+    await workspace.review.revert(last)
     setups = recorded_setups(history, touched)
     # The revert says no setup and the reverted record is no longer in effect: each file's setup
     # is that of the newest record before it that wrote the file.

@@ -184,7 +184,7 @@ TOY_BRAIN = '''
     """A backend that always learns the same thing, whatever the rollout."""
 
     from ovtui.train.backends.base import (
-        Backends, ExperienceProposal, MergeDecision, TrajectoryDraft,
+        Backend, Backends, ExperienceProposal, MergeDecision, TrajectoryDraft,
     )
     from ovtui.train.backends.session_extraction import Extraction
 
@@ -223,8 +223,10 @@ TOY_BRAIN = '''
             return Extraction()
 
 
-    def backends(resources):
-        return Backends(Extractor(), Proposer(), Merger(), SessionReader())
+    backend = Backend(
+        label="toy", uses_model=False,
+        build=lambda resources: Backends(Extractor(), Proposer(), Merger(), SessionReader()),
+    )
 '''
 
 
@@ -246,7 +248,7 @@ def _train_the_sample_with(
 
 
 def test_a_backend_from_another_package_does_the_thinking_of_a_run(tmp_path: Path) -> None:
-    entry = {"ovtui.backends": {"toy-brain": "toy_brain.plugin:backends"}}
+    entry = {"ovtui.backends": {"toy-brain": "toy_brain.plugin:backend"}}
     root = _train_the_sample_with(
         tmp_path, "toy_brain", TOY_BRAIN, entry, ('backend = "offline"', 'backend = "toy-brain"')
     )

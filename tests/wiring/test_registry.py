@@ -58,7 +58,9 @@ def _set_agent(root: Path, name: str) -> None:
 async def test_a_registered_executor_is_used_when_the_config_names_it(sample: Path) -> None:
     _set_agent(sample, "recording-sample")
     SEEN.clear()
-    report = await Workspace(sample).train(TrainOptions(epochs=1, approve="all", limit=4, eval_split=None))
+    report = await Workspace(sample).runs.train(
+        TrainOptions(epochs=1, approve="all", limit=4, eval_split=None)
+    )
     contexts = list(SEEN)
     assert contexts, "the registered executor was never called"
     assert {c.run_id for c in contexts} == {report.run_id}
@@ -119,10 +121,10 @@ async def test_the_llm_agent_is_graded_by_the_environment_of_the_datasets(
     llm = f'[llm]\nbase_url = "{fake.base_url}"\napi_key_env = "{KEY_ENV}"\nmax_retries = 0\n'
     config.write_text(config.read_text(encoding="utf-8").replace("[llm]\n", llm), encoding="utf-8")
 
-    by_the_sample = (await Workspace(sample).evaluate(trials=1)).stages[0]
+    by_the_sample = (await Workspace(sample).runs.evaluate(trials=1)).stages[0]
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace("[trainer]\n", '[trainer]\nenvironment = "always-passes"\n'))
-    by_the_other = (await Workspace(sample).evaluate(trials=1)).stages[0]
+    by_the_other = (await Workspace(sample).runs.evaluate(trials=1)).stages[0]
 
     assert by_the_sample.cases == by_the_other.cases > 0
     # An answer without a tool call fails most of the sample's rubrics, none of the other's.
@@ -156,7 +158,7 @@ async def test_a_dataset_declared_with_a_registered_source_takes_its_cases_from_
         config.read_text(encoding="utf-8") + '\n[datasets.made]\nsource = "generated"\n', encoding="utf-8"
     )
     GENERATED.asked.clear()
-    report = await Workspace(sample).train(TrainOptions(dataset="made", epochs=1, approve="all"))
+    report = await Workspace(sample).runs.train(TrainOptions(dataset="made", epochs=1, approve="all"))
     assert report.errors == [] and report.dataset == "made"
     assert {(s.dataset, s.split) for s in GENERATED.asked} == {("made", "train"), ("made", "test")}
     epoch, final = report.stage("train_epoch"), report.stage("final_eval")

@@ -37,15 +37,15 @@ async def test_training_improves_held_out_and_new_cases(sample: Path) -> None:
     # New cases of the same intents, from another seed: the learning must carry over to them.
     write_cases(sample / "datasets/fresh/test.jsonl", generate_cases("test", 12, seed=4242))
     workspace = Workspace(sample)
-    before = await workspace.evaluate(dataset="fresh", split="test")
+    before = await workspace.runs.evaluate(dataset="fresh", split="test")
 
-    report = await workspace.train(TrainOptions(epochs=3, approve="all"))
+    report = await workspace.runs.train(TrainOptions(epochs=3, approve="all"))
 
     baseline, final = report.stage("baseline_eval"), report.stage("final_eval")
     assert baseline is not None and final is not None
     assert baseline.accuracy <= 0.40 and final.accuracy >= 0.80, report.summary()
     assert report.errors == []
-    after = await workspace.evaluate(dataset="fresh", split="test")
+    after = await workspace.runs.evaluate(dataset="fresh", split="test")
     assert before.stages[0].accuracy <= 0.40 and after.stages[0].accuracy >= 0.80
 
     saved = json.loads((sample / "runs" / report.run_id / "report.json").read_text())
@@ -72,23 +72,23 @@ async def test_training_improves_held_out_and_new_cases(sample: Path) -> None:
 async def test_ask_policy_parks_plans_and_writes_nothing(sample: Path) -> None:
     before = _experience_texts(sample)
     workspace = Workspace(sample)
-    report = await workspace.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
+    report = await workspace.runs.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
     assert report.pending_plans and _experience_texts(sample) == before
-    [pending] = workspace.pending_plans()
+    [pending] = workspace.review.pending_plans()
     assert pending.undecided == len(pending.plan.items) > 0
 
     # A restart still has the plan; approving it and applying goes through the normal path.
     again = Workspace(sample)
-    again.decide_all(pending.plan_id, "approved", note="reviewed")
-    result = await again.apply_pending(pending.plan_id)
+    again.review.decide_all(pending.plan_id, "approved", note="reviewed")
+    result = await again.review.apply_pending(pending.plan_id)
     assert result.written_uris and not result.errors
     assert _experience_texts(sample) != before
-    assert again.pending_plans() == []
+    assert again.review.pending_plans() == []
 
 
 async def test_dry_run_writes_records_but_no_memory(sample: Path) -> None:
     before = _experience_texts(sample)
-    report = await Workspace(sample).train(
+    report = await Workspace(sample).runs.train(
         TrainOptions(epochs=1, approve="all", dry_run=True, eval_split=None)
     )
     assert _experience_texts(sample) == before

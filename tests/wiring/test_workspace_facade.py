@@ -29,7 +29,7 @@ def started(events: list[Event]) -> dict[str, object]:
 async def test_every_run_says_run_started_once_with_what_it_runs(sample: Path) -> None:
     workspace = Workspace(sample)
     trained: list[Event] = []
-    report = await workspace.train(
+    report = await workspace.runs.train(
         TrainOptions(epochs=1, approve="ask", eval_split=None, limit=4), [trained.append]
     )
     assert started(trained) == {
@@ -43,7 +43,7 @@ async def test_every_run_says_run_started_once_with_what_it_runs(sample: Path) -
     }
     assert trained[-1].kind == "run_finished"
     evaluated: list[Event] = []
-    report = await workspace.evaluate(listeners=[evaluated.append])
+    report = await workspace.runs.evaluate(listeners=[evaluated.append])
     assert started(evaluated) == {
         "run_id": report.run_id,
         "command": "eval",
@@ -54,9 +54,9 @@ async def test_every_run_says_run_started_once_with_what_it_runs(sample: Path) -
 
 async def test_an_apply_waits_for_the_plans_lock_without_holding_up_the_loop(sample: Path) -> None:
     workspace = Workspace(sample)
-    report = await workspace.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=4))
+    report = await workspace.runs.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=4))
     [plan_id] = report.pending_plans
-    workspace.decide_all(plan_id, "approved")
+    workspace.review.decide_all(plan_id, "approved")
     other_writer = FileLock(
         str(sample / PENDING_FOLDER / LOCKS_FOLDER / f"{plan_id}.lock"),
         thread_local=False,
@@ -69,11 +69,11 @@ async def test_an_apply_waits_for_the_plans_lock_without_holding_up_the_loop(sam
 
     other_writer.acquire()
     try:
-        applying = asyncio.create_task(workspace.apply_pending(plan_id))
+        applying = asyncio.create_task(workspace.review.apply_pending(plan_id))
         asyncio.create_task(other_work())  # noqa: RUF006 (awaited through ``served``)
         await asyncio.wait_for(served.wait(), 10)  # the loop ran other work while the apply waited
         assert not applying.done()
     finally:
         other_writer.release()
     result = await asyncio.wait_for(applying, 60)
-    assert result.written_uris and not workspace.is_waiting(plan_id)
+    assert result.written_uris and not workspace.review.is_waiting(plan_id)

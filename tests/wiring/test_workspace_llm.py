@@ -24,7 +24,7 @@ async def test_train_with_the_llm_backend(tmp_path: Path, fake: FakeOpenAIServer
     fake.respond_with(scripted_model)
     workspace = Workspace(root)
     seen: list[Event] = []
-    report = await workspace.train(TrainOptions(epochs=1, limit=8, eval_split=None), [seen.append])
+    report = await workspace.runs.train(TrainOptions(epochs=1, limit=8, eval_split=None), [seen.append])
 
     assert report.errors == [] and report.backend == "llm:fake-model"
     # Every model call is reported while the run goes on, not only in the final report.
@@ -61,7 +61,7 @@ def test_one_workspace_trains_in_one_event_loop_after_another(tmp_path: Path, fa
 
     async def train_then_close() -> list[str]:
         try:
-            report = await workspace.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])
+            report = await workspace.runs.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])
             assert fake.open_connections > 0  # kept alive for the next call
         finally:
             await workspace.aclose()
@@ -74,5 +74,5 @@ def test_one_workspace_trains_in_one_event_loop_after_another(tmp_path: Path, fa
     assert len(fake.chat_requests) > calls  # the second loop's run reached the model too
     # Without the close, the second loop's calls still get their own connections.
     second = Workspace(root)
-    assert asyncio.run(second.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])).errors == []
-    assert asyncio.run(second.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])).errors == []
+    assert asyncio.run(second.runs.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])).errors == []
+    assert asyncio.run(second.runs.train(TrainOptions(epochs=1, limit=4, eval_split=None), [])).errors == []

@@ -167,4 +167,4 @@ class MainScreen(GoesBack, Screen[None]):
 
     def relative(self, uri: str | None) -> str:
         """A URI as a workspace-relative path (never a tmp or home path on screen)."""
-        return self.workspace.display_path(uri)
+        return self.workspace.reading.display_path(uri)

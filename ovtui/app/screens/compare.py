@@ -25,7 +25,7 @@ from ovtui.app.services import ScreenServices
 from ovtui.app.views.compare import EMPTY, progress_line, result_text
 from ovtui.app.widgets.footer import KeyFooter
 from ovtui.train.reports import failure_reason
-from ovtui.wiring.workspace import CompareOptions
+from ovtui.wiring.services.measures import CompareOptions
 
 SUGGESTED_RECORDS = 200  # history record ids offered as A or B while typing (the newest)
 
@@ -75,7 +75,7 @@ class CompareScreen(MainScreen):
 
     def _policy_names(self) -> list[str]:
         try:
-            return ["current", *(e.id for e in self.workspace.newest_history(SUGGESTED_RECORDS))]
+            return ["current", *(e.id for e in self.workspace.reading.newest_history(SUGGESTED_RECORDS))]
         except Exception:  # a history that cannot be read leaves the fields free to type in
             return ["current"]
 
@@ -110,7 +110,7 @@ class CompareScreen(MainScreen):
     @work(exclusive=True, group="compare")
     async def _compare(self, options: CompareOptions, cancel: asyncio.Event) -> None:
         try:
-            report = await self.workspace.compare(options, [self._pump], cancel)
+            report = await self.workspace.measures.compare(options, [self._pump], cancel)
         except Exception as exc:
             self._status(f"compare failed: {failure_reason(exc)}")
             return

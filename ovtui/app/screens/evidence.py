@@ -39,7 +39,8 @@ class EvidenceScreen(GoesBack, Screen[None]):
         if len(self.uris) > self.supporting:
             title += f", and {len(self.uris) - self.supporting} passing one(s) the change might break"
         labels = [
-            self.workspace.display_path(u) + ("" if i < self.supporting else "  (passing: might break)")
+            self.workspace.reading.display_path(u)
+            + ("" if i < self.supporting else "  (passing: might break)")
             for i, u in enumerate(self.uris)
         ]
         yield Label(title, id="evidence-title")
@@ -60,7 +61,7 @@ class EvidenceScreen(GoesBack, Screen[None]):
     def _show(self, uri: str) -> None:
         view = self.query_one(TextMarkdown)
         try:
-            memory = self.workspace.memory(uri)
+            memory = self.workspace.reading.memory(uri)
         except (OvtuiError, OSError) as exc:
             view.show(f"**Cannot read this trajectory:** {exc}")
             return

@@ -137,7 +137,7 @@ class HistoryScreen(MainScreen):
         of reverted records, which need every revert)."""
         table = self.query_one("#records", VimTable)
         try:
-            newest = self.workspace.newest_history(table.screenful)
+            newest = self.workspace.reading.newest_history(table.screenful)
         except OSError:
             return  # the full listing reports it
         table.fill([(entry.id, entry_row(entry)) for entry in newest])
@@ -149,8 +149,8 @@ class HistoryScreen(MainScreen):
     @work(thread=True, exclusive=True, group="history-list")
     def _list(self, query: HistoryFilter) -> None:
         try:
-            entries = self.workspace.history(kind=query.kind, uri=query.uri, text=query.text)
-            reverted = reverted_records(self.workspace.history(kind="revert"))
+            entries = self.workspace.reading.history(kind=query.kind, uri=query.uri, text=query.text)
+            reverted = reverted_records(self.workspace.reading.history(kind="revert"))
             rows = [(e.id, entry_row(e, reverted.get(e.id))) for e in entries]  # built off the UI thread
         except Exception as exc:
             answer(self, WorkFailed("reading the history", exc))
@@ -226,10 +226,10 @@ class HistoryScreen(MainScreen):
     @work(thread=True, exclusive=True, group="history-record")
     def _open(self, record_id: str) -> None:
         try:
-            record = self.workspace.history_record(record_id)
+            record = self.workspace.reading.history_record(record_id)
             reverted = None
             if record.reverts:  # a revert's header names what it undid
-                undid = self.workspace.history_record(record.reverts)
+                undid = self.workspace.reading.history_record(record.reverts)
                 reverted = HistoryEntry.from_record(record.reverts, undid)
         except Exception as exc:
             answer(self, WorkFailed(f"reading record {record_id}", exc))
@@ -330,10 +330,10 @@ class HistoryScreen(MainScreen):
     @work(exclusive=True, group="revert")
     async def _revert(self, record_id: str, force: bool) -> None:
         try:
-            result = await self.workspace.revert(record_id, force=force)
+            result = await self.workspace.review.revert(record_id, force=force)
         except RevertConflictError as exc:
             try:
-                later = await asyncio.to_thread(self.workspace.history)
+                later = await asyncio.to_thread(self.workspace.reading.history)
             except Exception:
                 later = []  # the dialog then names the files only
             self._offer_force(record_id, exc.conflicts, later)

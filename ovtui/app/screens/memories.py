@@ -186,7 +186,7 @@ class MemoriesScreen(MainScreen):
     def compose(self) -> ComposeResult:
         yield self.top_bar()
         with Horizontal(id="memories-head"):
-            types = self.workspace.memory_types()
+            types = self.workspace.reading.memory_types()
             yield Select(
                 [(t, t) for t in types], value=EXPERIENCES, allow_blank=False, id="memory-type", compact=True
             )
@@ -220,7 +220,7 @@ class MemoriesScreen(MainScreen):
         self._load(self.memory_type)
 
     def action_next_type(self) -> None:
-        types = self.workspace.memory_types()
+        types = self.workspace.reading.memory_types()
         select = self.query_one("#memory-type", Select)
         select.value = types[(types.index(self.memory_type) + 1) % len(types)]
 
@@ -266,7 +266,7 @@ class MemoriesScreen(MainScreen):
         """A big folder no ovtui process has read yet (copied in): every file's name and time in the
         list at once, each row filled in when every file is read (the rows of the first screenful,
         already read, as they are)."""
-        files = self.workspace.unparsed_experiences(NAMES_FIRST_AT)
+        files = self.workspace.reading.unparsed_experiences(NAMES_FIRST_AT)
         if files is None:
             return
         preview = self.rows
@@ -306,21 +306,23 @@ class MemoriesScreen(MainScreen):
     @work(thread=True, exclusive=True, group="memories-reader")
     def _build_reader(self) -> None:
         with suppress(OvtuiError):  # a reader that cannot be built is the view's to report
-            self.workspace.unread_lines("")
+            self.workspace.review.unread_lines("")
         answer(self, self.ReaderBuilt())
 
     def _rows(self, memory_type: str, usage_problems: list[str]) -> tuple[list[MemoryRow], list[str]]:
         if memory_type == EXPERIENCES:
             # Later loads re-read only the files that changed (an apply touches a few of 10,000),
             # and rebuild only their rows.
-            policy_set = self._loaded = self.workspace.experiences(self._loaded)
-            changed = {uri: minute(t) for uri, t in self.workspace.experience_times(policy_set).items()}
+            policy_set = self._loaded = self.workspace.reading.experiences(self._loaded)
+            changed = {
+                uri: minute(t) for uri, t in self.workspace.reading.experience_times(policy_set).items()
+            }
             rows = [self._experience_row(e, changed) for e in policy_set.policies]
             self._built = {row.uri: (e, row) for e, row in zip(policy_set.policies, rows, strict=True)}
             return rows, usage_problems + [str(p) for p in policy_set.metadata.get("problems", [])]
         # The user's own files, then each peer's, named with the peer.
-        listing = self.workspace.memories(memory_type)
-        changed = {uri: minute(t) for uri, t in self.workspace.modified_times(memory_type).items()}
+        listing = self.workspace.reading.memories(memory_type)
+        changed = {uri: minute(t) for uri, t in self.workspace.reading.modified_times(memory_type).items()}
         rows = [self._row(name, memory, changed) for name, memory in listing.files]
         return rows, usage_problems + listing.problems
 
@@ -328,21 +330,21 @@ class MemoriesScreen(MainScreen):
         """The use ledger's records for the usage columns; a ledger ovtui cannot read is a problem
         listed with the others (naming the file), and the memories still show, none of them used."""
         try:
-            self._utility = self.workspace.utility_results().experiences
+            self._utility = self.workspace.measures.utility_results().experiences
         except OvtuiError as exc:
             self._utility = {}
             problems = [f"utility not shown: {exc}"]
         else:
             problems = []
         try:
-            self._usage = self.workspace.memory_uses()
+            self._usage = self.workspace.reading.memory_uses()
         except OvtuiError as exc:
             self._usage = {}
             return [f"uses not shown: {exc}", *problems]
         return problems
 
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
-        when = changed.get(e.uri) or minute(self.workspace.modified_time(e.uri))
+        when = changed.get(e.uri) or minute(self.workspace.reading.modified_time(e.uri))
         usage, utility = self._usage.get(e.uri), self._utility.get(e.name)
         built = self._built.get(e.uri)
         if built is not None and built[0] is e:  # the same snapshot's experience: the same file
@@ -362,7 +364,9 @@ class MemoriesScreen(MainScreen):
         table = self.query_one("#memories", VimTable)
         try:
             self._read_usage()  # a problem with it is listed by the full load
-            rows = [self._experience_row(e, {}) for e in self.workspace.first_experiences(table.screenful)]
+            rows = [
+                self._experience_row(e, {}) for e in self.workspace.reading.first_experiences(table.screenful)
+            ]
         except (OvtuiError, OSError):
             return  # the full load reports it
         self.rows = {row.uri: row for row in rows}  # the row under the cursor shows before the rest
@@ -379,7 +383,7 @@ class MemoriesScreen(MainScreen):
             with_creation_time(name, uri),
             status if isinstance(status, str) else "–",
             memory.version,
-            changed.get(uri) or minute(self.workspace.modified_time(uri)),
+            changed.get(uri) or minute(self.workspace.reading.modified_time(uri)),
             len(memory.fields.get("links") or []),
             memory.content,
             self._hot(usage),
@@ -473,7 +477,7 @@ class MemoriesScreen(MainScreen):
         )
         flags = ""
         if self.memory_type == EXPERIENCES and self.reader_ready.is_set():  # what the agent won't act on
-            flags = "".join(f"\n\n> ⚠ {note}" for note in self.workspace.unread_lines(row.content))
+            flags = "".join(f"\n\n> ⚠ {note}" for note in self.workspace.review.unread_lines(row.content))
         used = usage_panel(row.usage, row.hot, self._fed(row), row.version, self.relative)
         if self.memory_type == EXPERIENCES:
             used += "\n\n" + utility_panel(row.utility, row.version)
@@ -485,7 +489,7 @@ class MemoriesScreen(MainScreen):
         if row.usage is None:
             return []
         try:
-            return self.workspace.memory_fed(row.uri)
+            return self.workspace.reading.memory_fed(row.uri)
         except OvtuiError:
             return []  # the load listed the problem
 
@@ -524,7 +528,7 @@ class MemoriesScreen(MainScreen):
     @work(exclusive=True, group="memories-edit")
     async def _save_edit(self, memory_type: str, row: MemoryRow, content: str) -> None:
         try:
-            result = await self.workspace.edit_memory(memory_type, row.uri, content)
+            result = await self.workspace.review.edit_memory(memory_type, row.uri, content)
         except (OvtuiError, OSError) as exc:
             self.report_error(f"saving {self.relative(row.uri)}", exc)
             return

@@ -171,7 +171,7 @@ class ReviewScreen(MainScreen):
     def reload(self, focus: str | None = None) -> None:
         """Refill the plans, keeping the plan shown (or showing ``focus``, when it is there)."""
         try:
-            self.plans = self.workspace.pending_plans()
+            self.plans = self.workspace.review.pending_plans()
         except Exception as exc:
             self.report_error("reading pending plans", exc)
             self.plans = []
@@ -217,11 +217,11 @@ class ReviewScreen(MainScreen):
             return
         current = self._current_file(item)
         # Read live, so an edit made in $EDITOR is judged as it is now.
-        item.metadata["unread_lines"] = self.workspace.unread_lines(item.after_content or "")
+        item.metadata["unread_lines"] = self.workspace.review.unread_lines(item.after_content or "")
         mark_hazards(item)
-        where = self.relative(self.workspace.planned_uri(item))
+        where = self.relative(self.workspace.review.planned_uri(item))
         fared = self._fared(item, current)
-        approvals = self.workspace.approvals_line(self.plan, index)
+        approvals = self.workspace.review.approvals_line(self.plan, index)
         header = item_header(self.plan, index, item, self.relative, where, fared, approvals)
         choice = self._hunk_choice(index, item)
         if choice is not None:
@@ -281,14 +281,14 @@ class ReviewScreen(MainScreen):
         if item.memory_type != EXPERIENCES or current is None or current.uri is None:
             return None
         try:
-            usage = self.workspace.memory_use(current.uri)
+            usage = self.workspace.reading.memory_use(current.uri)
         except OvtuiError as exc:
             return Text(f"uses not shown: {exc}", style="yellow")
         return fared_text(usage, current.version)
 
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:
-            return self.workspace.memory(item.target_uri) if item.target_uri else None
+            return self.workspace.reading.memory(item.target_uri) if item.target_uri else None
         except (OvtuiError, OSError):
             return None
 
@@ -433,7 +433,7 @@ class ReviewScreen(MainScreen):
         """Decide with exactly this note (the note dialog: an emptied note is cleared)."""
         if advance:  # on to the next item at once: a key pressed meanwhile decides that one
             self.query_one("#items", VimTable).action_cursor_down()
-        decide = partial(self.workspace.decide, plan_id, index, decision, note)
+        decide = partial(self.workspace.review.decide, plan_id, index, decision, note)
         self._record("recording the decision", decide, back_to=index if advance else None)
 
     def _decide_keeping_note(
@@ -449,11 +449,11 @@ class ReviewScreen(MainScreen):
         ``hunks``: approve only these hunks of its content."""
         if advance:
             self.query_one("#items", VimTable).action_cursor_down()
-        decide = partial(self.workspace.decide_items, plan_id, [index], decision, hunks=hunks)
+        decide = partial(self.workspace.review.decide_items, plan_id, [index], decision, hunks=hunks)
         self._record("recording the decision", decide, back_to=index if advance else None)
 
     def _decide_all(self, plan_id: str, decision: Decision) -> None:
-        self._record("recording the decisions", partial(self.workspace.decide_all, plan_id, decision))
+        self._record("recording the decisions", partial(self.workspace.review.decide_all, plan_id, decision))
 
     @work(group="review-record")
     async def _record(
@@ -499,7 +499,7 @@ class ReviewScreen(MainScreen):
         self._taken.pop((self.plan.plan_id, index), None)  # the edited text has hunks of its own
         self._hunk_at.pop((self.plan.plan_id, index), None)
         warning = format_warning(item.model_copy(update={"after_content": edited.strip()}))
-        edit = partial(self.workspace.edit_item, self.plan.plan_id, index, edited)
+        edit = partial(self.workspace.review.edit_item, self.plan.plan_id, index, edited)
         done = f"edited {item.target_name}: approve it with a"
         self._record("saving the edit", edit, done=done, warning=warning)
 
@@ -517,7 +517,7 @@ class ReviewScreen(MainScreen):
 
         def chosen(stands: Stands | None) -> None:
             if stands is not None:
-                write = partial(self.workspace.choose_standing, plan_id, index, number, stands)
+                write = partial(self.workspace.review.choose_standing, plan_id, index, number, stands)
                 self._record("choosing which line stands", write, done=f"{stands} stands")
 
         self.app.push_screen(StandsModal(findings[number]), chosen)
@@ -551,7 +551,7 @@ class ReviewScreen(MainScreen):
             return
         waiting = [i for i, d in enumerate(self.plan.decisions) if d.decision == "pending" and d.approvals]
         if waiting:
-            lines = [f"item {i}: {self.workspace.approvals_line(self.plan, i)}" for i in waiting]
+            lines = [f"item {i}: {self.workspace.review.approvals_line(self.plan, i)}" for i in waiting]
             self.notify("; ".join(lines) + ": a second reviewer must approve", severity="warning")
             return
         if self.plan.undecided:
@@ -563,7 +563,7 @@ class ReviewScreen(MainScreen):
         plan_id, dry_run = self.plan.plan_id, self.dry_run
 
         def where(item: PolicyPlanItem) -> str:
-            return self.relative(self.workspace.planned_uri(item)) or item.target_name
+            return self.relative(self.workspace.review.planned_uri(item)) or item.target_name
 
         modal = ConfirmModal(
             f"Dry run of plan {plan_id}?" if dry_run else f"Apply plan {plan_id}?",
@@ -576,7 +576,7 @@ class ReviewScreen(MainScreen):
     @work(exclusive=True, group="apply")
     async def _apply(self, plan_id: str, dry_run: bool) -> None:
         try:
-            result = await self.workspace.apply_pending(plan_id, dry_run=dry_run)
+            result = await self.workspace.review.apply_pending(plan_id, dry_run=dry_run)
         except Exception as exc:
             self.report_error(f"applying plan {plan_id}", exc)
             return
@@ -594,8 +594,8 @@ class ReviewScreen(MainScreen):
         --all-stale` makes), so plans parked on one base are no trap; asked first, since it
         replaces plans a person may be deciding."""
         try:  # the stale marks brought up to date against the files as they are (in a thread)
-            await asyncio.to_thread(self.workspace.refresh_stale)
-            waiting = await asyncio.to_thread(self.workspace.pending_plans)
+            await asyncio.to_thread(self.workspace.review.refresh_stale)
+            waiting = await asyncio.to_thread(self.workspace.review.pending_plans)
         except Exception as exc:
             self.report_error("checking the plans for stale items", exc)
             return
@@ -617,7 +617,7 @@ class ReviewScreen(MainScreen):
     @work(exclusive=True, group="apply")
     async def _replan(self, plan_ids: list[str]) -> None:
         try:
-            result = await self.workspace.replan(plan_ids)
+            result = await self.workspace.review.replan(plan_ids)
         except Exception as exc:
             self.report_error("re-planning the stale plans", exc)
             return
@@ -639,7 +639,7 @@ class ReviewScreen(MainScreen):
     @work(exclusive=True, group="apply")
     async def _discard(self, plan_id: str) -> None:
         try:  # a file write under the plan's lock, in a thread; a waiting run sees the file
-            await asyncio.to_thread(self.workspace.discard_pending, plan_id)
+            await asyncio.to_thread(self.workspace.review.discard_pending, plan_id)
         except Exception as exc:
             self.report_error(f"discarding plan {plan_id}", exc)
             return

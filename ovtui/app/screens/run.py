@@ -162,7 +162,7 @@ class RunScreen(MainScreen):
 
     def _dataset_names(self) -> list[str]:
         try:
-            return self.workspace.dataset_names()
+            return self.workspace.reading.dataset_names()
         except Exception:  # a listing that fails leaves the field free to type in
             return []
 
@@ -291,7 +291,7 @@ class RunScreen(MainScreen):
     def _waiting_for_review(self) -> bool:
         run_id = self.progress.run_id
         try:
-            return any(p.run_id == run_id for p in self.workspace.pending_plans())
+            return any(p.run_id == run_id for p in self.workspace.review.pending_plans())
         except Exception:
             return False
 
@@ -417,8 +417,10 @@ class RunScreen(MainScreen):
         from ovtui.train.review.policy import describe_apply
 
         try:
-            await asyncio.to_thread(self.workspace.decide_items, plan_id, None, "approved", APPROVE_REST_NOTE)
-            result = await self.workspace.apply_pending(plan_id)
+            await asyncio.to_thread(
+                self.workspace.review.decide_items, plan_id, None, "approved", APPROVE_REST_NOTE
+            )
+            result = await self.workspace.review.apply_pending(plan_id)
         except Exception as exc:
             self.report_error(f"applying plan {plan_id}", exc)
             return

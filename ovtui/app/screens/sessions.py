@@ -145,7 +145,7 @@ class SessionsScreen(MainScreen):
     @work(thread=True, exclusive=True, group="sessions-list")
     def load(self) -> None:
         try:
-            views = self.workspace.session_views()
+            views = self.workspace.reading.session_views()
         except Exception as exc:
             answer(self, WorkFailed("reading the sessions", exc))
             return

@@ -127,7 +127,7 @@ def create_session_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await commits.recover()
         stop = asyncio.Event()
-        inbox = workspace.session_inbox(parts.committer, parts.events)
+        inbox = workspace.agent.session_inbox(parts.committer, parts.events)
         watcher = asyncio.create_task(inbox.watch(stop)) if watch_inbox else None
         try:
             yield

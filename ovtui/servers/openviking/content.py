@@ -32,20 +32,22 @@ def content_router(parts: ServerParts) -> APIRouter:
         actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER),
     ) -> JSONResponse:
         consumer = check_session_id(session_id) if session_id else None
-        visibility = workspace.visibility(consumer, actor_peer)
-        text = await workspace.read(uri, visibility, offset=offset, limit=limit, raw=raw, consumer=consumer)
+        visibility = workspace.agent.visibility(consumer, actor_peer)
+        text = await workspace.agent.read(
+            uri, visibility, offset=offset, limit=limit, raw=raw, consumer=consumer
+        )
         return full(text)
 
     @router.get("/abstract")
     async def abstract(
         uri: str = Query(...), actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER)
     ) -> JSONResponse:
-        return full(await workspace.abstract(uri, workspace.visibility(None, actor_peer)))
+        return full(await workspace.agent.abstract(uri, workspace.agent.visibility(None, actor_peer)))
 
     @router.get("/overview")
     async def overview(
         uri: str = Query(...), actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER)
     ) -> JSONResponse:
-        return full(await workspace.overview(uri, workspace.visibility(None, actor_peer)))
+        return full(await workspace.agent.overview(uri, workspace.agent.visibility(None, actor_peer)))
 
     return router

@@ -122,7 +122,7 @@ def experience(workspace: Workspace, raw: str) -> str:
     if uri is None:
         raise invalid(NOT_OWNED)
     try:
-        path = workspace.path_for(uri)
+        path = workspace.reading.path_for(uri)
     except UnsafePathError:
         raise invalid(NOT_OWNED) from None  # a link leading out of the workspace
     if path.is_dir():
@@ -151,7 +151,7 @@ def trajectories(workspace: Workspace, query: TrajectoriesQuery) -> dict[str, An
     start, end = days(query)
     uri = experience(workspace, query.experience_uri)
     listed: dict[str, Fed] = {}
-    for result in within(workspace.memory_fed(uri), start, end):
+    for result in within(workspace.reading.memory_fed(uri), start, end):
         if result.trajectory is not None:
             listed.setdefault(result.trajectory, result)  # newest first: a trajectory's latest result
     page = list(listed.values())[query.offset : query.offset + query.limit]
@@ -178,11 +178,11 @@ def outcomes(workspace: Workspace, query: OutcomesQuery) -> dict[str, Any]:
     start, end = days(query)
     uri = experience(workspace, query.experience_uri)
     if start is None and end is None:
-        usage = workspace.memory_use(uri)
+        usage = workspace.reading.memory_use(uri)
         counts = dict.fromkeys(OUTCOMES, 0) if usage is None else usage.histogram()
     else:
         counts = dict.fromkeys(OUTCOMES, 0)
-        for result in within(workspace.memory_fed(uri), start, end):
+        for result in within(workspace.reading.memory_fed(uri), start, end):
             counts[result.outcome] += 1
     return {
         "experience_uri": uri,

@@ -74,8 +74,8 @@ def fs_router(parts: ServerParts) -> APIRouter:
     workspace = parts.workspace
 
     async def answer(asked: Listed, options: ListOptions) -> JSONResponse:
-        visibility = workspace.visibility(None, asked.actor_peer)
-        entries, more = await workspace.ls(asked.uri, visibility, options)
+        visibility = workspace.agent.visibility(None, asked.actor_peer)
+        entries, more = await workspace.agent.ls(asked.uri, visibility, options)
         return listing(entries, more)
 
     @router.get("/ls")
@@ -110,6 +110,6 @@ def fs_router(parts: ServerParts) -> APIRouter:
     async def stat(
         uri: str = Query(...), actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER)
     ) -> JSONResponse:
-        return full(await workspace.stat(uri, workspace.visibility(None, actor_peer)))
+        return full(await workspace.agent.stat(uri, workspace.agent.visibility(None, actor_peer)))
 
     return router

@@ -105,7 +105,7 @@ class MemoryServer(MCPServer[Any]):
         """Every memory file the user sees (no peer's: a resource is read without a session)."""
         options = ListOptions(output="original", recursive=True, node_limit=MAX_LISTED_RESOURCES)
         try:
-            entries, _ = await self.parts.workspace.ls(MEMORIES, self._visibility(None), options)
+            entries, _ = await self.parts.workspace.agent.ls(MEMORIES, self._visibility(None), options)
         except AccessError as exc:
             if exc.code == "NOT_FOUND":  # a workspace that has learned nothing yet
                 return []
@@ -117,7 +117,7 @@ class MemoryServer(MCPServer[Any]):
         ]
 
     def _visibility(self, session_id: str | None) -> Visibility:
-        return self.parts.workspace.visibility(session_id, None)
+        return self.parts.workspace.agent.visibility(session_id, None)
 
     async def _session(self, session_id: str | None) -> str | None:
         """A session id checked by the one name rule, and that the session exists."""
@@ -157,8 +157,10 @@ class MemoryServer(MCPServer[Any]):
                     filter=wanted if memory_types else None,
                 )
                 visibility = self._visibility(session)
-                asked, any_memory = find_query(request, workspace.memory_types())
-                found = await workspace.search(asked, visibility, session, via="mcp") if any_memory else []
+                asked, any_memory = find_query(request, workspace.reading.memory_types())
+                found = (
+                    await workspace.agent.search(asked, visibility, session, via="mcp") if any_memory else []
+                )
                 return await found_result(workspace, found, visibility, read_content=read_content)
 
         @self.tool()
@@ -172,7 +174,7 @@ class MemoryServer(MCPServer[Any]):
             trailer); also a commit's memory_diff.json. With session_id, recorded as used by it."""
             with refusals("uri"):
                 session = await self._session(session_id)
-                return await workspace.read(
+                return await workspace.agent.read(
                     uri, self._visibility(session), offset=offset, limit=limit, consumer=session, via="mcp"
                 )
 
@@ -189,7 +191,7 @@ class MemoryServer(MCPServer[Any]):
             with refusals("uri"):
                 session = await self._session(session_id)
                 options = ListOptions(recursive=recursive, node_limit=limit, offset=offset)
-                entries, more = await workspace.ls(uri, self._visibility(session), options)
+                entries, more = await workspace.agent.ls(uri, self._visibility(session), options)
                 return {"entries": entries, "has_more": more}
 
         @self.tool()
@@ -225,7 +227,7 @@ class MemoryServer(MCPServer[Any]):
             """A memory file by its viking:// URI (without its MEMORY_FIELDS trailer)."""
             uri = f"viking://{path}"
             try:
-                return await workspace.read(uri, self._visibility(None))
+                return await workspace.agent.read(uri, self._visibility(None))
             except AccessError as exc:
                 if exc.code == "NOT_FOUND":
                     raise ResourceNotFoundError(f"uri: {exc}") from None

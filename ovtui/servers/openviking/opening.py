@@ -10,7 +10,8 @@ from ovtui.core.context import RunContext
 from ovtui.core.events import EventBus
 from ovtui.servers.openviking.commit_tasks import TASK_PREFIX
 from ovtui.servers.openviking.parts import ServerParts
-from ovtui.wiring.workspace import Workspace, run_stamp
+from ovtui.wiring.services.run_frame import run_stamp
+from ovtui.wiring.workspace import Workspace
 
 if TYPE_CHECKING:
     from ovtui.storage.event_log import EventLog
@@ -19,14 +20,14 @@ if TYPE_CHECKING:
 def open_parts(workspace: Workspace, *, state: Any = None, workers: int = 4) -> tuple[ServerParts, EventLog]:
     """What one server's routes (and its MCP tools) share, and the event log it writes to."""
     run_id = run_stamp()
-    log = workspace.event_log(run_id)
+    log = workspace.parts.event_log(run_id)
     events = EventBus([log])
-    sessions = workspace.session_store()
-    tasks = workspace.session_tasks(state, prefix=TASK_PREFIX)
+    sessions = workspace.parts.sessions
+    tasks = workspace.parts.session_tasks(state, prefix=TASK_PREFIX)
     parts = ServerParts(
         workspace=workspace,
         sessions=sessions,
-        committer=workspace.session_committer(sessions, RunContext(run_id, events, asyncio.Event())),
+        committer=workspace.parts.session_committer(RunContext(run_id, events, asyncio.Event())),
         tasks=tasks,
         events=events,
         workers=workers,

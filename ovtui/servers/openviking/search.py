@@ -200,7 +200,7 @@ async def found_result(
     workspace: Workspace, found: list[Found], visibility: Visibility, *, read_content: bool
 ) -> dict[str, Any]:
     """OpenViking's find result of these hits (``read_content``: each with its text)."""
-    contents = [await workspace.read(f.doc.uri, visibility) if read_content else None for f in found]
+    contents = [await workspace.agent.read(f.doc.uri, visibility) if read_content else None for f in found]
     memories = [hit(f, c) for f, c in zip(found, contents, strict=True)]
     return {"memories": memories, "resources": [], "skills": [], "total": len(memories)}
 
@@ -216,10 +216,10 @@ def search_router(parts: ServerParts) -> APIRouter:
     async def find(
         request: FindRequest, actor_peer: str | None = Header(None, alias=ACTOR_PEER_HEADER)
     ) -> JSONResponse:
-        visibility = workspace.visibility(None, actor_peer)
-        query, any_memory = find_query(request, workspace.memory_types())
+        visibility = workspace.agent.visibility(None, actor_peer)
+        query, any_memory = find_query(request, workspace.reading.memory_types())
         with stage("find"):
-            found = await workspace.find(query, visibility) if any_memory else []
+            found = await workspace.agent.find(query, visibility) if any_memory else []
         return await answer(found, request, visibility)
 
     @router.post("/search")
@@ -238,13 +238,13 @@ def search_router(parts: ServerParts) -> APIRouter:
         if not request.query.strip():
             raise invalid_argument("Search query or image_url must not be empty.")
         session_id = check_session_id(request.session_id) if request.session_id else None
-        visibility = workspace.visibility(session_id, actor_peer)
-        query, any_memory = find_query(request, workspace.memory_types())
+        visibility = workspace.agent.visibility(session_id, actor_peer)
+        query, any_memory = find_query(request, workspace.reading.memory_types())
         if not any_memory:
             return await answer([], request, visibility)
         lexical = request.search_type == "keywords"
         with stage("find"):
-            found = await workspace.search(replace(query, dense=not lexical), visibility, session_id)
+            found = await workspace.agent.search(replace(query, dense=not lexical), visibility, session_id)
         return await answer(found, request, visibility)
 
     return router

@@ -28,15 +28,15 @@ def session_context_router(parts: ServerParts) -> APIRouter:
                 "token_budget must be greater than or equal to 0",
                 {"field": "token_budget", "value": token_budget},
             )
-        return full(await workspace.session_context(check_session_id(session_id), token_budget))
+        return full(await workspace.agent.session_context(check_session_id(session_id), token_budget))
 
     @router.get("/{session_id}/archives/{archive_id}")
     async def archive(session_id: str, archive_id: str) -> JSONResponse:
-        return full(await workspace.session_archive(check_session_id(session_id), archive_id))
+        return full(await workspace.agent.session_archive(check_session_id(session_id), archive_id))
 
     @router.delete("/{session_id}")
     async def delete(session_id: str) -> JSONResponse:
-        await workspace.delete_session(check_session_id(session_id))
+        await workspace.agent.delete_session(check_session_id(session_id))
         return full({"session_id": session_id})
 
     return router

@@ -99,7 +99,7 @@ def sessions_router(parts: ServerParts, commits: CommitTasks, writes: SessionWri
     @router.post("")
     async def create_session(request: CreateSessionRequest | None = NO_BODY) -> JSONResponse:
         request = request or CreateSessionRequest()
-        check_memory_types(request.memory_policy, workspace.memory_types())
+        check_memory_types(request.memory_policy, workspace.reading.memory_types())
         auto: AutoCommitPolicy | Literal["unchanged"] | None = "unchanged"
         if "auto_commit_policy" in request.model_fields_set:
             auto = request.auto_commit_policy.effective() if request.auto_commit_policy else None

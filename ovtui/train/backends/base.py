@@ -8,8 +8,9 @@ and-swap bases and provenance. A backend only turns evidence into drafts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import Field
 
@@ -25,6 +26,9 @@ from ovtui.core.domain import (
     TrajectoryOutcome,
 )
 from ovtui.train.backends.session_extraction import SessionExtractor
+
+if TYPE_CHECKING:
+    from ovtui.wiring.registry import Resources
 
 
 class TrajectoryDraft(Model):
@@ -84,10 +88,41 @@ class PlanMerger(Protocol):
 
 @dataclass(frozen=True)
 class Backends:
-    """What a backend provides (its ``ovtui.backends`` entry point builds one): who does the thinking
-    inside the analyzer, the estimator and the optimizer, and who reads a committed session."""
+    """The seams a backend fills: who does the thinking inside the analyzer, the estimator and the
+    optimizer, and who reads a committed session."""
 
     extractor: TrajectoryExtractor
     proposer: GradientProposer
     merger: PlanMerger
     session_extractor: SessionExtractor
+
+    def replaced(
+        self,
+        *,
+        extractor: TrajectoryExtractor | None = None,
+        proposer: GradientProposer | None = None,
+        merger: PlanMerger | None = None,
+        session_extractor: SessionExtractor | None = None,
+    ) -> Backends:
+        """These seams with the ones given put in their place: a backend that changes one seam of
+        another builds the other's and replaces that one alone."""
+        return Backends(
+            extractor or self.extractor,
+            proposer or self.proposer,
+            merger or self.merger,
+            session_extractor or self.session_extractor,
+        )
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What an ``ovtui.backends`` entry point names: a backend that says who it is before it is
+    built — its ``label`` (the app's top bar, every report and event, ``learned_against``) and
+    whether any of its seams calls the ``[llm]`` model (``uses_model``: only then is the model's
+    contradiction check on by default, retrieval summarised by the model, the model named in a
+    run's report) — and ``build``, which makes its seams from the workspace's ``Resources``."""
+
+    label: str
+    uses_model: bool
+    build: Callable[[Resources], Backends]
+    description: str = ""

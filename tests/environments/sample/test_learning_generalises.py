@@ -134,7 +134,7 @@ async def test_identical_real_runs_write_identical_experiences(tmp_path: Path) -
 
     async def run(root: Path) -> dict[str, str]:
         build_sample_workspace(root)
-        await Workspace(root).train(TrainOptions(epochs=3, approve="all", eval_split=None))
+        await Workspace(root).runs.train(TrainOptions(epochs=3, approve="all", eval_split=None))
         return {
             p.name: p.read_text(encoding="utf-8")
             for p in sorted((root / "memories/experiences").glob("*.md"))

@@ -50,7 +50,7 @@ async def test_train_from_recorded_conversations(tmp_path: Path) -> None:
     config = config.replace("[trainer]\n", "[trainer]\neval_trials = 2\n")
     (root / "ovtui.toml").write_text(config + '\n[tau2]\nreplay = "recorded.jsonl"\n')
 
-    report = await Workspace(root).train(TrainOptions(dataset="airline", epochs=1, approve="all"))
+    report = await Workspace(root).runs.train(TrainOptions(dataset="airline", epochs=1, approve="all"))
 
     assert report.errors == []
     epoch = report.stage("train_epoch")

@@ -228,7 +228,7 @@ async def test_trajectories_carry_task_query_and_openviking_names(store: MemoryS
 async def test_a_plan_parked_in_the_old_format_is_listed_and_applied(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "ws")
     uri = experience_uri("refund_status")
-    current = workspace.memory(uri)
+    current = workspace.reading.memory(uri)
     assert current is not None
     old_item = {  # as plans were written before items carried a memory type
         "kind": "upsert_experience",
@@ -254,9 +254,9 @@ async def test_a_plan_parked_in_the_old_format_is_listed_and_applied(tmp_path: P
     folder = memory_of(workspace).paths.state / "pending"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "oldplan1.json").write_text(json.dumps(parked), encoding="utf-8")
-    (listed,) = workspace.pending_plans()
+    (listed,) = workspace.review.pending_plans()
     assert listed.plan.items[0].memory_type == "experiences" and listed.plan.items[0].kind == "upsert"
-    result = await workspace.apply_pending("oldplan1")
+    result = await workspace.review.apply_pending("oldplan1")
     assert not result.errors and result.written_uris == [uri]
     assert (
         "ALWAYS say the expected date"

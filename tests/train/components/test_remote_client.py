@@ -215,7 +215,7 @@ async def test_a_case_the_service_never_finishes_is_reported_and_not_trained_on(
     trajectories = root / "memories" / "trajectories"
     before = set(trajectories.glob("*.md"))
     try:
-        report = await Workspace(root).train(
+        report = await Workspace(root).runs.train(
             TrainOptions(dataset="served", epochs=1, approve="all", limit=4, eval_split=None)
         )
     finally:

@@ -203,7 +203,7 @@ def test_registered_by_name(tmp_path: Path) -> None:
         (root / "ovtui.toml").read_text() + '\n[sessions]\napi_url = "http://127.0.0.1:9"\n'
     )
     workspace = Workspace(root, load_config(root))
-    resources = kernel_of(workspace).resources
+    resources = kernel_of(workspace)
     trainer = TRAINERS.get("session-commit")(resources, None, ExperienceSet(root_uri="x"))  # type: ignore[arg-type]
     assert isinstance(trainer, SessionCommitPolicyTrainer) and trainer.base_url == "http://127.0.0.1:9"
     assert trainer.review is not None and trainer.review.store.paths.root == root  # [sessions] review_remote
@@ -321,7 +321,7 @@ def test_a_server_that_ignores_wait_is_polled_with_a_doubling_pause() -> None:
 def test_what_the_server_learned_comes_back_as_a_pending_plan(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "local")
     workspace = Workspace(root)
-    local = {e.name: e for e in workspace.experiences().policies}
+    local = {e.name: e for e in workspace.reading.experiences().policies}
     seat, pet, upgrade = (local[n] for n in ("seat_selection", "pet_travel_request", "upgrade_request"))
     created = (
         "## Situation\n- The customer asks to change a booking.\n\n## Approach\n- Read the booking first."
@@ -384,7 +384,7 @@ def test_what_the_server_learned_comes_back_as_a_pending_plan(tmp_path: Path) ->
     assert len(review["left_out"]) == 2
     plan_id = result.metadata["pending_plan"]
     assert [e.data["plan_id"] for e in events if e.kind == "plan_pending"] == [plan_id]
-    plan = workspace.pending_plan(plan_id).plan
+    plan = workspace.review.pending_plan(plan_id).plan
     items = {i.target_name: i for i in plan.items}
     assert set(items) == {"booking_change", "check_first", "pet_travel_request", "seat_selection"}
     assert items["check_first"].after_content == "## Approach\n- Check first."
@@ -400,10 +400,10 @@ def test_what_the_server_learned_comes_back_as_a_pending_plan(tmp_path: Path) ->
     assert items["seat_selection"].metadata["remote"]["server"] == url
 
     # Applying the reviewed plan writes the server's texts here; eval reads these files.
-    workspace.decide_all(plan_id, "approved")
-    applied = asyncio.run(workspace.apply_pending(plan_id))
+    workspace.review.decide_all(plan_id, "approved")
+    applied = asyncio.run(workspace.review.apply_pending(plan_id))
     assert applied.errors == [] and applied.history_id
-    after = {e.name: e for e in workspace.experiences().policies}
+    after = {e.name: e for e in workspace.reading.experiences().policies}
     assert after["booking_change"].content == chained and after["seat_selection"].content == seat_after
     assert "pet_travel_request" not in after
     assert (
@@ -415,7 +415,7 @@ def test_what_the_server_learned_comes_back_as_a_pending_plan(tmp_path: Path) ->
 def test_a_local_file_changed_since_parking_is_refused_at_apply(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "local")
     workspace = Workspace(root)
-    seat = {e.name: e for e in workspace.experiences().policies}["seat_selection"]
+    seat = {e.name: e for e in workspace.reading.experiences().policies}["seat_selection"]
     update = {
         "uri": exp("seat_selection"),
         "memory_type": "experiences",
@@ -431,8 +431,8 @@ def test_a_local_file_changed_since_parking_is_refused_at_apply(tmp_path: Path) 
         plan_id = train(url, [rollout()], local=root).metadata["pending_plan"]
     path = root / "memories/experiences/seat_selection.md"
     path.write_text(path.read_text().replace("## Situation", "## Situation\n- Edited here meanwhile.", 1))
-    workspace.decide_all(plan_id, "approved")
-    applied = asyncio.run(workspace.apply_pending(plan_id))
+    workspace.review.decide_all(plan_id, "approved")
+    applied = asyncio.run(workspace.review.apply_pending(plan_id))
     assert applied.written_uris == [] and "changed after this item was planned" in " ".join(applied.errors)
 
 

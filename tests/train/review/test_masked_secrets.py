@@ -52,19 +52,19 @@ async def test_a_secret_is_stored_masked_held_until_edited_and_the_edit_is_what_
     stored = plan_file(root)
     assert KEY not in stored and "bodyofthekey" not in stored
     assert "⟦secret masked: sk-p…n4⟧" in stored and "⟦secret masked: private key line⟧" in stored
-    parked = workspace.pending_plan(PLAN).plan.items[0]
+    parked = workspace.review.pending_plan(PLAN).plan.items[0]
     assert "- Say goodbye" in str(parked.after_content)  # the rest of the proposal is kept as it was
     assert any("a secret the pending plan does not keep" in note for note in mark_hazards(parked))
 
     with pytest.raises(OvtuiError, match=r"item 0: line 7 holds a secret the pending plan does not keep"):
-        workspace.decide_items(PLAN, [0], "approved")
-    assert workspace.pending_plan(PLAN).decisions[0].decision == "pending"
+        workspace.review.decide_items(PLAN, [0], "approved")
+    assert workspace.review.pending_plan(PLAN).decisions[0].decision == "pending"
 
-    workspace.edit_item(PLAN, 0, f"{BEFORE}\n{SAFE}\n- Say goodbye")
-    workspace.decide_items(PLAN, [0], "approved")
-    result = await workspace.apply_pending(PLAN)
+    workspace.review.edit_item(PLAN, 0, f"{BEFORE}\n{SAFE}\n- Say goodbye")
+    workspace.review.decide_items(PLAN, [0], "approved")
+    result = await workspace.review.apply_pending(PLAN)
     assert result.written_uris
-    written = workspace.memory(experience_uri("reservation_cancellation"))
+    written = workspace.reading.memory(experience_uri("reservation_cancellation"))
     assert written is not None and written.content == f"{BEFORE}\n{SAFE}\n- Say goodbye"
 
 
@@ -75,13 +75,13 @@ def test_a_reviewer_who_types_a_secret_in_an_edit_is_told_and_held(tmp_path: Pat
     plan = PolicyUpdatePlan(items=[secret_item(root, f"{BEFORE}\n{SAFE}")], metadata={"plan_id": PLAN})
     store.park(plan, [ItemDecision(item=0, decision="approved")])
 
-    edited = workspace.edit_item(PLAN, 0, f"{BEFORE}\n- Use the key {KEY}")
+    edited = workspace.review.edit_item(PLAN, 0, f"{BEFORE}\n- Use the key {KEY}")
 
     assert KEY not in plan_file(root)
     [decision] = edited.decisions
     assert decision.decision == "pending" and "looks like an OpenAI API key" in decision.note
-    assert any("does not keep" in h for h in mark_hazards(workspace.pending_plan(PLAN).plan.items[0]))
-    assert HAZARDS in workspace.pending_plan(PLAN).plan.items[0].metadata
+    assert any("does not keep" in h for h in mark_hazards(workspace.review.pending_plan(PLAN).plan.items[0]))
+    assert HAZARDS in workspace.review.pending_plan(PLAN).plan.items[0].metadata
 
 
 @settings(max_examples=60, deadline=None)

@@ -181,7 +181,7 @@ APPLIER = textwrap.dedent(
     print("ready", flush=True)
     sys.stdin.readline()  # the go signal, sent to both appliers at once
     try:
-        result = asyncio.run(workspace.apply_pending(sys.argv[2]))
+        result = asyncio.run(workspace.review.apply_pending(sys.argv[2]))
         print(json.dumps({"history_id": result.history_id}), flush=True)
     except OvtuiError as exc:
         print(json.dumps({"error": str(exc)}), flush=True)
@@ -338,7 +338,7 @@ async def test_a_settled_plan_leaves_the_folder_with_every_decision(tmp_workspac
     pending, _ = _approved_plan(tmp_workspace)
     pending.decide_all("race1", "rejected")
     pending.decide_items("race1", [0, 1], "rejected", note="not now")
-    result = await Workspace(tmp_workspace).apply_pending("race1")
+    result = await Workspace(tmp_workspace).review.apply_pending("race1")
     assert result.history_id is None and not result.written_uris
     kept = pending.get("race1")
     assert kept.status == "applied" and [d.note for d in kept.decisions] == ["not now", "not now"]
@@ -394,7 +394,7 @@ def test_sigkill_while_settling_leaves_the_plan_waiting_or_settled_never_lost(tm
 def _apply_child(root: str, crash_after: int) -> None:
     fsio.set_crash_after(crash_after)
     try:
-        asyncio.run(Workspace(root).apply_pending("race1"))
+        asyncio.run(Workspace(root).review.apply_pending("race1"))
     finally:
         os._exit(3)  # reached only when the crash point was never hit
 
@@ -410,7 +410,7 @@ def test_an_apply_killed_at_any_step_is_finished_once_by_the_next_apply(
     counted = shutil.copytree(tmp_workspace, tmp_path / "count")
     fsio.set_crash_after(10**9)
     try:
-        asyncio.run(Workspace(counted).apply_pending("race1"))
+        asyncio.run(Workspace(counted).review.apply_pending("race1"))
         steps = fsio.steps_taken()
     finally:
         fsio.set_crash_after(None)
@@ -421,14 +421,14 @@ def test_an_apply_killed_at_any_step_is_finished_once_by_the_next_apply(
         killed_copy(tmp_workspace, root, _apply_child, crash_after)
         workspace = Workspace(root)
         try:
-            result = asyncio.run(workspace.apply_pending("race1"))
+            result = asyncio.run(workspace.review.apply_pending("race1"))
             assert result.history_id and not result.item_errors, (crash_after, result.errors)
         except PlanSettledError as exc:
             assert "was already applied" in str(exc), crash_after
             told_applied += 1
         applies = [e for e in history_of(workspace).entries().values() if e.plan_id == "race1"]
         assert len(applies) == 1, crash_after
-        assert workspace.pending_plan("race1").status == "applied", crash_after
+        assert workspace.review.pending_plan("race1").status == "applied", crash_after
         assert _version(memory_of(workspace), "refund_status") == _version(
             MemoryStore.open(counted), "refund_status"
         )

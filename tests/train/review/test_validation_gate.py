@@ -95,7 +95,7 @@ async def test_the_gate_applies_an_improving_plan_and_parks_a_worsening_one(tmp_
     write_cases(root / "datasets/support/validation.jsonl", held_out)
     workspace = Workspace(root)
 
-    improving = await workspace.train(TrainOptions(epochs=1, eval_split=None))
+    improving = await workspace.runs.train(TrainOptions(epochs=1, eval_split=None))
     assert improving.history_ids, improving.summary()
     diffs = [
         json.loads((root / "history").glob(f"*{h}*/memory_diff.json").__next__().read_text())
@@ -109,10 +109,10 @@ async def test_the_gate_applies_an_improving_plan_and_parks_a_worsening_one(tmp_
     cancellations = [c for c in held_out if c.task_signature == "booking_cancellation"]
     write_cases(root / "datasets/trap/train.jsonl", _trap(cancellations))
     write_cases(root / "datasets/trap/validation.jsonl", held_out)
-    worsening = await workspace.train(TrainOptions(dataset="trap", epochs=1, eval_split=None))
+    worsening = await workspace.runs.train(TrainOptions(dataset="trap", epochs=1, eval_split=None))
     assert worsening.pending_plans and not worsening.history_ids, worsening.summary()
     assert experiences(root) == learned  # nothing of the worsening plan was applied
-    [pending] = [workspace.pending_plan(p) for p in worsening.pending_plans]
+    [pending] = [workspace.review.pending_plan(p) for p in worsening.pending_plans]
     validation = pending.plan.metadata["validation"]
     assert validation["after"] < validation["before"] and validation["lost"]
     assert all(d.decision == "pending" and d.note.startswith("held: validation ") for d in pending.decisions)
@@ -172,8 +172,8 @@ def test_an_item_carrying_a_case_id_is_flagged_and_never_approved_automatically(
 async def test_items_list_their_evidence_and_what_they_might_break(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     workspace = Workspace(root)
-    report = await workspace.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
-    [first, *_] = [workspace.pending_plan(p) for p in report.pending_plans]
+    report = await workspace.runs.train(TrainOptions(epochs=1, approve="ask", eval_split=None, limit=8))
+    [first, *_] = [workspace.review.pending_plan(p) for p in report.pending_plans]
     for item in first.plan.items:
         assert item.metadata["evidence"], item.target_name
         assert set(item.metadata["evidence"]) <= set(item.evidence_trajectory_uris)
@@ -187,7 +187,7 @@ async def test_a_validation_share_of_the_train_split_feeds_the_gate(tmp_path: Pa
     )
     train = read_cases(root / "datasets/support/train.jsonl")
     held_out = split_validation(train, 0.2)[1]
-    report = await Workspace(root).train(TrainOptions(epochs=1, eval_split=None))
+    report = await Workspace(root).runs.train(TrainOptions(epochs=1, eval_split=None))
     progress = [json.loads(line) for line in (root / "runs" / report.run_id / "events.jsonl").open()]
     validated = [e for e in progress if e["kind"] == "plan_validated"]
     assert validated and all(e["data"]["cases"] == len(held_out) for e in validated), validated[:1]

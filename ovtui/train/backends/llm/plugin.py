@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ovtui.train.backends.base import Backends
+from ovtui.train.backends.base import Backend, Backends
 
 if TYPE_CHECKING:
     from ovtui.wiring.registry import Resources
 
 
-def backends(resources: Resources) -> Backends:
+def _build(resources: Resources) -> Backends:
     from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
     from ovtui.train.backends.llm.session_extractor import LLMSessionExtractor
 
@@ -22,3 +22,11 @@ def backends(resources: Resources) -> Backends:
         LLMPlanMerger(client, store, feedback=feedback),
         LLMSessionExtractor(client, store, resources.hotness()),
     )
+
+
+backend = Backend(
+    label="llm",
+    uses_model=True,
+    build=_build,
+    description="the [llm] model extracts trajectories, proposes and merges edits, reads sessions",
+)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ovtui.train.backends.base import Backends
+from ovtui.train.backends.base import Backend, Backends
 
 if TYPE_CHECKING:
     from ovtui.wiring.registry import Resources
 
 
-def backends(resources: Resources) -> Backends:
+def _build(resources: Resources) -> Backends:
     from ovtui.train.backends.offline import (
         OfflineGradientProposer,
         OfflinePlanMerger,
@@ -25,3 +25,11 @@ def backends(resources: Resources) -> Backends:
         OfflinePlanMerger(),
         OfflineSessionExtractor(),
     )
+
+
+backend = Backend(
+    label="offline",
+    uses_model=False,
+    build=_build,
+    description="deterministic extraction, proposal, merging and session reading; no model, no network",
+)
