@@ -41,13 +41,8 @@ from ovtui.train.review.gates.readability import unread_notes
 from ovtui.train.review.gates.sanitizer import mark_plan_hazards
 from ovtui.train.review.gates.validation import ValidationGate, validation_line
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import (
-    ItemDecision,
-    ReviewPolicy,
-    apply_reviewed,
-    evidence_for,
-    stale_subplan,
-)
+from ovtui.train.review.plans import ItemDecision, apply_reviewed, evidence_for, stale_subplan
+from ovtui.train.review.policy import ReviewPolicy
 
 
 class PolicyTrainingEngine:

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from ovtui.train.revalidation import DriftCheck, Revalidation, Setup
     from ovtui.train.review.gates.contradictions import Stands
     from ovtui.train.review.pending import PendingPlans
-    from ovtui.train.review.policy import Decision, PendingPlan
+    from ovtui.train.review.plans import Decision, PendingPlan
     from ovtui.train.review.replan import ReplanResult
     from ovtui.train.utility import UtilityOutcome, UtilityPlan, UtilityRecord
     from ovtui.wiring.composition import Composition
@@ -556,7 +556,7 @@ class Workspace:
         keeps them), then the harmful and no-effect ones parked as one delete plan for review.
         Outcomes are not linked in the use ledger (the ablated policies are not the workspace's).
         ``tokens`` counts each experience's cost (default: the workspace's ``token_counter``)."""
-        from ovtui.train.review.policy import ItemDecision
+        from ovtui.train.review.plans import ItemDecision
         from ovtui.train.utility import (
             PLAN_SOURCE,
             ExperienceUtility,
@@ -645,7 +645,7 @@ class Workspace:
         from ovtui.train.components.case_loader import ListCaseLoader
         from ovtui.train.components.trials import RepeatedCases
         from ovtui.train.revalidation import Revalidation, stale_experiences, stale_plan
-        from ovtui.train.review.policy import ItemDecision
+        from ovtui.train.review.plans import ItemDecision
 
         result = Revalidation(check=check)
         if not check.cases:
@@ -822,7 +822,8 @@ class Workspace:
         whole apply, so it is applied once however many processes try; the others get
         ``PlanSettledError`` saying who applied it."""
         from ovtui.train.review.gates.contradictions import unsettled_contradictions
-        from ovtui.train.review.policy import apply_reviewed, evidence_for, missing_approvals, stale_subplan
+        from ovtui.train.review.plans import apply_reviewed, evidence_for, stale_subplan
+        from ovtui.train.review.policy import missing_approvals
 
         async with self._pending.claimed([plan_id]) as claim:
             # Under the plan's lock from here: a second apply (any process) waits, then finds it settled.

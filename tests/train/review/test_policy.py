@@ -13,7 +13,8 @@ from ovtui.memory.store import MemoryStore
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision, ReviewPolicy, approved_subplan, change_kind
+from ovtui.train.review.plans import ItemDecision, approved_subplan
+from ovtui.train.review.policy import ReviewPolicy, change_kind
 
 
 def _item(

@@ -23,7 +23,7 @@ from ovtui.train.review.gates.sanitizer import added_line_numbers
 from ovtui.train.review.gates.validation import overlay
 
 if TYPE_CHECKING:
-    from ovtui.train.review.policy import PendingPlan
+    from ovtui.train.review.plans import PendingPlan
 
 CONTRADICTIONS = "contradictions"  # the metadata key
 Stands = Literal["this", "other", "both"]

@@ -27,7 +27,7 @@ from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.hidden_text import char_name, hidden_characters, is_bidi
 
 if TYPE_CHECKING:
-    from ovtui.train.review.policy import PendingPlan
+    from ovtui.train.review.plans import PendingPlan
 
 HAZARDS = "hazards"  # the metadata key
 
