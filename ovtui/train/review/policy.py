@@ -77,6 +77,12 @@ class ReviewPolicy:
     def asks(self) -> bool:
         return self.rule.kind == "ask"
 
+    def following(self, spec: str) -> ReviewPolicy:
+        """The policy a person chose for the rest of a run (``RunSteering.approve``). It is built
+        from ``spec`` alone, as a steered run always built it: this policy's two-reviewer rule and
+        ``gate_k`` do not carry over."""
+        return ReviewPolicy(spec)
+
     def decide(self, item: PolicyPlanItem) -> Decision:
         if self.rule.kind == "all":
             return "approved"
