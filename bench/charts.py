@@ -46,7 +46,7 @@ from ovtui.environments.sample.workspace import write_sample_workspace  # noqa: 
 from ovtui.memory.store import MemoryStore  # noqa: E402
 from ovtui.train.reports import StageReport  # noqa: E402
 from ovtui.train.review.pending import PendingPlans  # noqa: E402
-from ovtui.train.review.policy import ItemDecision  # noqa: E402
+from ovtui.train.review.plans import ItemDecision  # noqa: E402
 from ovtui.wiring.workspace import Workspace  # noqa: E402
 
 GOAL_MS = 50.0

@@ -49,7 +49,7 @@ from ovtui.memory.store import MemoryStore  # noqa: E402
 from ovtui.storage.paths import EXPERIENCE_CACHE_FILE  # noqa: E402
 from ovtui.testing.big_workspace import EXPERIENCES_DIR, experience_fields, write_experiences, write_history  # noqa: E402
 from ovtui.train.review.pending import PendingPlans  # noqa: E402
-from ovtui.train.review.policy import ItemDecision  # noqa: E402
+from ovtui.train.review.plans import ItemDecision  # noqa: E402
 
 PREFIX = "viking://user/default/memories/experiences/"
 BIG_NAME = "long_procedure"

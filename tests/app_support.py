@@ -25,7 +25,7 @@ from workspace_support import (
 from ovtui.app.app import OvtuiApp
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.fileformat import render_memory
-from ovtui.train.review.policy import ItemDecision, PendingPlan
+from ovtui.train.review.plans import ItemDecision, PendingPlan
 from ovtui.wiring.workspace import Workspace
 
 FIXED_MTIME = 1_790_000_000  # 2026-09-21, so "changed" columns never show today's date

@@ -19,7 +19,7 @@ from ovtui.memory.store import MemoryStore
 from ovtui.storage import fsio
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 
 FIXED_NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 

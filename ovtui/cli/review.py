@@ -29,7 +29,7 @@ from ovtui.storage.faults import os_error_line
 
 if TYPE_CHECKING:
     from ovtui.core.domain import PolicyPlanItem
-    from ovtui.train.review.policy import Decision, PendingPlan
+    from ovtui.train.review.plans import Decision, PendingPlan
     from ovtui.wiring.workspace import Workspace
 
 COLOURS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "F": "\x1b[1m"}

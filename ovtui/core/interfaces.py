@@ -133,6 +133,30 @@ class ApplyOutcome:
     errors: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class TrainingStages:
+    """The engine's four stages, in the order a batch goes through them."""
+
+    analyzer: RolloutAnalyzer
+    estimator: GradientEstimator
+    optimizer: PolicyOptimizer
+    updater: PolicyUpdater
+
+
+class PlanGates(Protocol):
+    """The checks a plan goes through before review (``ovtui.train.review.gates``): they write what
+    they find into the plan's and the items' metadata, where Review shows it and the review policy
+    reads it, and say on ``events`` what the run's log should show."""
+
+    async def assess(
+        self,
+        plan: PolicyUpdatePlan,
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis],
+        events: EventBus,
+    ) -> None: ...
+
+
 class TrainingEngine(Protocol):
     """What a trainer drives: the engine's two halves, and the run's events."""
 

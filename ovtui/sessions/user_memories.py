@@ -44,7 +44,7 @@ from ovtui.sessions.field_merge import LeftOut, merge_group
 from ovtui.train.backends.session_extraction import ExtractedMemory
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 
 RESERVED = frozenset({"content", "memory_type", "version", "links", "backlinks"})
 

@@ -1,5 +1,6 @@
-"""In-memory fakes of the kernel's Protocols (``ovtui.core.interfaces``), for tests of the engine,
-the pipeline and the trainers with every stage under the test's control.
+"""In-memory fakes of the kernel's Protocols (``ovtui.core.interfaces``, and a plan's gates), for
+tests of the engine, the gate runner, the pipeline and the trainers with every stage under the
+test's control.
 
 Each fake does the least its Protocol promises, honestly: ``InMemoryPolicies`` is an experiences
 folder that a loader reads and an updater writes, and the updater compare-and-swaps every item
@@ -39,6 +40,7 @@ from ovtui.core.domain import (
 )
 from ovtui.core.errors import OvtuiError
 from ovtui.core.fileformat import EXPERIENCES, MemoryFile, normalise_content
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
 
 ROOT_URI = "viking://user/default/memories/experiences"
 
@@ -336,6 +338,33 @@ class FakeOptimizer:
             for g in gradients
         ]
         return PolicyUpdatePlan(items=items, metadata={"plan_id": f"plan{len(self.batches)}"})
+
+
+# --- the gates a plan passes -------------------------------------------------------------------
+
+
+@dataclass
+class ScriptedGate:
+    """A ``Gate`` (``ovtui.train.review.gates.base``) on ``topic`` (its name when none is given)
+    that reports ``report``. As it checks, it appends its name to the plan's ``metadata["gates"]``
+    (the order the gates ran in), marks every item ``metadata[name] = True`` (its finding) and,
+    with ``logs``, logs that line on the run's events (what a gate says while it checks)."""
+
+    name: str
+    report: GateReport = field(default_factory=GateReport)
+    topic: str = ""
+    logs: str = ""
+
+    def __post_init__(self) -> None:
+        self.topic = self.topic or self.name
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        planned.plan.metadata.setdefault("gates", []).append(self.name)
+        for item in planned.plan.items:
+            item.metadata[self.name] = True
+        if self.logs:
+            planned.events.log(self.logs)
+        return self.report
 
 
 # --- trainers ----------------------------------------------------------------------------------

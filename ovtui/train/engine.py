@@ -6,12 +6,15 @@ compare-and-swaps every item. Items that went stale are re-estimated and re-plan
 the fresh policy set; what is still stale after that is left to the person as a pending plan.
 
 An engine serves one run (its RunContext: id, events). It reads the policy set only through the
-loader it is given, and knows its stages only by their Protocols.
+loader it is given, and knows its stages, the gates a plan passes and the review only by their
+Protocols (``ovtui.core.interfaces``, ``ovtui.train.review.interfaces``): the builder
+(``ovtui.wiring.composition``) chooses what stands behind them.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from ovtui.core.context import RunContext
 from ovtui.core.domain import (
@@ -26,61 +29,36 @@ from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import (
     ApplyOutcome,
     EstimateOutcome,
-    ExperienceReader,
-    GradientEstimator,
-    PolicyOptimizer,
+    PlanGates,
     PolicySetLoader,
-    PolicyUpdater,
-    RolloutAnalyzer,
+    TrainingStages,
 )
-from ovtui.train.review.gates.contradictions import CONTRADICTIONS, mark_contradictions
-from ovtui.train.review.gates.evidence import mark_evidence
-from ovtui.train.review.gates.leaks import mark_leaks
-from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
-from ovtui.train.review.gates.readability import unread_notes
-from ovtui.train.review.gates.sanitizer import mark_plan_hazards
-from ovtui.train.review.gates.validation import ValidationGate, validation_line
-from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import (
-    ItemDecision,
-    ReviewPolicy,
-    apply_reviewed,
-    evidence_for,
-    stale_subplan,
-)
+from ovtui.train.review.interfaces import PlanDecider, Review
+from ovtui.train.review.plans import ItemDecision, apply_reviewed, evidence_for, stale_subplan
 
 
 class PolicyTrainingEngine:
     def __init__(
         self,
-        analyzer: RolloutAnalyzer,
-        estimator: GradientEstimator,
-        optimizer: PolicyOptimizer,
-        updater: PolicyUpdater,
+        stages: TrainingStages,
         loader: PolicySetLoader,
         *,
-        review: ReviewPolicy,
-        pending: PendingPlans,
+        review: Review,
+        gates: PlanGates,
         run: RunContext | None = None,
         concurrency: int = 8,
-        wait_for_review: bool = False,
-        gate: ValidationGate | None = None,
-        reader: ExperienceReader | None = None,
-        contradiction_check: ModelContradictionCheck | None = None,
     ) -> None:
-        self.analyzer = analyzer
-        self.estimator = estimator
-        self.optimizer = optimizer
-        self.updater = updater
+        # Each stage is an attribute of its own: a re-plan drives the optimizer alone
+        # (``ReplanningEngine``), and a session's training the analyzer.
+        self.analyzer = stages.analyzer
+        self.estimator = stages.estimator
+        self.optimizer = stages.optimizer
+        self.updater = stages.updater
         self.loader = loader
         self.review = review
-        self.pending = pending
+        self.gates = gates
         self.run = run or RunContext()
         self.events = self.run.events
-        self.wait_for_review = wait_for_review
-        self.gate = gate
-        self.reader = reader  # the agent's reading of experience lines, which Review reports (None: none)
-        self.contradiction_check = contradiction_check  # the model's, on top of the offline gate (None: none)
         self._limit = asyncio.Semaphore(concurrency)
         self.counts = {"rollouts": 0, "trajectories": 0, "gradients": 0, "plans": 0}
 
@@ -155,10 +133,10 @@ class PolicyTrainingEngine:
             self.events.log("plan is empty: nothing to review")
             outcome.result = await self.updater.apply(plan, latest)
             return outcome
-        await self._assess(plan, latest, analyses or [])
-        review = self._current_review()
-        decisions = review.decisions(plan)
-        if review.asks or any(d.decision == "pending" for d in decisions):
+        await self.gates.assess(plan, latest, analyses or [], self.events)
+        policy = self._current_policy()
+        decisions = policy.decisions(plan)
+        if policy.asks or any(d.decision == "pending" for d in decisions):
             return await self._ask(plan, decisions, outcome, evidence_for(plan, analyses))
         result, chosen = await apply_reviewed(self.updater, plan, decisions, latest)
         outcome.result = result
@@ -173,48 +151,13 @@ class PolicyTrainingEngine:
             await self._handle_stale(plan, latest, stale, analyses, replan, outcome)
         return outcome
 
-    def _current_review(self) -> ReviewPolicy:
+    def _current_policy(self) -> PlanDecider:
         """The review policy for this plan: a person may have changed it for the rest of the run."""
         wanted = self.run.steering.approve
-        if wanted is not None and wanted != self.review.spec:
-            self.review = ReviewPolicy(wanted)
-            self.events.log(f"review policy for the rest of this run: {self.review.spec}")
-        return self.review
-
-    async def _assess(
-        self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, analyses: list[RolloutAnalysis]
-    ) -> None:
-        """What the plan will do, written into it for the review: evidence, leaks, contradictions,
-        hazards, validation."""
-        mark_evidence(plan, analyses)
-        for item in plan.items:
-            unread = unread_notes(self.reader, item.after_content or "")
-            if unread:
-                item.metadata["unread_lines"] = [note for _, note in unread]
-        flagged = mark_leaks(plan, [a.rollout.case for a in analyses])
-        if flagged:
-            self.events.log(f"{flagged} item(s) carry case-specific values: held for review", level="warning")
-        contradicting = mark_contradictions(plan, policy_set)
-        if self.contradiction_check is not None:
-            await self.contradiction_check.mark(plan, policy_set, self.events)
-            contradicting = sum(bool(item.metadata.get(CONTRADICTIONS)) for item in plan.items)
-        if contradicting:
-            self.events.log(
-                f"{contradicting} item(s) contradict another experience's rule: "
-                "held for the reviewer to choose which stands",
-                level="warning",
-            )
-        hazardous = mark_plan_hazards(plan)
-        if hazardous:
-            self.events.log(
-                f"{hazardous} item(s) carry hidden characters, injected instructions, tool-call markup, "
-                "secrets or personal data: held for review",
-                level="warning",
-            )
-        if self.gate is not None:
-            result = await self.gate.assess(plan, policy_set)
-            if result:
-                self.events.emit("plan_validated", line=validation_line(result), **result)
+        if wanted is not None and wanted != self.review.policy.spec:
+            self.review = replace(self.review, policy=self.review.policy.following(wanted))
+            self.events.log(f"review policy for the rest of this run: {self.review.policy.spec}")
+        return self.review.policy
 
     async def _ask(
         self,
@@ -223,13 +166,12 @@ class PolicyTrainingEngine:
         outcome: ApplyOutcome,
         evidence: list[RolloutAnalysis],
     ) -> ApplyOutcome:
-        pending = self.pending.park(plan, decisions, run_id=self.run.run_id, evidence=evidence)
+        parking, waiting = self.review.parking, self.review.wait_for_review
+        pending = parking.park(plan, decisions, run_id=self.run.run_id, evidence=evidence)
         outcome.pending_id = pending.plan_id
-        self.events.emit(
-            "plan_pending", plan_id=pending.plan_id, items=len(plan.items), waiting=self.wait_for_review
-        )
-        if self.wait_for_review:
-            settled = await self.pending.wait_settled(pending.plan_id)
+        self.events.emit("plan_pending", plan_id=pending.plan_id, items=len(plan.items), waiting=waiting)
+        if waiting:
+            settled = await parking.wait_settled(pending.plan_id)
             self.events.emit(
                 "plan_settled", plan_id=pending.plan_id, status=settled.status, history_id=settled.history_id
             )
@@ -253,7 +195,7 @@ class PolicyTrainingEngine:
             retry = await self.plan_and_apply(again.gradients, fresh, analyses=sources, replan=False)
             outcome.errors.extend(retry.errors)
             return
-        parked = self.pending.park_stale(stale_plan, self.run.run_id, sources)
+        parked = self.review.parking.park_stale(stale_plan, self.run.run_id, sources)
         outcome.errors.append(
             f"{len(stale)} item(s) still stale after re-planning: left for review as {parked.plan_id}"
         )

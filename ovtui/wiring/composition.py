@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from ovtui.train.reports import RunReport
     from ovtui.train.revalidation import Setup
     from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
+    from ovtui.train.review.gates.runner import GateRunner
     from ovtui.train.review.pending import PendingPlans
 
 
@@ -320,31 +321,61 @@ class Composition:
         wait_for_review: bool,
         validation: list[Case] | None = None,
     ) -> PolicyTrainingEngine:
+        from ovtui.core.interfaces import TrainingStages
         from ovtui.train.components.gradient_estimator import ExperienceGradientEstimator
         from ovtui.train.components.policy_optimizer import PatchMergePolicyOptimizer
         from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
         from ovtui.train.engine import PolicyTrainingEngine
-        from ovtui.train.review.gates.validation import ValidationGate
+        from ovtui.train.review.interfaces import Review
         from ovtui.train.review.policy import ReviewPolicy
 
         backends = self.backends()
-        return PolicyTrainingEngine(
+        stages = TrainingStages(
             TrajectoryRolloutAnalyzer(self.store, backends.extractor),
             ExperienceGradientEstimator(self.store, backends.proposer),
             PatchMergePolicyOptimizer(self.store, backends.merger, self.review_feedback()),
             self.updater(dry_run),
+        )
+        policy = ReviewPolicy(
+            approve, self.config.review.second_approver_for, gate_k=self.config.evaluation.k
+        )
+        return PolicyTrainingEngine(
+            stages,
             self.loader,
-            review=ReviewPolicy(
-                approve, self.config.review.second_approver_for, gate_k=self.config.evaluation.k
-            ),
-            pending=self.pending,
+            review=Review(policy, self.pending, wait_for_review),
+            gates=self.gates(validation),
             run=run,
             concurrency=self.config.trainer.rollout_concurrency,
-            wait_for_review=wait_for_review,
-            gate=ValidationGate(validation, self.executor()) if validation else None,
-            reader=self.experience_reader(),
-            contradiction_check=self.contradiction_check(),
         )
+
+    def gates(self, validation: list[Case] | None) -> GateRunner:
+        """The gates a plan passes before review, in this order: the evidence of each item, the
+        lines the agent cannot read (an agent that reads by rules), leaked case values,
+        contradictions (offline, then the model's when configured), hazards, and validation on
+        held-out cases (when there are some)."""
+        from ovtui.train.review.gates.base import Gate
+        from ovtui.train.review.gates.contradictions import ContradictionGate
+        from ovtui.train.review.gates.evidence import EvidenceGate
+        from ovtui.train.review.gates.leaks import LeakGate
+        from ovtui.train.review.gates.readability import ReadabilityGate
+        from ovtui.train.review.gates.runner import GateRunner
+        from ovtui.train.review.gates.sanitizer import SanitizerGate
+        from ovtui.train.review.gates.validation import ValidationGate
+
+        # Built in the order the parts always were: the first that cannot be built names the error.
+        validating = ValidationGate(validation, self.executor()) if validation else None
+        reader = self.experience_reader()
+        model_check = self.contradiction_check()
+        gates: list[Gate] = [EvidenceGate()]
+        if reader is not None:
+            gates.append(ReadabilityGate(reader))
+        gates += [LeakGate(), ContradictionGate()]
+        if model_check is not None:
+            gates.append(model_check)
+        gates.append(SanitizerGate())
+        if validating is not None:
+            gates.append(validating)
+        return GateRunner(gates)
 
     def contradiction_check(self) -> ModelContradictionCheck | None:
         """The model's contradiction check when ``[review] model_contradictions`` asks for it (by

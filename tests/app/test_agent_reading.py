@@ -14,7 +14,7 @@ from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.app.views.review import item_header
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.train.review.policy import ItemDecision, PendingPlan
+from ovtui.train.review.plans import ItemDecision, PendingPlan
 from ovtui.wiring.workspace import Workspace
 
 

@@ -29,7 +29,7 @@ from ovtui.app.views.history import when
 from ovtui.app.widgets.field_diff import FieldDiff
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 from ovtui.wiring.workspace import Workspace
 
 LATER_PLAN = "plan0002later"

@@ -13,7 +13,7 @@ from ovtui.app.screens.review import ReviewScreen
 from ovtui.app.widgets.vim_table import VimTable
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 from ovtui.wiring.workspace import Workspace
 
 PLAN_ID = "plan0000pref"

@@ -23,7 +23,7 @@ from ovtui.app.screens.run import RunScreen
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.events import Event
 from ovtui.train.reports import RunReport
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 from ovtui.wiring.workspace import Workspace
 
 

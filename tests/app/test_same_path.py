@@ -11,7 +11,8 @@ from app_support import MakeApp, demo_plan, make_workspace, park_demo_plan, pres
 from workspace_support import memory_of
 
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
-from ovtui.train.review.policy import ReviewPolicy, apply_reviewed
+from ovtui.train.review.plans import apply_reviewed
+from ovtui.train.review.policy import ReviewPolicy
 from ovtui.wiring.workspace import Workspace
 
 STAMP = re.compile(r'(\\?"(?:created_at|updated_at|extracted_at)\\?": \\?")[^"\\]*')

@@ -18,7 +18,7 @@ from ovtui.core.domain import PolicyUpdatePlan
 from ovtui.memory.store import MemoryStore
 from ovtui.storage.paths import WorkspacePaths
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 
 PLAN = "plantwopeople"
 

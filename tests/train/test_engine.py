@@ -1,5 +1,5 @@
-"""PolicyTrainingEngine with fake stages (ovtui.testing.fakes) and the real review and pending plans:
-concurrency, order, failures, empty plans, review, stale items and failing batches."""
+"""PolicyTrainingEngine with fake stages (ovtui.testing.fakes) and the real gates, review and pending
+plans: concurrency, order, failures, empty plans, review, stale items and failing batches."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from ovtui.core.context import RunContext
 from ovtui.core.domain import ExperienceSet, Rollout
 from ovtui.core.errors import OvtuiError
 from ovtui.core.events import Event, EventBus
+from ovtui.core.interfaces import TrainingStages
 from ovtui.memory.store import MemoryStore
 from ovtui.testing.fakes import (
     FakeAnalyzer,
@@ -21,6 +22,12 @@ from ovtui.testing.fakes import (
     case,
 )
 from ovtui.train.engine import PolicyTrainingEngine
+from ovtui.train.review.gates.contradictions import ContradictionGate
+from ovtui.train.review.gates.evidence import EvidenceGate
+from ovtui.train.review.gates.leaks import LeakGate
+from ovtui.train.review.gates.runner import GateRunner
+from ovtui.train.review.gates.sanitizer import SanitizerGate
+from ovtui.train.review.interfaces import Review
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.policy import ReviewPolicy
 
@@ -48,16 +55,13 @@ class Harness:
         self.pending = PendingPlans(store)
         self.seen: list[Event] = []
         self.engine = PolicyTrainingEngine(
-            self.analyzer,
-            self.estimator,
-            self.optimizer,
-            self.updater,
+            TrainingStages(self.analyzer, self.estimator, self.optimizer, self.updater),
             self.policies,
-            review=ReviewPolicy(review),
-            pending=self.pending,
+            review=Review(ReviewPolicy(review), self.pending, wait_for_review),
+            # The gates a workspace without validation cases, a reading agent or a model has.
+            gates=GateRunner([EvidenceGate(), LeakGate(), ContradictionGate(), SanitizerGate()]),
             run=RunContext(run_id="run1", events=EventBus([self.seen.append])),
             concurrency=concurrency,
-            wait_for_review=wait_for_review,
         )
 
     def kinds(self, kind: str) -> list[Event]:

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from ovtui.app.screens.base import GoesBack, back_bindings
-from ovtui.train.review.policy import Decision
+from ovtui.train.review.plans import Decision
 
 
 def when_confirmed(then: Callable[[], object]) -> Callable[[bool | None], None]:

@@ -52,7 +52,7 @@ from ovtui.memory.hunks import hunks
 from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.gates.contradictions import CONTRADICTIONS, Stands
 from ovtui.train.review.gates.sanitizer import mark_hazards
-from ovtui.train.review.policy import Decision, PendingPlan
+from ovtui.train.review.plans import Decision, PendingPlan
 
 NEEDS_ITEM = {"decide", "undo_decision", "note", "edit", "evidence", "choose_standing"}
 NEEDS_HUNKS = {"hunk", "toggle_hunk"}  # shown only for an item whose content has two hunks or more

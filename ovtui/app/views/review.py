@@ -24,7 +24,8 @@ from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.gates.contradictions import CONTRADICTIONS
 from ovtui.train.review.gates.sanitizer import HAZARDS
 from ovtui.train.review.gates.validation import validation_line
-from ovtui.train.review.policy import PendingPlan, describe_apply
+from ovtui.train.review.plans import PendingPlan
+from ovtui.train.review.policy import describe_apply
 
 # Unread-line notes shown in an item header (a few fixed rows); the rest are counted.
 UNREAD_SHOWN = 3

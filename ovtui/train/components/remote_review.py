@@ -40,7 +40,7 @@ from ovtui.memory.types import EXPERIENCES
 from ovtui.train.review.gates.leaks import mark_leaks
 from ovtui.train.review.gates.sanitizer import mark_plan_hazards
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 
 # The user's own experiences on an OpenViking-compatible server: viking://user/<user>/memories/...
 _OWN_EXPERIENCES = "/memories/experiences/"

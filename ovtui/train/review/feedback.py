@@ -20,7 +20,7 @@ from pathlib import Path
 from ovtui.core.decisions import PastRejection
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.storage.paths import SETTLED_FOLDER
-from ovtui.train.review.policy import ItemDecision, PendingPlan, with_approved_hunks
+from ovtui.train.review.plans import ItemDecision, PendingPlan, with_approved_hunks
 
 POLICY_REVIEWER = "policy:"
 AUTO_NOTE = "auto:"

@@ -46,7 +46,8 @@ from ovtui.storage.paths import PENDING_FOLDER, SETTLED_FOLDER
 from ovtui.storage.reading import read_model
 from ovtui.train.review.gates.contradictions import Stands, choose, held_contradicting_edit
 from ovtui.train.review.gates.sanitizer import held_edit, mask_plan_secrets, masked_lines
-from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan, SettledStatus, approvals_needed
+from ovtui.train.review.plans import Decision, ItemDecision, PendingPlan, SettledStatus
+from ovtui.train.review.policy import approvals_needed
 
 LOCKS_FOLDER = ".locks"
 # A plan lock is held for one small file write: a waiter first retries at once (1 ms) and then less

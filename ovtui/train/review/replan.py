@@ -21,7 +21,7 @@ from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan, R
 from ovtui.core.errors import OvtuiError
 from ovtui.core.interfaces import ReplanningEngine
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision, PendingPlan
+from ovtui.train.review.plans import ItemDecision, PendingPlan
 
 
 @dataclass

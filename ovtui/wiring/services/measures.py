@@ -167,7 +167,7 @@ class Measures:
         keeps them), then the harmful and no-effect ones parked as one delete plan for review.
         Outcomes are not linked in the use ledger (the ablated policies are not the workspace's).
         ``tokens`` counts each experience's cost (default: the workspace's token counter)."""
-        from ovtui.train.review.policy import ItemDecision
+        from ovtui.train.review.plans import ItemDecision
         from ovtui.train.utility import (
             PLAN_SOURCE,
             ExperienceUtility,
@@ -249,7 +249,7 @@ class Measures:
         from ovtui.train.components.case_loader import ListCaseLoader
         from ovtui.train.components.trials import RepeatedCases
         from ovtui.train.revalidation import Revalidation, stale_experiences, stale_plan
-        from ovtui.train.review.policy import ItemDecision
+        from ovtui.train.review.plans import ItemDecision
 
         parts, frame = self.parts, self.frame
         result = Revalidation(check=check)

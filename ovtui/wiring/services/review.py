@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ovtui.core.events import Listener
     from ovtui.memory.revert import RevertResult
     from ovtui.train.review.gates.contradictions import Stands
-    from ovtui.train.review.policy import Decision, PendingPlan
+    from ovtui.train.review.plans import Decision, PendingPlan
     from ovtui.train.review.replan import ReplanResult
     from ovtui.wiring.composition import Composition
 
@@ -144,7 +144,8 @@ class Review:
         whole apply, so it is applied once however many processes try; the others get
         ``PlanSettledError`` saying who applied it."""
         from ovtui.train.review.gates.contradictions import unsettled_contradictions
-        from ovtui.train.review.policy import apply_reviewed, evidence_for, missing_approvals, stale_subplan
+        from ovtui.train.review.plans import apply_reviewed, evidence_for, stale_subplan
+        from ovtui.train.review.policy import missing_approvals
 
         parts = self.parts
         async with parts.pending.claimed([plan_id]) as claim:

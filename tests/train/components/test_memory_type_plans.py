@@ -30,7 +30,7 @@ from ovtui.train.backends.base import TrajectoryDraft
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 
 PREFERENCE = "memories/preferences/default/seating.md"
 

@@ -18,7 +18,7 @@ from ovtui.memory.store import MemoryStore
 from ovtui.storage.paths import PENDING_FOLDER
 from ovtui.train.review.gates.sanitizer import HAZARDS, mark_hazards, masked_text
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision
+from ovtui.train.review.plans import ItemDecision
 from ovtui.wiring.workspace import Workspace
 
 PLAN = "plan0000secret"

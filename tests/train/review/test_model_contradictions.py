@@ -17,6 +17,7 @@ from ovtui.testing.helpers import make_client
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.train.review.gates.contradictions import CONTRADICTIONS, mark_contradictions, unchosen
 from ovtui.train.review.gates.model_contradictions import BY_MODEL, STAGE, ModelContradictionCheck
+from ovtui.train.review.gates.runner import GateRunner
 from ovtui.train.review.policy import ReviewPolicy
 from ovtui.wiring.workspace import Workspace
 
@@ -132,4 +133,5 @@ def test_the_check_runs_in_the_engine_when_a_model_is_configured(
     engine = kernel_of(Workspace(root)).engine(
         RunContext(), approve="ask", dry_run=True, wait_for_review=False
     )
-    assert isinstance(engine.contradiction_check, ModelContradictionCheck) is checked
+    assert isinstance(engine.gates, GateRunner)
+    assert any(isinstance(g, ModelContradictionCheck) for g in engine.gates.gates) is checked

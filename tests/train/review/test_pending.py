@@ -23,7 +23,7 @@ from ovtui.memory.history import HistoryStore
 from ovtui.memory.store import MemoryStore
 from ovtui.storage import fsio
 from ovtui.train.review.pending import PendingPlans, PlanSettledError
-from ovtui.train.review.policy import ItemDecision, PendingPlan
+from ovtui.train.review.plans import ItemDecision, PendingPlan
 from ovtui.wiring.workspace import Workspace
 
 ITEMS = 40

@@ -13,7 +13,8 @@ from ovtui.memory.store import MemoryStore
 from ovtui.storage.fsio import atomic_write_text
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision, ReviewPolicy, approved_subplan, change_kind
+from ovtui.train.review.plans import ItemDecision, approved_subplan
+from ovtui.train.review.policy import ReviewPolicy, change_kind
 
 
 def _item(
@@ -43,6 +44,14 @@ def test_no_policy_approves_a_change_that_needs_two_reviewers() -> None:
     assert [d.decision for d in decisions] == ["pending", "approved", "pending", "approved"]
     assert decisions[0].note == "held: a rewrite needs two reviewers"
     assert decisions[1].reviewer == "policy:all" and decisions[1].approvals == ["policy:all"]
+
+
+def test_a_policy_chosen_mid_run_keeps_the_two_reviewer_rule() -> None:
+    rewrite = _item("a", 0.9, before="## Situation\n- an old line", version=1)
+    steered = ReviewPolicy("ask", ["rewrite"], gate_k=3.0).following("all")
+    assert steered.spec == "all" and steered.gate_k == 3.0
+    [decision] = steered.decisions(_plan(rewrite))
+    assert decision.decision == "pending" and decision.note == "held: a rewrite needs two reviewers"
 
 
 def test_policies_decide_per_item() -> None:

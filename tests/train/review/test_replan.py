@@ -5,7 +5,7 @@ differently, waits for a person again."""
 from __future__ import annotations
 
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
-from ovtui.train.review.policy import Decision, ItemDecision, PendingPlan
+from ovtui.train.review.plans import Decision, ItemDecision, PendingPlan
 from ovtui.train.review.replan import kept_decisions
 
 

@@ -16,7 +16,8 @@ from ovtui.memory.store import MemoryStore
 from ovtui.testing.realistic import EXPERIENCES as REALISTIC
 from ovtui.train.review.gates.sanitizer import HAZARDS, item_hazards, line_hazards, mark_plan_hazards
 from ovtui.train.review.pending import PendingPlans
-from ovtui.train.review.policy import ItemDecision, ReviewPolicy
+from ovtui.train.review.plans import ItemDecision
+from ovtui.train.review.policy import ReviewPolicy
 
 BEFORE = "## Situation\n- A customer asks to cancel\n## Reflect\n- NEVER cancel before the customer confirms"
 RULE = "- ALWAYS look the reservation up first"

@@ -19,11 +19,12 @@ from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
 from ovtui.core.hidden_text import is_hidden
 from ovtui.memory.types import EXPERIENCES
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
 from ovtui.train.review.gates.sanitizer import added_line_numbers
 from ovtui.train.review.gates.validation import overlay
 
 if TYPE_CHECKING:
-    from ovtui.train.review.policy import PendingPlan
+    from ovtui.train.review.plans import PendingPlan
 
 CONTRADICTIONS = "contradictions"  # the metadata key
 Stands = Literal["this", "other", "both"]
@@ -170,6 +171,29 @@ def mark_contradictions(plan: PolicyUpdatePlan, policy_set: ExperienceSet) -> in
         else:
             item.metadata.pop(CONTRADICTIONS, None)
     return flagged
+
+
+class ContradictionGate:
+    """The offline check (``mark_contradictions``); the model's, when configured, follows it on
+    the same topic (``ovtui.train.review.gates.model_contradictions``)."""
+
+    topic = CONTRADICTIONS
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        mark_contradictions(planned.plan, planned.policy_set)
+        return contradictions_report(planned.plan)
+
+
+def contradictions_report(plan: PolicyUpdatePlan) -> GateReport:
+    """How many items contradict another experience's rule, counted from what the items carry (so
+    the model's findings count with the offline ones)."""
+    contradicting = sum(bool(item.metadata.get(CONTRADICTIONS)) for item in plan.items)
+    if not contradicting:
+        return GateReport()
+    return GateReport(
+        warning=f"{contradicting} item(s) contradict another experience's rule: "
+        "held for the reviewer to choose which stands"
+    )
 
 
 def unchosen(item: PolicyPlanItem) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ passing ones of the same intent that the change might break (its counter-evidenc
 from __future__ import annotations
 
 from ovtui.core.domain import PolicyUpdatePlan, RolloutAnalysis
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
 
 
 def mark_evidence(plan: PolicyUpdatePlan, analyses: list[RolloutAnalysis]) -> None:
@@ -25,3 +26,11 @@ def mark_evidence(plan: PolicyUpdatePlan, analyses: list[RolloutAnalysis]) -> No
         )
         item.metadata["evidence"] = supporting
         item.metadata["counter_evidence"] = counter
+
+
+class EvidenceGate:
+    topic = "evidence"
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        mark_evidence(planned.plan, planned.analyses)
+        return GateReport()

@@ -9,6 +9,7 @@ from typing import Any
 
 from ovtui.core.case_patterns import EMAIL, ISO_DATE
 from ovtui.core.domain import Case, PolicyUpdatePlan
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
 
 _MIXED_ID = re.compile(r"\b(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,}\b")
 _NAME = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z'-]+)+$")
@@ -75,3 +76,13 @@ def mark_leaks(plan: PolicyUpdatePlan, cases: Iterable[Case]) -> int:
             item.metadata["leaks"] = leaks
             flagged += 1
     return flagged
+
+
+class LeakGate:
+    topic = "leaks"
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        flagged = mark_leaks(planned.plan, [a.rollout.case for a in planned.analyses])
+        if not flagged:
+            return GateReport()
+        return GateReport(warning=f"{flagged} item(s) carry case-specific values: held for review")

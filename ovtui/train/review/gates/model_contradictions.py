@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.review.gates.contradictions import CONTRADICTIONS, finding_key, situation_keys
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
+from ovtui.train.review.gates.contradictions import (
+    CONTRADICTIONS,
+    contradictions_report,
+    finding_key,
+    situation_keys,
+)
 from ovtui.train.review.gates.sanitizer import added_line_numbers
 from ovtui.train.review.gates.validation import overlay
 
@@ -147,10 +153,17 @@ def question(item: PolicyPlanItem, after_plan: ExperienceSet) -> Question | None
 
 
 class ModelContradictionCheck:
-    """The check (see the module docstring), through the project's LLM client."""
+    """The check (see the module docstring), through the project's LLM client: a gate that follows
+    the offline one on its topic, so the run's log counts the items either found."""
+
+    topic = CONTRADICTIONS
 
     def __init__(self, client: LLMClient) -> None:
         self.client = client
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        await self.mark(planned.plan, planned.policy_set, planned.events)
+        return contradictions_report(planned.plan)
 
     async def mark(self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, events: EventBus) -> int:
         """Add the model's findings to the items' contradictions; returns how many items it called for."""

@@ -8,9 +8,11 @@ all ask here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ovtui.core.interfaces import ExperienceReader
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
 
 EXCERPT = 60  # characters of a line a note quotes
 
@@ -30,3 +32,19 @@ def _notes(reader: ExperienceReader, content: str) -> tuple[tuple[int, str], ...
         excerpt = line if len(line) <= EXCERPT else line[: EXCERPT - 3] + "..."
         notes.append((number, f"line {number} is not understood by {reader.name}: {excerpt}"))
     return tuple(notes)
+
+
+@dataclass(frozen=True)
+class ReadabilityGate:
+    """Each item's lines ``reader`` (the configured agent's) cannot act on, as notes in its
+    ``metadata["unread_lines"]``, which Review shows."""
+
+    reader: ExperienceReader
+    topic = "readability"
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        for item in planned.plan.items:
+            unread = unread_notes(self.reader, item.after_content or "")
+            if unread:
+                item.metadata["unread_lines"] = [note for _, note in unread]
+        return GateReport()

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING
 from ovtui.core.case_patterns import EMAIL, ISO_DATE
 from ovtui.core.domain import PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.hidden_text import char_name, hidden_characters, is_bidi
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
 
 if TYPE_CHECKING:
-    from ovtui.train.review.policy import PendingPlan
+    from ovtui.train.review.plans import PendingPlan
 
 HAZARDS = "hazards"  # the metadata key
 
@@ -282,3 +283,16 @@ def held_edit(pending: PendingPlan, index: int) -> None:
 def mark_plan_hazards(plan: PolicyUpdatePlan) -> int:
     """Mark every item of a plan; returns how many carry a finding."""
     return sum(bool(mark_hazards(item)) for item in plan.items)
+
+
+class SanitizerGate:
+    topic = HAZARDS
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        hazardous = mark_plan_hazards(planned.plan)
+        if not hazardous:
+            return GateReport()
+        return GateReport(
+            warning=f"{hazardous} item(s) carry hidden characters, injected instructions, tool-call markup, "
+            "secrets or personal data: held for review"
+        )

@@ -26,6 +26,7 @@ from ovtui.core.domain import (
 from ovtui.core.interfaces import RolloutExecutor
 from ovtui.core.rollouts import outcome_line
 from ovtui.memory.types import EXPERIENCES
+from ovtui.train.review.gates.base import GateReport, PlanToCheck
 
 
 def split_validation(cases: list[Case], fraction: float) -> tuple[list[Case], list[Case]]:
@@ -98,11 +99,20 @@ def validation_line(result: dict[str, Any]) -> str:
 
 
 class ValidationGate:
-    """Runs a plan on held-out cases in an overlay; the verdict is written into the plan."""
+    """Runs a plan on held-out cases in an overlay; the verdict is written into the plan, and
+    said as a ``plan_validated`` event."""
+
+    topic = "validation"
 
     def __init__(self, cases: list[Case], executor: RolloutExecutor) -> None:
         self.cases = cases
         self.executor = executor
+
+    async def check(self, planned: PlanToCheck) -> GateReport:
+        result = await self.assess(planned.plan, planned.policy_set)
+        if not result:
+            return GateReport()
+        return GateReport(event="plan_validated", data={"line": validation_line(result), **result})
 
     async def _run(self, policy_set: ExperienceSet, label: str) -> list[Rollout]:
         return await self.executor.execute(list(self.cases), policy_set, ExecutionContext(label))
