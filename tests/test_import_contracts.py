@@ -52,6 +52,24 @@ def test_the_contracts_are_kept() -> None:
             "from ovtui.train.review import pending",
             "The engine imports no gate",
         ),
+        # A plug-in reaching past the surface, into a lower layer the layers would allow.
+        ("ovtui/environments/sample/tools.py", "from ovtui.memory import store", "Plug-ins import only the"),
+        (
+            "ovtui/train/backends/offline/merge.py",
+            "from ovtui.train.components import trials",
+            "Plug-ins import only the",
+        ),
+        # Imports for type annotations count: no arrow runs back up, no circle, even for a type.
+        (
+            "ovtui/environments/tau2_airline/plugin.py",
+            "if TYPE_CHECKING:\n    from ovtui.wiring.registry import Registry",
+            "The layers",
+        ),
+        (
+            "ovtui/plugins/backends.py",
+            "if TYPE_CHECKING:\n    from ovtui.plugins.resources import Backend",
+            "No import circle",
+        ),
         ("ovtui/wiring/workspace.py", "from ovtui.testing import helpers", "The product never imports"),
         ("ovtui/wiring/workspace.py", "import mcp.server", "Only the servers import the MCP SDK"),
     ],
@@ -59,6 +77,8 @@ def test_the_contracts_are_kept() -> None:
 def test_a_breach_is_reported(tmp_path: Path, module: str, line: str, contract: str) -> None:
     shutil.copytree(ROOT / "ovtui", tmp_path / "ovtui", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "tests").mkdir()
+    shutil.copy(ROOT / "tests" / "contract_types.py", tmp_path / "tests" / "contract_types.py")
     (tmp_path / "ovtui" / "textual_helper.py").write_text("import textual\n", encoding="utf-8")
     target = tmp_path / module
     target.write_text(target.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")

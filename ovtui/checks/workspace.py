@@ -30,13 +30,13 @@ from ovtui.core.errors import ConfigError, MemoryFormatError, OvtuiError, first_
 from ovtui.core.fileformat import FIELDS_OPEN, MemoryFile, parse_memory, quoted_marker_line
 from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
-from ovtui.environments.base import Environment
 from ovtui.llm.tokens import rank_file_problem
 from ovtui.memory.cases import case_from_memory
 from ovtui.memory.layout import MoveResult, layout_shape, move_former_files, space_layouts
 from ovtui.memory.ledger import UseLedger
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import CASES, JSON_TYPES, FieldDecl, MemoryTypeSchema
+from ovtui.plugins.environment import Environment
 from ovtui.storage.config_file import load_config
 from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER, peer_space, split_peer
 from ovtui.storage.reading import jsonl_lines, read_bounded
@@ -346,10 +346,26 @@ def _report_config(store: MemoryStore, report: CheckReport, head: str, details: 
     for detail in details:
         match = re.match(r"\[(?P<loc>[^\]]*)\] (?P<msg>.*)", detail)
         loc, msg = (match.group("loc"), match.group("msg")) if match else ("", detail)
-        key = loc.split(".")[-1] if loc else ""
-        at = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text) if key else None
-        line = text.count("\n", 0, at.start()) + 1 if at else 1
+        line = _line_of_setting(text, loc.split(".") if loc else [])
         report.problems.append(Problem(CONFIG_FILE, line, f"[{loc}] {msg}" if loc else msg))
+
+
+def _line_of_setting(text: str, loc: list[str]) -> int:
+    """The line of ovtui.toml that sets ``loc`` (``["trainer", "epochs"]``): the key's line within
+    its table where the table has a header, else the first line setting that key, else the
+    table's header (an unknown table), else 1."""
+    if not loc:
+        return 1
+    key, start = loc[-1], 0
+    header = re.search(rf"(?m)^\s*\[\s*{re.escape('.'.join(loc[:-1]) or key)}\s*\]", text)
+    if header is not None:
+        start = header.end()
+        if len(loc) == 1:
+            return text.count("\n", 0, header.start()) + 1
+    found = re.compile(rf"(?m)^\s*{re.escape(key)}\s*=").search(text, start)
+    if found is None and start:
+        found = re.compile(rf"(?m)^\s*{re.escape(key)}\s*=").search(text)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
 
 
 def check_pending(store: MemoryStore, report: CheckReport) -> None:

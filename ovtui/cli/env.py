@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ovtui.core.config import OvtuiConfig
-    from ovtui.environments.base import Environment
+    from ovtui.plugins.environment import Environment
 
 DEFAULT_PORT = 1944  # the port a benchmark service listens on unless told otherwise
 
@@ -64,7 +64,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from ovtui.environments.base import EnvironmentError_
+    from ovtui.plugins.environment import EnvironmentError_
     from ovtui.wiring.registry import ENVIRONMENTS
 
     for name in ENVIRONMENTS.names():
@@ -89,7 +89,7 @@ def run_cases(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from ovtui.environments.base import EnvironmentError_
+    from ovtui.plugins.environment import EnvironmentError_
     from ovtui.servers.base.binding import resolve_api_key
     from ovtui.servers.base.request_log import LineWriter
     from ovtui.servers.base.run import run_server
@@ -112,8 +112,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from ovtui.environments.base import EnvironmentError_
-    from ovtui.environments.scoring import score_lines
+    from ovtui.plugins.environment import EnvironmentError_
+    from ovtui.plugins.scoring import score_lines
     from ovtui.storage.reading import open_for_reading
 
     environment = get_environment(args.environment)

@@ -10,9 +10,9 @@ An API key never lives here: ``[llm] api_key_env`` names the environment variabl
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from ovtui.core.review_grammar import parse_review_policy
 
@@ -23,6 +23,18 @@ ComponentName = Annotated[str, Field(min_length=1, max_length=128)]
 class Section(BaseModel):
     # strict: `max_concurrency = true` is not 1, and `epochs = "3"` is not 3.
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class PluginConfig(Section):
+    """The base of a plug-in's own ``ovtui.toml`` table: subclass it, name the table in ``TABLE``
+    and declare the class as an ``ovtui.config`` entry point of that name. ovtui.toml's table is
+    then validated with it (errors name ``[table.key]`` at its line, as ovtui's own sections do),
+    and the plug-in reads it with ``config.table(TheModel)``."""
+
+    TABLE: ClassVar[str]
+
+
+TableT = TypeVar("TableT", bound=PluginConfig)
 
 
 class LLMConfig(Section):
@@ -114,14 +126,6 @@ class WorkspaceConfig(Section):
 
 class UIConfig(Section):
     theme: str = Field("textual-dark", max_length=128)
-
-
-class Tau2Config(Section):
-    """``[tau2]``: how tau2 episodes run (the agent is ``[llm]``, the simulator ``[user_simulator]``)."""
-
-    max_turns: int = Field(30, ge=1, le=200)
-    # Recorded conversations (JSONL, workspace-relative) for `[trainer] agent = "tau2-replay"`.
-    replay: str | None = None
 
 
 class RetrievalConfig(Section):
@@ -234,11 +238,27 @@ class OvtuiConfig(Section):
     ui: UIConfig = Field(default_factory=UIConfig)
     keys: dict[str, str] = Field(default_factory=dict, max_length=256)
     datasets: dict[str, RemoteDatasetConfig] = Field(default_factory=dict)
-    # The tau2 user simulator: its own model settings, so agent and simulator may differ.
-    user_simulator: LLMConfig | None = None
-    tau2: Tau2Config = Field(default_factory=Tau2Config)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     tokens: TokensConfig = Field(default_factory=TokensConfig)
     # Dense retrieval: present only when the workspace names an embeddings endpoint.
     embedding: EmbeddingConfig | None = None
+    # The plug-ins' own tables, by name, as ovtui.toml gives them (each validated by its plug-in's
+    # model when the file is read: ``ovtui.storage.config_file``); written back as they were.
+    _tables: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+
+    def table(self, model: type[TableT]) -> TableT:
+        """A plug-in's table (``[model.TABLE]``), its defaults where ovtui.toml has none."""
+        return model.model_validate(self._tables.get(model.TABLE, {}))
+
+    def has_table(self, name: str) -> bool:
+        return name in self._tables
+
+    def plugin_tables(self) -> dict[str, dict[str, Any]]:
+        """Every plug-in table as ovtui.toml gives it."""
+        return dict(self._tables)
+
+    def with_tables(self, tables: dict[str, dict[str, Any]]) -> OvtuiConfig:
+        """This configuration holding ``tables`` (already validated by their plug-ins)."""
+        self._tables = dict(tables)
+        return self

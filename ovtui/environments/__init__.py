@@ -2,6 +2,6 @@
 airline (each registered by an entry point, as another package's would be), and the scoring of
 recorded rollouts. The registry by name is ``ovtui.wiring.registry``."""
 
-from ovtui.environments.base import Environment, EnvironmentDefaults, EnvironmentError_
+from ovtui.plugins.environment import Environment, EnvironmentDefaults, EnvironmentError_
 
 __all__ = ["Environment", "EnvironmentDefaults", "EnvironmentError_"]

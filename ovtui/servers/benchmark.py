@@ -21,7 +21,7 @@ from fastapi.responses import Response
 
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import ExperienceSet
-from ovtui.environments.base import Environment, EnvironmentError_, close_environment
+from ovtui.plugins.environment import Environment, EnvironmentError_, close_environment
 from ovtui.protocols.benchmark import CasePage, CaseQuery, ExecuteRequest, Execution, case_matches
 from ovtui.servers.base.app import create_app
 from ovtui.servers.base.pool import PoolFull, WorkerPool

@@ -50,6 +50,12 @@ from ovtui.memory.memory_diff import (
     UpdateOperation,
     utc_stamp,
 )
+from ovtui.plugins.session_extraction import (
+    ExtractedMemory,
+    Extraction,
+    SessionExtractor,
+    evaluate_conversation,
+)
 from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
 from ovtui.protocols.training_session import (
     EXPERIENCES,
@@ -64,12 +70,6 @@ from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.store import Archive, SessionStore
 from ovtui.sessions.user_memories import StreamingMemoryUpdater, case_memory, case_uri
 from ovtui.storage.paths import WorkspacePaths, split_peer
-from ovtui.train.backends.session_extraction import (
-    ExtractedMemory,
-    Extraction,
-    SessionExtractor,
-    evaluate_conversation,
-)
 
 if TYPE_CHECKING:
     from ovtui.core.config import SessionsConfig

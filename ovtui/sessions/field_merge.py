@@ -27,7 +27,7 @@ from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.memory_diff import EDIT_NOT_APPLICABLE
 from ovtui.memory.merge_ops import has_patch_blocks, merge_value
 from ovtui.memory.types import MemoryTypeSchema
-from ovtui.train.backends.session_extraction import ExtractedMemory
+from ovtui.plugins.session_extraction import ExtractedMemory
 
 CONTENT = "content"
 

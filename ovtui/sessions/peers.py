@@ -36,8 +36,8 @@ from ovtui.memory.memory_diff import (
     PEER_NOT_ALLOWED as NOT_ALLOWED_CODE,
 )
 from ovtui.memory.types import MemoryTypeRegistry
+from ovtui.plugins.session_extraction import ExtractedMemory, Extraction
 from ovtui.protocols.sessions import MemoryPolicy
-from ovtui.train.backends.session_extraction import ExtractedMemory, Extraction
 
 PEERS_OFF = "peer memories are off in the session's MemoryPolicy (peer.enabled)"
 PEER_NOT_ALLOWED = "not in the session's MemoryPolicy peer.allowed_peer_ids"

@@ -40,8 +40,8 @@ from ovtui.memory.memory_diff import ADD_ONLY_EXISTS, NO_WRITABLE_TARGET, Skippe
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.targets import plan_target
 from ovtui.memory.types import CASES, MemoryTypeSchema
+from ovtui.plugins.session_extraction import ExtractedMemory
 from ovtui.sessions.field_merge import LeftOut, merge_group
-from ovtui.train.backends.session_extraction import ExtractedMemory
 from ovtui.train.components.policy_updater import MemoryFilePolicyUpdater
 from ovtui.train.review.pending import PendingPlans
 from ovtui.train.review.plans import ItemDecision

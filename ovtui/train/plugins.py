@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ovtui.core.domain import ExperienceSet
     from ovtui.core.interfaces import CaseLoader, PolicyTrainer, RolloutExecutor, TrainingEngine
     from ovtui.core.retry import RetryPolicy
-    from ovtui.wiring.registry import CaseSelection, Resources
+    from ovtui.plugins import CaseSelection, Resources
 
 
 # --- case sources: where cases come from ----------------------------------------------------------

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
         RolloutEvaluator,
         RolloutExecutor,
     )
-    from ovtui.environments.base import Environment
     from ovtui.llm.client import LLMClient
     from ovtui.llm.tokens import TokenCounter
     from ovtui.llm.usage import CallUsage
@@ -51,11 +50,13 @@ if TYPE_CHECKING:
     from ovtui.memory.ledger import UseLedger
     from ovtui.memory.retrieval.service import Retrieval, SummaryKind
     from ovtui.memory.store import MemoryStore
+    from ovtui.plugins.backends import Backends
+    from ovtui.plugins.environment import Environment
+    from ovtui.plugins.resources import Backend
     from ovtui.sessions.commit import SessionCommitter
     from ovtui.sessions.store import SessionStore
     from ovtui.storage.event_log import EventLog
     from ovtui.storage.jobs import JobStore
-    from ovtui.train.backends.base import Backend, Backends
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.engine import PolicyTrainingEngine
     from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
@@ -218,7 +219,7 @@ class Composition:
 
     async def aclose(self) -> None:
         """Close the running loop's connections of the LLM client, the embedder and the environments."""
-        from ovtui.environments.base import close_environment
+        from ovtui.plugins.environment import close_environment
 
         if self._llm is not None:
             await self._llm.aclose()
@@ -238,9 +239,9 @@ class Composition:
         return dict(self._llm.usage.snapshot())
 
     # --- the parts of a run, assembled from the shared ones ----------------------------------------
-    def backend(self) -> Backend:
-        """The backend ``[llm] backend`` names, as it describes itself (nothing built yet)."""
-        return BACKENDS.get(self.config.llm.backend)
+    def backend(self, name: str | None = None) -> Backend:
+        """The backend ``name`` (default ``[llm] backend``), as it describes itself (nothing built)."""
+        return BACKENDS.get(name or self.config.llm.backend)
 
     def backend_label(self) -> str:
         """The backend's label, and the model where it uses one (``offline``, ``llm:gpt-4o-mini``)."""
@@ -265,7 +266,7 @@ class Composition:
     def setup(self) -> Setup:
         """What an experience applied now is learned against (``ovtui.train.revalidation``), read
         afresh each time: an environment's policy may be a file that changes under a long run."""
-        from ovtui.environments.base import DescribesSetup
+        from ovtui.plugins.environment import DescribesSetup
         from ovtui.train.revalidation import Setup, schema_hash, text_hash
 
         trainer = self.config.trainer
@@ -295,7 +296,7 @@ class Composition:
         return agent(self.config.trainer.agent, self)
 
     def case_loader(self, dataset: str, split: str, batch_size: int, limit: int | None = None) -> CaseLoader:
-        from ovtui.wiring.registry import CaseSelection
+        from ovtui.plugins.resources import CaseSelection
 
         selection = CaseSelection(dataset, split, batch_size, limit)
         return case_source(self.config, dataset).cases(self, selection)

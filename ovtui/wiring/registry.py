@@ -33,32 +33,28 @@ that cannot be imported is one line naming its distribution.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from ovtui.core import plugins
 from ovtui.core.errors import ConfigError
+from ovtui.plugins.resources import (
+    CaseSource,
+    EnvironmentFactory,
+    ExecutorFactory,
+    Resources,
+    TrainerFactory,
+)
 
 if TYPE_CHECKING:
     from ovtui.core.config import OvtuiConfig
-    from ovtui.core.decisions import RejectionSource
-    from ovtui.core.domain import ExperienceSet
     from ovtui.core.interfaces import (
-        CaseLoader,
         ExperienceReader,
-        PolicyTrainer,
         RolloutExecutor,
-        TrainingEngine,
     )
-    from ovtui.environments.base import Environment
-    from ovtui.llm.client import LLMClient
-    from ovtui.memory.hotness import HotnessMix
-    from ovtui.memory.ledger import UseLedger
-    from ovtui.memory.store import MemoryStore
-    from ovtui.storage.paths import WorkspacePaths
-    from ovtui.train.backends.base import Backend
+    from ovtui.plugins.environment import Environment
+    from ovtui.plugins.resources import Backend
 
 FactoryT = TypeVar("FactoryT")
 
@@ -144,47 +140,6 @@ def unknown_message(kind: str, name: str, registered: list[str]) -> str:
     return f"unknown {kind} {name!r} (registered: {', '.join(registered) or REINSTALL_HINT})"
 
 
-class Resources(Protocol):
-    """What a plug-in's factory builds from (the builder, ``ovtui.wiring.composition``, is one):
-    the workspace's configuration, paths and store, its one LLM client (made on first use, so
-    offline runs never build it), its environments, use ledger and reviewers' feedback."""
-
-    config: OvtuiConfig
-    paths: WorkspacePaths
-    store: MemoryStore
-
-    def llm(self) -> LLMClient: ...
-
-    def environment(self, name: str | None = None) -> Environment: ...
-
-    def ledger(self) -> UseLedger: ...
-
-    def review_feedback(self) -> RejectionSource: ...
-
-    def hotness(self) -> HotnessMix: ...
-
-    def on_retry(self, url: str, attempt: int, attempts: int, reason: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class CaseSelection:
-    """Which cases a run wants from a case source."""
-
-    dataset: str
-    split: str
-    batch_size: int
-    limit: int | None = None
-
-
-class CaseSource(Protocol):
-    """Where a dataset's cases come from, and who runs them when the source does (a remote service
-    runs its own cases; a local file leaves them to ``[trainer] agent``)."""
-
-    def cases(self, resources: Resources, selection: CaseSelection) -> CaseLoader: ...
-
-    def executor(self, resources: Resources, dataset: str) -> RolloutExecutor | None: ...
-
-
 def _is_backend(candidate: object) -> bool:
     return callable(getattr(candidate, "build", None)) and isinstance(getattr(candidate, "label", None), str)
 
@@ -192,11 +147,6 @@ def _is_backend(candidate: object) -> bool:
 def _is_case_source(candidate: object) -> bool:
     return callable(getattr(candidate, "cases", None)) and callable(getattr(candidate, "executor", None))
 
-
-EnvironmentFactory = Callable[["OvtuiConfig | None"], "Environment"]
-ExecutorFactory = Callable[[Resources], "RolloutExecutor"]
-# A trainer is built per run, around that run's engine, starting from the policy set as loaded.
-TrainerFactory = Callable[[Resources, "TrainingEngine", "ExperienceSet"], "PolicyTrainer"]
 
 ENVIRONMENTS: Registry[EnvironmentFactory] = Registry(
     "environment", "[trainer] environment", "ovtui.environments"

@@ -248,7 +248,7 @@ async def test_streaming_trains_on_inbox_files_and_stops_on_cancel(
 ) -> None:
     from ovtui.core.context import ExecutionContext
     from ovtui.environments.sample.agent import SampleAgentExecutor
-    from ovtui.train.components.case_loader import read_cases
+    from ovtui.plugins import read_cases
 
     set_policy(sample_workspace, "all")
     # Stopping waits for the oldest queued gradient's age flush (InboxProcessor.watch drains before the

@@ -13,7 +13,7 @@ from workspace_support import build_sample_workspace
 from ovtui.core.decisions import PastRejection
 from ovtui.core.fileformat import MemoryFile
 from ovtui.memory.store import MemoryStore
-from ovtui.train.backends.offline.lessons import parse_lesson
+from ovtui.plugins.wording.lessons import parse_lesson
 from ovtui.train.review.feedback import ReviewFeedback
 from ovtui.train.review.pending import PendingPlans
 from ovtui.wiring.workspace import Workspace

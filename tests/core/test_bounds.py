@@ -18,8 +18,8 @@ from ovtui.core.domain import Case, Message, Rollout, Rubric, RubricEvaluation, 
 from ovtui.core.events import EventBus
 from ovtui.memory.revert import revert
 from ovtui.memory.store import MemoryStore
+from ovtui.plugins import read_cases
 from ovtui.train.backends.offline import OfflineTrajectoryExtractor
-from ovtui.train.components.case_loader import read_cases
 from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.inbox import InboxProcessor
 

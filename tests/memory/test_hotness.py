@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from ovtui.core.domain import Experience, ExperienceSet, PolicyStatus
+from ovtui.memory.experience_prompt import relevant_experiences
 from ovtui.memory.hotness import DAY_S, HotnessMix, blend, hotness_score
 from ovtui.memory.ledger import UseLedger
 from ovtui.memory.ledger_state import Usage, Use
 from ovtui.storage.paths import WorkspacePaths
-from ovtui.train.components.rollout_executor import relevant_experiences
 
 NOW = 1_800_000_000.0
 

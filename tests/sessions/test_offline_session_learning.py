@@ -18,8 +18,8 @@ from workspace_support import build_sample_workspace
 
 from ovtui.core.domain import PolicyPlanItem
 from ovtui.core.fileformat import parse_memory
+from ovtui.plugins.wording.sections import parse_sections
 from ovtui.servers.openviking.app import create_session_app
-from ovtui.train.backends.offline.sections import parse_sections
 from ovtui.wiring.workspace import Workspace
 
 ANA = ("Ana Ruiz", "C-4821", "ana.ruiz@example.com")

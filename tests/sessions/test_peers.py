@@ -21,10 +21,10 @@ from ovtui.cli.main import main as cli_main
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.types import default_registry
+from ovtui.plugins.session_extraction import ExtractedMemory, Extraction
 from ovtui.protocols.sessions import MemoryPolicy
 from ovtui.sessions.peers import PEER_INVALID, PEER_NOT_ALLOWED, PEERS_OFF, apply_policy
 from ovtui.storage.paths import WorkspacePaths
-from ovtui.train.backends.session_extraction import ExtractedMemory, Extraction
 
 PREFIX = "viking://user/default/"
 ALICE = {"role": "user", "content": "My name is Alice Moreau. I prefer trains.", "peer_id": "alice"}

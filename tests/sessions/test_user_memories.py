@@ -18,11 +18,11 @@ from ovtui.core.context import RunContext
 from ovtui.core.fileformat import parse_memory
 from ovtui.memory.merge_ops import SearchReplace, render_blocks
 from ovtui.memory.revert import revert
+from ovtui.plugins.session_extraction import ExtractedMemory
 from ovtui.protocols.sessions import AddMessageRequest
 from ovtui.sessions.commit import CommitOutcome
 from ovtui.sessions.inbox import commit_messages
 from ovtui.sessions.user_memories import StreamingMemoryUpdater
-from ovtui.train.backends.session_extraction import ExtractedMemory
 from ovtui.wiring.workspace import Workspace
 
 

@@ -23,11 +23,10 @@ from ovtui.cli.init import init_workspace
 TOY_DESK = '''
     """A desk that answers where an order is: right only when it looked the order up."""
 
-    from ovtui.core.domain import (
-        Case, CriterionResult, Message, Rollout, Rubric, RubricCriterion, RubricEvaluation, TextPart,
-        ToolPart,
+    from ovtui.plugins import (
+        Case, CriterionResult, EnvironmentDefaults, Message, Rollout, Rubric, RubricCriterion,
+        RubricEvaluation, TextPart, ToolPart, check_split,
     )
-    from ovtui.environments.base import EnvironmentDefaults, check_split
 
     LOOKUP = "lookup_order"
 
@@ -183,10 +182,9 @@ def test_an_environment_from_another_package_is_listed_checked_run_graded_and_tr
 TOY_BRAIN = '''
     """A backend that always learns the same thing, whatever the rollout."""
 
-    from ovtui.train.backends.base import (
-        Backend, Backends, ExperienceProposal, MergeDecision, TrajectoryDraft,
+    from ovtui.plugins import (
+        Backend, Backends, ExperienceProposal, Extraction, MergeDecision, TrajectoryDraft,
     )
-    from ovtui.train.backends.session_extraction import Extraction
 
     LESSON = "## Situation\\n- Any request.\\n## Approach\\n- Ask the toy brain.\\n## Reflect\\n- Ask it."
 
@@ -260,7 +258,7 @@ def test_a_backend_from_another_package_does_the_thinking_of_a_run(tmp_path: Pat
 TOY_TRAINER = '''
     """A trainer that trains like the batch trainer and keeps a tally of what it was given."""
 
-    from ovtui.core.domain import RolloutTrainingResult
+    from ovtui.plugins import RolloutTrainingResult
 
 
     class TallyingTrainer:
@@ -297,7 +295,7 @@ def test_a_trainer_from_another_package_feeds_the_engine(tmp_path: Path) -> None
 TOY_AGENT = '''
     """An agent that never calls a tool: it answers every request at once, politely and wrongly."""
 
-    from ovtui.core.domain import Message, Rollout, TextPart
+    from ovtui.plugins import Message, Rollout, TextPart
 
 
     class HastyAgent:

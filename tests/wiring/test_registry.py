@@ -13,14 +13,15 @@ from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
 from ovtui.core.errors import ConfigError
 from ovtui.core.interfaces import CaseLoader, RolloutExecutor
-from ovtui.environments.base import Environment, EnvironmentDefaults
 from ovtui.environments.sample.agent import SampleAgentExecutor
 from ovtui.environments.sample.generate import generate_dataset
+from ovtui.plugins import CaseSelection, Resources
+from ovtui.plugins.environment import Environment, EnvironmentDefaults
 from ovtui.testing.helpers import KEY_ENV
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.train.components.remote import RemoteCaseLoader, RemoteRolloutExecutor
-from ovtui.wiring.registry import AGENTS, CASE_SOURCES, ENVIRONMENTS, CaseSelection, Registry, Resources
+from ovtui.wiring.registry import AGENTS, CASE_SOURCES, ENVIRONMENTS, Registry
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 pytest_plugins = ["ovtui.testing.fixtures"]

@@ -14,16 +14,6 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import (
-    Case,
-    Experience,
-    ExperienceSet,
-    Message,
-    Rollout,
-    TextPart,
-    ToolPart,
-)
 from ovtui.environments.sample.criteria import is_affirmative
 from ovtui.environments.sample.evaluator import grade, seed_database
 from ovtui.environments.sample.guidance import (
@@ -42,11 +32,27 @@ from ovtui.environments.sample.understanding import (
     is_general,
     read_request,
 )
-from ovtui.memory.hotness import HotnessMix, blend
-from ovtui.memory.ledger_state import ROLLOUT_ID, Use, new_rollout_id, rollout_consumer
-from ovtui.memory.retrieval.ranking import Mix, RankedIndex, position_key
-from ovtui.train.backends.offline.sections import parse_sections
-from ovtui.train.backends.offline.text import scrub_specifics, tokenize
+from ovtui.plugins import (
+    ROLLOUT_ID,
+    Case,
+    ExecutionContext,
+    Experience,
+    ExperienceSet,
+    HotnessMix,
+    Message,
+    Mix,
+    RankedIndex,
+    Rollout,
+    TextPart,
+    ToolPart,
+    Use,
+    blend,
+    new_rollout_id,
+    position_key,
+    rollout_consumer,
+)
+from ovtui.plugins.wording.sections import parse_sections
+from ovtui.plugins.wording.text import scrub_specifics, tokenize
 
 AGENT_LABEL = "sample_env.scripted"
 MAX_TOOL_CALLS = 16

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ovtui.core.domain import CriterionResult, Message, RubricCriterion, ToolPart
+from ovtui.plugins import CriterionResult, Message, RubricCriterion, ToolPart
 
 REQUIRED_CALL = "required_call"
 FORBIDDEN_CALL = "forbidden_call"

@@ -12,10 +12,6 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import Case, ExperienceSet, Rollout, RubricEvaluation
-from ovtui.core.interfaces import ExperienceReader, RolloutExecutor
-from ovtui.environments.base import check_split
 from ovtui.environments.sample.agent import ExperienceLibrary, SampleAgentExecutor
 from ovtui.environments.sample.criteria import CRITERION_KINDS
 from ovtui.environments.sample.evaluator import SampleEvaluator
@@ -28,10 +24,19 @@ from ovtui.environments.sample.generate import (
 from ovtui.environments.sample.guidance import unread_lines
 from ovtui.environments.sample.tools import TOOL_SPECS, load_policy
 from ovtui.environments.sample.validate import case_problems
+from ovtui.plugins import (
+    Case,
+    ExecutionContext,
+    ExperienceReader,
+    ExperienceSet,
+    Rollout,
+    RolloutExecutor,
+    RubricEvaluation,
+    check_split,
+)
 
 if TYPE_CHECKING:
-    from ovtui.core.config import OvtuiConfig
-    from ovtui.memory.hotness import HotnessMix
+    from ovtui.plugins import HotnessMix, OvtuiConfig
 
 LIBRARY_CACHE = 8  # snapshots whose parsed experiences stay indexed (one per epoch is typical)
 

@@ -7,9 +7,9 @@ read back from a file is graded exactly like one fresh from the agent.
 
 from __future__ import annotations
 
-from ovtui.core.domain import Case, Message, Rollout, RubricEvaluation
 from ovtui.environments.sample.criteria import Transcript, check_criterion
 from ovtui.environments.sample.tools import Database, SupportTools, copy_database
+from ovtui.plugins import Case, Message, Rollout, RubricEvaluation
 
 
 def seed_database(case: Case) -> Database:

@@ -16,10 +16,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from ovtui.core.domain import Case, Rubric
 from ovtui.environments.sample.intents import INTENTS, CaseFacts, Intent
-from ovtui.train.components.case_loader import DatasetError
-from ovtui.train.components.case_loader import read_cases as read_case_lines
+from ovtui.plugins import Case, DatasetError, Rubric
+from ovtui.plugins import read_cases as read_case_lines
 
 Split = Literal["train", "test"]
 

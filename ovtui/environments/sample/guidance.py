@@ -27,8 +27,8 @@ from typing import Literal
 from ovtui.environments.sample.tool_words import ToolMatcher
 from ovtui.environments.sample.tools import TOOL_SPECS, is_read_only
 from ovtui.environments.sample.vocabulary import correct
-from ovtui.train.backends.offline.lessons import parse_condition, parse_fact
-from ovtui.train.backends.offline.sections import is_placeholder, parse_sections, strip_bullet
+from ovtui.plugins.wording.lessons import parse_condition, parse_fact
+from ovtui.plugins.wording.sections import is_placeholder, parse_sections, strip_bullet
 
 ASK = "ask_user_to_confirm"
 ANY_ACTION = "*"

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ovtui.core.domain import RubricCriterion
 from ovtui.environments.sample.criteria import confirmed_before, forbidden_call, order, required_call, state
 from ovtui.environments.sample.package_data import read_json
+from ovtui.plugins import RubricCriterion
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ovtui.memory.search import stem
-from ovtui.train.backends.offline.text import STOPWORDS
+from ovtui.plugins import stem
+from ovtui.plugins.wording.text import STOPWORDS
 
 NAME_WEIGHT = 2.0
 MIN_SHARED_WORDS = 2

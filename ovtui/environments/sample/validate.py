@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ovtui.core.domain import Case
-from ovtui.core.suggest import did_you_mean
 from ovtui.environments.sample.criteria import CRITERION_KINDS
 from ovtui.environments.sample.tools import TOOL_SPECS
+from ovtui.plugins import Case, did_you_mean
 
 # The parameters each criterion kind reads (docs/cases.md), and which of them name tools.
 REQUIRED_PARAMETERS: dict[str, tuple[str, ...]] = {

@@ -14,7 +14,6 @@ from typing import Any
 
 import tomli_w
 
-from ovtui.core.fileformat import render_memory
 from ovtui.environments.sample.generate import (
     DEFAULT_SEED,
     DEFAULT_TEST_COUNT,
@@ -22,8 +21,7 @@ from ovtui.environments.sample.generate import (
     write_dataset,
 )
 from ovtui.environments.sample.package_data import read_json
-from ovtui.storage.fsio import atomic_write_text, contained
-from ovtui.storage.paths import WorkspacePaths
+from ovtui.plugins import WorkspacePaths, atomic_write_text, contained, render_memory
 
 DATASET = "support"
 SAMPLE_CONFIG: dict[str, dict[str, Any]] = {

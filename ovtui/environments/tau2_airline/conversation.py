@@ -12,13 +12,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ovtui.core.domain import Case, ExperienceSet, Message, TextPart, ToolPart
 from ovtui.environments.tau2_airline.data import policy
 from ovtui.environments.tau2_airline.db import AirlineDB
 from ovtui.environments.tau2_airline.schemas import TOOL_SPECS
 from ovtui.environments.tau2_airline.tools import AirlineTools
-from ovtui.llm.client import LLMClient
-from ovtui.train.components.rollout_executor import EXPERIENCES_HEADER, relevant_experiences
+from ovtui.plugins import (
+    EXPERIENCES_HEADER,
+    Case,
+    ExperienceSet,
+    LLMClient,
+    Message,
+    TextPart,
+    ToolPart,
+    relevant_experiences,
+)
 
 STOP = "###STOP###"
 TRANSFER = "###TRANSFER###"

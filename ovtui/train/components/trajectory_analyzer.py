@@ -33,7 +33,7 @@ from ovtui.core.rollouts import FIRST_MESSAGE_AT, SOURCE_ARCHIVE_URI, feedback_t
 from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import TRAJECTORIES
-from ovtui.train.backends.base import TrajectoryDraft, TrajectoryExtractor
+from ovtui.plugins.backends import TrajectoryDraft, TrajectoryExtractor
 
 
 def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:

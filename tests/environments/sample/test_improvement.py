@@ -18,8 +18,8 @@ from ovtui.core.fileformat import parse_memory, render_memory
 from ovtui.environments.sample.generate import generate_cases, read_cases
 from ovtui.environments.sample.intents import INTENTS
 from ovtui.memory.store import MemoryStore
+from ovtui.plugins.wording.sections import SECTIONS, parse_sections
 from ovtui.train.backends.offline.consolidate import contradictions
-from ovtui.train.backends.offline.sections import SECTIONS, parse_sections
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.reports import RunReport
 

@@ -20,8 +20,8 @@ from workspace_support import pristine_sample
 from ovtui.core.domain import Case, ExperienceSet
 from ovtui.core.fileformat import render_memory
 from ovtui.environments.sample.generate import read_cases
+from ovtui.plugins.wording.sections import parse_sections
 from ovtui.train.backends.offline.consolidate import contradictions
-from ovtui.train.backends.offline.sections import parse_sections
 
 REWORDING = json.loads((FIXTURES / "reworded_criteria.json").read_text())
 

@@ -14,8 +14,8 @@ from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.environments.sample.generate import read_cases
 from ovtui.environments.sample.workspace import write_sample_workspace
 from ovtui.memory.store import MemoryStore
+from ovtui.plugins.wording.sections import SECTIONS
 from ovtui.storage.config_file import load_config
-from ovtui.train.backends.offline.sections import SECTIONS
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 
 

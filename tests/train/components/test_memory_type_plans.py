@@ -26,7 +26,7 @@ from ovtui.core.fileformat import parse_memory
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.revert import revert
 from ovtui.memory.store import MemoryStore
-from ovtui.train.backends.base import TrajectoryDraft
+from ovtui.plugins.backends import TrajectoryDraft
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.trajectory_analyzer import TrajectoryRolloutAnalyzer
 from ovtui.train.review.pending import PendingPlans

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from ovtui.core.domain import Rollout, RubricEvaluation, TrajectoryOutcome
-from ovtui.llm.budget import CONVERSATION, InputPart
-from ovtui.llm.client import LLMClient
-from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.memory.store import MemoryStore
-from ovtui.memory.types import TRAJECTORIES, MemoryTypeRegistry
-from ovtui.train.backends.base import TrajectoryDraft
+from ovtui.plugins import (
+    CONVERSATION,
+    TRAJECTORIES,
+    ExtractLoop,
+    InputPart,
+    LLMClient,
+    MemoryStore,
+    MemoryTypeRegistry,
+    Rollout,
+    RubricEvaluation,
+    TrajectoryDraft,
+    TrajectoryOutcome,
+)
 from ovtui.train.backends.llm.render import render_evaluation, render_rollout
 
 INSTRUCTION = """\

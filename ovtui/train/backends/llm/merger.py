@@ -12,17 +12,23 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from ovtui.core.decisions import RejectionSource
-from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
-from ovtui.core.experience_files import file_from_experience
-from ovtui.core.fileformat import MemoryFile
-from ovtui.llm.budget import LISTING, InputPart
-from ovtui.llm.client import LLMClient
-from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.memory.diffs import field_unified_diff
-from ovtui.memory.store import MemoryStore
-from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
-from ovtui.train.backends.base import MergeDecision
+from ovtui.plugins import (
+    EXPERIENCES,
+    LISTING,
+    Experience,
+    ExperienceSet,
+    ExtractLoop,
+    InputPart,
+    LLMClient,
+    MemoryFile,
+    MemoryStore,
+    MemoryTypeRegistry,
+    MergeDecision,
+    PatchSemanticGradient,
+    RejectionSource,
+    field_unified_diff,
+    file_from_experience,
+)
 from ovtui.train.backends.llm.render import render_rejections
 
 INSTRUCTION = """\

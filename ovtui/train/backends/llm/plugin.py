@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ovtui.train.backends.base import Backend, Backends
+from ovtui.plugins import Backend, Backends
 
 if TYPE_CHECKING:
-    from ovtui.wiring.registry import Resources
+    from ovtui.plugins import Resources
 
 
 def _build(resources: Resources) -> Backends:

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ovtui.core.decisions import RejectionSource
-from ovtui.core.domain import Experience, RolloutAnalysis, Trajectory
-from ovtui.core.experience_files import file_from_experience
-from ovtui.llm.budget import CONVERSATION, InputPart
-from ovtui.llm.client import LLMClient
-from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.memory.store import MemoryStore
-from ovtui.memory.types import EXPERIENCES, MemoryTypeRegistry
-from ovtui.train.backends.base import ExperienceProposal
+from ovtui.plugins import (
+    CONVERSATION,
+    EXPERIENCES,
+    Experience,
+    ExperienceProposal,
+    ExtractLoop,
+    InputPart,
+    LLMClient,
+    MemoryStore,
+    MemoryTypeRegistry,
+    RejectionSource,
+    RolloutAnalysis,
+    Trajectory,
+    file_from_experience,
+)
 from ovtui.train.backends.llm.render import render_evaluation, render_rejections, render_trajectory
 
 MAX_CANDIDATES = 5

@@ -15,11 +15,18 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ovtui.core.bounded_json import parse_json
-from ovtui.core.decisions import RejectionSource
-from ovtui.core.domain import Message, Rollout, RubricEvaluation, TextPart, ToolPart, Trajectory
-from ovtui.core.fileformat import EXPERIENCES
-from ovtui.core.rollouts import feedback_text
+from ovtui.plugins import (
+    EXPERIENCES,
+    Message,
+    RejectionSource,
+    Rollout,
+    RubricEvaluation,
+    TextPart,
+    ToolPart,
+    Trajectory,
+    feedback_text,
+    parse_json,
+)
 
 MAX_TOOL_INPUT = 300
 MAX_TOOL_OUTPUT = 400

@@ -43,31 +43,41 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ovtui.core.domain import Case
-from ovtui.core.errors import MemoryFormatError
-from ovtui.core.fileformat import CASES, MemoryFile
-from ovtui.core.rollouts import iso_time
-from ovtui.llm.budget import CONVERSATION, InputPart
-from ovtui.llm.client import LLMClient
-from ovtui.llm.extract_check import PEER_FIELD, ExtractedOperation, ItemCheck
-from ovtui.llm.extract_loop import ExtractLoop
-from ovtui.llm.loop_tools import HIDDEN_FIELDS
-from ovtui.memory.cases import case_from_memory
-from ovtui.memory.hotness import HotnessMix
-from ovtui.memory.ledger_state import Use
-from ovtui.memory.memory_diff import INVALID_RANGES, NO_WRITABLE_TARGET, SkippedOperation
-from ovtui.memory.search import LexicalIndex, cached_tokens, tokenize
-from ovtui.memory.store import MemoryStore
-from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema
-from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
-from ovtui.train.backends.llm.render import Earlier, render_message
-from ovtui.train.backends.session_extraction import (
+from ovtui.plugins import (
+    CASES,
+    CONVERSATION,
     CONVERSATION_CRITERIA,
+    HIDDEN_FIELDS,
+    INVALID_RANGES,
+    NO_WRITABLE_TARGET,
+    PEER_FIELD,
+    Case,
     ExtractedMemory,
+    ExtractedOperation,
     Extraction,
+    ExtractLoop,
+    HotnessMix,
+    InputPart,
+    ItemCheck,
+    LexicalIndex,
+    LLMClient,
+    MemoryFile,
+    MemoryFormatError,
+    MemoryPolicy,
+    MemoryStore,
+    MemoryTypeRegistry,
+    MemoryTypeSchema,
+    SessionMessage,
+    SkippedOperation,
+    Use,
+    cached_tokens,
+    case_from_memory,
     case_metadata,
+    iso_time,
     session_case_name,
 )
+from ovtui.plugins import lexical_tokens as tokenize
+from ovtui.train.backends.llm.render import Earlier, render_message
 
 SIMILAR_PER_TYPE = 4
 STAGE = "session_extract"

@@ -1,7 +1,7 @@
 """The offline backend: deterministic trajectory extraction, gradient proposal and plan merging.
 
 No model and no network, so a fresh install can train the sample agent. It implements the three
-seams of ``ovtui.train.backends.base`` and is labelled ``"offline"`` wherever results are shown.
+seams of ``ovtui.plugins.backends`` and is labelled ``"offline"`` wherever results are shown.
 """
 
 from ovtui.train.backends.offline.gradients import OfflineGradientProposer

@@ -16,8 +16,8 @@ Lessons come out sorted, so identical inputs give byte-identical files.
 
 from __future__ import annotations
 
-from ovtui.train.backends.offline.facts import USER_ANSWER, Facts, is_lookup
-from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson, parse_lesson
+from ovtui.plugins.wording.facts import USER_ANSWER, Facts, is_lookup
+from ovtui.plugins.wording.lessons import ASK_STEP, Lesson, parse_lesson
 
 _KIND_ORDER = {
     "steps": 0,

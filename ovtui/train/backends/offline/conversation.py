@@ -3,7 +3,7 @@
 A conversation case is known by its rubric, not by where it came from: a criterion of kind
 ``tool_calls_complete`` (every tool call completed; ``answers_after_tools``: the assistant answered
 after its last call) — the structured evaluation a committed conversation carries
-(``ovtui.train.backends.session_extraction``). One tool call, or a failed one, is then
+(``ovtui.plugins.session_extraction``). One tool call, or a failed one, is then
 worth learning from:
 
 - all criteria met: one ``answered`` lesson — for a request like <the task's words>, the calls in
@@ -23,13 +23,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ovtui.core.bounded_json import parse_json
-from ovtui.core.domain import Case, Message, ToolPart
-from ovtui.train.backends.offline.facts import Facts
-from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson
+from ovtui.plugins import TOOL_CALLS_COMPLETE, Case, Message, ToolPart, parse_json
+from ovtui.plugins.wording.facts import Facts
+from ovtui.plugins.wording.lessons import ASK_STEP, Lesson
+from ovtui.plugins.wording.text import error_kind, mask_values
 from ovtui.train.backends.offline.steps import ASK_TO_CONFIRM, rollout_steps, tool_failed
-from ovtui.train.backends.offline.text import error_kind, mask_values
-from ovtui.train.backends.session_extraction import TOOL_CALLS_COMPLETE
 
 _ARG = re.compile(r"[^\w.\-]+")
 # A capitalised word that opens no sentence or phrase reads as a name ("my friend Alice").

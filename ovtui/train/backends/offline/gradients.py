@@ -16,10 +16,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ovtui.core.decisions import RejectionSource
-from ovtui.core.domain import Experience, Message, RolloutAnalysis, RubricCriterion, Trajectory
-from ovtui.core.fileformat import EXPERIENCES
-from ovtui.train.backends.base import ExperienceProposal
+from ovtui.plugins import (
+    ANSWERS_AFTER_TOOLS,
+    EXPERIENCES,
+    TOOL_CALLS_COMPLETE,
+    Experience,
+    ExperienceProposal,
+    Message,
+    RejectionSource,
+    RolloutAnalysis,
+    RubricCriterion,
+    Trajectory,
+)
+from ovtui.plugins.wording.facts import Facts, fact_timeline
+from ovtui.plugins.wording.lessons import ASK_STEP, Lesson, parse_lesson
+from ovtui.plugins.wording.sections import (
+    EXAMPLE_PREFIX,
+    SECTIONS,
+    ExperienceSections,
+    line_key,
+    parse_sections,
+)
+from ovtui.plugins.wording.text import jaccard, name_tokens, scrub_specifics
 from ovtui.train.backends.offline.conversation import (
     answered_lesson,
     error_lessons,
@@ -27,20 +45,9 @@ from ovtui.train.backends.offline.conversation import (
     reply_lessons,
     request_example,
 )
-from ovtui.train.backends.offline.facts import Facts, fact_timeline
 from ovtui.train.backends.offline.learned import combine
-from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson, parse_lesson
-from ovtui.train.backends.offline.sections import (
-    EXAMPLE_PREFIX,
-    SECTIONS,
-    ExperienceSections,
-    line_key,
-    parse_sections,
-)
 from ovtui.train.backends.offline.steps import ASK_TO_CONFIRM, first_request, rollout_steps
-from ovtui.train.backends.offline.text import jaccard, name_tokens, scrub_specifics
 from ovtui.train.backends.offline.trajectory import OFFLINE_LABEL, task_name, task_words, with_article
-from ovtui.train.backends.session_extraction import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
 
 NAME_SIMILARITY = 0.5
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ovtui.plugins.wording.lessons import Lesson, parse_lesson
+from ovtui.plugins.wording.sections import ExperienceSections, parse_sections
 from ovtui.train.backends.offline.consolidate import consolidate
-from ovtui.train.backends.offline.lessons import Lesson, parse_lesson
-from ovtui.train.backends.offline.sections import ExperienceSections, parse_sections
 
 
 def split_lessons(sections: ExperienceSections) -> tuple[ExperienceSections, list[Lesson]]:

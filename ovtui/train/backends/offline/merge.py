@@ -10,11 +10,10 @@ every line the merged result already holds is redundant: the merger proposes del
 
 from __future__ import annotations
 
-from ovtui.core.domain import Experience, ExperienceSet, PatchSemanticGradient
-from ovtui.train.backends.base import MergeDecision
+from ovtui.plugins import Experience, ExperienceSet, MergeDecision, PatchSemanticGradient
+from ovtui.plugins.wording.sections import SECTIONS, ExperienceSections, line_key, parse_sections
+from ovtui.plugins.wording.text import jaccard, name_tokens
 from ovtui.train.backends.offline.learned import combine
-from ovtui.train.backends.offline.sections import SECTIONS, ExperienceSections, line_key, parse_sections
-from ovtui.train.backends.offline.text import jaccard, name_tokens
 from ovtui.train.backends.offline.trajectory import OFFLINE_LABEL
 
 NAME_SIMILARITY = 0.6

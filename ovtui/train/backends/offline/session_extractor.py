@@ -37,18 +37,21 @@ from __future__ import annotations
 
 import re
 
-from ovtui.core.domain import Case, Rubric, ToolPart
-from ovtui.core.names import slugify
-from ovtui.protocols.sessions import MemoryPolicy, SessionMessage
-from ovtui.train.backends.offline.text import STOPWORDS, mask_values
-from ovtui.train.backends.session_extraction import (
+from ovtui.plugins import (
     CONVERSATION_CRITERIA,
+    Case,
     ExtractedMemory,
     Extraction,
+    MemoryPolicy,
+    Rubric,
+    SessionMessage,
+    ToolPart,
     case_metadata,
     session_case_name,
+    slugify,
     tool_parts,
 )
+from ovtui.plugins.wording.text import STOPWORDS, mask_values
 
 _SENTENCE = re.compile(r"[^.!?\n。！？]+")
 _PROFILE = [

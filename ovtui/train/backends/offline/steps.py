@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from ovtui.core.domain import Message, ToolPart
-from ovtui.train.backends.offline.text import scrub_specifics
+from ovtui.plugins import Message, ToolPart
+from ovtui.plugins.wording.text import scrub_specifics
 
 ASK_TO_CONFIRM = "ask the user to confirm"
 ASK_USER = "ask the user"

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ovtui.core.domain import Case, Rollout, RubricEvaluation, TrajectoryOutcome
-from ovtui.train.backends.base import TrajectoryDraft
+from ovtui.plugins import Case, Rollout, RubricEvaluation, TrajectoryDraft, TrajectoryOutcome
+from ovtui.plugins.wording.text import intent_name, scrub_specifics
 from ovtui.train.backends.offline.conversation import is_conversation, request_example, without_user_values
 from ovtui.train.backends.offline.steps import first_request, rollout_steps
-from ovtui.train.backends.offline.text import intent_name, scrub_specifics
 
 OFFLINE_LABEL = "offline"
 PARTIAL_SCORE = 0.5

@@ -1,4 +1,4 @@
-"""The three LLM backends produce the contract objects of ovtui.train.backends.base from scripted replies."""
+"""The three LLM backends produce the contract objects of ovtui.plugins.backends from scripted replies."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
 from ovtui.memory.store import MemoryStore
+from ovtui.plugins.backends import ExperienceProposal, MergeDecision, TrajectoryDraft
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
-from ovtui.train.backends.base import ExperienceProposal, MergeDecision, TrajectoryDraft
 from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from ovtui.plugins.wording.lessons import ASK_STEP, Lesson, parse_lesson
 from ovtui.train.backends.offline.consolidate import consolidate, contradictions
-from ovtui.train.backends.offline.lessons import ASK_STEP, Lesson, parse_lesson
 
 NOT_REFUNDABLE = {"reservation.refundable": "false", "reservation.status": "active"}
 REFUNDABLE = {"reservation.refundable": "true", "reservation.status": "active"}

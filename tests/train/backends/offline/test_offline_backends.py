@@ -28,7 +28,8 @@ from ovtui.core.domain import (
 from ovtui.core.fileformat import MemoryFile
 from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.environments.sample.generate import generate_cases
-from ovtui.train.backends.base import GradientProposer, PlanMerger, TrajectoryExtractor
+from ovtui.plugins.backends import GradientProposer, PlanMerger, TrajectoryExtractor
+from ovtui.plugins.wording.sections import parse_sections
 from ovtui.train.backends.offline import (
     OFFLINE_LABEL,
     OfflineGradientProposer,
@@ -36,7 +37,6 @@ from ovtui.train.backends.offline import (
     OfflineTrajectoryExtractor,
 )
 from ovtui.train.backends.offline.gradients import Observed, lessons_from_failure
-from ovtui.train.backends.offline.sections import parse_sections
 
 ROOT = "viking://user/default/memories/experiences"
 IDS = re.compile(r"\bC\d{4}\b|\b(?=[A-Z0-9]*\d)[A-Z0-9]{6}\b")

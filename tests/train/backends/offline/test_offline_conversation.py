@@ -28,12 +28,12 @@ from ovtui.core.domain import (
 from ovtui.core.fileformat import MemoryFile
 from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.environments.sample.generate import generate_cases
+from ovtui.plugins.session_extraction import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
+from ovtui.plugins.wording.lessons import Lesson, parse_lesson
+from ovtui.plugins.wording.sections import parse_sections
+from ovtui.plugins.wording.text import error_kind
 from ovtui.train.backends.offline import OfflineGradientProposer, OfflinePlanMerger
 from ovtui.train.backends.offline.conversation import error_lessons, is_conversation
-from ovtui.train.backends.offline.lessons import Lesson, parse_lesson
-from ovtui.train.backends.offline.sections import parse_sections
-from ovtui.train.backends.offline.text import error_kind
-from ovtui.train.backends.session_extraction import ANSWERS_AFTER_TOOLS, TOOL_CALLS_COMPLETE
 
 ROOT = "viking://user/default/memories/experiences"
 GRADER_WORDS = "THE GRADER SAYS"

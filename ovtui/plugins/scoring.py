@@ -11,7 +11,7 @@ import json
 from typing import Any, TextIO
 
 from ovtui.core.bounded_json import JsonError, parse_json
-from ovtui.environments.base import Environment, EnvironmentError_
+from ovtui.plugins.environment import Environment, EnvironmentError_
 
 
 class RecordError(ValueError):

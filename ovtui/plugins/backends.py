@@ -8,9 +8,8 @@ and-swap bases and provenance. A backend only turns evidence into drafts.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -25,10 +24,7 @@ from ovtui.core.domain import (
     Trajectory,
     TrajectoryOutcome,
 )
-from ovtui.train.backends.session_extraction import SessionExtractor
-
-if TYPE_CHECKING:
-    from ovtui.wiring.registry import Resources
+from ovtui.plugins.session_extraction import SessionExtractor
 
 
 class TrajectoryDraft(Model):
@@ -112,17 +108,3 @@ class Backends:
             merger or self.merger,
             session_extractor or self.session_extractor,
         )
-
-
-@dataclass(frozen=True)
-class Backend:
-    """What an ``ovtui.backends`` entry point names: a backend that says who it is before it is
-    built — its ``label`` (the app's top bar, every report and event, ``learned_against``) and
-    whether any of its seams calls the ``[llm]`` model (``uses_model``: only then is the model's
-    contradiction check on by default, retrieval summarised by the model, the model named in a
-    run's report) — and ``build``, which makes its seams from the workspace's ``Resources``."""
-
-    label: str
-    uses_model: bool
-    build: Callable[[Resources], Backends]
-    description: str = ""

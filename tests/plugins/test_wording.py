@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ovtui.memory.search import LexicalIndex
-from ovtui.train.backends.offline.sections import (
+from ovtui.plugins.wording.sections import (
     MAX_APPROACH_LINES,
     MAX_EXAMPLES,
     PLACEHOLDERS,
     ExperienceSections,
     parse_sections,
 )
-from ovtui.train.backends.offline.text import intent_name, jaccard, name_tokens, scrub_specifics, tokenize
+from ovtui.plugins.wording.text import intent_name, jaccard, name_tokens, scrub_specifics, tokenize
 
 
 def test_scrub_specifics_removes_what_belongs_to_one_customer() -> None:

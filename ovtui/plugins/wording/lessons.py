@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ovtui.train.backends.offline.facts import USER_ANSWER, Facts
+from ovtui.plugins.wording.facts import USER_ANSWER, Facts
 
 LessonKind = Literal["steps", "order", "confirm", "after", "always", "never", "answered", "on_error", "reply"]
 ASK_STEP = "ask the user to confirm"
