@@ -24,7 +24,7 @@ from ovtui.core.domain import ExperienceSet
 from ovtui.plugins.environment import Environment, EnvironmentError_, close_environment
 from ovtui.protocols.benchmark import CasePage, CaseQuery, ExecuteRequest, Execution, case_matches
 from ovtui.servers.base.app import create_app
-from ovtui.servers.base.pool import PoolFull, WorkerPool
+from ovtui.storage.job_pool import PoolFull, WorkerPool
 from ovtui.storage.jobs import Job, JobStore
 
 POLICY_CACHE = 32

@@ -6,7 +6,7 @@ state folder (flushed to the OS at once, so a killed server loses nothing it had
 finished). On open the log is replayed — the last line of a job wins — jobs that were queued or
 running when the previous process stopped become ``failed`` with ``INTERRUPTED``, and the log is
 compacted, as it is again whenever it holds about twice the jobs kept. A lock file keeps a second
-server off the same folder. Who runs the jobs is the server's (``ovtui.servers.base.pool``).
+server off the same folder. What runs the jobs: ``ovtui.storage.job_pool``.
 
 A log line that cannot be written (a full disk) does not fail the job: it is kept in memory, said
 once to ``on_log_error``, and its next state written when the disk takes it again — a server that

@@ -20,8 +20,8 @@ from server_support import threaded_server
 from workspace_support import build_sample_workspace
 
 from ovtui.core.events import Event
-from ovtui.servers.openviking import session_calls
 from ovtui.servers.openviking.app import create_session_app
+from ovtui.sessions import calls as session_calls
 from ovtui.wiring.workspace import Workspace
 
 # Takes the lock as ovtui does (filelock), says so, and keeps it until a line arrives on stdin.

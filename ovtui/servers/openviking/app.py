@@ -3,13 +3,14 @@
 A commit archives at once (phase 1, before the answer; the archive names its task) and runs
 phase 2 as a background task of the server's file-backed job store: ``GET /api/v1/tasks/{id}``
 says pending → running → completed | failed. At its start the server gives every archive its task
-(``commit_tasks``): one never recorded is queued, one a crash interrupted reads failed with the
-route that resubmits it. Conversations dropped into ``inbox/sessions/`` are committed while the
-server runs. ``/health`` says the server is up and how many tasks it runs, nothing of the workspace. ``/mcp``
-serves the MCP tools (``mcp_tools``) over streamable HTTP, stateless (each request its own
-transport: many agents share one server), behind the same key as the routes. The MCP server, and
-the SDK it is built on, are loaded on the first ``/mcp`` request (``McpOnFirstUse``): a server no
-agent speaks MCP to starts without them (they are most of its start's CPU).
+(``wiring.services.commit_tasks``): one never recorded is queued, one a crash interrupted reads
+failed with the route that resubmits it. Conversations dropped into ``inbox/sessions/`` are
+committed while the server runs. ``/health`` says the server is up and how many tasks it runs,
+nothing of the workspace. ``/mcp`` serves the MCP tools (``mcp_tools``) over streamable HTTP,
+stateless (each request its own transport: many agents share one server), behind the same key as
+the routes. The MCP server, and the SDK it is built on, are loaded on the first ``/mcp`` request
+(``McpOnFirstUse``): a server no agent speaks MCP to starts without them (they are most of its
+start's CPU).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import asyncio
 import importlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
@@ -25,7 +27,6 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ovtui.servers.base.app import create_app, error_body, send_error
-from ovtui.servers.openviking.commit_tasks import CommitTasks
 from ovtui.servers.openviking.content import content_router
 from ovtui.servers.openviking.envelope import answer_errors_in_the_envelope
 from ovtui.servers.openviking.evolution import evolution_router
@@ -34,7 +35,6 @@ from ovtui.servers.openviking.opening import close_parts, open_parts
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.search import search_router
 from ovtui.servers.openviking.session_context import session_context_router
-from ovtui.servers.openviking.session_writes import SessionWrites
 from ovtui.servers.openviking.sessions import sessions_router
 from ovtui.servers.openviking.tasks import tasks_router
 from ovtui.wiring.workspace import Workspace
@@ -47,11 +47,11 @@ MCP_TOOLS = "ovtui.servers.openviking.mcp_tools"
 CLOSED_BODY = error_body("UNAVAILABLE", "the server is stopping: MCP is closed")
 
 
-def mcp_server(parts: ServerParts, writes: SessionWrites, host: str) -> tuple[MemoryServer, ASGIApp]:
+def mcp_server(parts: ServerParts, host: str) -> tuple[MemoryServer, ASGIApp]:
     """The MCP server of these parts and its streamable HTTP endpoint (the SDK loads here)."""
     from ovtui.servers.openviking.mcp_tools import MemoryServer, streamable_http
 
-    server = MemoryServer(parts, writes)
+    server = MemoryServer(parts)
     return server, streamable_http(server, host)
 
 
@@ -61,8 +61,8 @@ class McpOnFirstUse:
     holds a task group, which must be left by the task that entered it, and a request's task ends
     with the request."""
 
-    def __init__(self, parts: ServerParts, writes: SessionWrites, host: str) -> None:
-        self._parts, self._writes, self._host = parts, writes, host
+    def __init__(self, parts: ServerParts, host: str) -> None:
+        self._parts, self._host = parts, host
         self._lock = asyncio.Lock()
         self._closing = asyncio.Event()
         self._endpoint: ASGIApp | None = None
@@ -80,7 +80,7 @@ class McpOnFirstUse:
             if self._endpoint is None and not self._closing.is_set():
                 # The SDK's import is seconds of CPU: in a thread, the other routes answer meanwhile.
                 await asyncio.to_thread(importlib.import_module, MCP_TOOLS)
-                server, endpoint = mcp_server(self._parts, self._writes, self._host)
+                server, endpoint = mcp_server(self._parts, self._host)
                 running = asyncio.Event()
                 manager = asyncio.create_task(self._run_manager(server, running))
                 waiting = asyncio.create_task(running.wait())
@@ -109,7 +109,7 @@ def create_session_app(
     *,
     api_key: str | None = None,
     workers: int = 4,
-    state: Any = None,
+    state: Path | None = None,
     watch_inbox: bool = True,
     host: str = "127.0.0.1",
     announce: Callable[[str], None] | None = None,
@@ -117,17 +117,14 @@ def create_session_app(
     """``host``: where the server listens; on loopback, ``/mcp`` answers only requests whose Host
     header names loopback (DNS rebinding), anywhere else the key guards it like every route.
     ``announce`` hears a line per finished commit (the server's log on its output)."""
-    parts, log = open_parts(workspace, state=state, workers=workers)
-    parts.announce = announce
-    commits = CommitTasks(parts)
-    writes = SessionWrites(parts, commits)
-    mcp = McpOnFirstUse(parts, writes, host)
+    parts = open_parts(workspace, state=state, workers=workers, announce=announce)
+    mcp = McpOnFirstUse(parts, host)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await commits.recover()
+        await parts.sessions.tasks.recover()
         stop = asyncio.Event()
-        inbox = workspace.agent.session_inbox(parts.committer, parts.events)
+        inbox = parts.sessions.inbox()
         watcher = asyncio.create_task(inbox.watch(stop)) if watch_inbox else None
         try:
             yield
@@ -139,14 +136,14 @@ def create_session_app(
                 if watcher is not None:
                     await asyncio.gather(watcher, return_exceptions=True)
                     await inbox.drain()
-                await close_parts(parts, log)
+                await close_parts(parts)
 
     def health() -> dict[str, Any]:
-        return {"healthy": True, "pending_tasks": parts.pending_tasks}
+        return {"healthy": True, "pending_tasks": parts.sessions.tasks.pending}
 
     app = create_app("ovtui sessions", api_key=api_key, health=health, lifespan=lifespan)
     answer_errors_in_the_envelope(app)
-    app.include_router(sessions_router(parts, commits, writes))
+    app.include_router(sessions_router(parts))
     app.include_router(tasks_router(parts))
     app.include_router(search_router(parts))
     app.include_router(content_router(parts))
@@ -155,7 +152,5 @@ def create_session_app(
     app.include_router(evolution_router(parts))
     app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]))
     app.state.parts = parts
-    app.state.sessions = parts.sessions
-    app.state.committer = parts.committer
     app.state.events = parts.events
     return app

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.routing import ACTOR_PEER_HEADER, OpenVikingRoute, full
-from ovtui.sessions.store import check_session_id
+from ovtui.sessions.session_files import check_session_id
 
 
 def content_router(parts: ServerParts) -> APIRouter:

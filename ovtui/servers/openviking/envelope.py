@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ovtui.core.errors import OvtuiError
 from ovtui.protocols.wire_json import UncleanJson, parse_json_body
 from ovtui.servers.base.app import disk_error
-from ovtui.sessions.store import SessionError
+from ovtui.sessions.session_files import SessionError
 
 HTTP_STATUS = {
     "NOT_FOUND": 404,

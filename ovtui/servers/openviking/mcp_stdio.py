@@ -12,18 +12,15 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ovtui.servers.openviking.commit_tasks import CommitTasks
 from ovtui.servers.openviking.mcp_tools import MemoryServer
 from ovtui.servers.openviking.opening import close_parts, open_parts
-from ovtui.servers.openviking.session_writes import SessionWrites
 from ovtui.wiring.workspace import Workspace
 
 
 async def serve_stdio(workspace: Workspace, *, workers: int = 4) -> None:
     with tempfile.TemporaryDirectory(prefix="ovtui-mcp-tasks-") as state:
-        parts, log = open_parts(workspace, state=Path(state), workers=workers)
+        parts = open_parts(workspace, state=Path(state), workers=workers, recoverable=False)
         try:
-            writes = SessionWrites(parts, CommitTasks(parts), recoverable=False)
-            await MemoryServer(parts, writes).run_stdio_async()
+            await MemoryServer(parts).run_stdio_async()
         finally:
-            await close_parts(parts, log)
+            await close_parts(parts)

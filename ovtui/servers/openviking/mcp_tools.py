@@ -2,7 +2,7 @@
 chat app) needs to read the memories ovtui learned and to report its conversations, with one
 config entry. ``ovtui mcp`` serves it over stdio; ``ovtui serve`` at ``/mcp`` (streamable HTTP).
 
-Tools, with OpenViking's semantics through the same facade and session writes as the HTTP routes:
+Tools, with OpenViking's semantics through the same services as the HTTP routes:
 ``search_memories`` (``POST /api/v1/search/search``), ``read_memory`` (``GET /api/v1/content/read``),
 ``list_memories`` (``GET /api/v1/fs/ls``), ``add_messages`` (``POST …/messages/batch``: a missing
 session is created) and ``commit_session`` (``POST …/commit``, answered when its memories are
@@ -23,7 +23,6 @@ stdio, stdout is the wire.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
@@ -40,12 +39,13 @@ from ovtui.core.errors import OvtuiError
 from ovtui.memory.retrieval.access import AccessError, Visibility
 from ovtui.memory.retrieval.content import ListOptions
 from ovtui.protocols.sessions import AddMessageRequest
-from ovtui.servers.base.pool import PoolFull
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.search import SearchRequest, find_query, found_result
-from ovtui.servers.openviking.session_writes import SessionWrites
+from ovtui.servers.openviking.session_bodies import added_body, commit_body
 from ovtui.servers.openviking.tasks import task_body
-from ovtui.sessions.store import SessionError, check_session_id
+from ovtui.sessions.session_files import SessionError, check_session_id
+from ovtui.storage.job_pool import PoolFull
+from ovtui.wiring.services.sessions import NotCommitted
 
 MEMORIES = "viking://~/memories"
 MEMORY_TEMPLATE = "viking://{+path}"
@@ -96,9 +96,9 @@ def refusals(argument: str) -> Iterator[None]:
 class MemoryServer(MCPServer[Any]):
     """The tools and the resource template, over one server's parts (see the module)."""
 
-    def __init__(self, parts: ServerParts, writes: SessionWrites) -> None:
+    def __init__(self, parts: ServerParts) -> None:
         super().__init__("ovtui", instructions=INSTRUCTIONS, log_level="WARNING")
-        self.parts, self.writes = parts, writes
+        self.parts = parts
         self._register()
 
     async def list_resources(self) -> list[MCPResource]:
@@ -119,17 +119,8 @@ class MemoryServer(MCPServer[Any]):
     def _visibility(self, session_id: str | None) -> Visibility:
         return self.parts.workspace.agent.visibility(session_id, None)
 
-    async def _session(self, session_id: str | None) -> str | None:
-        """A session id checked by the one name rule, and that the session exists."""
-        if session_id is None:
-            return None
-        checked = check_session_id(session_id)
-        if not await asyncio.to_thread(self.parts.sessions.exists, checked):
-            raise SessionError(f"session {checked!r} not found", code="NOT_FOUND")
-        return checked
-
     def _register(self) -> None:
-        workspace, writes = self.parts.workspace, self.writes
+        workspace, sessions = self.parts.workspace, self.parts.sessions
 
         @self.tool()
         async def search_memories(
@@ -147,7 +138,7 @@ class MemoryServer(MCPServer[Any]):
             uri, memory_type, abstract and score. With session_id, the session's recent user
             messages shape the ranking and the hits are recorded as used by it."""
             with refusals("target_uri"):
-                session = await self._session(session_id)
+                session = await sessions.require(session_id)
                 wanted = {"op": "must", "field": "memory_type", "conds": memory_types}
                 request = SearchRequest(
                     query=query,
@@ -173,7 +164,7 @@ class MemoryServer(MCPServer[Any]):
             """One memory file's text (OpenViking's content/read, without its MEMORY_FIELDS
             trailer); also a commit's memory_diff.json. With session_id, recorded as used by it."""
             with refusals("uri"):
-                session = await self._session(session_id)
+                session = await sessions.require(session_id)
                 return await workspace.agent.read(
                     uri, self._visibility(session), offset=offset, limit=limit, consumer=session, via="mcp"
                 )
@@ -189,7 +180,7 @@ class MemoryServer(MCPServer[Any]):
             """A folder's entries (OpenViking's fs/ls, agent output: uri, isDir, size, abstract),
             and whether more follow (has_more: call again with offset)."""
             with refusals("uri"):
-                session = await self._session(session_id)
+                session = await sessions.require(session_id)
                 options = ListOptions(recursive=recursive, node_limit=limit, offset=offset)
                 entries, more = await workspace.agent.ls(uri, self._visibility(session), options)
                 return {"entries": entries, "has_more": more}
@@ -199,7 +190,7 @@ class MemoryServer(MCPServer[Any]):
             """Add messages to a session (created by its first message): role user|assistant,
             content or parts (text, tool calls with their output)."""
             with refusals("session_id"):
-                return await writes.add(check_session_id(session_id), messages)
+                return added_body(await sessions.add(check_session_id(session_id), messages))
 
         @self.tool()
         async def commit_session(
@@ -211,16 +202,13 @@ class MemoryServer(MCPServer[Any]):
             memories_extracted); or status skipped with the reason."""
             with refusals("session_id"):
                 try:
-                    answer = await writes.commit(check_session_id(session_id), keep_recent_count)
+                    done = await sessions.commit(check_session_id(session_id), keep_recent_count)
                 except PoolFull as exc:
                     raise ToolError(f"session_id: {exc}; try again shortly (RESOURCE_EXHAUSTED)") from None
-                if answer.job is None:
-                    return answer.body
-                job, pool = answer.job, self.parts.pool
-                while not job.finished and pool.running(job.id):  # a job the server cancelled ends too
-                    await pool.wait(job.id, COMMIT_POLL_S)
-                    job = self.parts.tasks.get(job.id) or job
-                return {**answer.body, "task": task_body(job)}
+                if isinstance(done, NotCommitted):
+                    return commit_body(done)
+                job = await sessions.tasks.finished(done.job, COMMIT_POLL_S)  # or cancelled by the server
+                return {**commit_body(done), "task": task_body(job)}
 
         @self.resource(MEMORY_TEMPLATE, name="memory", mime_type="text/markdown")
         async def memory(path: str) -> str:

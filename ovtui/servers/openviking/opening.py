@@ -4,44 +4,38 @@ closes when it stops: ``ovtui serve`` and ``ovtui mcp`` open them alike."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
 
 from ovtui.core.context import RunContext
 from ovtui.core.events import EventBus
-from ovtui.servers.openviking.commit_tasks import TASK_PREFIX
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.wiring.services.run_frame import run_stamp
 from ovtui.wiring.workspace import Workspace
 
-if TYPE_CHECKING:
-    from ovtui.storage.event_log import EventLog
 
-
-def open_parts(workspace: Workspace, *, state: Any = None, workers: int = 4) -> tuple[ServerParts, EventLog]:
-    """What one server's routes (and its MCP tools) share, and the event log it writes to."""
+def open_parts(
+    workspace: Workspace,
+    *,
+    state: Path | None = None,
+    workers: int = 4,
+    recoverable: bool = True,
+    announce: Callable[[str], None] | None = None,
+) -> ServerParts:
+    """What one server's routes (and its MCP tools) share. ``state``: where its task store lives
+    (default: the workspace's state folder); ``recoverable``: see ``services.sessions``;
+    ``announce`` hears a line per finished commit (the server's log on its output)."""
     run_id = run_stamp()
     log = workspace.parts.event_log(run_id)
     events = EventBus([log])
-    sessions = workspace.parts.sessions
-    tasks = workspace.parts.session_tasks(state, prefix=TASK_PREFIX)
-    parts = ServerParts(
-        workspace=workspace,
-        sessions=sessions,
-        committer=workspace.parts.session_committer(RunContext(run_id, events, asyncio.Event())),
-        tasks=tasks,
-        events=events,
-        workers=workers,
+    run = RunContext(run_id, events, asyncio.Event())
+    sessions = workspace.agent.open_sessions(
+        run, tasks_folder=state, recoverable=recoverable, workers=workers, announce=announce
     )
-    sessions.on_wait = lambda session_id: parts.say(
-        f"session {session_id!r} is locked by another process: waiting for it"
-    )
-    sessions.on_notice = tasks.on_log_error = parts.say
-    return parts, log
+    return ServerParts(workspace, sessions, events, log)
 
 
-async def close_parts(parts: ServerParts, log: EventLog) -> None:
-    await parts.close()
-    await parts.committer.close()
+async def close_parts(parts: ServerParts) -> None:
+    await parts.sessions.close()
     await parts.workspace.aclose()  # the clients' connections of the server's loop
-    parts.tasks.close()
-    log.close()
+    parts.log.close()

@@ -28,7 +28,7 @@ from fastapi.routing import APIRoute
 from ovtui.core.errors import OvtuiError
 from ovtui.memory.retrieval.access import AccessError
 from ovtui.servers.openviking.envelope import HTTP_STATUS
-from ovtui.sessions.store import SessionError
+from ovtui.sessions.session_files import SessionError
 
 ACTOR_PEER_HEADER = "X-OpenViking-Actor-Peer"
 SERVER_TIMING_HEADER = "Server-Timing"

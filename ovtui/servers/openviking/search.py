@@ -28,7 +28,7 @@ from ovtui.memory.retrieval.access import Visibility, invalid_argument
 from ovtui.memory.retrieval.service import FindQuery, Found
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.routing import ACTOR_PEER_HEADER, OpenVikingRoute, compact, stage
-from ovtui.sessions.store import check_session_id
+from ovtui.sessions.session_files import check_session_id
 from ovtui.wiring.workspace import Workspace
 
 MAX_HITS = 1000

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from ovtui.memory.retrieval.access import invalid_argument
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.routing import OpenVikingRoute, full
-from ovtui.sessions.store import check_session_id
+from ovtui.sessions.session_files import check_session_id
 
 DEFAULT_TOKEN_BUDGET = 128_000
 

@@ -11,11 +11,12 @@ from typing import Any
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from ovtui.servers.openviking.commit_tasks import TASK_TYPE
 from ovtui.servers.openviking.envelope import CheckedRoute, fail, ok
 from ovtui.servers.openviking.parts import ServerParts
 from ovtui.sessions.overview import TASK_STATUS
 from ovtui.storage.jobs import Job, JobStatus
+
+TASK_TYPE = "session_commit"  # OpenViking's name of a commit's task
 
 
 def iso(stamp: float) -> str:
@@ -45,14 +46,13 @@ def task_body(job: Job) -> dict[str, Any]:
 
 def tasks_router(parts: ServerParts) -> APIRouter:
     router = APIRouter(prefix="/api/v1/tasks", tags=["tasks"], route_class=CheckedRoute)
+    tasks = parts.sessions.tasks
 
     @router.get("/{task_id}")
     async def get_task(task_id: str, wait: float = Query(0.0, ge=0.0, le=30.0)) -> JSONResponse:
-        job = parts.tasks.get(task_id)
+        job = await tasks.get(task_id, wait)
         if job is None:
             return fail("NOT_FOUND", f"task {task_id!r} not found", 404)
-        if not job.finished and wait > 0:
-            await parts.pool.wait(task_id, wait)
         return ok(task_body(job))
 
     @router.get("")
@@ -62,7 +62,7 @@ def tasks_router(parts: ServerParts) -> APIRouter:
         resource_id: str | None = Query(None),
         limit: int = Query(50, ge=1, le=1000),
     ) -> JSONResponse:
-        bodies = [task_body(j) for j in parts.tasks.jobs.values()]
+        bodies = [task_body(j) for j in tasks.listed()]
         if task_type is not None:
             bodies = [b for b in bodies if b["task_type"] == task_type]
         if status is not None:

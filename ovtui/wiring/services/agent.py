@@ -1,6 +1,7 @@
 """What an agent reads back and hands in: find, session-aware search, read and its summaries,
 listings, a session's context, archives and deletion, each for a ``Visibility``; every memory
-served to a session recorded in the use ledger; a conversation file committed as a session.
+served to a session recorded in the use ledger; a conversation file committed as a session; and a
+server's session API (``open_sessions``: sessions, messages, commits and their tasks).
 
 ``ovtui serve``'s routes and ``ovtui mcp``'s tools call these; the coroutines keep the loop free.
 """
@@ -16,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ovtui.core.errors import OvtuiError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
+    from ovtui.core.context import RunContext
     from ovtui.core.events import EventBus
     from ovtui.memory.ledger_state import Via
     from ovtui.memory.retrieval.access import Visibility
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
     from ovtui.sessions.commit import CommitOutcome, SessionCommitter
     from ovtui.sessions.inbox import SessionInbox
     from ovtui.wiring.composition import Composition
+    from ovtui.wiring.services.sessions import Sessions
 
 RECENT_USER_MESSAGES = 3  # of a session, shaping the query of a search made for it
 
@@ -145,6 +149,28 @@ class AgentAPI:
 
     async def stat(self, uri: str, visibility: Visibility) -> dict[str, Any]:
         return await self.parts.retrieval.stat(uri, visibility)
+
+    def open_sessions(
+        self,
+        run: RunContext,
+        *,
+        tasks_folder: Path | None = None,
+        recoverable: bool = True,
+        workers: int = 4,
+        announce: Callable[[str], None] | None = None,
+    ) -> Sessions:
+        """The session API of one server, with its own task store (under ``tasks_folder``, by
+        default the workspace's state folder), pool and committer (see ``services.sessions``)."""
+        from ovtui.wiring.services.sessions import Sessions
+
+        return Sessions(
+            self.parts,
+            run,
+            tasks_folder=tasks_folder,
+            recoverable=recoverable,
+            workers=workers,
+            announce=announce,
+        )
 
     async def session_context(self, session_id: str, token_budget: int) -> dict[str, Any]:
         from ovtui.sessions.context import session_context

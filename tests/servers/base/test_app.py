@@ -13,7 +13,7 @@ from server_support import threaded_server
 
 from ovtui.servers.base.app import create_app
 from ovtui.servers.base.binding import ServerConfigError, is_loopback, resolve_api_key
-from ovtui.servers.base.pool import PoolFull, WorkerPool
+from ovtui.storage.job_pool import PoolFull, WorkerPool
 from ovtui.storage.jobs import INTERRUPTED, LOG_NAME, Job, JobStatus, JobStore, StateFolderBusy
 
 KEY = "test-key-5d2e"

@@ -1,5 +1,6 @@
 """A server's workers: the jobs of a ``JobStore`` run on the event loop, at most ``workers`` at
-once, and new ones refused past ``max_queued`` (the route answers 429 with Retry-After)."""
+once, and new ones refused past ``max_queued`` (``PoolFull``: the route answers 429 with
+Retry-After). The benchmark service runs its jobs here, the session API its commits."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Session store calls from the routes: in a worker thread (they touch files and take a file lock),
-never waiting for a lock in a thread the other requests share.
+"""Session store calls of a server's use cases: in a worker thread (they touch files and take a
+file lock), never waiting for a lock in a thread the other requests share.
 
 A call first runs in the shared pool with no wait at all: a session nobody else holds (nearly
 always) costs one thread hop. When another process (or another request's thread) holds the
