@@ -87,6 +87,13 @@ def test_a_breach_is_reported(tmp_path: Path, module: str, line: str, contract: 
     assert verdict(result.stdout, contract) == "BROKEN", result.stdout
 
 
+def test_every_folder_of_the_package_is_a_package_the_contracts_see() -> None:
+    """A folder without ``__init__.py`` is a namespace package, which import-linter does not read:
+    its imports would break every contract unseen."""
+    folders = {p.parent for p in (ROOT / "ovtui").rglob("*.py")}
+    assert [f for f in folders if not (f / "__init__.py").exists()] == []
+
+
 def verdict(report: str, contract: str) -> str:
     """KEPT or BROKEN: the word that follows the contract's name in the summary (names wrap)."""
     text = " ".join(report.split())

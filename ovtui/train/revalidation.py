@@ -75,6 +75,24 @@ class Drift(Model):
         return f"{PARTS[self.part]} changed: {shown(self.was)} → {shown(self.now)}"
 
 
+def setup_now(
+    environment_name: str, environment: object, *, model: str | None, agent: str, backend: str
+) -> Setup:
+    """The setup of now: ``environment`` (None where it cannot be built) says its written policy
+    and tool schemas only when it ``DescribesSetup``."""
+    from ovtui.plugins.environment import DescribesSetup
+
+    described = environment if isinstance(environment, DescribesSetup) else None
+    return Setup(
+        environment=environment_name,
+        policy_text=text_hash(described.policy_text()) if described else None,
+        tool_schema=schema_hash(described.tool_schemas()) if described else None,
+        model=model,
+        agent=agent,
+        backend=backend,
+    )
+
+
 def drifted(then: Setup, now: Setup) -> list[Drift]:
     """The parts of ``then`` that ``now`` no longer has, in the order of PARTS. The environment's
     name is not a part of its own: another environment shows as another policy and tools."""

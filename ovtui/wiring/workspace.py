@@ -81,6 +81,11 @@ class Workspace:
         model where it uses one (``offline``, ``llm:gpt-4o-mini``)."""
         return self.parts.backend_label()
 
+    @property
+    def uses_model(self) -> bool:
+        """Whether the backend calls the ``[llm]`` model (its runs then have tokens and cost)."""
+        return self.parts.backend().uses_model
+
     @cached_property
     def _frame(self) -> RunFrame:
         return RunFrame(self.parts)

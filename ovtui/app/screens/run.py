@@ -57,7 +57,7 @@ EMPTY_RUN = (
 NO_CURVE = "No evaluation yet: the learning curve appears with the run's first evaluation (t or v)."
 NO_FLIPS = "No case results yet: each case's pass/fail per stage appears as the run evaluates (t or v)."
 NO_COST = "No model calls yet: tokens and cost per stage appear as the run calls the model."
-OFFLINE_COST = "The offline backend makes no model calls: nothing to count (no tokens, no cost)."
+NO_MODEL_COST = "The {backend} backend makes no model calls: nothing to count (no tokens, no cost)."
 
 
 class RunScreen(MainScreen):
@@ -135,7 +135,7 @@ class RunScreen(MainScreen):
                     ("plans", "plans"),
                 ):
                     yield StageProgress(stage, label)
-                yield Static(usage_line(self.workspace.backend_label, {}), id="usage")
+                yield Static(self._usage_line({}), id="usage")
             yield Static(accuracy_line(self.progress), id="accuracy")
             yield Static(self._views_line("run-log-pane"), id="run-views")
             with ContentSwitcher(initial="run-log-pane", id="run-view"):
@@ -145,9 +145,15 @@ class RunScreen(MainScreen):
                 yield ChartOrEmpty(LearningCurvePlot(id="curve-plot"), NO_CURVE, id="run-curve")
                 with VerticalScroll(id="run-flips"):
                     yield Static(NO_FLIPS, id="flips-map", markup=False)
-                no_cost = OFFLINE_COST if self.workspace.backend_label == "offline" else NO_COST
+                workspace = self.workspace
+                no_cost = (
+                    NO_COST if workspace.uses_model else NO_MODEL_COST.format(backend=workspace.backend_label)
+                )
                 yield ChartOrEmpty(StageCostPlot(id="cost-plot"), no_cost, id="run-cost")
         yield KeyFooter()
+
+    def _usage_line(self, usage: dict[str, float]) -> str:
+        return usage_line(self.workspace.backend_label, usage, uses_model=self.workspace.uses_model)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("train", "evaluate", "stream", "pick_dataset"):
@@ -325,9 +331,7 @@ class RunScreen(MainScreen):
         self.query_one("#run-status", Static).update(p.status_line(), layout=p.failed is not None)
         for stage, done, total, text in p.stage_rows():
             self.query_one(f"#stage-{stage}", StageProgress).set(done, total, text)
-        self.query_one("#usage", Static).update(
-            usage_line(self.workspace.backend_label, p.usage), layout=False
-        )
+        self.query_one("#usage", Static).update(self._usage_line(p.usage), layout=False)
         self.query_one("#accuracy", Static).update(accuracy_line(p), layout=False)
         if p.command:
             self.query_one("#run-empty").display = False

@@ -245,9 +245,10 @@ def totals(usage: dict[str, dict[str, float]]) -> dict[str, float]:
     return {k: sum(float(stage.get(k, 0)) for stage in stages) for k in keys}
 
 
-def usage_line(backend: str, usage: dict[str, float]) -> str:
-    if backend == "offline":
-        return "LLM: offline backend (no tokens, no cost)"
+def usage_line(backend: str, usage: dict[str, float], *, uses_model: bool = True) -> str:
+    """The run's model tokens and cost so far; a backend that uses no model says it has none."""
+    if not uses_model:
+        return f"LLM: {backend} backend (no tokens, no cost)"
     prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
     cost = usage.get("cost", 0)
     return f"LLM: {backend} · tokens {prompt:,} prompt + {completion:,} completion · cost ${cost:.4f}"

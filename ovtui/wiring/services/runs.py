@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ovtui.core.errors import OvtuiError
+from ovtui.wiring.composition import TrainPlan
 from ovtui.wiring.services.run_frame import RunFrame
 
 if TYPE_CHECKING:
     from ovtui.core.context import RunSteering
-    from ovtui.core.domain import Case
     from ovtui.core.events import Listener
-    from ovtui.core.interfaces import CaseLoader
     from ovtui.train.reports import RunReport
     from ovtui.wiring.composition import Composition
 
@@ -46,6 +45,28 @@ class Runs:
         self.frame = frame
         self.config = parts.config
 
+    def plan(self, options: TrainOptions, *, wait_for_review: bool = False) -> TrainPlan:
+        """``options`` resolved against ovtui.toml once, checked: what the run is built from."""
+        cfg, review = self.config.trainer, self.config.review
+        # None means "from the config"; 0 epochs is a real choice (evaluate only), so no `or` here.
+        plan = TrainPlan(
+            dataset=options.dataset or cfg.dataset,
+            epochs=cfg.epochs if options.epochs is None else options.epochs,
+            batch_size=cfg.batch_size if options.batch_size is None else options.batch_size,
+            approve=options.approve or review.policy,
+            dry_run=review.dry_run if options.dry_run is None else options.dry_run,
+            eval_split=options.eval_split,
+            limit=options.limit,
+            trials=self.frame.trials(options.trials),
+            wait_for_review=wait_for_review,
+        )
+        if plan.epochs < 0 or plan.batch_size < 1 or (plan.limit or 0) < 0:
+            raise OvtuiError(
+                f"train: epochs must be ≥ 0 (got {plan.epochs}), batch size ≥ 1 (got {plan.batch_size}), "
+                f"limit ≥ 0 (got {plan.limit})"
+            )
+        return plan
+
     async def train(
         self,
         options: TrainOptions,
@@ -57,39 +78,17 @@ class Runs:
     ) -> RunReport:
         """Train on a dataset's cases. ``wait_for_review``: a parked plan holds the run until a
         person settles it (in any process); ``steering``: what a person changes while it runs."""
-        cfg, parts, frame = self.config.trainer, self.parts, self.frame
-        dataset = options.dataset or cfg.dataset
-        approve = options.approve or self.config.review.policy
-        dry_run = self.config.review.dry_run if options.dry_run is None else options.dry_run
-        # None means "from the config"; 0 epochs is a real choice (evaluate only), so no `or` here.
-        batch = cfg.batch_size if options.batch_size is None else options.batch_size
-        epochs = cfg.epochs if options.epochs is None else options.epochs
-        trials = frame.trials(options.trials)
-        if epochs < 0 or batch < 1 or (options.limit or 0) < 0:
-            raise OvtuiError(
-                f"train: epochs must be ≥ 0 (got {epochs}), batch size ≥ 1 (got {batch}), "
-                f"limit ≥ 0 (got {options.limit})"
-            )
-        sealed = await frame.sealed(dataset, options.eval_split, options.unseal)
-        async with frame.open("train", dataset, listeners, cancel, steering) as (report, run):
+        frame = self.frame
+        plan = self.plan(options, wait_for_review=wait_for_review)
+        sealed = await frame.sealed(plan.dataset, plan.eval_split, options.unseal)
+        async with frame.open("train", plan.dataset, listeners, cancel, steering) as (report, run):
             report.sealed = sealed
-
-            def read_cases() -> tuple[CaseLoader, CaseLoader | None, list[Case]]:
-                train_cases = parts.case_loader(dataset, "train", batch, options.limit)
-                split = options.eval_split
-                eval_cases = parts.eval_cases(dataset, split, batch, trials) if split else None
-                return train_cases, eval_cases, parts.validation_cases(dataset, train_cases, batch)
-
-            train_cases, eval_cases, validation = await asyncio.to_thread(read_cases)
-            engine = parts.engine(
-                run, approve=approve, dry_run=dry_run, wait_for_review=wait_for_review, validation=validation
+            built = await asyncio.to_thread(self.parts.training_run, run, report, plan)
+            frame.started(run, report, epochs=plan.epochs, approve=plan.approve, dry_run=plan.dry_run)
+            frame.warn_unread(run, built.policy_set)
+            result = await built.pipeline.train(
+                built.train_cases, built.policy_set, epochs=plan.epochs, eval_cases=built.eval_cases
             )
-            policy_set = await parts.loader.load()
-            trainer = parts.trainer(cfg.train_with, engine, policy_set)
-            pipeline = parts.pipeline(trainer, run, dataset, report)
-            frame.started(run, report, epochs=epochs, approve=approve, dry_run=dry_run)
-            frame.warn_unread(run, policy_set)
-            result = await pipeline.train(train_cases, policy_set, epochs=epochs, eval_cases=eval_cases)
             report.stages = result.stages
             for training in result.training:
                 report.errors += training.errors

@@ -1,0 +1,1 @@
+"""The use cases a ``Workspace`` holds, one module each (``ovtui.wiring.workspace`` names them)."""
