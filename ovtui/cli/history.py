@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ovtui.cli.common import open_workspace, whole_number
 from ovtui.core.errors import OvtuiError
-from ovtui.memory.memory_diff import RECORD_KINDS, skipped_line
+from ovtui.memory.record_kinds import RECORD_KINDS
 
 if TYPE_CHECKING:
     from ovtui.memory.history import HistoryEntry
@@ -88,6 +88,8 @@ def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
         yield f"plan      {record.review.plan_id}"
     s = record.summary
     yield f"changes   {s.total_adds} added, {s.total_updates} updated, {s.total_deletes} deleted"
+    from ovtui.memory.memory_diff import skipped_line  # the records' models: only once one is shown
+
     for skipped in record.skipped_operations:
         yield f"skipped   {skipped_line(skipped)}"
     for d in record.review.decisions:

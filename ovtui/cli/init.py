@@ -8,13 +8,13 @@ import os
 import shlex
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ovtui.cli.common import add_workspace_arguments, where
-from ovtui.core.config import OvtuiConfig
 from ovtui.core.errors import OvtuiError
-from ovtui.storage.config_file import save_config
-from ovtui.storage.fsio import make_dirs, make_root
-from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
+
+if TYPE_CHECKING:
+    from ovtui.storage.paths import WorkspacePaths
 
 FOLDERS = (
     "memories/experiences",
@@ -37,8 +37,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 # System folders whose files are the kernel's, not files: a workspace there makes no sense.
 SYSTEM_FOLDERS = ("/proc", "/sys", "/dev")
-# What init writes at the top of the folder; what of it was not there before goes again on failure.
-WRITTEN = (CONFIG_FILE, "memories", "datasets", "inbox")
+
+
+def _written() -> tuple[str, ...]:
+    """What init writes at the top of the folder; what of it was not there before goes again on failure."""
+    from ovtui.storage.paths import CONFIG_FILE  # in here: building the parser loads no storage
+
+    return (CONFIG_FILE, "memories", "datasets", "inbox")
 
 
 def refuse_target(root: Path) -> None:
@@ -49,6 +54,8 @@ def refuse_target(root: Path) -> None:
         raise OvtuiError(f"{root} is in {system}, a system folder of the kernel: choose another folder")
     if root.exists() and not root.is_dir():
         raise OvtuiError(f"{root} is a file, not a folder: give the folder to make the workspace in")
+    from ovtui.storage.paths import CONFIG_FILE
+
     if (root / CONFIG_FILE).exists() or (root / "memories").exists():
         raise OvtuiError(f"{root} is already a workspace: nothing was changed")
 
@@ -56,9 +63,14 @@ def refuse_target(root: Path) -> None:
 def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
     """Make ``root`` a workspace, all or nothing: when a write fails (a full or read-only disk, no
     permission) what this call made is removed again and the error raised."""
+    from ovtui.core.config import OvtuiConfig
+    from ovtui.storage.config_file import save_config
+    from ovtui.storage.fsio import make_dirs, make_root
+    from ovtui.storage.paths import WorkspacePaths
+
     refuse_target(root)
     first_new = _first_missing(root)
-    before = {name for name in WRITTEN if os.path.lexists(root / name)}
+    before = {name for name in _written() if os.path.lexists(root / name)}
     try:
         make_root(root)
         if sample:
@@ -90,7 +102,7 @@ def _undo(root: Path, first_new: Path | None, before: set[str]) -> None:
     if first_new is not None:  # every folder from there down is this call's own
         shutil.rmtree(first_new, ignore_errors=True)
         return
-    for name in WRITTEN:
+    for name in _written():
         if name in before:
             continue
         path = root / name

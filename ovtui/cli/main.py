@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 
@@ -60,11 +59,24 @@ APP_COMMAND = "app"
 APP_PACKAGE = "ovtui.app"
 
 
-def _version() -> str:
-    try:
-        return version("ovtui")
-    except PackageNotFoundError:
-        return "unknown"
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked: importlib.metadata costs
+    tens of milliseconds that every other command would pay."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **_: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("ovtui")
+        except PackageNotFoundError:
+            found = "unknown"
+        print(f"ovtui {found}")  # on stdout, where argparse's own version action prints
+        parser.exit()
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -74,7 +86,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Human-in-the-loop training of an agent's experience memory.",
         epilog="Without a command, `ovtui [WORKSPACE]` opens the app on WORKSPACE (default: current folder).",
     )
-    parser.add_argument("--version", action="version", version=f"ovtui {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     app = sub.add_parser(APP_COMMAND, help="open the app (what `ovtui [WORKSPACE]` does)")
     app.add_argument("workspace", nargs="?", default=".", type=Path, help=WORKSPACE_HELP)

@@ -4,7 +4,6 @@ list; add messages to a session and commit it). ``ovtui serve`` serves the same 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
@@ -19,10 +18,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def run_mcp(args: argparse.Namespace) -> int:
+    # stdout is the protocol's: every log line goes to stderr (configured before the SDK's own).
+    import logging
+
     from ovtui.cli.common import open_workspace, run_closing
     from ovtui.servers.openviking.mcp_stdio import serve_stdio
 
-    # stdout is the protocol's: every log line goes to stderr (configured before the SDK's own).
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="ovtui mcp: %(message)s")
     workspace = open_workspace(args.workspace)
     run_closing(workspace, serve_stdio(workspace, workers=max(1, args.workers)))

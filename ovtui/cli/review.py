@@ -25,7 +25,6 @@ from ovtui.cli.common import (
     whole_number,
 )
 from ovtui.core.errors import OvtuiError
-from ovtui.storage.faults import os_error_line
 
 if TYPE_CHECKING:
     from ovtui.core.domain import PolicyPlanItem
@@ -127,6 +126,8 @@ def _waiting(workspace: Workspace) -> list[PendingPlan]:
     try:
         workspace.review.refresh_stale()
     except OSError as exc:
+        from ovtui.storage.faults import os_error_line
+
         print(
             f"ovtui: note: stale marks not brought up to date: {os_error_line(exc, where)}", file=sys.stderr
         )

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,6 +11,8 @@ from typing import TYPE_CHECKING, TextIO, TypeVar
 from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing, where, whole_number
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ovtui.core.events import Event, Listener
     from ovtui.train.reports import RunReport
     from ovtui.wiring.workspace import Workspace
@@ -215,6 +215,9 @@ def run_train(args: argparse.Namespace) -> int:
 
 async def cancellable(start: Callable[[asyncio.Event], Awaitable[T]], announce: str = "") -> T:
     """Ctrl-C asks the run to stop between batches instead of killing it mid-apply."""
+    import asyncio  # in here, as the kernel is: building the parser stays quick
+    import signal
+
     cancel = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, cancel.set)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -24,8 +24,6 @@ from ovtui.core.decisions import ReviewDecision
 from ovtui.core.errors import MemoryFormatError
 from ovtui.core.fileformat import MemoryFile, parse_memory
 
-RecordKind = Literal["apply", "dry_run", "revert", "session_commit", "migrate", "edit"]
-RECORD_KINDS: tuple[str, ...] = get_args(RecordKind)
 # Fields that change on every write without changing what a memory says.
 TRACE_FIELDS = frozenset({"version", "trace_id", "updated_at", "last_trace_id", "extracted_at"})
 

@@ -20,7 +20,7 @@ from ovtui.app.screens.confirm import ConfirmModal
 from ovtui.app.screens.history import FILTER_HELP
 from ovtui.app.views.history import HistoryFilter
 from ovtui.app.widgets.vim_table import VimTable
-from ovtui.memory.memory_diff import RecordKind
+from ovtui.memory.record_kinds import RecordKind
 from ovtui.wiring.workspace import Workspace
 
 
