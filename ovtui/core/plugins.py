@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.metadata import EntryPoint, EntryPoints, entry_points
+from itertools import chain
 
 from ovtui.core.errors import ConfigError
 
@@ -20,7 +21,11 @@ from ovtui.core.errors import ConfigError
 def _every_entry_point() -> EntryPoints:
     # One scan of the installed distributions for all of ovtui's groups: each scan reads every
     # distribution's entry_points.txt, ~10 ms a group on a venv like the test extra's.
-    return entry_points()
+    every = entry_points()
+    # Python 3.11 answers a (deprecated) dict of groups, 3.12 the entry points themselves.
+    if isinstance(every, EntryPoints):
+        return every
+    return EntryPoints(chain.from_iterable(every.select(group=group) for group in every.groups))
 
 
 @cache
