@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ovtui.environments.sample.workspace import write_sample_workspace
 from ovtui.environments.tau2_airline import data as tau2_data
 from ovtui.train.comparison import Comparison
-from ovtui.train.paired import paired
+from ovtui.train.inference import paired
 from ovtui.train.reports import RunReport
 from ovtui.wiring.registry import ENVIRONMENTS
 from ovtui.wiring.services.measures import CompareOptions

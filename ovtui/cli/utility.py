@@ -74,7 +74,7 @@ class MeasuredLine:
 
 
 def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome, tokens: TokenCounter) -> str:
-    from ovtui.train.utility import UTILITY_FILE
+    from ovtui.train.utility import CORRECTION, UTILITY_FILE
 
     return json.dumps(
         {
@@ -86,7 +86,12 @@ def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome, t
             "estimated_calls": plan.calls,
             "tokenizer": tokens.tokenizer,
             "tokens_estimated": not tokens.exact,
-            "calls": sum(e.calls for e in outcome.measured) + 2 * plan.trials * len(plan.cases),
+            "calls": sum(e.calls for e in outcome.measured)
+            + 3 * plan.trials * len(plan.cases)
+            + outcome.checked_calls,
+            "correction": CORRECTION,
+            "checked_together": outcome.checked,
+            "kept": outcome.kept,
             "experiences": [e.model_dump(mode="json") for e in outcome.measured],
             "unmeasured": plan.unmeasured,
             "cancelled": outcome.cancelled,
@@ -100,7 +105,7 @@ def _as_json(workspace: Workspace, plan: UtilityPlan, outcome: UtilityOutcome, t
 
 def run_utility(args: argparse.Namespace) -> int:
     from ovtui.cli.train import ProgressLine, cancellable
-    from ovtui.train.utility import UTILITY_FILE
+    from ovtui.train.utility import CORRECTION, UTILITY_FILE
     from ovtui.wiring.services.measures import UtilityOptions
 
     workspace = open_workspace(args.workspace)
@@ -134,6 +139,11 @@ def run_utility(args: argparse.Namespace) -> int:
     else:
         for entry in outcome.measured:
             print(f"{entry.name}: {entry.line()}")
+        if outcome.measured:
+            print(f"p-values corrected for {len(outcome.measured)} test(s) at once ({CORRECTION})")
+        for line in [outcome.checked, *outcome.kept]:
+            if line:
+                print(line)
         if outcome.plan_id:
             print(f"proposed for review: plan {outcome.plan_id} (`ovtui review show {outcome.plan_id}`)")
     saved = where(workspace.root / UTILITY_FILE)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ovtui.train.paired import direction, paired
+from ovtui.train.inference import paired
 from ovtui.train.reports import RunReport
 from ovtui.train.run_charts import curve_points, do_nothing_floor
 from ovtui.train.run_charts import flips_map as read_flips_map
@@ -172,10 +172,11 @@ def cost_table(report: RunReport) -> str:
     return f'<table class="cost"><tr><th>stage</th>{head}</tr>{rows}</table>'
 
 
-def verdict_section(report: RunReport, k: float) -> str:
+def verdict_section(report: RunReport) -> str:
     if report.comparison is not None:
         c = report.comparison
         lines = "".join(f"<li>{escape(line)}</li>" for line in c.lines()[:-1])
+        lines += f'<li class="noise">{escape(c.noise)}</li>' if c.noise else ""
         return (
             f'<p class="verdict" data-verdict="{escape(c.verdict)}">{escape(c.verdict)}</p><ul>{lines}</ul>'
         )
@@ -183,18 +184,21 @@ def verdict_section(report: RunReport, k: float) -> str:
     if first is None or last is None or not first.results or not last.results:
         return "<p>No baseline and final evaluation to compare in this run.</p>"
     result = paired(first.results, last.results)
+    inference = result.inference
     way = {"better": "final better than baseline", "worse": "final worse than baseline"}
-    said = way.get(direction(result.delta, result.se, k), "no measurable difference")
-    ci = f"[{result.ci[0]:+.1%}, {result.ci[1]:+.1%}]" if result.ci else "n/a"
+    said = way.get(inference.direction, "no measurable difference")
+    low, high = inference.ci
+    why = inference.why_not() or ""
     return (
-        f'<p class="verdict" data-verdict="{escape(said)}">{escape(said)} (paired rule, k={k:g})</p>'
-        f"<p>Δ {result.delta:+.1%} (SE {result.se:.1%}), 95% CI {ci}, McNemar p={result.p_value:.3g}; "
-        f"gained {len(result.gained)}, lost {len(result.lost)}. No A/A null in a training run: "
-        "<code>ovtui compare</code> measures one.</p>"
+        f'<p class="verdict" data-verdict="{escape(said)}">{escape(said)} (by the case)</p>'
+        f"<p>Δ {inference.delta:+.1%}, 95% CI [{low:+.1%}, {high:+.1%}], {escape(inference.test)} "
+        f"p={inference.p_value:.3g}; gained {len(result.gained)}, lost {len(result.lost)}. "
+        f"{escape(why + '; ' if why else '')}{escape(inference.power_text())}. No A/A null in a training "
+        "run: <code>ovtui compare</code> measures one.</p>"
     )
 
 
-def render_html(report: RunReport, k: float = 2.0) -> str:
+def render_html(report: RunReport) -> str:
     title = f"ovtui {report.command} {report.run_id}"
     sealed = "".join(
         f"<p>Sealed split {escape(key)}: scored {count} time(s), this run included.</p>"
@@ -205,7 +209,7 @@ def render_html(report: RunReport, k: float = 2.0) -> str:
         f"<style>{STYLE}</style></head><body>"
         f"<h1>{escape(title)}</h1><p>dataset {escape(report.dataset)} · backend {escape(report.backend)}"
         f"{' · cancelled' if report.cancelled else ''}</p>{sealed}"
-        f"<h2>Verdict</h2>{verdict_section(report, k)}"
+        f"<h2>Verdict</h2>{verdict_section(report)}"
         f"<h2>Learning curve</h2>{learning_curve(report)}"
         f"<h2>Flips map</h2>{flips_map(report)}"
         f"<h2>Per case</h2>{case_table(report)}"

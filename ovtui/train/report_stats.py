@@ -1,12 +1,9 @@
-"""Statistics for run reports: which cases flipped between the baseline and the
-final eval, pass^k over repeated trials, and a paired bootstrap interval of the accuracy delta."""
+"""Statistics for run reports: which cases flipped between the baseline and the final eval, and
+pass^k over repeated trials (the delta's interval and test are ``ovtui.train.inference``'s)."""
 
 from __future__ import annotations
 
-import random
 from math import comb
-
-BOOTSTRAP_SAMPLES = 2000
 
 
 def flips(baseline: dict[str, list[int]], final: dict[str, list[int]]) -> tuple[list[str], list[str]]:
@@ -27,30 +24,3 @@ def pass_hat_k(results: dict[str, list[int]], k: int) -> float | None:
     if not results or any(len(t) < k for t in results.values()):
         return None
     return sum(comb(sum(t), k) / comb(len(t), k) for t in results.values()) / len(results)
-
-
-def bootstrap_delta(
-    baseline: dict[str, list[int]],
-    final: dict[str, list[int]],
-    *,
-    samples: int = BOOTSTRAP_SAMPLES,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float] | None:
-    """Percentile interval of final − baseline accuracy, resampling cases (paired) with replacement.
-    Seeded, so the same results always print the same interval."""
-    common = sorted(set(baseline) & set(final))
-    if len(common) < 2:
-        return None
-    pairs = [
-        (sum(final[c]) / len(final[c]) - sum(baseline[c]) / len(baseline[c]))
-        for c in common
-        if final[c] and baseline[c]
-    ]
-    if len(pairs) < 2:
-        return None
-    rng = random.Random(seed)
-    n = len(pairs)
-    deltas = sorted(sum(pairs[rng.randrange(n)] for _ in range(n)) / n for _ in range(samples))
-    tail = (1 - confidence) / 2
-    return deltas[int(tail * (samples - 1))], deltas[int((1 - tail) * (samples - 1))]

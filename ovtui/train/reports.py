@@ -122,20 +122,21 @@ class RunReport(Model):
         return "\n".join(lines)
 
     def _statistics(self, first: StageReport | None, last: StageReport | None) -> list[str]:
-        """Flips, the bootstrap interval of the delta, pass^k and the do-nothing floor."""
-        from ovtui.train.report_stats import bootstrap_delta, flips, pass_hat_k
+        """Flips, the delta's interval and test by the case, pass^k and the do-nothing floor."""
+        from ovtui.train.inference import paired
+        from ovtui.train.report_stats import flips, pass_hat_k
 
         lines: list[str] = []
         if first and last and first.results and last.results:
             fixed, broken = flips(first.results, last.results)
             lines.append(f"fail→pass ({len(fixed)}): {_names(fixed)}")
             lines.append(f"pass→fail ({len(broken)}): {_names(broken)}")
-            interval = bootstrap_delta(first.results, last.results)
-            if interval is not None:
-                lines.append(
-                    f"accuracy delta 95% CI (paired bootstrap over cases): "
-                    f"[{interval[0] * 100:+.2f}pp, {interval[1] * 100:+.2f}pp]"
-                )
+            inference = paired(first.results, last.results).inference
+            low, high = inference.ci
+            lines.append(
+                f"accuracy delta 95% CI (by the case): [{low * 100:+.2f}pp, {high * 100:+.2f}pp], "
+                f"{inference.test} p={inference.p_value:.3g}"
+            )
         for stage in (s for s in self.stages if s.stage != "train_epoch"):
             if stage.trials > 1:
                 ks = ", ".join(

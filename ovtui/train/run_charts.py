@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ovtui.train.report_stats import bootstrap_delta
+from ovtui.train.inference import rate_interval
 from ovtui.train.reports import StageReport
 
 EVAL_STAGES = ("baseline_eval", "final_eval", "eval", "compare_a", "compare_b", "compare_aa")
@@ -52,10 +52,9 @@ class FlipsMap:
 
 
 def accuracy_interval(stage: StageReport) -> tuple[float, float] | None:
-    """A 95% bootstrap interval of a stage's accuracy over its cases (against an all-fail stage
-    of the same cases, so the delta is the accuracy itself)."""
-    zeros = {case: [0] * len(trials) for case, trials in stage.results.items()}
-    return bootstrap_delta(zeros, stage.results)
+    """The exact 95% interval of a stage's accuracy by the case (``inference.rate_interval``:
+    Clopper–Pearson at one trial per case; never zero-width). None without per-case results."""
+    return rate_interval(stage.results) if stage.results else None
 
 
 def curve_points(stages: list[StageReport]) -> list[CurvePoint]:

@@ -156,9 +156,7 @@ class Composition(SharedParts):
             PatchMergePolicyOptimizer(self.store, backends.merger, self.review_feedback()),
             self.updater(dry_run),
         )
-        policy = ReviewPolicy(
-            approve, self.config.review.second_approver_for, gate_k=self.config.evaluation.k
-        )
+        policy = ReviewPolicy(approve, self.config.review.second_approver_for)
         return PolicyTrainingEngine(
             stages,
             self.loader,

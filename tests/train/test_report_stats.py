@@ -1,8 +1,8 @@
-"""Report statistics: flips, pass^k (tau2's formula), the paired bootstrap interval."""
+"""Report statistics: flips, pass^k (tau2's formula), the delta's interval by the case."""
 
 from __future__ import annotations
 
-from ovtui.train.report_stats import bootstrap_delta, flips, pass_hat_k
+from ovtui.train.report_stats import flips, pass_hat_k
 from ovtui.train.reports import RunReport, StageReport
 
 
@@ -20,17 +20,6 @@ def test_pass_hat_k_is_the_chance_that_k_trials_all_pass() -> None:
     assert pass_hat_k(results, 5) is None
 
 
-def test_bootstrap_interval_is_seeded_and_brackets_the_delta() -> None:
-    baseline = {f"c{i}": [int(i % 3 == 0)] for i in range(30)}
-    final = {f"c{i}": [int(i % 3 != 1)] for i in range(30)}
-    delta = sum(final[c][0] - baseline[c][0] for c in final) / 30
-    low, high = bootstrap_delta(baseline, final) or (0.0, 0.0)
-    assert low < delta < high and high - low < 0.7
-    assert bootstrap_delta(baseline, final) == (low, high)
-    same = bootstrap_delta(baseline, baseline)
-    assert same == (0.0, 0.0)
-
-
 def test_summary_prints_flips_interval_pass_k_and_the_floor() -> None:
     first = StageReport(
         stage="baseline_eval", epoch=-1, cases=4, passed=1, avg_reward=0.25,
@@ -44,6 +33,7 @@ def test_summary_prints_flips_interval_pass_k_and_the_floor() -> None:
         run_id="r", command="train", backend="offline", dataset="d", stages=[first, last]
     ).summary()
     assert "fail→pass (1): a" in text and "pass→fail (1): b" in text  # 1 of 2 is no majority
-    assert "accuracy delta 95% CI (paired bootstrap over cases): [" in text
+    # Per case: a +1, b −½: a t interval over two cases, wide and never zero-width.
+    assert "accuracy delta 95% CI (by the case): [" in text and "paired t-test over cases p=" in text
     assert "[final_eval] 2 trials per case: pass^1=75.00%, pass^2=50.00%" in text
     assert "[baseline_eval] do-nothing baseline: 1/2 (50.00%)" in text

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ovtui.core.events import Event
 from ovtui.train.comparison import STAGE_A, STAGE_AA, STAGE_B, Comparison
-from ovtui.train.paired import NOISE
+from ovtui.train.inference import NOISE
 
 RUNS = {STAGE_A: "A", STAGE_B: "B", STAGE_AA: "A again (the A/A null)"}
 EMPTY = (
@@ -34,7 +34,7 @@ def progress_line(event: Event) -> tuple[int, int, str] | None:
 
 def result_text(result: Comparison) -> Text:
     text = Text()
-    style = "bold" if result.verdict == NOISE else "bold reverse"
-    text.append(f"verdict (k={result.k:g}): {result.verdict}\n\n", style=style)
+    style = "bold" if result.verdict.startswith(NOISE) else "bold reverse"
+    text.append(f"verdict: {result.verdict}\n\n", style=style)
     text.append("\n".join(result.lines()[:-1]))
     return text

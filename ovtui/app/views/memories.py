@@ -21,7 +21,12 @@ BAR_WIDTH = 24  # the longest bar of the histogram, in characters
 TRAJECTORIES_SHOWN = 5
 USAGE_COLUMNS = ("uses", "sessions", "success", "last use")
 UTILITY_COLUMN = "utility"
-_VERDICT_WORD = {"helpful": "helpful", "harmful": "harmful", "none": "no measurable effect"}
+_VERDICT_WORD = {
+    "helpful": "helpful",
+    "harmful": "harmful",
+    "none": "no measurable effect",
+    "unknown": "unknown (too little evidence)",
+}
 
 
 # What fills each type, for a list that is still empty.
@@ -121,7 +126,7 @@ def utility_panel(measured: ExperienceUtility | None, version: int) -> str:
     lines = [
         f"**utility: {_VERDICT_WORD[measured.verdict]}** · with it {measured.with_rate:.1%}, without it "
         f"{measured.without_rate:.1%}: Δ {measured.delta:+.1%}, 95% CI {interval_text(measured.ci)}, "
-        f"McNemar p={measured.p_value:.3g}",
+        f"p={measured.p_value:.3g}" + (f", q={measured.q_value:.3g}" if measured.q_value is not None else ""),
         f"{len(measured.cases)} case(s) × {measured.trials} trial(s) · "
         f"{figure(measured.tokens_per_case, measured.tokenizer)} prompt tokens per case it is served for "
         f"({counted_by(measured.tokenizer)}) · measured {measured.measured_at} against "

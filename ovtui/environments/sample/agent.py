@@ -24,6 +24,7 @@ from ovtui.environments.sample.guidance import (
     Rule,
     guidance_from_content,
 )
+from ovtui.environments.sample.slip import Slips
 from ovtui.environments.sample.tools import TOOL_SPECS, SupportTools, is_read_only
 from ovtui.environments.sample.understanding import (
     MAIN_ACTION,
@@ -332,9 +333,12 @@ class SampleAgentExecutor:
 
     label = AGENT_LABEL
 
-    def __init__(self, *, top_k: int = 5, hotness: HotnessMix | None = None) -> None:
+    def __init__(
+        self, *, top_k: int = 5, hotness: HotnessMix | None = None, slips: Slips | None = None
+    ) -> None:
         self.top_k = top_k
         self.hotness = hotness  # where uses are recorded and how much they weigh (None: neither)
+        self.slips = slips or Slips()  # [sample] slip: runs that forget every experience
 
     async def execute(
         self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
@@ -345,10 +349,15 @@ class SampleAgentExecutor:
         self, cases: list[Case], policy_set: ExperienceSet, context: ExecutionContext
     ) -> list[Rollout]:
         library = ExperienceLibrary(policy_set, top_k=self.top_k, hotness=self.hotness)
+        forgetful = ExperienceLibrary(ExperienceSet(root_uri=policy_set.root_uri), top_k=self.top_k)
+
+        def read(case: Case) -> ExperienceLibrary:
+            return forgetful if self.slips.slips(case.name, context) else library
+
         if self.hotness is None:
-            return [self.run_case(case, library, context.policy_snapshot_id) for case in cases]
+            return [self.run_case(case, read(case), context.policy_snapshot_id) for case in cases]
         used: list[Use] = []
-        rollouts = [self.run_case(case, library, context.policy_snapshot_id, used) for case in cases]
+        rollouts = [self.run_case(case, read(case), context.policy_snapshot_id, used) for case in cases]
         # One append for the batch: a use per experience per case, each by its rollout.
         self.hotness.ledger.try_record(used)
         return rollouts

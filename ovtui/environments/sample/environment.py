@@ -22,6 +22,7 @@ from ovtui.environments.sample.generate import (
     generate_dataset,
 )
 from ovtui.environments.sample.guidance import unread_lines
+from ovtui.environments.sample.slip import SampleConfig, Slips
 from ovtui.environments.sample.tools import TOOL_SPECS, load_policy
 from ovtui.environments.sample.validate import case_problems
 from ovtui.plugins import (
@@ -61,10 +62,16 @@ class SampleEnvironment:
     reader: ExperienceReader | None = READER
 
     def __init__(
-        self, seed: int = DEFAULT_SEED, train: int = DEFAULT_TRAIN_COUNT, test: int = DEFAULT_TEST_COUNT
+        self,
+        seed: int = DEFAULT_SEED,
+        train: int = DEFAULT_TRAIN_COUNT,
+        test: int = DEFAULT_TEST_COUNT,
+        *,
+        slips: Slips | None = None,
     ) -> None:
         self._counts = (seed, train, test)
-        self._agent = SampleAgentExecutor()
+        self._slips = slips or Slips()
+        self._agent = SampleAgentExecutor(slips=self._slips)
         self._evaluator = SampleEvaluator()
         self._libraries: OrderedDict[str, ExperienceLibrary] = OrderedDict()
 
@@ -96,14 +103,17 @@ class SampleEnvironment:
         return library
 
     async def execute(self, case: Case, policy_set: ExperienceSet, context: ExecutionContext) -> Rollout:
-        library = self._library(policy_set, context.policy_snapshot_id)
+        if self._slips.slips(case.name, context):
+            library = ExperienceLibrary(ExperienceSet(root_uri=policy_set.root_uri), top_k=self._agent.top_k)
+        else:
+            library = self._library(policy_set, context.policy_snapshot_id)
         return self._agent.run_case(case, library, context.policy_snapshot_id)
 
     async def evaluate(self, rollout: Rollout) -> RubricEvaluation:
         return self._evaluator.evaluate_sync(rollout)
 
     def agent(self, hotness: HotnessMix | None) -> RolloutExecutor:
-        return SampleAgentExecutor(hotness=hotness)
+        return SampleAgentExecutor(hotness=hotness, slips=self._slips)
 
     def case_problems(self, case: Case) -> list[str]:
         return case_problems(case)
@@ -121,5 +131,6 @@ class SampleEnvironment:
 
 
 def environment(config: OvtuiConfig | None = None) -> SampleEnvironment:
-    """The entry point's factory (the sample needs nothing of the configuration)."""
-    return SampleEnvironment()
+    """The entry point's factory: ``[sample]`` (``SampleConfig``) says how often the agent slips."""
+    settings = config.table(SampleConfig) if config is not None else SampleConfig()
+    return SampleEnvironment(slips=Slips(settings.slip, settings.seed))

@@ -2,7 +2,8 @@
 
 A policy decides per item: ``all`` approves everything, ``none`` rejects everything,
 ``confidence>=X`` approves items at or above X, ``gate`` approves what validation finds better by
-the paired rule (Δ > k·SE, ``ovtui.train.paired``), ``ask`` parks the plan in ``.ovtui/pending/``
+the case (``ovtui.train.inference``: the exact sign test, its interval, enough informative cases),
+``ask`` parks the plan in ``.ovtui/pending/``
 for the app (the store is ``ovtui.train.review.pending``; the words are parsed by
 ``ovtui.core.review_grammar``). The decisions, the parked plan and the one path that applies a
 reviewed plan are ``ovtui.train.review.plans``. A parked plan keeps its evidence (the analysed
@@ -18,7 +19,7 @@ from ovtui.core.config import ChangeKind
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
 from ovtui.core.review_grammar import parse_review_policy
-from ovtui.train.paired import differences_of_flips, direction, standard_error
+from ovtui.train.inference import infer_counts
 from ovtui.train.review.gates.contradictions import contradiction_note, unchosen
 from ovtui.train.review.gates.sanitizer import held_note, item_hazards
 from ovtui.train.review.gates.validation import validation_line
@@ -63,11 +64,9 @@ class ReviewPolicy:
     An item whose kind is in ``second_approver_for`` is never approved automatically: two people
     must."""
 
-    def __init__(self, spec: str, second_approver_for: Collection[str] = (), *, gate_k: float = 2.0) -> None:
-        """``gate_k``: how many standard errors validation must gain by for the gate to approve."""
+    def __init__(self, spec: str, second_approver_for: Collection[str] = ()) -> None:
         self.spec = spec.strip()
         self.second_approver_for = frozenset(second_approver_for)
-        self.gate_k = gate_k
         try:
             self.rule = parse_review_policy(spec)
         except ValueError as exc:
@@ -79,9 +78,9 @@ class ReviewPolicy:
 
     def following(self, spec: str) -> ReviewPolicy:
         """The policy a person chose for the rest of a run (``RunSteering.approve``): the new rule,
-        with the workspace's two-reviewer rule and ``gate_k`` kept (steering to ``all`` must not
+        with the workspace's two-reviewer rule kept (steering to ``all`` must not
         approve alone what needs two reviewers)."""
-        return ReviewPolicy(spec, self.second_approver_for, gate_k=self.gate_k)
+        return ReviewPolicy(spec, self.second_approver_for)
 
     def decide(self, item: PolicyPlanItem) -> Decision:
         if self.rule.kind == "all":
@@ -126,11 +125,11 @@ class ReviewPolicy:
         if not measured:
             return "pending", "held: no validation cases to check the plan against"
         line = validation_line(measured)
-        differences = differences_of_flips(measured["cases"], len(measured["gained"]), len(measured["lost"]))
-        delta, se = sum(differences) / max(1, len(differences)), standard_error(differences)
-        rule = f"Δ {delta:+.1%}, {self.gate_k:g}·SE {self.gate_k * se:.1%}"
-        if direction(delta, se, self.gate_k) != "better":
-            return "pending", f"held: {line}: no gain beyond {self.gate_k:g}·SE ({rule})"
+        found = infer_counts(measured["cases"], len(measured["gained"]), len(measured["lost"]))
+        rule = f"Δ {found.delta:+.1%}, 95% CI [{found.ci[0]:+.1%}, {found.ci[1]:+.1%}], p={found.p_value:.3g}"
+        if found.direction != "better":
+            why = found.why_not() or "it is worse"
+            return "pending", f"held: {line}: no gain by the case ({rule}; {why})"
         return "approved", f"auto: gate ({line}; {rule})"
 
 

@@ -81,8 +81,8 @@ class Measures:
         cancel: asyncio.Event | None = None,
     ) -> RunReport:
         """B against A on the same cases, trials and order, and A against itself (the A/A null)
-        beside it: the paired delta, its interval, McNemar's p, the flips both ways with what each
-        agent did, and the verdict by the paired rule (``[evaluation] k``). Nothing is written but
+        beside it: the paired delta by the case, its interval and p (``ovtui.train.inference``), the flips
+        both ways with what each agent did, and the verdict. Nothing is written but
         the run's report; outcomes are not linked in the use ledger (these are not the workspace's
         policies)."""
         from ovtui.train.comparison import STAGE_A, STAGE_AA, STAGE_B, comparison
@@ -110,7 +110,6 @@ class Measures:
                 (a.label, b.label),
                 options.split,
                 trials,
-                self.config.evaluation.k,
                 (first.results, second.results, again.results),
                 (first.evidence, second.evidence),
             )
@@ -164,18 +163,13 @@ class Measures:
         tokens: TokenCounter | None = None,
     ) -> UtilityOutcome:
         """Run ``plan``: each result saved in ``.ovtui/utility.json`` as it comes (a cancelled run
-        keeps them), then the harmful and no-effect ones parked as one delete plan for review.
+        keeps them), corrected together at the end; then the harmful and no-effect ones, their
+        deletions checked together (``ovtui.train.pruning``), parked as one delete plan for review.
         Outcomes are not linked in the use ledger (the ablated policies are not the workspace's).
         ``tokens`` counts each experience's cost (default: the workspace's token counter)."""
+        from ovtui.train.pruning import PruneCheck, candidates, check_together, prune_plan
         from ovtui.train.review.plans import ItemDecision
-        from ovtui.train.utility import (
-            PLAN_SOURCE,
-            ExperienceUtility,
-            UtilityOutcome,
-            measure,
-            prune_plan,
-            save_utility,
-        )
+        from ovtui.train.utility import PLAN_SOURCE, ExperienceUtility, UtilityOutcome, measure, save_utility
 
         parts, frame = self.parts, self.frame
         outcome = UtilityOutcome(run_id="", measured=[], cancelled=False)
@@ -183,25 +177,33 @@ class Measures:
 
         async def save(entry: ExperienceUtility) -> None:
             await asyncio.to_thread(save_utility, parts.paths, parts.store.lock, entry, counter.tokenizer)
-            outcome.measured.append(entry)
+            outcome.measured = [e for e in outcome.measured if e.name != entry.name] + [entry]
+
+        def waiting() -> set[str]:
+            plans = [p for p in parts.pending.list() if p.plan.metadata.get("source") == PLAN_SOURCE]
+            return {item.target_uri or "" for p in plans for item in p.plan.items}
+
+        check = PruneCheck()
 
         async with frame.open("utility", plan.dataset, listeners, cancel) as (report, run):
             outcome.run_id = report.run_id
             pipeline = parts.pipeline(None, run, plan.dataset, report, record_outcomes=False)
             frame.started(run, report, split=plan.split, trials=plan.trials, experiences=len(plan.ablations))
-            batch, k = self.config.trainer.batch_size, self.config.evaluation.k
-            await measure(plan, pipeline, batch, k, counter, save)
+            batch = self.config.trainer.batch_size
+            with_it = await measure(plan, pipeline, batch, counter, save)
+            chosen = candidates(outcome.measured, plan.policy, await asyncio.to_thread(waiting))
+            if chosen:
+                check = await check_together(plan, pipeline, batch, with_it, chosen)
         outcome.cancelled, outcome.failed = report.cancelled, report.failed
+        outcome.checked = check.line() if check.deleted else ""
+        outcome.kept, outcome.checked_calls = [k.line() for k in check.kept], check.calls
 
         def propose() -> str | None:
-            pending = parts.pending
-            waiting = [p for p in pending.list() if p.plan.metadata.get("source") == PLAN_SOURCE]
-            proposed = {item.target_uri or "" for p in waiting for item in p.plan.items}
-            prune = prune_plan(outcome.measured, plan.policy, proposed)
-            if not prune.items:
+            if not check.deleted or outcome.cancelled or outcome.failed:
                 return None
+            prune = prune_plan(check, plan.policy)
             decisions = [ItemDecision(item=i) for i in range(len(prune.items))]
-            return pending.park(prune, decisions, run_id=outcome.run_id).plan_id
+            return parts.pending.park(prune, decisions, run_id=outcome.run_id).plan_id
 
         outcome.plan_id = await asyncio.to_thread(propose)
         return outcome

@@ -210,7 +210,7 @@ class Reading:
         """A run's report as one self-contained HTML page (inline SVG, no script, no network)."""
         from ovtui.train.html_report import render_html
 
-        return render_html(report, self.parts.config.evaluation.k)
+        return render_html(report)
 
     # --- datasets, sessions, changes --------------------------------------------------------------
     def dataset_names(self) -> list[str]:

@@ -48,8 +48,8 @@ def test_no_policy_approves_a_change_that_needs_two_reviewers() -> None:
 
 def test_a_policy_chosen_mid_run_keeps_the_two_reviewer_rule() -> None:
     rewrite = _item("a", 0.9, before="## Situation\n- an old line", version=1)
-    steered = ReviewPolicy("ask", ["rewrite"], gate_k=3.0).following("all")
-    assert steered.spec == "all" and steered.gate_k == 3.0
+    steered = ReviewPolicy("ask", ["rewrite"]).following("all")
+    assert steered.spec == "all" and steered.second_approver_for == {"rewrite"}
     [decision] = steered.decisions(_plan(rewrite))
     assert decision.decision == "pending" and decision.note == "held: a rewrite needs two reviewers"
 

@@ -118,20 +118,29 @@ async def test_the_gate_applies_an_improving_plan_and_parks_a_worsening_one(tmp_
     assert all(d.decision == "pending" and d.note.startswith("held: validation ") for d in pending.decisions)
 
 
-def test_the_gate_approves_only_a_gain_beyond_k_standard_errors() -> None:
+def test_the_gate_approves_only_a_gain_by_the_case() -> None:
     plan = PolicyUpdatePlan(items=[PolicyPlanItem(kind="upsert", target_name="x", after_content="- a\n")])
-    # One case gained of ten: Δ = +10%, SE ≈ 10%: not a gain at k = 2, a gain at k = 0.5.
-    plan.metadata["validation"] = {"before": 5, "after": 6, "cases": 10, "gained": ["c1"], "lost": []}
-    [held] = ReviewPolicy("gate", gate_k=2).decisions(plan)
+    # Five gained of twenty, none lost: the sign test's p = 2·½⁵ = .0625, and five informative cases
+    # are fewer than a verdict needs.
+    gained = [f"c{i}" for i in range(5)]
+    plan.metadata["validation"] = {"before": 5, "after": 10, "cases": 20, "gained": gained, "lost": []}
+    [held] = ReviewPolicy("gate").decisions(plan)
     assert held.decision == "pending"
-    assert (
-        held.note == "held: validation 5/10 → 6/10, flips +1 −0: no gain beyond 2·SE (Δ +10.0%, 2·SE 20.0%)"
-    )
-    [approved] = ReviewPolicy("gate", gate_k=0.5).decisions(plan)
-    assert approved.decision == "approved" and approved.note.startswith("auto: gate (validation 5/10 → 6/10")
+    assert held.note.startswith("held: validation 5/20 → 10/20, flips +5 −0: no gain by the case (Δ +25.0%")
+    assert "p=0.0625" in held.note and "a verdict needs at least 6" in held.note
+    # Six gained: p = .031, the interval above 0: approved.
+    plan.metadata["validation"] = {
+        "before": 5,
+        "after": 11,
+        "cases": 20,
+        "gained": [*gained, "c5"],
+        "lost": [],
+    }
+    [approved] = ReviewPolicy("gate").decisions(plan)
+    assert approved.decision == "approved" and approved.note.startswith("auto: gate (validation 5/20 → 11/20")
     # Validation that does not drop is no longer enough: nothing gained, nothing approved.
     plan.metadata["validation"] = {"before": 5, "after": 5, "cases": 10, "gained": [], "lost": []}
-    assert [d.decision for d in ReviewPolicy("gate", gate_k=0).decisions(plan)] == ["pending"]
+    assert [d.decision for d in ReviewPolicy("gate").decisions(plan)] == ["pending"]
 
 
 def test_an_item_carrying_a_case_id_is_flagged_and_never_approved_automatically(tmp_path: Path) -> None:
@@ -163,7 +172,13 @@ def test_an_item_carrying_a_case_id_is_flagged_and_never_approved_automatically(
     assert plan.items[0].metadata["leaks"] == [reservation]
     assert plan.items[1].metadata["leaks"] == [email]
     for spec in ("all", "confidence>=0", "gate"):
-        plan.metadata["validation"] = {"before": 0, "after": 2, "cases": 2, "gained": ["x", "y"], "lost": []}
+        plan.metadata["validation"] = {
+            "before": 0,
+            "after": 6,
+            "cases": 6,
+            "gained": list("uvwxyz"),
+            "lost": [],
+        }
         decisions = ReviewPolicy(spec).decisions(plan)
         assert [d.decision for d in decisions] == ["pending", "pending", "approved"], spec
         assert decisions[0].note == f"held: carries case-specific values {reservation}"
