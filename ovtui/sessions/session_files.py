@@ -47,9 +47,12 @@ OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 class SessionError(OvtuiError):
     """A session request that cannot be done (unknown session, a file that cannot be written)."""
 
-    def __init__(self, message: str, code: str = "INVALID_ARGUMENT") -> None:
+    def __init__(
+        self, message: str, code: str = "INVALID_ARGUMENT", details: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
+        self.details = details  # what OpenViking's error of the same kind carries besides its message
 
 
 class SessionLocked(SessionError):

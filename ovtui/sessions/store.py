@@ -101,6 +101,18 @@ def set_lock_wait(seconds: float) -> None:
     _lock_wait.set(seconds)
 
 
+def already_exists(session_id: str) -> SessionError:
+    """OpenViking 0.5.2's refusal of a second session with one id: its session service raises
+    ``AlreadyExistsError("Session '<id>' already exists")``, whose constructor prefixes the
+    resource type and keeps the text as ``details.resource`` (409 ``ALREADY_EXISTS``)."""
+    said = f"Session '{session_id}' already exists"
+    return SessionError(
+        f"Resource already exists: {said}",
+        code="ALREADY_EXISTS",
+        details={"resource": said, "type": "resource"},
+    )
+
+
 def new_session_id() -> str:
     return secrets.token_hex(8)
 
@@ -233,13 +245,18 @@ class SessionStore:
         session_id: str | None = None,
         policy: MemoryPolicy | None = None,
         auto_commit: AutoCommitPolicy | Literal["unchanged"] | None = "unchanged",
+        *,
+        exclusive: bool = False,
     ) -> SessionMeta:
-        """A new session. An existing id is returned as it is when no policy or the same one is
-        given; another memory policy is refused rather than silently ignored (commits already made
-        used the first); an auto-commit policy given replaces the session's."""
+        """A new session. An existing id is refused when ``exclusive`` (OpenViking's create);
+        otherwise it is returned as it is when no policy or the same one is given; another memory
+        policy is refused rather than silently ignored (commits already made used the first); an
+        auto-commit policy given replaces the session's."""
         session_id = check_session_id(session_id) if session_id else new_session_id()
         with self.locked(session_id):
             session = self._session(session_id)
+            if exclusive and self.exists(session_id):
+                raise already_exists(session_id)
             if self.exists(session_id):
                 meta, _ = settle(session)
                 if policy is not None and policy.dump() != meta.policy().dump():

@@ -1,5 +1,5 @@
 """What a user driving ``ovtui serve`` by hand runs into (found by trying it): a session that would
-outgrow what a commit can read, a session created again with another policy, a body that is not
+outgrow what a commit can read, a session created again with an id that exists, a body that is not
 JSON, a message time that is not a time, the task list's filters and fields, and the same inbox
 file name dropped twice."""
 
@@ -60,19 +60,31 @@ def test_a_session_never_outgrows_what_its_commit_can_read(
     ok(client.post("/api/v1/sessions/big/messages", json=message))
 
 
-def test_creating_a_session_again_with_another_policy_is_refused(served: tuple[httpx.Client, Path]) -> None:
+def test_creating_a_session_with_an_id_that_exists_is_refused_as_openviking_refuses_it(
+    served: tuple[httpx.Client, Path],
+) -> None:
+    """OpenViking 0.5.2: its session service raises AlreadyExistsError, answered 409 with code
+    ALREADY_EXISTS, the message its constructor builds and the resource in ``details``; the
+    session keeps what it was created with, whatever the second request asked."""
     client, root = served
     policy = {"self": {"enabled": True}, "peer": {"enabled": False}, "memory_types": ["profile"]}
     ok(client.post("/api/v1/sessions", json={"session_id": "p1", "memory_policy": policy}))
-    again = ok(client.post("/api/v1/sessions", json={"session_id": "p1", "memory_policy": policy}))
-    assert again["memory_policy"]["memory_types"] == ["profile"]
-    unchanged = ok(client.post("/api/v1/sessions", json={"session_id": "p1"}))
-    assert unchanged["memory_policy"] == again["memory_policy"]
     other = {**policy, "memory_types": ["preferences"]}
-    message = _error(client.post("/api/v1/sessions", json={"session_id": "p1", "memory_policy": other}), 409)
-    assert "memory_policy" in message and "p1" in message
+    for body in ({"session_id": "p1", "memory_policy": policy}, {"session_id": "p1", "memory_policy": other}):
+        response = client.post("/api/v1/sessions", json=body)
+        assert response.status_code == 409, response.text
+        assert response.json() == {
+            "status": "error",
+            "result": None,
+            "error": {
+                "code": "ALREADY_EXISTS",
+                "message": "Resource already exists: Session 'p1' already exists",
+                "details": {"resource": "Session 'p1' already exists", "type": "resource"},
+            },
+        }
     kept = json.loads((root / "sessions/p1/meta.json").read_text())["memory_policy"]
     assert kept["memory_types"] == ["profile"]
+    assert ok(client.post("/api/v1/sessions", json={"session_id": "p2"}))["session_id"] == "p2"
 
 
 def test_a_body_that_is_not_json_names_the_body(served: tuple[httpx.Client, Path]) -> None:

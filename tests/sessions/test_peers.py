@@ -163,7 +163,7 @@ def test_hostile_peer_ids_are_refused_and_nothing_is_written(
     served: tuple[httpx.Client, Path], hostile: str
 ) -> None:
     client, root = served
-    ok(client.post("/api/v1/sessions", json={"session_id": "hostile"}))
+    client.get("/api/v1/sessions/hostile", params={"auto_create": True}).raise_for_status()
     before = files(root.parent)
     count = ok(client.get("/api/v1/sessions/hostile"))["message_count"]
     message = {"role": "user", "content": "My name is Mallory.", "peer_id": hostile}

@@ -28,6 +28,7 @@ from ovtui.sessions.session_files import SessionError
 
 HTTP_STATUS = {
     "NOT_FOUND": 404,
+    "ALREADY_EXISTS": 409,
     "FAILED_PRECONDITION": 409,
     "RESOURCE_EXHAUSTED": 429,
     "UNAVAILABLE": 503,
@@ -40,11 +41,12 @@ def ok(result: Any) -> JSONResponse:
     return JSONResponse({"status": "ok", "result": result, "error": None})
 
 
-def fail(code: str, message: str, status: int) -> JSONResponse:
+def fail(code: str, message: str, status: int, details: dict[str, str] | None = None) -> JSONResponse:
     headers = {"Retry-After": RETRY_AFTER[code]} if code in RETRY_AFTER else None
-    return JSONResponse(
-        {"status": "error", "result": None, "error": {"code": code, "message": message}}, status, headers
-    )
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return JSONResponse({"status": "error", "result": None, "error": error}, status, headers)
 
 
 def field_error(exc: RequestValidationError, content_type: str) -> str:
@@ -109,7 +111,7 @@ class CheckedRoute(APIRoute):
 def answer_errors_in_the_envelope(app: FastAPI) -> None:
     @app.exception_handler(SessionError)
     async def session_error(request: Request, exc: SessionError) -> JSONResponse:
-        return fail(exc.code, str(exc), HTTP_STATUS.get(exc.code, 400))
+        return fail(exc.code, str(exc), HTTP_STATUS.get(exc.code, 400), exc.details)
 
     @app.exception_handler(OvtuiError)
     async def ovtui_error(request: Request, exc: OvtuiError) -> JSONResponse:

@@ -151,10 +151,14 @@ class Sessions:
         memory_policy: MemoryPolicy | None,
         auto_commit: AutoCommitPolicy | Unchanged | None = "unchanged",
     ) -> SessionMeta:
-        """A new session (a new id when none is given), or the existing one as it is (see
-        ``SessionStore.create``); a memory type the workspace does not declare is refused."""
+        """A new session (a new id when none is given); an id that exists is refused as
+        OpenViking refuses it (409 ``ALREADY_EXISTS``), and so is a memory type the workspace
+        does not declare."""
         check_memory_types(memory_policy, self._parts.store.registry.browse_order())
-        return await self._calls.run(self._store.create, session_id, memory_policy, auto_commit)
+        store = self._store
+        return await self._calls.run(
+            lambda: store.create(session_id, memory_policy, auto_commit, exclusive=True)
+        )
 
     async def read(self, session_id: str, *, auto_create: bool = False) -> SessionRead:
         """A session as it stands (``auto_create``: a missing one is created first)."""
