@@ -24,7 +24,7 @@ from ovtui.core.decisions import ReviewDecision
 from ovtui.core.errors import MemoryFormatError
 from ovtui.core.fileformat import MemoryFile, parse_memory
 
-RecordKind = Literal["apply", "dry_run", "revert", "session_commit", "migrate", "edit"]
+RecordKind = Literal["apply", "dry_run", "revert", "session_commit", "migrate", "edit", "write"]
 RECORD_KINDS: tuple[str, ...] = get_args(RecordKind)
 # Fields that change on every write without changing what a memory says.
 TRACE_FIELDS = frozenset({"version", "trace_id", "updated_at", "last_trace_id", "extracted_at"})
