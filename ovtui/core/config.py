@@ -99,6 +99,9 @@ class ReviewConfig(Section):
     # contradict them (it adds to the offline check, never removes). None: when `[llm] backend` is a
     # model's, not the offline learner.
     model_contradictions: bool | None = None
+    # What an agent writes or deletes through the memory API (content/write, DELETE fs): applied at
+    # once as OpenViking does ("apply"), or parked for a person in Review ("wait").
+    agent_writes: Literal["apply", "wait"] = "apply"
 
     @field_validator("policy")
     @classmethod

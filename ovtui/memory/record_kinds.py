@@ -3,5 +3,5 @@ without loading pydantic."""
 
 from typing import Literal, get_args
 
-RecordKind = Literal["apply", "dry_run", "revert", "session_commit", "migrate", "edit"]
+RecordKind = Literal["apply", "dry_run", "revert", "session_commit", "migrate", "edit", "write"]
 RECORD_KINDS: tuple[str, ...] = get_args(RecordKind)

@@ -31,7 +31,7 @@ from ovtui.wiring.workspace import Workspace
 
 HOME = "viking://user/default"
 CANCEL_REQUEST = "Customer C7642 here - booking B53N8D has to be cancelled, please."  # a held-out case
-HIT_KEYS = ["context_type", "uri", "level", "score", "abstract", "tags", "memory_type"]
+HIT_KEYS = ["context_type", "uri", "level", "score", "abstract", "tags", "category", "memory_type"]
 
 
 @pytest.fixture(scope="module")

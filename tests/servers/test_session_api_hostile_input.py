@@ -90,5 +90,11 @@ def test_health_says_nothing_about_the_workspace(served: tuple[httpx.Client, Pat
     client, root = served
     health = client.get("/health")
     assert health.status_code == 200
-    assert health.json() == {"status": "ok", "service": "ovtui sessions", "healthy": True, "pending_tasks": 0}
+    assert health.json() == {
+        "status": "ok",
+        "service": "ovtui sessions",
+        "healthy": True,
+        "auth_mode": "dev",
+        "pending_tasks": 0,
+    }
     assert root.name not in health.text and str(root.parent) not in health.text

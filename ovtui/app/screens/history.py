@@ -42,7 +42,7 @@ from ovtui.memory.memory_diff import MemoryDiff
 # History's rows arrive in chunks half the default: each chunk makes the table redraw every visible
 # cell, and with 150 a j/k pressed meanwhile waited p95 ~59 ms; with 75 it waits p95 ~47 ms (goal
 # 50), for a fill of 3.5 s instead of 1.9 s (bench/tui.py --lists-only, 5,000 records).
-FILTER_HELP = "filter kind:apply|dry_run|revert|session_commit|migrate|edit uri:<name> text"
+FILTER_HELP = "kind:apply|dry_run|revert|session_commit|migrate|edit|write uri:<name> text"
 NO_HISTORY = (
     "no history yet: every apply writes a record here (Review, key 2, or `ovtui train --approve all`), "
     "and so does every revert"

@@ -22,6 +22,7 @@ KIND_STYLE = {
     "session_commit": "magenta",
     "migrate": "blue",
     "edit": "bright_blue",
+    "write": "bright_cyan",
 }
 SHOWN_SKIPPED = 5
 REVERTED_MARK = "↶"

@@ -30,6 +30,7 @@ SESSIONS = "sessions"  # the sessions' folder (sessions/store.py names it too)
 HISTORY = "history"
 SESSION_BOOKKEEPING = frozenset({"lock"})  # files of a session folder that are ovtui's own
 OTHER_SCOPES = frozenset({"resources", "agent", "system"})  # OpenViking's: ovtui holds none of them
+SHORT_FORM_SPACES = frozenset({"memories", PEERS_DIR})  # viking://user/<these>/…: the caller's
 _ARCHIVE = re.compile(r"^archive_\d{3,}$")
 
 Kind = Literal["file", "directory", "resource", "session"]
@@ -101,7 +102,10 @@ class Located:
 
 def expand(uri: str, user: str) -> str:
     """A request's URI with OpenViking's aliases expanded (``viking://~/x``, ``viking://session/<id>/x``)
-    and no trailing slash; refuses what is not a ``viking://`` URI."""
+    and no trailing slash; refuses what is not a ``viking://`` URI. The short forms OpenViking's
+    clients write, ``viking://user/memories/…`` and ``viking://user/peers/<peer>/…``, are the
+    caller's space too (OpenViking 0.5.2 itself answers them 400; a user called ``memories`` or
+    ``peers`` keeps the long form)."""
     if not isinstance(uri, str) or not uri.startswith(URI_SCHEME):
         raise invalid_uri(str(uri), "a viking:// URI is required")
     rest = uri[len(URI_SCHEME) :].rstrip("/")
@@ -110,6 +114,11 @@ def expand(uri: str, user: str) -> str:
         rest = home + rest[1:]
     elif rest == "session" or rest.startswith("session/"):
         rest = f"{home}/{SESSIONS}{rest[len('session') :]}"
+    else:
+        scope, _, below = rest.partition("/")
+        space = below.partition("/")[0]
+        if scope == "user" and space in SHORT_FORM_SPACES and space != user:
+            rest = f"{home}/{below}"  # viking://user/memories/… : the caller's own (ovtui's leniency)
     return URI_SCHEME + rest
 
 

@@ -292,6 +292,11 @@ class Retrieval:
         return located, await asyncio.to_thread(read, located, offset=offset, limit=limit, raw=raw)
 
     async def listing(self, uri: str, visibility: Visibility, options: ListOptions) -> tuple[list[Any], bool]:
+        from ovtui.memory.retrieval.scopes import scope_listing
+
+        above = await asyncio.to_thread(scope_listing, self.lister(visibility), self.paths, uri, options)
+        if above is not None:
+            return above
         located = locate(self.paths, uri, visibility)
         await asyncio.to_thread(self.index.refresh)
         return await asyncio.to_thread(self.lister(visibility).listing, located, options)

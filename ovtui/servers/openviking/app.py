@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
+from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ovtui.servers.base.app import create_app, error_body, send_error
 from ovtui.servers.openviking.content import content_router
+from ovtui.servers.openviking.content_write import content_write_router
 from ovtui.servers.openviking.envelope import answer_errors_in_the_envelope
 from ovtui.servers.openviking.evolution import evolution_router
 from ovtui.servers.openviking.fs import fs_router
@@ -36,7 +38,9 @@ from ovtui.servers.openviking.parts import ServerParts
 from ovtui.servers.openviking.search import search_router
 from ovtui.servers.openviking.session_context import session_context_router
 from ovtui.servers.openviking.sessions import sessions_router
+from ovtui.servers.openviking.system import auth_mode, system_router
 from ovtui.servers.openviking.tasks import tasks_router
+from ovtui.servers.openviking.tenancy import OneUserOnly
 from ovtui.wiring.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -139,7 +143,11 @@ def create_session_app(
                 await close_parts(parts)
 
     def health() -> dict[str, Any]:
-        return {"healthy": True, "pending_tasks": parts.sessions.tasks.pending}
+        return {
+            "healthy": True,
+            "auth_mode": auth_mode(api_key),
+            "pending_tasks": parts.sessions.tasks.pending,
+        }
 
     app = create_app("ovtui sessions", api_key=api_key, health=health, lifespan=lifespan)
     answer_errors_in_the_envelope(app)
@@ -150,6 +158,10 @@ def create_session_app(
     app.include_router(fs_router(parts))
     app.include_router(session_context_router(parts))
     app.include_router(evolution_router(parts))
+    app.include_router(content_write_router(parts))
+    app.include_router(system_router(parts))
+    # Innermost (after the key and the body limit): an unauthenticated caller learns no user name.
+    app.user_middleware.append(Middleware(OneUserOnly, user=parts.workspace.agent.visibility().user))
     app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]))
     app.state.parts = parts
     app.state.events = parts.events

@@ -1,7 +1,8 @@
 """``POST /api/v1/search/find`` and ``POST /api/v1/search/search``: the memories most relevant to a
 query, as OpenViking answers them (``memories``, ``resources``, ``skills``, ``total``; each hit its
 ``context_type``, ``uri``, ``level``, ``score``, ``abstract``, ``tags`` — ``memory_type=<type>``,
-as OpenViking tags a memory file — plus ovtui's ``memory_type``).
+as OpenViking tags a memory file —, ``category`` (the memory type, OpenViking's memory category)
+plus ovtui's ``memory_type``).
 
 Every field OpenViking's request models hold is accepted, and an unknown one refused (400) as
 OpenViking refuses it. Implemented: ``query``, ``target_uri`` (one or a list), ``context_type``,
@@ -189,6 +190,7 @@ def hit(found: Found, content: str | None = None) -> dict[str, Any]:
         "abstract": found.abstract,
         # OpenViking tags each memory file's record with its type (a directory's with nothing)
         "tags": [f"memory_type={found.doc.memory_type}"],
+        "category": found.doc.memory_type,  # OpenViking's: the memory category (its folder)
         "memory_type": found.doc.memory_type,
     }
     if content is not None:

@@ -137,6 +137,18 @@ class AgentAPI:
             await asyncio.to_thread(self.record_uses, consumer, [located.uri], via)
         return text
 
+    async def write(self, uri: str, content: str, mode: str, visibility: Visibility) -> dict[str, Any]:
+        """An agent's write of one memory file (``agent_writes``: the write rule, History, Review)."""
+        from ovtui.wiring.services.agent_writes import AgentWrites
+
+        return await AgentWrites(self.parts).write(uri, content, mode, visibility)
+
+    async def forget(self, uri: str, visibility: Visibility) -> dict[str, Any]:
+        """An agent's delete of one memory file, recorded so that a revert brings it back."""
+        from ovtui.wiring.services.agent_writes import AgentWrites
+
+        return await AgentWrites(self.parts).forget(uri, visibility)
+
     async def abstract(self, uri: str, visibility: Visibility) -> str:
         return await self.parts.retrieval.summary(uri, visibility, "abstract")
 
