@@ -7,16 +7,53 @@ killed midway leaves every event before the kill, and the app or a person can fo
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
+from collections import deque
+from pathlib import Path
 from typing import TextIO
 
 from ovtui.core.events import Event
 from ovtui.storage import fsio
 from ovtui.storage.faults import fault_point, naming
 from ovtui.storage.paths import WorkspacePaths
+from ovtui.storage.reading import open_for_reading
 
 EVENTS_FILE = "events.jsonl"
+# A saved run replayed (the app opening on the last run) keeps its first event and this many last.
+REPLAYED_EVENTS = 5000
+
+
+def read_events(path: Path, *, keep_last: int = REPLAYED_EVENTS) -> list[Event]:
+    """A run's saved events, read line by line: the first (``run_started``) and the last
+    ``keep_last`` (a long stream's log holds hundreds of thousands); a line that is not an event
+    (a run killed mid-write) is skipped."""
+    first: list[Event] = []
+    last: deque[Event] = deque(maxlen=keep_last)
+    with open_for_reading(path) as handle:
+        for line in handle:
+            event = _event(line.decode("utf-8", errors="replace"))
+            if event is None:
+                continue
+            if first:
+                last.append(event)
+            else:
+                first.append(event)
+    return [*first, *last]
+
+
+def _event(line: str) -> Event | None:
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str):
+        return None
+    if not isinstance(raw.get("data"), dict):
+        return None
+    at = raw.get("at")
+    return Event(raw["kind"], raw["data"], float(at) if isinstance(at, int | float) else 0.0)
 
 
 class EventLog:

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_support import MakeApp, settle, wait_group, widget_text
+import pytest
+from app_support import MakeApp, press_and_settle, screen_text, settle, wait_group, widget_text
 from textual.command import DiscoveryHit
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from ovtui.app.app import OvtuiApp
 from ovtui.app.commands import BindingCommands
 from ovtui.app.screens.compare import CompareScreen
+from ovtui.app.screens.help import HelpScreen
 from ovtui.app.views.compare import EMPTY
+from ovtui.app.widgets.footer import KeyFooter
+from ovtui.app.widgets.top_bar import TopBar
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
 
@@ -88,3 +92,51 @@ async def test_a_policy_that_is_none_is_said_in_one_line(
         status = widget_text(app, screen.query_one("#compare-status"))
         assert status.startswith("compare failed: ") and "no-such-record" in status
         assert not screen.running
+
+
+def footer_keys(app: OvtuiApp) -> str:
+    return widget_text(app, app.screen.query_one(KeyFooter))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_esc_leaves_a_field_and_the_keys_work_again(
+    workspace: Workspace, make_app: MakeApp, size: tuple[int, int]
+) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=size) as pilot:
+        await press_and_settle(pilot, "C")
+        screen = app.screen
+        assert isinstance(screen.focused, Input) and screen.focused.id == "policy-a"
+        assert "esc Leave field" in footer_keys(app)  # in a field, the footer says how out
+        await press_and_settle(pilot, "escape")
+        assert screen.focused is screen.query_one("#compare-result")
+        assert "esc Leave field" not in footer_keys(app) and "c Compare" in footer_keys(app)
+        await press_and_settle(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await press_and_settle(pilot, "escape")
+        assert screen.query_one("#policy-a", Input).value == "current"  # nothing typed into A
+        await press_and_settle(pilot, "3")
+        assert app.current_mode == "history"
+
+
+async def test_tab_never_lands_on_the_top_bar_switch(workspace: Workspace, make_app: MakeApp) -> None:
+    app = make_app(workspace)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await press_and_settle(pilot, "C")
+        bar = app.screen.query_one(TopBar)
+        for _ in range(8):  # round every focusable widget of the screen, twice over
+            await press_and_settle(pilot, "tab")
+            assert app.screen.focused is not None and app.screen.focused.parent is not bar
+        assert "▔" not in screen_text(app).splitlines()[0]  # no focus border drawn over the bar
+
+
+async def test_after_a_comparison_esc_from_b_stays_out_of_a(
+    sample_workspace: Workspace, make_app: MakeApp
+) -> None:
+    app = make_app(sample_workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await compare(app, pilot, "current", "current")
+        assert screen.focused is screen.query_one("#compare-result")  # the result, keys free
+        screen.query_one("#policy-b").focus()
+        await press_and_settle(pilot, "escape")
+        assert screen.focused is screen.query_one("#compare-result")

@@ -31,11 +31,18 @@ SUGGESTED_RECORDS = 200  # history record ids offered as A or B while typing (th
 
 
 class CompareScreen(MainScreen):
+    """Opens in field A (to type a policy); esc leaves a field for the result below, where the
+    screen's and the app's keys (c, ?, q, 1-5) work again."""
+
     KEY = "compare"
     AUTO_FOCUS = "#policy-a"
+    HOME = ("#compare-result",)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "compare", "Compare", id="compare.run"),
         Binding("x", "cancel", "Cancel", id="compare.cancel"),
+        # In a field the letters are text: the footer says how out (esc) and what enter does.
+        Binding("escape", "leave_field", "Leave field", id="compare.leave_field"),
+        Binding("enter", "compare", "Compare", id="compare.enter", show=False),
         *back_bindings("compare", main_screen=True),
     ]
     WORK_LOST: ClassVar[dict[str, str]] = {"compare": "the comparison running now (it stops unfinished)"}
@@ -80,11 +87,22 @@ class CompareScreen(MainScreen):
             return ["current"]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave_field":  # False: esc falls through to the app's back
+            return isinstance(self.focused, Input)
         if action == "compare":
             return not self.running
         if action == "cancel":
             return self.running
         return True
+
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()  # the footer's esc comes and goes with a field's focus
+
+    def on_descendant_blur(self) -> None:
+        self.refresh_bindings()
+
+    def action_leave_field(self) -> None:
+        self.query_one("#compare-result").focus()
 
     @on(Input.Submitted)
     def _submitted(self) -> None:
@@ -123,6 +141,7 @@ class CompareScreen(MainScreen):
             return
         self._status(f"compare {report.run_id}: A = {report.comparison.a} · B = {report.comparison.b}")
         self.query_one("#compare-text", Static).update(result_text(report.comparison))
+        self.action_leave_field()  # the result to scroll, and the keys free again
 
     def on_kernel_events_ready(self, _: KernelEventsReady) -> None:
         for event in self._pump.drain():

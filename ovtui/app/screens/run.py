@@ -47,6 +47,7 @@ from ovtui.wiring.workspace import TrainOptions
 CANCEL_GRACE_S = 10.0
 # A failed run's notification stays this long; its reason stays on the screen anyway.
 FAILURE_NOTICE_S = 30
+SHOWN_COMMANDS = ("train", "eval", "stream")  # the runs the screen starts, and shows again when it opens
 APPROVE_REST_NOTE = "approved with the rest of the run (Run screen)"
 # What the screen shows below its status, in the order ``g`` steps through them.
 VIEWS = {"run-log-pane": "log", "run-curve": "curve", "run-flips": "flips", "run-cost": "cost"}
@@ -151,6 +152,33 @@ class RunScreen(MainScreen):
                 )
                 yield ChartOrEmpty(StageCostPlot(id="cost-plot"), no_cost, id="run-cost")
         yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self._load_last_run()
+
+    @work(thread=True, exclusive=True, group="last-run")
+    def _load_last_run(self) -> None:
+        """The newest finished train, eval or stream run (``ovtui train`` from the CLI, or this app
+        before it was closed), read off the UI loop and shown as it looked when it ended."""
+        try:
+            events = self.workspace.reading.last_run_events(SHOWN_COMMANDS)
+        except Exception as exc:  # an unreadable run folder leaves the screen as a fresh one
+            self.app.call_from_thread(self.report_error, "reading the last run", exc)
+            return
+        if events:
+            self.app.call_from_thread(self._show_saved_run, events)
+
+    def _show_saved_run(self, events: list[Event]) -> None:
+        if self.running or self.progress.command:  # a run started meanwhile: it is what to show
+            return
+        self.progress = RunProgress(batch_size=self.workspace.config.trainer.batch_size)
+        for event in events:
+            self._apply(event)
+        if not self.progress.finished:  # a run killed before its end event (its report is saved)
+            self.progress.cancel()
+        run_id = self.progress.run_id or "?"
+        self._log(f"shown from runs/{run_id}/ (the last run); t, v or s starts a new one")
+        self._draw()
 
     def _usage_line(self, usage: dict[str, float]) -> str:
         return usage_line(self.workspace.backend_label, usage, uses_model=self.workspace.uses_model)

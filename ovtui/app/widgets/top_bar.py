@@ -34,7 +34,7 @@ class TopBar(Horizontal):
     TopBar.narrow > #backend { display: none; }
     TopBar > #dry-run-label { width: auto; padding: 0 1; }
     TopBar > #dry-run-label.on { text-style: bold reverse; color: $warning; }
-    TopBar > Switch { width: auto; height: 1; border: none; padding: 0 1 0 0; }
+    TopBar > Switch, TopBar > Switch:focus { width: auto; height: 1; border: none; padding: 0 1 0 0; }
     """
 
     dry_run: reactive[bool] = reactive(False)
@@ -50,7 +50,11 @@ class TopBar(Horizontal):
         yield Static(self._tabs_text(), id="tabs")
         yield Label(self.backend, id="backend")
         yield Label(DRY_RUN_OFF, id="dry-run-label")
-        yield Switch(id="dry-run", tooltip="Apply writes only a dry-run record (D)")
+        switch = Switch(id="dry-run", tooltip="Apply writes only a dry-run record (D)")
+        # D flips it and a click does: Tab never stops on it, where its focus border (a stray
+        # "▊▔▔▔▔▔▎" over the bar's end) was all that showed and the screen's keys went to it.
+        switch.can_focus = False
+        yield switch
 
     def _tabs_text(self) -> Text:
         text = Text()

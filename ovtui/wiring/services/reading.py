@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ovtui.core.domain import Experience, ExperienceSet
+    from ovtui.core.events import Event
     from ovtui.core.fileformat import MemoryFile
     from ovtui.memory.history import HistoryEntry
     from ovtui.memory.ledger_state import Fed, Usage
@@ -205,6 +206,26 @@ class Reading:
             return RunReport.model_validate_json(data)
         except ValueError as exc:
             raise OvtuiError(f"{shown}: not a run report ({_first_line(exc)})") from None
+
+    def last_run_events(self, commands: tuple[str, ...], *, look_back: int = 50) -> list[Event]:
+        """The saved events of the newest finished run (one with a report) whose command is one
+        of ``commands`` (the CLI's or the app's alike), to show it again; [] when there is none
+        among the newest ``look_back`` runs."""
+        from ovtui.storage.event_log import EVENTS_FILE, read_events
+
+        runs = self.paths.runs
+        ids: list[str] = []
+        with suppress(OSError), os.scandir(runs) as entries:
+            ids = sorted(e.name for e in entries if (runs / e.name / REPORT_FILE).is_file())
+        for run_id in reversed(ids[-look_back:]):
+            path = runs / run_id / EVENTS_FILE
+            try:
+                events = read_events(path)
+            except OSError:
+                continue
+            if events and events[0].kind == "run_started" and events[0].data.get("command") in commands:
+                return events
+        return []
 
     def html_report(self, report: RunReport) -> str:
         """A run's report as one self-contained HTML page (inline SVG, no script, no network)."""
