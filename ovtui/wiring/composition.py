@@ -283,5 +283,11 @@ class Composition(SharedParts):
         report.services = getattr(executor, "counts", report.services)
         ledger = self._ledger if record_outcomes else None
         return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run, ledger
+            ContentHashPolicySnapshotter(),
+            executor,
+            trainer,
+            self.loader,
+            run,
+            ledger,
+            adherence=self.adherence if record_outcomes else None,
         )
