@@ -69,7 +69,7 @@ def check(directive: Directive, trajectory: Trajectory) -> Verdict:
     if kind == "unchecked" or not tools:
         return "unchecked"
     conditions = directive.conditions
-    if kind == "steps":  # the sequence's own ask step decides the user's part
+    if kind == "steps" and trajectory.answer is None:  # not asked: its own ask step is the question
         conditions = tuple(c for c in conditions if not c.startswith(USER_ANSWER + "="))
     holds = situation_holds(conditions, trajectory.facts)
     if holds is False:
@@ -112,10 +112,9 @@ def _confirmed(action: str, trajectory: Trajectory) -> Verdict:
 
 
 def _steps(steps: tuple[str, ...], trajectory: Trajectory) -> Verdict:
-    """Applicable once the rollout took one of the sequence's actions (it went down this path);
+    """Applicable once the rollout took one of its steps in its situation (it went down this path);
     followed when every step came in order — after a "no" to its ask step, when no action followed."""
-    actions = [s for s in steps if s != ASK and not is_lookup(s)]
-    if not any(trajectory.first(a) is not None for a in actions):
+    if not any(trajectory.first(s) is not None for s in steps if s != ASK):
         return "not_applicable"
     position = 0
     for index, step in enumerate(steps):

@@ -118,7 +118,8 @@ CASES = [
         (LOOKUP, "yes", "cancel_reservation"),
         "violated",
     ),
-    (f"get_reservation → {ASK} → cancel_reservation", (LOOKUP, "no"), "not_applicable"),
+    (f"get_reservation → {ASK} → cancel_reservation", (LOOKUP, "no"), "followed"),
+    (f"get_reservation → {ASK} → cancel_reservation", ("transfer_to_human",), "not_applicable"),
     (f"get_reservation → {ASK} → cancel_reservation", (LOOKUP, "yes", "cancel_reservation"), "followed"),
     (f"get_reservation → {ASK} → cancel_reservation", (LOOKUP, "cancel_reservation"), "violated"),
     # what no record shows
