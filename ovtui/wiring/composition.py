@@ -234,6 +234,7 @@ class Composition(SharedParts):
             training=training,
             settings=self.config.sessions,
             ledger=self._ledger,
+            adherence=self.adherence,
         )
 
     def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
