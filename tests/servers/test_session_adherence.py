@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
-from server_support import start_cli_server, stop
+from server_support import start_cli_server, stop, wait_for_task
 from workspace_support import build_sample_workspace
 
 from ovtui.storage.paths import WorkspacePaths
@@ -37,14 +37,6 @@ BODY = """## Situation
 def call(tool: str, n: int, output: str = '{"ok": true}') -> dict[str, Any]:
     part = {"type": "tool", "tool_id": f"c{n}", "tool_name": tool, "tool_input": {}, "tool_output": output}
     return {"role": "assistant", "parts": [part]}
-
-
-def wait_for_task(client: httpx.Client, task_id: str) -> dict[str, Any]:
-    for _ in range(60):
-        task: dict[str, Any] = client.get(f"/api/v1/tasks/{task_id}", params={"wait": 5}).json()["result"]
-        if task["status"] in ("completed", "failed"):
-            return task
-    raise AssertionError("the task never finished")
 
 
 def test_a_committed_session_is_counted(tmp_path: Path) -> None:
