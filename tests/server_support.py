@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx2 as httpx
+
 from ovtui.servers.base.run import bind_socket, make_server, url_of
 
 
@@ -71,3 +73,12 @@ def closed_port_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+def wait_for_task(client: httpx.Client, task_id: str) -> dict[str, Any]:
+    """The task, once it completed or failed (each poll waits on the server up to 5 s)."""
+    for _ in range(60):
+        task: dict[str, Any] = client.get(f"/api/v1/tasks/{task_id}", params={"wait": 5}).json()["result"]
+        if task["status"] in ("completed", "failed"):
+            return task
+    raise AssertionError("the task never finished")

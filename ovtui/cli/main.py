@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ovtui.cli import (
+    adherence,
     check,
     compare,
     doctor,
@@ -53,6 +54,7 @@ COMMANDS: dict[str, ModuleType] = {
     "report": compare,
     "utility": utility,
     "revalidate": revalidate,
+    "adherence": adherence,
 }
 # `ovtui [WORKSPACE]` is `ovtui app [WORKSPACE]`.
 APP_COMMAND = "app"

@@ -376,6 +376,12 @@ class UseLedger:
         with self._state() as state:
             return [state.count_and_last(uri) for uri in uris]
 
+    def open_uses(self, consumer: str) -> list[str]:
+        """The memories ``consumer`` was served since its last outcome (what that outcome closes)."""
+        with self._state() as state:
+            entry = state.consumers.get(consumer)
+            return list(entry.open) if entry is not None else []
+
     def fed(self, uri: str) -> list[Fed]:
         """The newest results ``uri`` fed (its trajectories among them), newest first."""
         with self._state() as state:

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from ovtui.memory.search import tokenize as lexical_tokens
     from ovtui.memory.store import MemoryStore
     from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema
+    from ovtui.plugins.adherence import Directive, ReadsDirectives
     from ovtui.plugins.backends import (
         Backends,
         ExperienceProposal,
@@ -125,6 +126,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "HoldsConnections",
         "check_split",
     ),
+    "ovtui.plugins.adherence": ("Directive", "ReadsDirectives"),
     "ovtui.plugins.backends": (
         "Backends",
         "ExperienceProposal",
@@ -239,6 +241,7 @@ __all__ = [
     "CriterionResult",
     "DatasetError",
     "DescribesSetup",
+    "Directive",
     "Environment",
     "EnvironmentDefaults",
     "EnvironmentError_",
@@ -275,6 +278,7 @@ __all__ = [
     "PluginConfig",
     "PolicyTrainer",
     "RankedIndex",
+    "ReadsDirectives",
     "RecordError",
     "RejectionSource",
     "Resources",

@@ -65,6 +65,7 @@ from ovtui.protocols.training_session import (
     is_training_policy,
     rollout_from_messages,
 )
+from ovtui.sessions.adherence import record_session
 from ovtui.sessions.outcomes import commit_outcome
 from ovtui.sessions.peers import PeerReport, apply_policy
 from ovtui.sessions.store import Archive, SessionStore
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from ovtui.core.context import RunContext
     from ovtui.memory.ledger import UseLedger
     from ovtui.memory.store import MemoryStore
+    from ovtui.train.adherence.recorder import AdherenceRecorder
     from ovtui.train.review.pending import PendingPlans
 
 SNAPSHOT_PREFIX = "session-commit"
@@ -199,9 +201,11 @@ class SessionCommitter:
         training: Callable[[], Awaitable[SessionTraining]],
         settings: SessionsConfig,
         ledger: UseLedger | None = None,
+        adherence: AdherenceRecorder | None = None,
     ) -> None:
         self.store = store
         self.ledger = ledger  # where the commit's outcome is linked to the memories the session used
+        self.adherence = adherence  # where the experiences it used are checked against what it did
         self.paths = store.paths
         self.sessions = sessions
         self.run = run
@@ -355,6 +359,8 @@ class SessionCommitter:
         results: list[RolloutTrainingResult],
     ) -> None:
         record = commit_outcome(self.store, archive.session_id, messages, rollouts, analyses, results)
+        if self.adherence is not None:  # before the outcome closes the uses it reads
+            record_session(self.adherence, self.store, ledger, record, messages, rollouts)
         ledger.try_record([record])
 
     def _case_rollout(

@@ -55,6 +55,9 @@ CONFIG_FILE = "ovtui.toml"
 LEDGER_LOG_FILE = f"{STATE_DIR}/ledger.jsonl"  # one line per use of a memory or outcome of a consumer
 LEDGER_SUMMARY_FILE = f"{STATE_DIR}/ledger.json"  # the records folded out of the log
 LEDGER_LOCK_FILE = f"{STATE_DIR}/ledger.lock"  # taken for one append or one compaction
+# Whether the experiences used were followed (``train.adherence.store``), beside the ledger.
+ADHERENCE_FILE = f"{STATE_DIR}/adherence.json"
+ADHERENCE_LOCK_FILE = f"{STATE_DIR}/adherence.lock"
 # What an older ovtui kept (uses only), until the use ledger takes it in and removes it.
 LEGACY_HOTNESS_LOG_FILE = f"{STATE_DIR}/hotness.jsonl"
 LEGACY_HOTNESS_SUMMARY_FILE = f"{STATE_DIR}/hotness.json"
@@ -73,6 +76,8 @@ BOOKKEEPING_FILES = (
     LEDGER_LOG_FILE,
     LEDGER_SUMMARY_FILE,
     LEDGER_LOCK_FILE,
+    ADHERENCE_FILE,
+    ADHERENCE_LOCK_FILE,
     LEGACY_HOTNESS_LOG_FILE,
     LEGACY_HOTNESS_SUMMARY_FILE,
     LEGACY_HOTNESS_LOCK_FILE,

@@ -29,6 +29,7 @@ from ovtui.core.interfaces import (
 from ovtui.core.rollouts import outcome_line
 from ovtui.memory.ledger import UseLedger
 from ovtui.memory.ledger_state import rollout_outcomes
+from ovtui.train.adherence.recorder import AdherenceRecorder
 from ovtui.train.reports import StageReport
 
 
@@ -56,9 +57,12 @@ class OfflinePolicyOptimizationPipeline:
         loader: PolicySetLoader,
         run: RunContext | None = None,
         ledger: UseLedger | None = None,
+        *,
+        adherence: AdherenceRecorder | None = None,
     ) -> None:
         """``policy_trainer`` None: an eval-only pipeline (eval never trains). ``ledger``: where
-        the outcome of each graded rollout whose agent recorded its uses is linked to them."""
+        the outcome of each graded rollout whose agent recorded its uses is linked to them;
+        ``adherence``: where each rollout's experiences are checked against what it did."""
         self.snapshotter = snapshotter
         self.executor = rollout_executor
         self.trainer = policy_trainer
@@ -66,6 +70,7 @@ class OfflinePolicyOptimizationPipeline:
         self.run = run or RunContext()
         self.events = self.run.events
         self.ledger = ledger
+        self.adherence = adherence
 
     async def _execute(
         self, batch: list[Case], policy_set: ExperienceSet, stage: str, epoch: int
@@ -98,7 +103,7 @@ class OfflinePolicyOptimizationPipeline:
         missing = [r.case.name for r in rollouts if r.evaluation is None]
         if missing:
             raise OvtuiError(f"eval needs graded rollouts; no evaluation for: {', '.join(missing[:5])}")
-        await self._record_outcomes(rollouts)
+        await self._record_outcomes(rollouts, policy_set)
         report = summarise(stage, epoch, rollouts)
         self.events.emit("eval", **report.model_dump(), accuracy=report.accuracy)
         return PipelineEvaluationResult(report=report, rollouts=rollouts)
@@ -139,7 +144,7 @@ class OfflinePolicyOptimizationPipeline:
                 else:
                     training = RolloutTrainingResult()
                 training.errors[:0] = lost
-                await self._record_outcomes(rollouts, training.analyses)
+                await self._record_outcomes(rollouts, policy_set, training.analyses)
                 result.training.append(training)
                 errors += len(training.errors)
                 if training.apply_result is not None:
@@ -163,11 +168,16 @@ class OfflinePolicyOptimizationPipeline:
         return await self._trainer().train_rollouts(rollouts, policy_set)
 
     async def _record_outcomes(
-        self, rollouts: list[Rollout], analyses: list[RolloutAnalysis] | None = None
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis] | None = None,
     ) -> None:
         outcomes = rollout_outcomes(rollouts, analyses or []) if self.ledger is not None else []
         if self.ledger is not None and outcomes:
             await asyncio.to_thread(self.ledger.try_record, outcomes)  # a lock and an append: off the loop
+        if self.adherence is not None:  # checked against the experiences they ran with
+            await asyncio.to_thread(self.adherence.rollouts, rollouts, policy_set, analyses or [])
 
     def _trainer(self) -> PolicyTrainer:
         if self.trainer is None:

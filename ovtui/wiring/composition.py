@@ -232,6 +232,7 @@ class Composition(SharedParts):
             training=training,
             settings=self.config.sessions,
             ledger=self._ledger,
+            adherence=self.adherence,
         )
 
     def validation_cases(self, dataset: str, train_cases: CaseLoader | None, batch: int) -> list[Case]:
@@ -281,5 +282,11 @@ class Composition(SharedParts):
         report.services = getattr(executor, "counts", report.services)
         ledger = self._ledger if record_outcomes else None
         return OfflinePolicyOptimizationPipeline(
-            ContentHashPolicySnapshotter(), executor, trainer, self.loader, run, ledger
+            ContentHashPolicySnapshotter(),
+            executor,
+            trainer,
+            self.loader,
+            run,
+            ledger,
+            adherence=self.adherence if record_outcomes else None,
         )

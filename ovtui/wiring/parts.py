@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ovtui.sessions.store import SessionStore
     from ovtui.storage.event_log import EventLog
     from ovtui.storage.jobs import JobStore
+    from ovtui.train.adherence.recorder import AdherenceRecorder
     from ovtui.train.components.experience_set_loader import ExperienceSetLoader
     from ovtui.train.review.pending import PendingPlans
 
@@ -75,6 +76,22 @@ class SharedParts:
         from ovtui.memory.ledger import UseLedger
 
         return UseLedger(self.paths)
+
+    @cached_property
+    def adherence(self) -> AdherenceRecorder:
+        """Where each use's directives are checked and recorded: the environment's reading of
+        them when it has one (``[trainer] environment``), else ovtui's over the tools it names."""
+        from ovtui.core.errors import OvtuiError
+        from ovtui.train.adherence.recorder import AdherenceRecorder, DirectiveReader
+        from ovtui.train.adherence.store import AdherenceStore
+
+        try:
+            environment: object = self.environment()
+        except OvtuiError:
+            environment = None  # its data not installed here: ovtui's reading of the lines
+        schemas = getattr(environment, "tool_schemas", lambda: None)() or []
+        tools = [str(s.get("name")) for s in schemas if isinstance(s, dict) and s.get("name")]
+        return AdherenceRecorder(AdherenceStore(self.paths), DirectiveReader(environment, tools))
 
     @cached_property
     def _feedback(self) -> RejectionSource:

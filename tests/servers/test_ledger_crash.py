@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from server_support import start_cli_server, stop
+from server_support import start_cli_server, stop, wait_for_task
 from session_support import CONVERSATION
 from workspace_support import build_sample_workspace
 
@@ -63,14 +63,6 @@ def workspace_with_uses(root: Path) -> int:
     assert ledger.path.stat().st_size > LEDGER_COMPACT_BYTES - 200 - each
     assert not ledger.summary_path.exists()  # not folded yet: the commit's record will fold it
     return filler
-
-
-def wait_for_task(client: httpx.Client, task_id: str) -> dict[str, Any]:
-    for _ in range(60):
-        task: dict[str, Any] = client.get(f"/api/v1/tasks/{task_id}", params={"wait": 5}).json()["result"]
-        if task["status"] in ("completed", "failed"):
-            return task
-    raise AssertionError("the task never finished")
 
 
 @pytest.mark.parametrize(

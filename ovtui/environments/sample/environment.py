@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from ovtui.environments.sample import adherence
 from ovtui.environments.sample.agent import ExperienceLibrary, SampleAgentExecutor
 from ovtui.environments.sample.criteria import CRITERION_KINDS
 from ovtui.environments.sample.evaluator import SampleEvaluator
@@ -27,9 +28,11 @@ from ovtui.environments.sample.tools import TOOL_SPECS, load_policy
 from ovtui.environments.sample.validate import case_problems
 from ovtui.plugins import (
     Case,
+    Directive,
     ExecutionContext,
     ExperienceReader,
     ExperienceSet,
+    Message,
     Rollout,
     RolloutExecutor,
     RubricEvaluation,
@@ -123,6 +126,13 @@ class SampleEnvironment:
 
     def tool_schemas(self) -> list[dict[str, Any]] | None:
         return [asdict(spec) for spec in TOOL_SPECS.values()]
+
+    def directives(self, content: str) -> list[Directive]:
+        """The rules and sequences the agent reads in each line (``ReadsDirectives``)."""
+        return adherence.directives(content)
+
+    def situation(self, messages: list[Message]) -> dict[str, str]:
+        return adherence.situation(messages)
 
     def can_grade(self, case: Case) -> bool:
         """When every rubric criterion is of a kind the evaluator checks."""

@@ -473,6 +473,18 @@ def guidance_from_content(content: str, source: str = "") -> Guidance:
     return guidance
 
 
+def guidance_by_line(content: str) -> list[tuple[str, Guidance]]:
+    """Each Approach and Reflect line with what the agent reads in it (``guidance_from_content``,
+    line by line: what an adherence check holds a rollout to, line for line)."""
+    sections = parse_sections(content)
+    found: list[tuple[str, Guidance]] = []
+    question = ""
+    for line in [*sections.approach, *sections.reflect]:
+        rules, sequences, question = _read_line(line, "", question)
+        found.append((strip_bullet(line), Guidance(list(rules), list(sequences))))
+    return found
+
+
 def unread_lines(content: str) -> list[tuple[int, str]]:
     """The Approach and Reflect lines the agent cannot act on: (line number in ``content``, text)."""
     unread: list[tuple[int, str]] = []

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ovtui.memory.policy_at import NamedPolicy
     from ovtui.sessions.overview import SessionView
     from ovtui.storage.watching import WorkspaceChanges
+    from ovtui.train.adherence.summary import Adherence
     from ovtui.train.reports import RunReport
     from ovtui.wiring.composition import Composition
 
@@ -176,6 +177,13 @@ class Reading:
     def memory_fed(self, uri: str) -> list[Fed]:
         """The newest results a memory fed (the trajectories among them), newest first."""
         return self.parts.ledger().fed(uri)
+
+    # --- adherence: whether the experiences used were followed ---------------------------------------
+    def adherence(self) -> list[Adherence]:
+        """Each recorded experience's adherence, by name; ``OvtuiError`` naming a damaged record."""
+        from ovtui.train.adherence.summary import summaries
+
+        return summaries(self.parts.adherence.store.read().experiences)
 
     # --- runs' reports ----------------------------------------------------------------------------
     def report_path(self, run_id: str) -> Path:

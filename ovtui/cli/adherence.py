@@ -1,0 +1,40 @@
+"""``ovtui adherence``: whether the agent did what each experience it used says.
+
+One line per experience recorded: its class, its uses followed / violated / not applicable, the
+pass rate of its cases when followed and when violated with exact 95% intervals, and the directive
+broken most often. ``--json``: one object per experience (``experience``, ``uses``, ``followed``,
+``violated``, ``not_applicable``, ``pass_rate_followed``, ``pass_rate_violated``, ``class`` and
+its directives with the trajectories that broke them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ovtui.cli.common import add_workspace_arguments, open_workspace
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    adherence = sub.add_parser(
+        "adherence", help="whether each experience was followed, ignored, or followed into failure"
+    )
+    add_workspace_arguments(adherence)
+    adherence.add_argument("--json", action="store_true", help="print one JSON object per experience")
+    adherence.set_defaults(handler=run_adherence)
+
+
+def run_adherence(args: argparse.Namespace) -> int:
+    found = open_workspace(args.workspace, reading=True).reading.adherence()
+    if args.json:
+        print(json.dumps([a.to_json() for a in found], ensure_ascii=False, indent=2))
+        return 0
+    if not found:
+        print("no adherence recorded yet: a train run or a committed session that uses one records it")
+        return 0
+    for entry in found:
+        print(f"{entry.record.name}: {entry.line()}")
+        broken = entry.most_ignored
+        if broken is not None:
+            print(f"  most broken: {broken.line} ({broken.violated} of {broken.violated + broken.followed})")
+    return 0
