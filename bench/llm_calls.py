@@ -1,9 +1,12 @@
 """Benchmark of the LLM path: calls per rollout, prompt tokens per rollout, wall time vs the ideal.
 
 200 synthetic rollouts go through the three LLM backends — extract (1 call per rollout), propose
-(1 call per trajectory), merge (1 call per batch of 8) — against the local fake OpenAI server with
-a fixed latency per call. The ideal wall time is ``calls × latency / max_concurrency``: what a
-perfectly packed client would need.
+(1 call per trajectory), merge (1 call per batch of 8) — and then the review gates' model
+contradiction check, as a train run drives them (the product's gradient estimator and plan
+optimizer), against the local fake OpenAI server with a fixed latency per call. Every request the
+server received is counted, per stage; the contradiction check makes none while the merge call
+reports what it sees (one would be made per plan item that has partner rules otherwise). The ideal
+wall time is ``calls × latency / max_concurrency``: what a perfectly packed client would need.
 
 Prompt tokens are counted with OpenAI's cl100k encoding (tiktoken) over every request the server
 received, as billed: each message (content and the chat format's few tokens per message), the
@@ -61,6 +64,7 @@ from ovtui.core.domain import (
     ToolPart,
     Trajectory,
 )
+from ovtui.core.events import EventBus
 from ovtui.core.fileformat import render_memory
 from ovtui.llm.client import LLMClient
 from ovtui.llm.tokens import TokenCounter, token_counter
@@ -70,6 +74,9 @@ from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
 from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.gradient_estimator import ExperienceGradientEstimator
+from ovtui.train.components.policy_optimizer import PatchMergePolicyOptimizer
+from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck, question
+from ovtui.train.review.gates.validation import overlay
 
 INTENTS = 10
 EXISTING = 5  # intents that already have an experience
@@ -91,6 +98,8 @@ def answer(request: RecordedRequest) -> Reply:
     if request.schema_name is None:  # the floor measurement: a bare call
         return Reply.text("ok")
     system, user = request.messages[0]["content"], request.messages[1]["content"]
+    if request.schema_name == "contradictions":  # the check's own call, for an item no merge looked at
+        return Reply.json({"contradictions": []})
     if request.schema_name == "trajectories_operations":
         intent = re.search(r"\(task: (\w+)\)", user).group(1)  # type: ignore[union-attr]
         item = {
@@ -110,6 +119,7 @@ def answer(request: RecordedRequest) -> Reply:
                 "content": SECTIONS.format(intent=name, rule="ALWAYS merge"),
                 "source_gradients": indices,
                 "rationale": "merged",
+                "contradictions": [],  # it looked, and these scripted rules oppose none
             }
             for name, indices in groups.items()
         ]
@@ -149,6 +159,8 @@ def stage_of(body: dict[str, Any]) -> str:
     name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
     if name == "trajectories_operations":
         return "extract"
+    if name == "contradictions":
+        return "contradictions"
     system = str(body["messages"][0].get("content") or "")
     return "merge" if "merge a batch" in system else "propose"
 
@@ -297,7 +309,7 @@ async def train_batch(
     store: MemoryStore,
     policy: ExperienceSet,
     backends: tuple[LLMTrajectoryExtractor, LLMGradientProposer, LLMPlanMerger],
-) -> int:
+) -> tuple[int, int]:
     extractor, proposer, merger = backends
 
     estimator = ExperienceGradientEstimator(store, proposer)  # the product's: candidates, merged fields
@@ -318,8 +330,14 @@ async def train_batch(
         return await estimator.estimate(analysis, policy)
 
     per_rollout = await asyncio.gather(*(one(r) for r in rollouts))
-    decisions = await merger.merge([g for gs in per_rollout for g in gs], policy, [])
-    return len(decisions)
+    # The product's optimizer (similar experiences found as in a run) and the gate that may call.
+    optimizer = PatchMergePolicyOptimizer(store, merger)
+    plan = await optimizer.plan([g for gs in per_rollout for g in gs], policy)
+    after_plan = overlay(policy, plan.items)
+    # Items with partner rules: each would have cost a call of its own before the merge reported.
+    carried = sum(question(item, after_plan) is not None for item in plan.items)
+    await ModelContradictionCheck(merger.client).mark(plan, policy, EventBus())
+    return len(plan.items), carried
 
 
 def _serve(latency: float, conn: Connection) -> None:
@@ -420,7 +438,8 @@ async def run_state(
         "calls_by_stage": {n: u.calls for n, u in stages.items()},
         "wall_s": wall,
         "cpu_s": cpu,
-        "merge_decisions": sum(decisions),
+        "plan_items": sum(items for items, _ in decisions),
+        "contradiction_checks_in_the_merge_call": sum(carried for _, carried in decisions),
     }
 
 
@@ -483,6 +502,12 @@ async def main(
                 f"    {'':<12} per call: {per_call}; schema per call: {schema} "
                 f"= {figures['schema_share']:.0%} of the prompt tokens"
             )
+    carried = {
+        f"{w}/{s}": f["contradiction_checks_in_the_merge_call"]
+        for w, b in results.items()
+        for s, f in b.items()
+    }
+    print(f"contradiction checks carried by the merge call (no call of their own): {carried}")
     print(f"client CPU: {main_run['cpu_s']:.2f}s = {main_run['cpu_s'] / calls * 1000:.1f} ms per call")
     wall = main_run["wall_s"]
     print(f"wall time: {wall:.2f}s; ideal {ideal:.2f}s; ratio {wall / ideal:.2f}x (target <= 1.2x)")

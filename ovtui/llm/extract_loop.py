@@ -65,6 +65,7 @@ class ExtractLoop:
         tools: bool = True,
         allow_deletes: bool = False,
         item_extras: dict[str, dict[str, Any]] | None = None,
+        upsert_only_extras: frozenset[str] = frozenset(),
         caller_fields: frozenset[str] = frozenset(),
         item_checks: Mapping[str, ItemCheck] | None = None,
         peers: Sequence[str] = (),
@@ -81,6 +82,8 @@ class ExtractLoop:
         self.allow_deletes = allow_deletes
         # Extra per-item fields a caller wants (rationale, source indices); also on deletes.
         self.item_extras = item_extras or {}
+        # Extras that mean nothing on a delete (a merge's contradictions): not offered there.
+        self.delete_extras = {k: v for k, v in self.item_extras.items() if k not in upsert_only_extras}
         # Fields the caller fills in itself (a trajectory's case_name, reward): not asked of the model.
         self.caller_fields = caller_fields
         self.peers = tuple(peers)
@@ -106,7 +109,7 @@ class ExtractLoop:
             props[memory_type] = {"type": "array", "items": item}
         if self.allow_deletes:
             delete_props = {"uri": {"type": "string", "description": "URI of an existing file to delete"}}
-            delete_props.update(copy.deepcopy(self.item_extras))
+            delete_props.update(copy.deepcopy(self.delete_extras))
             props[DELETES] = {
                 "type": "array",
                 "items": {

@@ -77,11 +77,13 @@ if TYPE_CHECKING:
     from ovtui.memory.types import MemoryTypeRegistry, MemoryTypeSchema
     from ovtui.plugins.adherence import Directive, ReadsDirectives
     from ovtui.plugins.backends import (
+        REPORTED_CONTRADICTIONS,
         Backends,
         ExperienceProposal,
         GradientProposer,
         MergeDecision,
         PlanMerger,
+        ReportedContradiction,
         TrajectoryDraft,
         TrajectoryExtractor,
     )
@@ -133,6 +135,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "GradientProposer",
         "MergeDecision",
         "PlanMerger",
+        "REPORTED_CONTRADICTIONS",
+        "ReportedContradiction",
         "TrajectoryDraft",
         "TrajectoryExtractor",
     ),
@@ -227,6 +231,7 @@ __all__ = [
     "LISTING",
     "NO_WRITABLE_TARGET",
     "PEER_FIELD",
+    "REPORTED_CONTRADICTIONS",
     "ROLLOUT_ID",
     "TOOL_CALLS_COMPLETE",
     "TRAJECTORIES",
@@ -281,6 +286,7 @@ __all__ = [
     "ReadsDirectives",
     "RecordError",
     "RejectionSource",
+    "ReportedContradiction",
     "Resources",
     "Rollout",
     "RolloutAnalysis",

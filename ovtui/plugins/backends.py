@@ -46,9 +46,27 @@ class ExperienceProposal(Model):
     rationale: str = ""
 
 
+# The metadata key under which a plan item carries what its merger reported as contradictions,
+# until the contradiction check (train/review/gates/model_contradictions.py) validates them.
+REPORTED_CONTRADICTIONS = "reported_contradictions"
+
+
+class ReportedContradiction(Model):
+    """A line an item adds that its merger saw say the opposite of another experience's line (or
+    of another line of its own file), both quoted. Only a report: the contradiction check keeps it
+    only if both quotes are real lines of the files involved."""
+
+    line: str
+    other: str  # the other experience's name (the item's own for a line of its own file)
+    other_line: str
+    why: str = ""
+
+
 class MergeDecision(Model):
     """One item of a merged plan. ``source_gradients`` are indices into the batch's gradients;
-    their evidence trajectories become this item's provenance."""
+    their evidence trajectories become this item's provenance. ``contradictions``: what a merger
+    that looks for them saw (an empty list: it looked and saw none; None: it does not look, and a
+    model configured for the check asks about the item in a call of its own)."""
 
     kind: Literal["upsert", "delete"] = "upsert"
     experience_name: str
@@ -56,6 +74,7 @@ class MergeDecision(Model):
     status: str | None = None
     rationale: str = ""
     source_gradients: list[int] = Field(default_factory=list)
+    contradictions: list[ReportedContradiction] | None = None
 
 
 class TrajectoryExtractor(Protocol):

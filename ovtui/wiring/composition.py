@@ -187,23 +187,23 @@ class Composition(SharedParts):
         gates: list[Gate] = [EvidenceGate()]
         if reader is not None:
             gates.append(ReadabilityGate(reader))
-        gates += [LeakGate(), ContradictionGate()]
-        if model_check is not None:
-            gates.append(model_check)
-        gates.append(SanitizerGate())
+        gates += [LeakGate(), ContradictionGate(), model_check, SanitizerGate()]
         if validating is not None:
             gates.append(validating)
         return GateRunner(gates)
 
-    def contradiction_check(self) -> ModelContradictionCheck | None:
-        """The model's contradiction check when ``[review] model_contradictions`` asks for it (by
-        default: when the backend's learner is a model; a model-free one calls none)."""
+    def contradiction_check(self) -> ModelContradictionCheck:
+        """The model's contradiction check: it asks the model about an item no merger looked at
+        when ``[review] model_contradictions`` says so (by default: when the backend's learner is a
+        model; a model-free one calls none)."""
         from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
 
         wanted = self.config.review.model_contradictions
         if wanted is None:
             wanted = self.backend().uses_model
-        return ModelContradictionCheck(self.llm()) if wanted else None
+        # Built either way: a merger's reports are checked (and taken off the items) at no cost;
+        # only with a model wanted are the items no merger looked at asked about in calls.
+        return ModelContradictionCheck(self.llm() if wanted else None)
 
     def experience_reader(self) -> ExperienceReader | None:
         """How ``[trainer] agent`` reads experiences (None: it reads anything), for Review's notes."""

@@ -221,7 +221,7 @@ def test_a_model_free_backend_builds_no_model_client(tmp_path: Path, monkeypatch
     try:
         workspace = Workspace(_workspace(tmp_path, "http://127.0.0.1:9/v1", "3"))
         parts = workspace.parts
-        assert workspace.backend_label == "dice-brain" and parts.contradiction_check() is None
+        assert workspace.backend_label == "dice-brain" and parts.contradiction_check().client is None
         parts.engine(RunContext(), approve="all", dry_run=False, wait_for_review=False)
         assert parts.setup().model is None and parts.setup().backend == "dice-brain"
         assert parts.retrieval._summarize is None  # retrieval asks no model for summaries

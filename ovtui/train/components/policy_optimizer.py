@@ -25,7 +25,7 @@ from ovtui.memory.merge_ops import apply_patch
 from ovtui.memory.search import tokenize
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
-from ovtui.plugins.backends import MergeDecision, PlanMerger
+from ovtui.plugins.backends import REPORTED_CONTRADICTIONS, MergeDecision, PlanMerger
 from ovtui.train.components.experience_set_loader import experience_index
 
 
@@ -121,6 +121,8 @@ class PatchMergePolicyOptimizer:
         }
         if decision.status:
             metadata["status"] = decision.status
+        if decision.contradictions is not None:  # the contradiction check reads and removes them
+            metadata[REPORTED_CONTRADICTIONS] = [c.model_dump() for c in decision.contradictions]
         if decision.kind == "delete":
             if existing is None:
                 return None  # nothing to delete: a no-op, not an error

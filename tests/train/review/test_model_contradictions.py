@@ -13,6 +13,7 @@ from workspace_support import build_workspace, kernel_of
 from ovtui.core.context import RunContext
 from ovtui.core.domain import Experience, ExperienceSet, PolicyPlanItem, PolicyStatus, PolicyUpdatePlan
 from ovtui.core.events import Event, EventBus
+from ovtui.plugins import REPORTED_CONTRADICTIONS
 from ovtui.testing.helpers import make_client
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.train.review.gates.contradictions import CONTRADICTIONS, mark_contradictions, unchosen
@@ -134,4 +135,58 @@ def test_the_check_runs_in_the_engine_when_a_model_is_configured(
         RunContext(), approve="ask", dry_run=True, wait_for_review=False
     )
     assert isinstance(engine.gates, GateRunner)
-    assert any(isinstance(g, ModelContradictionCheck) for g in engine.gates.gates) is checked
+    [check] = [g for g in engine.gates.gates if isinstance(g, ModelContradictionCheck)]
+    assert (check.client is not None) is checked  # without a model it only checks merger reports
+
+
+def reported(*found: dict[str, str]) -> PolicyUpdatePlan:
+    """The plan as a merger that looks for contradictions hands it over: its reports on the item."""
+    planned = plan()
+    planned.items[0].metadata[REPORTED_CONTRADICTIONS] = [dict(f, why="w") for f in found]
+    return planned
+
+
+async def test_a_merger_report_quoting_real_lines_is_a_finding_and_costs_no_call(
+    fake: FakeOpenAIServer,
+) -> None:
+    planned = reported(
+        {
+            "line": "Offer a travel voucher for the trouble",
+            "other": "cancellations",
+            "other_line": "- never offer COMPENSATION",
+        },  # bullets, spacing and case aside: real lines
+        {"line": "- Offer a refund", "other": "cancellations", "other_line": "- NEVER offer compensation"},
+        {"line": VOUCHER, "other": "no_such_experience", "other_line": "- NEVER offer compensation"},
+        {"line": VOUCHER, "other": "cancellations", "other_line": "- a line it does not have"},
+    )
+    client = make_client(fake)
+    try:
+        asked = await ModelContradictionCheck(client).mark(planned, policy_set(), EventBus())
+    finally:
+        await client.aclose()
+
+    # The baggage item had no report and shares no situation: nothing to ask either.
+    assert asked == 0 and fake.chat_requests == []
+    [finding] = planned.items[0].metadata[CONTRADICTIONS]
+    assert (finding["line"], finding["rule"], finding["other_line"], finding["by"]) == (
+        5,
+        VOUCHER,
+        "- NEVER offer compensation",
+        BY_MODEL,
+    )
+    assert all(REPORTED_CONTRADICTIONS not in item.metadata for item in planned.items)  # never stored
+    assert ReviewPolicy("all").decisions(planned)[0].decision == "pending"
+
+
+async def test_an_item_no_merger_looked_at_is_asked_only_with_a_model(fake: FakeOpenAIServer) -> None:
+    without_model = plan()
+    assert await ModelContradictionCheck(None).mark(without_model, policy_set(), EventBus()) == 0
+    assert CONTRADICTIONS not in without_model.items[0].metadata
+
+    looked = reported()  # the merger looked and saw none: its empty answer is the answer
+    client = make_client(fake)
+    try:
+        assert await ModelContradictionCheck(client).mark(looked, policy_set(), EventBus()) == 0
+    finally:
+        await client.aclose()
+    assert fake.chat_requests == [] and CONTRADICTIONS not in looked.items[0].metadata

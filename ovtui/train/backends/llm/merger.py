@@ -26,6 +26,7 @@ from ovtui.plugins import (
     MergeDecision,
     PatchSemanticGradient,
     RejectionSource,
+    ReportedContradiction,
     field_unified_diff,
     file_from_experience,
 )
@@ -46,6 +47,11 @@ and holds no case-specific values (ids, names, amounts, dates). For an existing 
 SEARCH/REPLACE blocks against its current content shown here, or its complete new text. Every item \
 (deletes too) lists in source_gradients the numbers of the proposals it comes from, and gives a \
 short rationale.
+Every item also lists in contradictions each line it adds that tells the agent the opposite of a line \
+of another experience shown here (or of another line of its own file) in the same circumstances: one \
+requires what the other forbids, or they give incompatible actions for the same condition. Quote both \
+lines exactly and name the other experience; lines for different conditions, or that add detail, are \
+none. An empty list when there is none.
 """
 
 
@@ -116,6 +122,21 @@ class LLMPlanMerger:
                 "description": "numbers of the proposals this item comes from",
             },
             "rationale": {"type": "string", "description": "one sentence: why"},
+            # The contradiction check's question, asked here: it costs no call of its own (#35).
+            "contradictions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "line": {"type": "string", "description": "the added line, quoted"},
+                        "other": {"type": "string", "description": "the experience of the opposing line"},
+                        "other_line": {"type": "string", "description": "the opposing line, quoted"},
+                        "why": {"type": "string", "description": "one sentence: why they contradict"},
+                    },
+                    "required": ["line", "other", "other_line", "why"],
+                    "additionalProperties": False,
+                },
+            },
         }
         return ExtractLoop(
             self.client,
@@ -128,6 +149,7 @@ class LLMPlanMerger:
             tools=False,
             allow_deletes=True,
             item_extras=extras,
+            upsert_only_extras=frozenset({"contradictions"}),
         )
 
     async def merge(
@@ -163,6 +185,7 @@ class LLMPlanMerger:
                 status=str(op.fields["status"]) if op.fields.get("status") else None,
                 rationale=str(op.extras.get("rationale") or ""),
                 source_gradients=_indices(op.extras.get("source_gradients")),
+                contradictions=_reported(op.extras.get("contradictions")),
             )
             for op in result.of(EXPERIENCES)
         ]
@@ -177,6 +200,21 @@ class LLMPlanMerger:
                 )
             )
         return decisions
+
+
+def _reported(value: object) -> list[ReportedContradiction] | None:
+    """What the model saw, as reports (the check keeps those that quote real lines); None when it
+    gave no list (the check then asks on its own); a malformed entry is dropped, not an error."""
+    if not isinstance(value, list):
+        return None
+    reports: list[ReportedContradiction] = []
+    for entry in value:
+        if isinstance(entry, dict):
+            try:
+                reports.append(ReportedContradiction.model_validate(entry))
+            except ValueError:
+                continue
+    return reports
 
 
 def _indices(value: object) -> list[int]:

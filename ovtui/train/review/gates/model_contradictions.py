@@ -1,12 +1,15 @@
-"""The model's contradiction check: when a model is configured, one call per plan item that has
-partner rules (lines of experiences for the same situation, or the other lines of its own file)
-asks the model which of the lines the item adds say the opposite of one of them — what the offline
-gate's patterns (ALWAYS/NEVER, IF … THEN) cannot see ("offer a voucher" against "do not compensate").
+"""The model's contradiction check: which lines a plan item adds say the opposite of a partner rule
+(a line of an experience for the same situation, or another line of its own file) — what the
+offline gate's patterns (ALWAYS/NEVER, IF … THEN) cannot see ("offer a voucher" against "do not
+compensate").
 
-The model answers by line numbers, which are checked against the lines it was shown, so a finding
-always names two real lines and Review shows them side by side. Its verdict only adds to the
-offline findings (a pair both found is shown once) and never removes one; a failed call is a
-warning in the run's log, and the offline findings stand alone.
+A merger that looks for them (the LLM backend's merge call does) reports them with the item,
+quoting both lines; the check keeps a report only when both quotes are real lines of the files
+involved, and costs no call. For an item no merger looked at, a configured model is asked in one
+call of its own, answering by line numbers checked against the lines it was shown. Either way a
+finding names two real lines, which Review shows side by side; the model's findings only add to the
+offline ones (a pair both found is shown once) and never remove one; a failed call is a warning in
+the run's log, and the offline findings stand alone.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ovtui.core.domain import ExperienceSet, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.memory.types import EXPERIENCES
+from ovtui.plugins.backends import REPORTED_CONTRADICTIONS, ReportedContradiction
 from ovtui.train.review.gates.base import GateReport, PlanToCheck
 from ovtui.train.review.gates.contradictions import (
     CONTRADICTIONS,
@@ -117,19 +121,45 @@ class Question:
                 continue  # not a pair of lines it was shown: nothing a reviewer could be shown
             if partner.name == self.item.target_name and other_line == line:
                 continue
-            found.append(
-                {
-                    "line": line,
-                    "rule": self.proposed[line],
-                    "other": partner.name,
-                    "other_uri": partner.uri,
-                    "other_line": partner.lines[other_line],
-                    "stands": None,
-                    "by": BY_MODEL,
-                    "why": str(entry.get("why") or ""),
-                }
-            )
+            found.append(self._finding(line, partner, other_line, str(entry.get("why") or "")))
         return found
+
+    def reported_findings(self, reports: list[ReportedContradiction]) -> list[dict[str, Any]]:
+        """A merger's reports whose two quotes are real lines (the added one among the item's
+        proposed lines, the other among its partner's), as the gate's findings."""
+        found = []
+        for report in reports:
+            partner = self.partners.get(report.other)
+            line = _numbered(self.proposed, report.line)
+            other_line = _numbered(partner.lines, report.other_line) if partner else None
+            if partner is None or line is None or other_line is None:
+                continue  # a quote of no line here: nothing a reviewer could be shown
+            if partner.name == self.item.target_name and other_line == line:
+                continue
+            found.append(self._finding(line, partner, other_line, report.why))
+        return found
+
+    def _finding(self, line: int, partner: Partner, other_line: int, why: str) -> dict[str, Any]:
+        return {
+            "line": line,
+            "rule": self.proposed[line],
+            "other": partner.name,
+            "other_uri": partner.uri,
+            "other_line": partner.lines[other_line],
+            "stands": None,
+            "by": BY_MODEL,
+            "why": why,
+        }
+
+
+def _numbered(lines: dict[int, str], quote: str) -> int | None:
+    """The number of the line ``quote`` quotes (bullets, spacing and case aside), or None."""
+    wanted = _quoted(quote)
+    return next((n for n, line in lines.items() if _quoted(line) == wanted), None) if wanted else None
+
+
+def _quoted(text: str) -> str:
+    return " ".join(text.strip().lstrip("-*+ ").split()).casefold()
 
 
 def question(item: PolicyPlanItem, after_plan: ExperienceSet) -> Question | None:
@@ -153,12 +183,13 @@ def question(item: PolicyPlanItem, after_plan: ExperienceSet) -> Question | None
 
 
 class ModelContradictionCheck:
-    """The check (see the module docstring), through the project's LLM client: a gate that follows
-    the offline one on its topic, so the run's log counts the items either found."""
+    """The check (see the module docstring): a gate that follows the offline one on its topic, so
+    the run's log counts the items either found. ``client``: the model asked about items no merger
+    looked at (None: only merger reports are checked, and no call is made)."""
 
     topic = CONTRADICTIONS
 
-    def __init__(self, client: LLMClient) -> None:
+    def __init__(self, client: LLMClient | None) -> None:
         self.client = client
 
     async def check(self, planned: PlanToCheck) -> GateReport:
@@ -166,13 +197,24 @@ class ModelContradictionCheck:
         return contradictions_report(planned.plan)
 
     async def mark(self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, events: EventBus) -> int:
-        """Add the model's findings to the items' contradictions; returns how many items it called for."""
+        """Add the model's findings to the items' contradictions; returns how many calls it made."""
         after_plan = overlay(policy_set, plan.items)
-        questions = [q for item in plan.items if (q := question(item, after_plan)) is not None]
-        await asyncio.gather(*(self._ask(q, events) for q in questions))
-        return len(questions)
+        to_ask: list[Question] = []
+        for item in plan.items:
+            reported = item.metadata.pop(REPORTED_CONTRADICTIONS, None)  # never stored with the plan
+            asked = question(item, after_plan)
+            if asked is None:
+                continue
+            if reported is not None:  # the merger looked: its reports are the model's answer
+                reports = [ReportedContradiction.model_validate(r) for r in reported]
+                _add(asked.item, asked.reported_findings(reports))
+            elif self.client is not None:
+                to_ask.append(asked)
+        await asyncio.gather(*(self._ask(q, events) for q in to_ask))
+        return len(to_ask)
 
     async def _ask(self, asked: Question, events: EventBus) -> None:
+        assert self.client is not None  # only items for a configured model are asked
         messages = [
             {"role": "system", "content": INSTRUCTION},
             {"role": "user", "content": asked.prompt()},
@@ -186,11 +228,16 @@ class ModelContradictionCheck:
                 level="warning",
             )
             return
-        findings = asked.item.metadata.setdefault(CONTRADICTIONS, [])
-        known = {finding_key(f) for f in findings}
-        for finding in asked.findings(result.data or {}):
-            if finding_key(finding) not in known:
-                known.add(finding_key(finding))
-                findings.append(finding)
-        if not findings:
-            asked.item.metadata.pop(CONTRADICTIONS, None)
+        _add(asked.item, asked.findings(result.data or {}))
+
+
+def _add(item: PolicyPlanItem, found: list[dict[str, Any]]) -> None:
+    """The model's findings beside the offline ones, a pair both found once."""
+    findings = item.metadata.setdefault(CONTRADICTIONS, [])
+    known = {finding_key(f) for f in findings}
+    for finding in found:
+        if finding_key(finding) not in known:
+            known.add(finding_key(finding))
+            findings.append(finding)
+    if not findings:
+        item.metadata.pop(CONTRADICTIONS, None)

@@ -20,14 +20,23 @@ from ovtui.core.domain import (
     Trajectory,
     TrajectoryOutcome,
 )
+from ovtui.core.events import EventBus
 from ovtui.core.experience_files import file_from_experience
 from ovtui.core.fileformat import MemoryFile
 from ovtui.llm.client import LLMClient
 from ovtui.memory.store import MemoryStore
-from ovtui.plugins.backends import ExperienceProposal, MergeDecision, TrajectoryDraft
+from ovtui.plugins.backends import (
+    REPORTED_CONTRADICTIONS,
+    ExperienceProposal,
+    MergeDecision,
+    TrajectoryDraft,
+)
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
+from ovtui.train.components.policy_optimizer import PatchMergePolicyOptimizer
+from ovtui.train.review.gates.contradictions import CONTRADICTIONS
+from ovtui.train.review.gates.model_contradictions import BY_MODEL, ModelContradictionCheck
 
 pytest_plugins = ["ovtui.testing.fixtures"]  # the `fake` server and `client` fixtures
 
@@ -310,3 +319,52 @@ async def test_the_proposer_and_the_merger_are_shown_the_rejections_of_their_tar
     fake.push(Reply.json({"experiences": []}))
     await LLMGradientProposer(client, store).propose(trajectory, analysis, candidates)
     assert "reviewers rejected" not in fake.chat_requests[-1].messages[1]["content"]
+
+
+async def test_the_merge_call_reports_contradictions_so_the_check_makes_no_call(
+    fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
+) -> None:
+    """The contradiction check's question rides on the merge call (#35: no call of its own): what
+    the model quotes becomes a finding when both lines are real, through the product's optimizer."""
+    policy = ExperienceSetLoader(store).load_sync()
+    before = store.read_uri(store.uri_for_name("experiences", "reservation_cancellation"))
+    assert before is not None
+    hasty = "- Cancel at once when asked, no need to confirm"
+    rule = "- NEVER cancel before explicit confirmation"
+    edited = before.model_copy(update={"content": before.content + "\n" + hasty})
+    gradient = PatchSemanticGradient(
+        before_file=before, after_file=edited, base_version=2, rationale="r", confidence=0.8
+    )
+    said = {"line": hasty, "other": "reservation_cancellation", "why": "it skips the confirmation"}
+    merged = {
+        "experiences": [
+            {
+                "experience_name": "reservation_cancellation",
+                "content": block(
+                    rule,
+                    f"{rule}\n{hasty}",
+                ),
+                "source_gradients": [0],
+                "rationale": "kept",
+                "contradictions": [
+                    {**said, "other_line": "NEVER cancel before explicit confirmation"},
+                    {**said, "other_line": "- a line the file does not have"},
+                ],
+            }
+        ]
+    }
+    fake.push(Reply.json(merged))
+    plan = await PatchMergePolicyOptimizer(store, LLMPlanMerger(client, store)).plan([gradient], policy)
+    [item] = plan.items
+    assert len(item.metadata[REPORTED_CONTRADICTIONS]) == 2
+
+    calls = await ModelContradictionCheck(client).mark(plan, policy, EventBus())
+
+    assert calls == 0 and len(fake.chat_requests) == 1  # the merge call, and no other
+    [finding] = item.metadata[CONTRADICTIONS]
+    assert (finding["rule"], finding["other_line"], finding["by"]) == (
+        hasty,
+        rule,
+        BY_MODEL,
+    )
+    assert REPORTED_CONTRADICTIONS not in item.metadata
