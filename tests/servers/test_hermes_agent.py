@@ -117,6 +117,9 @@ def test_hermes_agent_memory_provider_works_unchanged(
     assert report["forget"]["status"] == "deleted" and report["forget"]["uri"] == remembered
     assert "NOT_FOUND" in json.dumps(report["read_after_forget"])
     assert not list((alice_workspace / "peers/hermes/memories/preferences").glob("mem_*window*"))
+    # Resources are not ovtui's: the client shows the refusal in one line.
+    refusal = report["add_resource"]["error"]
+    assert refusal.startswith("NOT_IMPLEMENTED: resources are not served by ovtui") and "\n" not in refusal
 
     # The built-in memory's mirror (a thread of its own) landed and is found.
     mirror = compact_ok(
