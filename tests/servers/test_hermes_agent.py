@@ -2,7 +2,8 @@
 (``plugins/memory/openviking`` of the released ``hermes-agent`` wheel, unmodified), driven in a
 subprocess the way Hermes calls it (tests/fixtures/hermes_driver.py): setup's probe, the system-prompt
 block, every tool, a remembered fact and the built-in memory's mirror, turns synced one at a time and
-the session's commit; then a second user whose facts must not land in the first one's space.
+the session's commit; then a second user whose facts must not land in the first one's space; and
+API-key mode, where setup's probe takes the key for a user's (not ROOT) and writes go to its user.
 
 The wheel is installed with ``--no-deps`` (its own dependencies would downgrade ours) into a folder
 of its own, with the two modules its provider imports (PyYAML, classic httpx), and put on the driver's
@@ -22,6 +23,7 @@ import httpx2 as httpx
 import pytest
 from repo_paths import REPO
 from retrieval_support import compact_ok, served
+from server_support import start_cli_server, stop
 from workspace_support import build_sample_workspace
 
 HERMES_WHEEL = "hermes-agent==0.19.0"
@@ -81,7 +83,9 @@ def client(alice_workspace: Path) -> Iterator[httpx.Client]:
         yield client
 
 
-def drive(site: Path, client: httpx.Client, home: Path, scenario: str, user: str) -> dict[str, Any]:
+def drive(
+    site: Path, client: httpx.Client, home: Path, scenario: str, user: str, **more: str
+) -> dict[str, Any]:
     home.mkdir(exist_ok=True)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("OPENVIKING_", "PYTHON"))},
@@ -92,6 +96,7 @@ def drive(site: Path, client: httpx.Client, home: Path, scenario: str, user: str
         "OPENVIKING_ACCOUNT": "default",
         "OPENVIKING_USER": user,
     }
+    env.update(more)
     done = subprocess.run(
         [sys.executable, str(DRIVER), scenario], capture_output=True, text=True, env=env, timeout=300
     )
@@ -141,3 +146,22 @@ def test_another_user_never_writes_into_alices_space(
     assert "PERMISSION_DENIED" in report["remember"]["error"] and "'bob'" in report["remember"]["error"]
     written = [p.read_text() for p in alice_workspace.rglob("*.md") if "/sessions/" not in str(p)]
     assert not any("Bob" in text for text in written)
+
+
+def test_api_key_mode_setup_accepts_the_server_and_writes_the_keys_user(
+    hermes_site: Path, tmp_path: Path
+) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    args = ["serve", str(root), "--port", "0", "--api-key-env", "OVTUI_TEST_KEY"]
+    proc, url = start_cli_server(args, env={"OVTUI_TEST_KEY": "sekret-key"})
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            assert client.get("/health").json()["auth_mode"] == "api_key"
+            report = drive(
+                hermes_site, client, tmp_path / "keyed", "keyed", "", OPENVIKING_API_KEY="sekret-key"
+            )
+    finally:
+        stop(proc)
+    assert report["setup"] == [True, "", "user"]  # a user's key: the admin probe is refused, not ROOT
+    assert report["remember"]["status"] == "stored", report["remember"]
+    assert list((root / "peers/hermes/memories/preferences").glob("mem_*.md"))
