@@ -19,6 +19,7 @@ from workspace_support import build_sample_workspace
 from ovtui.memory.history import HistoryStore
 from ovtui.storage.faults import FAULT_ENV
 from ovtui.storage.paths import WorkspacePaths
+from ovtui.wiring.workspace import Workspace
 
 HERMES = {"X-OpenViking-Actor-Peer": "hermes"}
 PEER_PREFS = "viking://user/peers/hermes/memories/preferences"  # the short form Hermes writes
@@ -160,7 +161,7 @@ def test_a_full_disk_refuses_the_write_in_one_line(tmp_path: Path) -> None:
     assert "write" not in history_kinds(root)
 
 
-def test_writes_wait_for_review_when_the_workspace_says_so(tmp_path: Path) -> None:
+async def test_writes_wait_for_review_when_the_workspace_says_so(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     config = root / "ovtui.toml"
     config.write_text(config.read_text().replace("[review]\n", '[review]\nagent_writes = "wait"\n', 1))
@@ -169,4 +170,9 @@ def test_writes_wait_for_review_when_the_workspace_says_so(tmp_path: Path) -> No
         result = compact_ok(write(client, f"{PEER_PREFS}/mem_wait05.md", WINDOW))
     assert result["pending_plan"] and result["history_id"] is None and result["content_updated"] is False
     assert not (root / "peers").exists()
-    assert list((root / ".ovtui/pending").glob(f"{result['pending_plan']}*"))
+    # A person approves it in Review: then it is written, as any plan is.
+    workspace = Workspace(root)
+    workspace.review.decide_all(result["pending_plan"], "approved", note="reviewed")
+    applied = await workspace.review.apply_pending(result["pending_plan"])
+    assert applied.written_uris == [f"{FULL_PEER_PREFS}/mem_wait05.md"] and not applied.errors
+    assert (root / "peers/hermes/memories/preferences/mem_wait05.md").read_text().startswith(WINDOW)

@@ -35,6 +35,7 @@ from ovtui.servers.openviking.evolution import evolution_router
 from ovtui.servers.openviking.fs import fs_router
 from ovtui.servers.openviking.opening import close_parts, open_parts
 from ovtui.servers.openviking.parts import ServerParts
+from ovtui.servers.openviking.resources import resources_router
 from ovtui.servers.openviking.search import search_router
 from ovtui.servers.openviking.session_context import session_context_router
 from ovtui.servers.openviking.sessions import sessions_router
@@ -160,6 +161,7 @@ def create_session_app(
     app.include_router(evolution_router(parts))
     app.include_router(content_write_router(parts))
     app.include_router(system_router(parts))
+    app.include_router(resources_router())
     # Innermost (after the key and the body limit): an unauthenticated caller learns no user name.
     app.user_middleware.append(Middleware(OneUserOnly, user=parts.workspace.agent.visibility().user))
     app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]))

@@ -70,6 +70,31 @@ _CLAUSE_BREAK = re.compile(r";|,?\s+\b(?:and|but)\s+(?=(?:i|my)\b)", re.I)
 _TRAILING_FILLER = re.compile(r"(?:[\s,]+(?:thanks|thank you|please|if possible|by the way))+\s*$", re.I)
 # Words that say nothing about what a request asks for (besides the learner's stopwords).
 _FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there"})
+# What a greeting or a courtesy says: a message of these words only is not a request.
+_SMALL_TALK = frozenset(
+    {
+        "hi",
+        "hello",
+        "hallo",
+        "hiya",
+        "howdy",
+        "greetings",
+        "morning",
+        "afternoon",
+        "evening",
+        "good",
+        "thanks",
+        "thank",
+        "cheers",
+        "great",
+        "fine",
+        "nice",
+        "doing",
+        "yes",
+        "yeah",
+        "sure",
+    }
+)
 SIGNATURE_WORDS = 6
 _ENTITY_KEYS = re.compile(r"^(?:.*_id|id|name|.*_name|email|code|.*_code|number|.*_number)$", re.I)
 MAX_ENTITY_VALUE = 120
@@ -176,12 +201,26 @@ def request_signature(request: str, tools: list[ToolPart]) -> str:
     return slugify(" ".join(kept[:SIGNATURE_WORDS]), fallback="conversation")
 
 
+def asks_something(text: str) -> bool:
+    """Whether a user's message says what they want (a word beyond greetings and courtesy)."""
+    return any(w not in _SMALL_TALK for c in _clauses(text) for w in _content_words(c))
+
+
+def case_request(messages: list[SessionMessage]) -> str:
+    """The request of a conversation, read whole: its first user message that asks something (a
+    greeting before it is not the request, an answer to the assistant's question after it is not
+    either), else its first user text; the same whether the messages came in one batch or a turn
+    at a time."""
+    said = [m.text for m in messages if m.role == "user" and m.text.strip()]
+    return next((text for text in said if asks_something(text)), said[0] if said else "")
+
+
 def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) -> Case | None:
     """The conversation as a training case, when the assistant used tools in it."""
     tools = tool_parts(messages)
     if not any(_ran(part) for part in tools):
         return None
-    request = next((m.text for m in messages if m.role == "user" and m.text.strip()), "")
+    request = case_request(messages)
     if not request:
         return None
     answer = next((m.text for m in reversed(messages) if m.role == "assistant" and m.text.strip()), "")

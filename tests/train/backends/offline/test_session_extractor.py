@@ -76,3 +76,29 @@ def test_the_request_pattern_is_the_request_without_the_users_own() -> None:
         "Hi, my name is Ana Ruiz. I prefer email. Please change the email of customer C-1001 to ana@x.org"
     )
     assert request_pattern(request, [update]) == "Please change the email of customer <value> to <value>"
+
+
+def said(role: str, text: str, index: int) -> SessionMessage:
+    return SessionMessage(id=f"m{index}", role=role, parts=[TextPart(text=text)])
+
+
+def test_the_request_is_read_from_the_whole_conversation_not_its_greeting() -> None:
+    lookup = ToolPart(
+        tool_id="t1", tool_name="get_booking", tool_input={"booking_id": "B53N8D"}, tool_output="found"
+    )
+    conversation = [
+        said("user", "Hello!", 1),
+        said("assistant", "Hi, how can I help you today?", 2),
+        said("user", "I need to cancel my booking, please.", 3),
+        said("assistant", "Which booking?", 4),
+        said("user", "B53N8D", 5),
+        SessionMessage(id="m6", role="assistant", parts=[lookup]),
+        said("assistant", "Booking B53N8D is cancelled.", 7),
+    ]
+    [case] = extract_offline(conversation, "s1", "archive_001").cases
+    assert case.input["user_query"] == "I need to cancel my booking, please."
+    assert "cancel" in case.task_signature and "hello" not in case.task_signature
+    # a conversation of small talk only still names its first words as the request
+    only_hello = [said("user", "Hello!", 1), SessionMessage(id="m2", role="assistant", parts=[lookup])]
+    [greeted] = extract_offline(only_hello, "s2", "archive_001").cases
+    assert greeted.input["user_query"] == "Hello!"
