@@ -319,7 +319,7 @@ def run_decide(args: argparse.Namespace) -> int:
     ):
         print(
             "note: without [review] signers a reviewer's name is a label: the two-person rule counts "
-            "names, it does not prove two people approved (docs/review.md#who-decided)"
+            "names, it does not prove two people approved (docs/review.md#who-decided-and-how-sure)"
         )
     if not plan.undecided:
         print(f"next: `ovtui review apply {plan_id}`")
