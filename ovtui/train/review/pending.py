@@ -510,7 +510,12 @@ class PendingPlans:
             if target.kind != "upsert":
                 raise OvtuiError("only an upsert's after-content can be edited")
             target.metadata.setdefault("proposed_content", target.after_content or "")
+            changed = after_content.strip() != (target.after_content or "")
             target.after_content = after_content.strip()
+            if changed and pending.decisions[item].approvals:
+                # an approval (a signed one names its digest) was for the text before the edit
+                note = "edited: the approvals were for the text before the edit; approve it again"
+                pending.decisions[item] = pending.decisions[item].held(note)
             target.metadata["edited_by_reviewer"] = True
             if reviewer:
                 target.metadata["edited_by"] = reviewer
