@@ -79,6 +79,8 @@ def test_a_rewrite_hunk_only_one_person_approved_is_not_applied(tmp_path: Path) 
     assert decision["hunks"] == [1, 3]
     assert decision["approved_by"] == {"1": ["alice", "bob"], "3": ["bob"]}
     assert [(s["reviewer"], s["hunks"]) for s in decision["signoffs"]] == [("alice", [1]), ("bob", [1, 3])]
+    shown = run_ovtui("history", "show", record["id"], cwd=root).stdout
+    assert "item 0: hunk 1 approved by alice, bob\n          item 0: hunk 3 approved by bob" in shown
 
 
 def test_one_name_written_three_ways_is_one_reviewer(tmp_path: Path) -> None:
