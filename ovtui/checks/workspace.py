@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ovtui.checks.cases import records, validation_problems
+from ovtui.core.allowed_signers import load_signers
 from ovtui.core.bounds import MAX_CONFIG_BYTES, MAX_DATASET_LINE_BYTES
 from ovtui.core.config import OvtuiConfig
 from ovtui.core.domain import Case
@@ -399,9 +400,40 @@ def check_ledger(store: MemoryStore, report: CheckReport) -> None:
         report.problems.append(Problem(store.paths.relative(ledger.summary_path), 1, message))
 
 
+def check_signers(store: MemoryStore, config: OvtuiConfig, report: CheckReport) -> None:
+    """``[review] signers`` can be read; without it, a two-person rule is said to count names."""
+    review = config.review
+    if review.signers is None:
+        if review.second_approver_for:
+            line = _line_of_setting(_config_text(store), ["review", "second_approver_for"])
+            report.notes.append(
+                Problem(
+                    CONFIG_FILE,
+                    line,
+                    "[review] second_approver_for without [review] signers: reviewer names are labels, "
+                    "so the two-person rule is not proof that two people approved (docs/review.md)",
+                )
+            )
+        return
+    try:
+        load_signers(store.paths.root / review.signers, review.signers)
+    except OvtuiError as exc:
+        line = _line_of_setting(_config_text(store), ["review", "signers"])
+        report.problems.append(Problem(CONFIG_FILE, line, f"[review] signers: {exc}"))
+
+
+def _config_text(store: MemoryStore) -> str:
+    try:
+        return store.paths.config_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     config = check_config(store, report)
+    if config is not None:
+        check_signers(store, config, report)
     check_memories(store, report)
     check_layouts(store, report)
     check_file_names(store, report)

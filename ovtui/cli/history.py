@@ -98,6 +98,10 @@ def describe(record_id: str, record: MemoryDiff) -> Iterator[str]:
         if d.hunks is not None:
             taken = ", ".join(map(str, d.hunks))
             yield f"          item {d.item}: only hunks {taken} of its content approved"
+        per_hunk = d.approved_by or {}
+        if len(per_hunk) > 1:  # an item approved in parts: who approved which hunk
+            for unit, names in per_hunk.items():
+                yield f"          item {d.item}: hunk {unit} approved by {', '.join(names)}"
         if d.proposed is not None:
             yield f"          item {d.item} was edited by the reviewer; the learner proposed:"
             yield from (f"          | {line}" for line in d.proposed.splitlines())

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ovtui.cli.common import (
@@ -82,7 +83,22 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                 metavar="N,M",
                 help="approve only these hunks of the item's content (`review show PLAN ITEM` numbers them)",
             )
+            decide.add_argument(
+                "--key",
+                type=Path,
+                default=None,
+                metavar="PATH",
+                help="the SSH key to sign the approval with (default: [review] key, else ssh-agent)",
+            )
         decide.set_defaults(handler=run_decide, decision=verb)
+
+    verify = actions.add_parser(
+        "verify",
+        parents=[common],
+        help="check again the signed approvals the history records keep, against [review] signers",
+    )
+    verify.add_argument("record", nargs="?", help="one record (an id or a unique part of one); default: all")
+    verify.set_defaults(handler=run_verify)
 
     apply = actions.add_parser("apply", parents=[common], help="apply the approved items of a plan")
     apply.add_argument("plan")
@@ -282,20 +298,46 @@ def run_decide(args: argparse.Namespace) -> int:
     decision: Decision = args.decision
     undecided = [d.item for d in workspace.review.pending_plan(plan_id).decisions if d.decision == "pending"]
     chosen = list(dict.fromkeys(args.items)) or undecided
-    reviewer = args.reviewer or workspace.review.reviewer
+    from ovtui.core.reviewers import reviewer_name  # in here: it loads the domain's models
+
+    reviewer = reviewer_name(args.reviewer) if args.reviewer is not None else workspace.review.reviewer
     hunks: list[int] | None = getattr(args, "hunks", None)
     if hunks is not None and len(chosen) != 1:
         raise OvtuiError("--hunks needs exactly one ITEM: hunks are numbered per item")
-    plan = workspace.review.decide_items(plan_id, chosen, decision, args.note, reviewer=reviewer, hunks=hunks)
+    key: Path | None = getattr(args, "key", None)
+    plan = workspace.review.decide_items(
+        plan_id, chosen, decision, args.note, reviewer=reviewer, hunks=hunks, key=key
+    )
     listed = ", ".join(map(str, chosen)) or "(none: every item was decided already)"
     print(f"plan {plan_id}: {decision} item(s) {listed}; {plan.undecided} undecided (by {reviewer})")
     for index in chosen:
         approvals = workspace.review.approvals_line(plan, index)
         if approvals and plan.decisions[index].decision == "pending":
             print(f"  item {index}: {approvals}; it needs a second reviewer's approval")
+    if (
+        decision == "approved"
+        and workspace.config.review.second_approver_for
+        and workspace.review.names_are_labels
+    ):
+        print(
+            "note: without [review] signers a reviewer's name is a label: the two-person rule counts "
+            "names, it does not prove two people approved (docs/review.md#who-decided-and-how-sure)"
+        )
     if not plan.undecided:
         print(f"next: `ovtui review apply {plan_id}`")
     return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    workspace = _open(args, reading=True)
+    if workspace.review.names_are_labels:
+        raise OvtuiError("no [review] signers in ovtui.toml: there are no signatures to check against")
+    checked = workspace.review.verify_records(args.record)
+    for result in checked:
+        print(result.line())
+    failed = sum(not c.ok for c in checked)
+    print(f"{len(checked)} signed approval(s) checked, {failed} failed")
+    return 1 if failed else 0
 
 
 def run_apply(args: argparse.Namespace) -> int:

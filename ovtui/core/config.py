@@ -95,6 +95,11 @@ class ReviewConfig(Section):
     reviewer: str | None = Field(None, min_length=1, max_length=64)
     # Changes of these kinds need two different reviewers' approvals before they are applied.
     second_approver_for: list[ChangeKind] = Field(default_factory=list)
+    # An OpenSSH allowed-signers file (relative to the workspace): when set, every approval must be
+    # signed by a key it lists for the reviewer, and two approvals need two keys (docs/review.md).
+    signers: str | None = Field(None, min_length=1)
+    # The SSH key this workspace's reviewer signs with (else --key, else ssh-agent); only read.
+    key: str | None = Field(None, min_length=1)
     # Also ask the model, one call per plan item with rules for the same situation, which of its lines
     # contradict them (it adds to the offline check, never removes). None: when `[llm] backend` is a
     # model's, not the offline learner.

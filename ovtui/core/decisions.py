@@ -13,6 +13,24 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Approval(BaseModel):
+    """One person's approval of one plan item: which hunks it covers and, when the workspace asks
+    for signatures (``[review] signers``), the reviewer's SSH signature over what it approves
+    (``ovtui.core.reviewers.statement``). A person's later approval of the item replaces it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    reviewer: str  # normalised (``ovtui.core.reviewers.reviewer_name``)
+    hunks: list[int] | None = None  # the content hunks it covers (from 1); None: the whole item
+    at: str = ""  # when, ISO 8601 (signed with the rest)
+    digest: str = ""  # sha256 of the item as proposed (``item_digest``); signed with the rest
+    signature: str | None = None  # an armored SSHSIG (``ssh-keygen -Y sign`` format)
+    key: str | None = None  # the signing key's fingerprint, ``SHA256:…``
+
+    def covers(self, hunk: int) -> bool:
+        return self.hunks is None or hunk in self.hunks
+
+
 class ReviewDecision(BaseModel):
     """One item's decision as a review records it (in a memory_diff's ``review``)."""
 
@@ -28,6 +46,10 @@ class ReviewDecision(BaseModel):
     # record's operation): the proposed → approved difference, kept as the reviewer's correction.
     proposed: str | None = None
     hunks: list[int] | None = None  # the content hunks approved (from 1); None: the whole item
+    # Per hunk ("1", "2", …; "item" for a change without hunks, a delete) who approved it.
+    approved_by: dict[str, list[str]] | None = None
+    signoffs: list[Approval] = Field(default_factory=list)  # each approval as given (signed or not)
+    content_sha256: str | None = None  # the item as proposed, as its approvals' ``digest`` names it
 
     @property
     def decided_by(self) -> str:

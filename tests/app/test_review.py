@@ -383,7 +383,7 @@ async def test_a_delete_that_needs_two_reviewers_shows_one_of_two_and_is_not_app
     assert any("item 2: 1 of 2 approvals (ana)" in n for n in notifications(messages))
     assert not history_of(ana).ids_on_disk()
     pending = ana.review.pending_plan(PLAN_ID)
-    assert [(d.decision, d.reviewer, d.approvals) for d in pending.decisions] == [
+    assert [(d.decision, d.reviewer, d.approvers) for d in pending.decisions] == [
         ("approved", "ana", ["ana"]),
         ("approved", "ana", ["ana"]),
         ("pending", "ana", ["ana"]),

@@ -32,9 +32,11 @@ from filelock import FileLock, Timeout
 from watchfiles import awatch
 
 from ovtui.core.bounds import MAX_RECORD_BYTES
+from ovtui.core.decisions import Approval
 from ovtui.core.domain import Experience, ExperienceSet, PolicyPlanItem, PolicyUpdatePlan, RolloutAnalysis
 from ovtui.core.errors import OvtuiError
 from ovtui.core.names import validate_name
+from ovtui.core.reviewers import item_digest, reviewer_name
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.hunks import with_hunks
 from ovtui.memory.store import MemoryStore
@@ -47,7 +49,6 @@ from ovtui.storage.reading import read_model
 from ovtui.train.review.gates.contradictions import Stands, choose, held_contradicting_edit
 from ovtui.train.review.gates.sanitizer import held_edit, mask_plan_secrets, masked_lines
 from ovtui.train.review.plans import Decision, ItemDecision, PendingPlan, SettledStatus
-from ovtui.train.review.policy import approvals_needed
 
 LOCKS_FOLDER = ".locks"
 # A plan lock is held for one small file write: a waiter first retries at once (1 ms) and then less
@@ -110,6 +111,20 @@ class Claim:
             f"plan {pending.plan_id} was already applied (record: history/{record.id}); the process "
             "that applied it stopped before marking it applied, which is now done: nothing else done"
         )
+
+
+# Makes one approval of an item (plan id, item index, the item, the hunks it covers): signed or not.
+Signoff = Callable[[str, int, PolicyPlanItem, "builtins.list[int] | None"], Approval]
+
+
+def unsigned(reviewer: str) -> Signoff:
+    """Approvals by ``reviewer`` that carry no signature (a workspace without ``[review] signers``)."""
+
+    def make(plan_id: str, index: int, item: PolicyPlanItem, hunks: builtins.list[int] | None) -> Approval:
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        return Approval(reviewer=reviewer, hunks=hunks, at=at, digest=item_digest(item))
+
+    return make
 
 
 def _check_hunks(plan_id: str, index: int, item: PolicyPlanItem, chosen: builtins.list[int]) -> None:
@@ -391,10 +406,18 @@ class PendingPlans:
             return False
 
     def decide(
-        self, plan_id: str, item: int, decision: Decision, note: str = "", *, reviewer: str = ""
+        self,
+        plan_id: str,
+        item: int,
+        decision: Decision,
+        note: str = "",
+        *,
+        reviewer: str = "",
+        signoff: Signoff | None = None,
     ) -> PendingPlan:
         """Decide one item with this note (an empty note clears the one it had)."""
-        return self._update(plan_id, self._deciding([item], decision, note, reviewer, keep_note=False))
+        change = self._deciding([item], decision, note, reviewer, keep_note=False, signoff=signoff)
+        return self._update(plan_id, change)
 
     def decide_items(
         self,
@@ -405,12 +428,15 @@ class PendingPlans:
         *,
         reviewer: str = "",
         hunks: builtins.list[int] | None = None,
+        signoff: Signoff | None = None,
     ) -> PendingPlan:
         """Decide the given items, or (``None``) every item still undecided, as ``reviewer``. An
-        approval of an item that needs two reviewers (``second_approver_for``) counts as one of
-        them: it stays pending until a different reviewer approves it too. ``hunks``: approve only
-        these hunks of each item's content (``ovtui.memory.hunks``, numbered from 1)."""
-        change = self._deciding(items, decision, note, reviewer, keep_note=True, hunks=hunks)
+        approval of a hunk that needs two reviewers (``second_approver_for``) counts as one of
+        them: the item stays pending until a different reviewer approves that hunk too. ``hunks``:
+        approve only these hunks of each item's content (``ovtui.memory.hunks``, numbered from 1).
+        ``signoff`` makes each approval (signed, for a workspace with ``[review] signers``); by
+        default an unsigned one by ``reviewer``."""
+        change = self._deciding(items, decision, note, reviewer, keep_note=True, hunks=hunks, signoff=signoff)
         return self._update(plan_id, change)
 
     def _deciding(
@@ -422,9 +448,13 @@ class PendingPlans:
         *,
         keep_note: bool,
         hunks: builtins.list[int] | None = None,
+        signoff: Signoff | None = None,
     ) -> Callable[[PendingPlan], None]:
         if hunks is not None and decision != "approved":
             raise OvtuiError("hunks are chosen by approving them: reject the item to reject all of it")
+        reviewer = reviewer_name(reviewer) if reviewer else reviewer
+        hunks = None if hunks is None else sorted(set(hunks))
+        make = signoff or unsigned(reviewer)
 
         def change(pending: PendingPlan) -> None:
             still_open(pending)
@@ -438,13 +468,15 @@ class PendingPlans:
                 if hunks is not None:
                     _check_hunks(pending.plan_id, item, planned, hunks)
                 if decision == "approved":
-                    _no_masked_secret(
-                        pending.plan_id, item, planned, earlier.hunks if hunks is None else hunks
-                    )
-                needed = approvals_needed(planned, self.second_approver_for)
+                    _no_masked_secret(pending.plan_id, item, planned, hunks)
+                    approval = make(pending.plan_id, item, planned, hunks)
+                else:
+                    approval = Approval(reviewer=reviewer)
                 # a note written before deciding is not lost
                 kept = (note or earlier.note) if keep_note else note
-                pending.decisions[item] = earlier.by(reviewer, decision, kept, needed, hunks)
+                pending.decisions[item] = earlier.by(
+                    approval, decision, kept, planned, self.second_approver_for
+                )
 
         return change
 
@@ -478,7 +510,12 @@ class PendingPlans:
             if target.kind != "upsert":
                 raise OvtuiError("only an upsert's after-content can be edited")
             target.metadata.setdefault("proposed_content", target.after_content or "")
+            changed = after_content.strip() != (target.after_content or "")
             target.after_content = after_content.strip()
+            if changed and pending.decisions[item].approvals:
+                # an approval (a signed one names its digest) was for the text before the edit
+                note = "edited: the approvals were for the text before the edit; approve it again"
+                pending.decisions[item] = pending.decisions[item].held(note)
             target.metadata["edited_by_reviewer"] = True
             if reviewer:
                 target.metadata["edited_by"] = reviewer

@@ -9,13 +9,14 @@ applied by the same ``apply_reviewed`` path, so files and records are identical.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ovtui.core.context import ApplyOptions
-from ovtui.core.decisions import ReviewDecision
+from ovtui.core.decisions import Approval, ReviewDecision
 from ovtui.core.domain import (
     ExperienceSet,
     Model,
@@ -25,7 +26,9 @@ from ovtui.core.domain import (
     RolloutAnalysis,
 )
 from ovtui.core.interfaces import PolicyUpdater
+from ovtui.core.reviewers import item_digest
 from ovtui.memory.hunks import with_hunks
+from ovtui.train.review.approvals import tally
 
 Decision = Literal["pending", "approved", "rejected"]
 SettledStatus = Literal["applied", "discarded", "replanned"]
@@ -36,39 +39,63 @@ class ItemDecision(Model):
     decision: Decision = "pending"
     note: str = ""
     reviewer: str = ""  # who made this decision (``policy:<spec>`` for a review policy)
-    # Who approved the item so far: an item that needs two reviewers stays pending until two
-    # different names are here.
-    approvals: list[str] = Field(default_factory=list)
-    # The content hunks approved (numbered from 1, ``ovtui.memory.hunks``); None: the whole item.
+    # Each person's approval so far, the hunks it covers with it (``ovtui.train.review.approvals``):
+    # an item a hunk of which needs two people stays pending until two have approved that hunk.
+    approvals: list[Approval] = Field(default_factory=list)
+    # The content hunks to apply (numbered from 1, ``ovtui.memory.hunks``); None: the whole item.
     hunks: list[int] | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _named_approvals(cls, data: Any) -> Any:
+        """A plan written before approvals named their hunks lists names: each approved what the
+        item took then."""
+        if isinstance(data, dict) and any(isinstance(a, str) for a in data.get("approvals") or []):
+            hunks = data.get("hunks")
+            approvals = [
+                {"reviewer": a, "hunks": hunks} if isinstance(a, str) else a for a in data["approvals"]
+            ]
+            data = {**data, "approvals": approvals}
+        return data
+
+    @property
+    def approvers(self) -> list[str]:
+        """Who approved it so far, in order."""
+        return list(dict.fromkeys(a.reviewer for a in self.approvals))
+
     def by(
-        self, reviewer: str, decision: Decision, note: str, needed: int, hunks: list[int] | None = None
+        self,
+        approval: Approval,
+        decision: Decision,
+        note: str,
+        item: PolicyPlanItem,
+        second_approver_for: Collection[str],
     ) -> ItemDecision:
-        """This item decided again by ``reviewer``: an approval adds the name to ``approvals`` and
-        approves once ``needed`` different reviewers have; a rejection or an undo starts over.
-        ``hunks``: the hunks this approval takes (None: as approved before, or the whole item)."""
+        """This item decided again by ``approval.reviewer``: an approval replaces that person's
+        earlier one and the item is approved once every hunk someone approved has as many people's
+        approvals as its kind needs (``approvals.tally``); a rejection or an undo starts over."""
         if decision != "approved":
-            return ItemDecision(item=self.item, decision=decision, note=note, reviewer=reviewer)
-        approvals = list(dict.fromkeys([*self.approvals, reviewer]))
-        verdict: Decision = "approved" if len(approvals) >= needed else "pending"
-        chosen = self.hunks if hunks is None else sorted(set(hunks))
-        return ItemDecision(
-            item=self.item, decision=verdict, note=note, reviewer=reviewer, approvals=approvals, hunks=chosen
+            return ItemDecision(item=self.item, decision=decision, note=note, reviewer=approval.reviewer)
+        approvals = [a for a in self.approvals if a.reviewer != approval.reviewer] + [approval]
+        return self.counted(approvals, item, second_approver_for).model_copy(
+            update={"note": note, "reviewer": approval.reviewer}
+        )
+
+    def counted(
+        self, approvals: list[Approval], item: PolicyPlanItem, second_approver_for: Collection[str]
+    ) -> ItemDecision:
+        """This decision with ``approvals`` counted again: approved (with the hunks every approver
+        it needs approved) or pending."""
+        counts = tally(item, approvals, second_approver_for)
+        verdict: Decision = "approved" if counts.approved else "pending"
+        return self.model_copy(
+            update={"decision": verdict, "approvals": approvals, "hunks": counts.hunks if approvals else None}
         )
 
     def held(self, note: str) -> ItemDecision:
         """Back to undecided, saying why: approvals given to the text before an edit do not carry
         over to the edited text."""
         return self.model_copy(update={"decision": "pending", "note": note, "approvals": []})
-
-    def approvals_line(self, needed: int) -> str:
-        """``1 of 2 approvals (ana)`` for an item that needs more than one reviewer, else ``""``."""
-        if needed < 2:
-            return ""
-        got = len(self.approvals) if self.decision != "rejected" else 0
-        names = f" ({', '.join(self.approvals)})" if got else ""
-        return f"{min(got, needed)} of {needed} approvals{names}"
 
 
 class PendingPlan(Model):
@@ -155,25 +182,34 @@ def _proposed(item: PolicyPlanItem) -> str | None:
     return proposed if isinstance(proposed, str) else None
 
 
+def recorded(item: PolicyPlanItem, decision: ItemDecision) -> ReviewDecision:
+    """A decision as the record keeps it: per hunk who approved it, and every approval as given."""
+    approved = decision.decision == "approved" and decision.approvals
+    return ReviewDecision(
+        item=decision.item,
+        decision=decision.decision,
+        note=decision.note,
+        reviewer=decision.reviewer,
+        approvals=decision.approvers,
+        proposed=_proposed(item),
+        hunks=decision.hunks,
+        approved_by=tally(item, decision.approvals, ()).approved_by() if approved else None,
+        signoffs=decision.approvals,
+        content_sha256=item_digest(item) if decision.approvals else None,
+    )
+
+
 async def apply_reviewed(
-    updater: PolicyUpdater, plan: PolicyUpdatePlan, decisions: list[ItemDecision], policy_set: ExperienceSet
+    updater: PolicyUpdater,
+    plan: PolicyUpdatePlan,
+    decisions: list[ItemDecision],
+    policy_set: ExperienceSet,
 ) -> tuple[PolicyApplyResult, list[int]]:
     """Apply the approved part of a plan; the record carries every decision, rejected ones too."""
     subplan, chosen = approved_subplan(plan, decisions)
     plan_id = plan.metadata.get("plan_id")
     options = ApplyOptions(
-        decisions=[
-            ReviewDecision(
-                item=d.item,
-                decision=d.decision,
-                note=d.note,
-                reviewer=d.reviewer,
-                approvals=d.approvals,
-                proposed=_proposed(plan.items[d.item]),
-                hunks=d.hunks,
-            )
-            for d in decisions
-        ],
+        decisions=[recorded(plan.items[d.item], d) for d in decisions],
         plan_id=None if plan_id is None else str(plan_id),
         item_indices=chosen,
     )

@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ovtui.core.config import ChangeKind
+from ovtui.core.decisions import Approval
 from ovtui.core.domain import PolicyApplyResult, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.core.errors import OvtuiError
 from ovtui.core.review_grammar import parse_review_policy
 from ovtui.train.inference import infer_counts
+from ovtui.train.review.approvals import tally
 from ovtui.train.review.gates.contradictions import contradiction_note, unchosen
 from ovtui.train.review.gates.sanitizer import held_note, item_hazards
 from ovtui.train.review.gates.validation import validation_line
@@ -43,18 +45,21 @@ def approvals_needed(item: PolicyPlanItem, second_approver_for: Collection[str])
 
 
 def missing_approvals(pending: PendingPlan, second_approver_for: Collection[str]) -> list[str]:
-    """The approved-looking items that still lack a second reviewer, one line each (what applying
-    refuses): pending ones with one approval, and approved ones the rule now covers."""
+    """The items that still lack a second person's approval of a hunk someone approved, one line
+    each (what applying refuses): pending ones with an approval, and approved ones the rule now
+    covers (``approvals.tally``)."""
     lines = []
     for decision, item in zip(pending.decisions, pending.plan.items, strict=True):
-        needed = approvals_needed(item, second_approver_for)
-        if needed < 2:
+        if decision.decision == "rejected":
             continue
-        short = decision.decision == "approved" and len(set(decision.approvals)) < needed
-        if short or (decision.decision == "pending" and decision.approvals):
+        counts = tally(item, decision.approvals, second_approver_for)
+        approved_alone = decision.decision == "approved" and not decision.approvals
+        if approved_alone and approvals_needed(item, second_approver_for) < 2:
+            continue
+        if counts.short or (decision.decision == "approved" and not counts.approved):
             lines.append(
                 f"item {decision.item} ({change_kind(item)} {item.target_name}) has "
-                f"{decision.approvals_line(needed)}: a second reviewer must approve it"
+                f"{counts.line()}: a second reviewer must approve it"
             )
     return lines
 
@@ -114,7 +119,7 @@ class ReviewPolicy:
             if decision == "approved" and approvals_needed(item, self.second_approver_for) > 1:
                 decision, note = "pending", f"held: a {change_kind(item)} needs two reviewers"
             reviewer = f"policy:{self.spec}" if decision != "pending" else ""
-            approvals = [reviewer] if decision == "approved" else []
+            approvals = [Approval(reviewer=reviewer)] if decision == "approved" else []
             result.append(
                 ItemDecision(item=index, decision=decision, note=note, reviewer=reviewer, approvals=approvals)
             )

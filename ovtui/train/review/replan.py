@@ -82,7 +82,8 @@ def kept_decisions(plan: PolicyUpdatePlan, old_plans: list[PendingPlan]) -> list
         # who decided stays with the decision (a first approval of a two-reviewer item too)
         deciders = [d for d in earlier if d.decision == verdict]
         reviewer = " / ".join(dict.fromkeys(d.reviewer for d in deciders if d.reviewer))
-        approvals = list(dict.fromkeys(name for d in deciders for name in d.approvals))
+        # one approval a person (their latest); signed ones name the old plan: applying asks again
+        approvals = list({a.reviewer: a for d in deciders for a in d.approvals}.values())
         decisions.append(
             ItemDecision(item=index, decision=verdict, note=notes, reviewer=reviewer, approvals=approvals)
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ovtui.core.errors import OvtuiError
@@ -21,8 +22,10 @@ if TYPE_CHECKING:
     from ovtui.core.events import Listener
     from ovtui.memory.revert import RevertResult
     from ovtui.train.review.gates.contradictions import Stands
+    from ovtui.train.review.pending import Signoff
     from ovtui.train.review.plans import Decision, PendingPlan
     from ovtui.train.review.replan import ReplanResult
+    from ovtui.train.review.signoffs import Checked, Signing
     from ovtui.wiring.composition import Composition
 
 
@@ -38,6 +41,7 @@ class Review:
     def __init__(self, parts: Composition) -> None:
         self.parts = parts
         self.config = parts.config
+        self._signing: Signing | None = None
 
     # --- what waits -------------------------------------------------------------------------------
     def pending_plans(self) -> list[PendingPlan]:
@@ -87,20 +91,57 @@ class Review:
     # --- deciding ---------------------------------------------------------------------------------
     @property
     def reviewer(self) -> str:
-        """Who decides in this process: ``[review] reviewer``, else the OS login."""
-        return self.config.review.reviewer or login_name()
+        """Who decides in this process: ``[review] reviewer``, else the OS login (normalised:
+        ``ovtui.core.reviewers.reviewer_name``)."""
+        from ovtui.core.reviewers import reviewer_name
+
+        return reviewer_name(self.config.review.reviewer or login_name())
 
     def approvals_line(self, plan: PendingPlan, index: int) -> str:
-        """``1 of 2 approvals (ana)`` for an item that needs two reviewers, else ``""``."""
-        from ovtui.train.review.policy import approvals_needed
+        """``1 of 2 approvals (ana)`` for an item a hunk of which needs two reviewers (per hunk
+        when they differ), else ``""``."""
+        from ovtui.train.review.approvals import tally
 
-        needed = approvals_needed(plan.plan.items[index], self.config.review.second_approver_for)
-        return plan.decisions[index].approvals_line(needed)
+        decision = plan.decisions[index]
+        approvals = decision.approvals if decision.decision != "rejected" else []
+        return tally(plan.plan.items[index], approvals, self.config.review.second_approver_for).line()
+
+    @property
+    def signing(self) -> Signing:
+        """``[review] signers`` and the key approvals are signed with (read once a workspace)."""
+        if self._signing is None:
+            from ovtui.train.review.signoffs import Signing
+
+            review = self.config.review
+            self._signing = Signing.of(review.signers, review.key, self.parts.paths.root, os.environ)
+        return self._signing
+
+    @property
+    def names_are_labels(self) -> bool:
+        """Whether reviewer names are unproven labels (no ``[review] signers``)."""
+        return not self.config.review.signers
+
+    def _who(self, reviewer: str | None) -> str:
+        from ovtui.core.reviewers import reviewer_name
+
+        return reviewer_name(reviewer) if reviewer is not None else self.reviewer
+
+    def _signoff(self, who: str, decision: Decision, key: Path | None) -> Signoff | None:
+        return self.signing.signoff(who, key) if decision == "approved" else None
 
     def decide(
-        self, plan_id: str, item: int, decision: Decision, note: str = "", *, reviewer: str | None = None
+        self,
+        plan_id: str,
+        item: int,
+        decision: Decision,
+        note: str = "",
+        *,
+        reviewer: str | None = None,
+        key: Path | None = None,
     ) -> PendingPlan:
-        return self.parts.pending.decide(plan_id, item, decision, note, reviewer=reviewer or self.reviewer)
+        who = self._who(reviewer)
+        signoff = self._signoff(who, decision, key)
+        return self.parts.pending.decide(plan_id, item, decision, note, reviewer=who, signoff=signoff)
 
     def decide_items(
         self,
@@ -111,21 +152,38 @@ class Review:
         *,
         reviewer: str | None = None,
         hunks: list[int] | None = None,
+        key: Path | None = None,
     ) -> PendingPlan:
         """Decide ``items`` (None: every undecided one) of a plan at once, as ``reviewer`` (by
-        default ``self.reviewer``); ``hunks``: approve only these hunks of their content."""
-        who = reviewer or self.reviewer
-        return self.parts.pending.decide_items(plan_id, items, decision, note, reviewer=who, hunks=hunks)
+        default ``self.reviewer``); ``hunks``: approve only these hunks of their content. With
+        ``[review] signers`` each approval is signed with ``key`` (else ``[review] key``, else
+        ssh-agent's key for the reviewer) and refused unless it verifies."""
+        who = self._who(reviewer)
+        signoff = self._signoff(who, decision, key)
+        return self.parts.pending.decide_items(
+            plan_id, items, decision, note, reviewer=who, hunks=hunks, signoff=signoff
+        )
 
     def decide_all(
         self, plan_id: str, decision: Decision, note: str = "", *, reviewer: str | None = None
     ) -> PendingPlan:
-        return self.parts.pending.decide_all(plan_id, decision, note, reviewer=reviewer or self.reviewer)
+        return self.decide_items(plan_id, None, decision, note, reviewer=reviewer)
+
+    def verify_records(self, ref: str | None = None) -> list[Checked]:
+        """Every signed approval the history records keep (or one record's: an id or a unique part
+        of one), checked again against ``[review] signers`` as it is now."""
+        history = self.parts.history
+        ids = [history.resolve(ref)] if ref else sorted(history.entries())
+        checked: list[Checked] = []
+        for record_id in ids:
+            record = history.get(record_id)
+            checked += self.signing.verify_record(record_id, record.review.plan_id, record.review.decisions)
+        return checked
 
     def edit_item(self, plan_id: str, item: int, content: str, *, reviewer: str | None = None) -> PendingPlan:
         """A reviewer's own text for an item: what the apply will write instead of the proposal,
         checked as a proposal is (hidden text, secrets, contradictions with the experiences)."""
-        who = reviewer or self.reviewer
+        who = self._who(reviewer)
         current = self.parts.loader.load_sync()
         return self.parts.pending.edit_after(plan_id, item, content, reviewer=who, policy_set=current)
 
@@ -153,14 +211,18 @@ class Review:
             [pending] = claim.plans
             if not dry_run:
                 await asyncio.to_thread(claim.settle_if_recorded, pending)
-            short = missing_approvals(pending, self.config.review.second_approver_for)
+            # every approval counted again, by the key that signed it when signing is on
+            rule = self.config.review.second_approver_for
+            decisions = await asyncio.to_thread(self.signing.counted, pending, rule)
+            counted = pending.model_copy(update={"decisions": decisions})
+            short = missing_approvals(counted, rule)
             if short:
                 raise OvtuiError(f"plan {plan_id}: " + "; ".join(short))
-            if pending.undecided:
-                raise OvtuiError(f"plan {plan_id} still has {pending.undecided} undecided item(s)")
+            if counted.undecided:
+                raise OvtuiError(f"plan {plan_id} still has {counted.undecided} undecided item(s)")
             unsettled_contradictions(pending)
             result, chosen = await apply_reviewed(
-                parts.updater(dry_run), pending.plan, pending.decisions, await parts.loader.load()
+                parts.updater(dry_run), pending.plan, decisions, await parts.loader.load()
             )
             if dry_run:
                 return result

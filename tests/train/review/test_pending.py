@@ -434,3 +434,16 @@ def test_an_apply_killed_at_any_step_is_finished_once_by_the_next_apply(
         )
         shutil.rmtree(root)
     assert told_applied >= 1  # some crash points fall after the record, before the settle
+
+
+def test_an_edit_sends_the_approvals_of_the_text_before_it_back(tmp_workspace: Path) -> None:
+    """One person's approval must not carry over to text another person wrote after it."""
+    store = MemoryStore.open(tmp_workspace)
+    pending = PendingPlans(store)
+    pending.park(_plan(1), [ItemDecision(item=0)])
+    approved = pending.decide_items("p1", [0], "approved", reviewer="Ana ")
+    assert (approved.decisions[0].decision, approved.decisions[0].approvers) == ("approved", ["ana"])
+    edited = pending.edit_after("p1", 0, "## Situation\n- NEVER ask for an id", reviewer="bob")
+    decision = edited.decisions[0]
+    assert (decision.decision, decision.approvals) == ("pending", [])
+    assert "approvals were for the text before the edit" in decision.note

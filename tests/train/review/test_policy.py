@@ -43,7 +43,7 @@ def test_no_policy_approves_a_change_that_needs_two_reviewers() -> None:
     decisions = ReviewPolicy("all", ["delete", "rewrite"]).decisions(plan)
     assert [d.decision for d in decisions] == ["pending", "approved", "pending", "approved"]
     assert decisions[0].note == "held: a rewrite needs two reviewers"
-    assert decisions[1].reviewer == "policy:all" and decisions[1].approvals == ["policy:all"]
+    assert decisions[1].reviewer == "policy:all" and decisions[1].approvers == ["policy:all"]
 
 
 def test_a_policy_chosen_mid_run_keeps_the_two_reviewer_rule() -> None:
