@@ -6,9 +6,13 @@ Every apply records the **setup** it was made under in its history record
 schemas, the model and the agent (its name and the distribution that provides it). ``ovtui
 revalidate`` compares each experience's setup (that of the newest record that wrote it) with the
 setup now; the experiences whose setup drifted have their linked cases (the cases of the
-trajectories they were derived from) run again, and each experience one of whose cases now fails
-becomes a stale item of one plan parked in Review: the item proposes to deprecate it, with the
-failing cases and what drifted as its evidence. Nothing is written without a person.
+trajectories they were derived from) run again, and each one is judged by the paired rule of
+``compare`` (``ovtui.train.inference``): its cases' outcomes now against their outcomes before the
+drift (the results it fed, as the use ledger recorded them, by case). An experience whose cases do
+worse now by that rule becomes a stale item of one plan parked in Review: the item proposes to
+deprecate it, with the failing cases, the paired result and what drifted as its evidence. One
+failed trial is never enough, nor are cases with no outcome from before. Nothing is written
+without a person.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ovtui.core.errors import OvtuiError
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.links import DERIVED_FROM
 from ovtui.memory.store import MemoryStore
+from ovtui.train.inference import paired
 
 LEARNED_AGAINST = "learned_against"  # the history record's metadata key holding the setup
 REVALIDATION = "revalidation"  # the plan's and each item's metadata key holding what was found
@@ -255,12 +260,22 @@ def check_drift(
 
 
 class StaleExperience(Model):
-    """An affected experience one of whose linked cases now fails."""
+    """An affected experience whose linked cases do worse now than before the drift."""
 
     uri: str
     name: str
     drift: list[Drift]
     failing: dict[str, str]  # case → what the agent did there now (its evidence line)
+    paired: str = ""  # before against now, by the case
+
+
+class Judged(Model):
+    """One affected experience, before the drift against now on its cases that have both."""
+
+    name: str
+    cases: int
+    stale: bool
+    line: str
 
 
 class Revalidation(Model):
@@ -270,6 +285,7 @@ class Revalidation(Model):
     run_id: str | None = None
     results: dict[str, list[int]] = Field(default_factory=dict)
     stale: list[StaleExperience] = Field(default_factory=list)
+    judged: list[Judged] = Field(default_factory=list)
     plan_id: str | None = None
 
     def lines(self) -> list[str]:
@@ -282,13 +298,14 @@ class Revalidation(Model):
             return out
         passing = sum(all(r) for r in self.results.values())
         out.append(f"rerun: {passing} of {len(self.results)} linked case(s) still pass")
+        out += [f"{j.name}: {j.line}" for j in self.judged]
         for stale in self.stale:
             out.append(f"stale: {stale.name} ({', '.join(d.part for d in stale.drift) or 'forced'})")
             out += [f"  {case}: {evidence}" for case, evidence in sorted(stale.failing.items())]
         if self.plan_id:
             out.append(f"queued for review as plan {self.plan_id} (ovtui review show {self.plan_id})")
         else:
-            out.append("nothing queued: every linked case still passes")
+            out.append("nothing queued: no experience does worse than before the drift by the paired rule")
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -308,30 +325,51 @@ class Revalidation(Model):
             "unknown": check.unknown,
             "agent_calls": check.agent_calls,
             "results": self.results,
-            "stale": [s.model_dump(include={"uri", "name", "failing"}) for s in self.stale],
+            "stale": [s.model_dump(include={"uri", "name", "failing", "paired"}) for s in self.stale],
+            "judged": [j.model_dump() for j in self.judged],
             "plan_id": self.plan_id,
         }
 
 
-def failing_cases(results: dict[str, list[int]]) -> set[str]:
-    """The cases that failed any of their trials now (what passed once and fails now is not kept)."""
-    return {case for case, trials in results.items() if not all(trials)}
+OUTCOME_PASSED = {"success": 1, "failure": 0, "partial": 0}  # ledger outcomes that say pass or fail
 
 
-def stale_experiences(
-    check: DriftCheck, results: dict[str, list[int]], evidence: dict[str, str]
-) -> list[StaleExperience]:
-    failing = failing_cases(results)
-    return [
-        StaleExperience(
-            uri=a.uri,
-            name=a.name,
-            drift=a.drift,
-            failing={c: evidence.get(c, "failed") for c in a.cases if c in failing},
+def before_drift(fed: Iterable[tuple[str, str]]) -> dict[str, list[int]]:
+    """(case, ledger outcome) pairs as per-case results (an outcome that says neither is left out)."""
+    found: dict[str, list[int]] = {}
+    for case, outcome in fed:
+        if outcome in OUTCOME_PASSED:
+            found.setdefault(case, []).append(OUTCOME_PASSED[outcome])
+    return found
+
+
+def judge(
+    check: DriftCheck,
+    results: dict[str, list[int]],
+    evidence: dict[str, str],
+    before: dict[str, dict[str, list[int]]],
+) -> tuple[list[StaleExperience], list[Judged]]:
+    """Each affected experience: its cases before the drift (``before``, by URI) against now, by
+    the paired rule; stale when they do worse."""
+    stale, judged = [], []
+    for a in check.affected:
+        then = {c: t for c, t in before.get(a.uri, {}).items() if c in a.cases}
+        now = {c: results[c] for c in a.cases if c in results}
+        result = paired(then, now)
+        found = result.inference
+        low, high = found.ci
+        line = (
+            f"before the drift {result.a_rate:.1%} → now {result.b_rate:.1%} on {result.cases} case(s) "
+            f"with outcomes from before: Δ {found.delta:+.1%}, 95% CI [{low:+.1%}, {high:+.1%}], "
+            f"p={found.p_value:.3g}"
         )
-        for a in check.affected
-        if failing.intersection(a.cases)
-    ]
+        worse = found.direction == "worse"
+        line += "; worse: stale" if worse else f"; not stale ({found.why_not() or 'not worse'})"
+        judged.append(Judged(name=a.name, cases=result.cases, stale=worse, line=line))
+        if worse:
+            failing = {c: evidence.get(c, "failed") for c in now if not all(now[c])}
+            stale.append(StaleExperience(uri=a.uri, name=a.name, drift=a.drift, failing=failing, paired=line))
+    return stale, judged
 
 
 def stale_plan(
@@ -354,11 +392,14 @@ def stale_plan(
                 base_version=now.version,
                 metadata={
                     "status": PolicyStatus.DEPRECATED.value,
-                    "rationale": f"stale: its linked case(s) {cases} now fail after {drift}",
+                    "rationale": (
+                        f"stale: its linked case(s) {cases} now fail after {drift} ({experience.paired})"
+                    ),
                     REVALIDATION: {
                         "stale": True,
                         "drift": [d.model_dump() for d in experience.drift],
                         "failing": experience.failing,
+                        "paired": experience.paired,
                     },
                 },
             )

@@ -78,11 +78,12 @@ def _use_drifting(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Path:
-    """A sample workspace on the drifting environment, trained one epoch under an open policy."""
+    """A sample workspace on the drifting environment, trained two epochs under an open policy: the
+    second serves what the first learned, so the ledger holds outcomes from before a drift."""
     root = build_sample_workspace(tmp_path_factory.mktemp("revalidate") / "ws")
     _use_drifting(root)
     (root / "policy.md").write_text("# Help desk policy\nEvery request is served.\n", encoding="utf-8")
-    proc = _ovtui(root, site, "train", str(root), "--epochs", "1", "--approve", "all", "--no-eval")
+    proc = _ovtui(root, site, "train", str(root), "--epochs", "2", "--approve", "all", "--no-eval")
     assert proc.returncode == 0, proc.stderr
     return root
 
