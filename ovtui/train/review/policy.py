@@ -94,7 +94,7 @@ class ReviewPolicy:
     def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
         """Per item; an item carrying case-specific values or a sanitizer finding (hidden characters,
         an injection, tool-call markup, a secret, personal data) is never approved automatically, and the
-        gate approves only when validation gains by the paired rule (else the person decides)."""
+        gate approves only when validation gains by the case (else the person decides)."""
         result: list[ItemDecision] = []
         for index, item in enumerate(plan.items):
             if self.rule.kind == "gate":
