@@ -109,7 +109,7 @@ def test_the_estimate_comes_first_and_nothing_runs_unless_confirmed(trained: Pat
     assert f"{HARMFUL}: unknown (too little evidence either way): Δ -100.0%" in confirmed.stdout
     assert "a verdict needs at least 6" in confirmed.stdout and "proposed for review" not in confirmed.stdout
     tokens = estimate_tokens(f"### {HARMFUL}\n{HARMFUL_BODY.strip()}")
-    assert f"; ≈{tokens} tokens per case\n" in confirmed.stdout  # an estimate says it is one
+    assert f"; ≈{tokens} tokens per case —" in confirmed.stdout  # an estimate says it is one
     assert f"[1/1] {HARMFUL}: unknown" in confirmed.stderr  # the progress line, terminal or not
     saved = json.loads((root / UTILITY_FILE).read_text(encoding="utf-8"))
     assert saved["experiences"][HARMFUL]["cases"] == cases and saved["experiences"][HARMFUL]["trials"] == 2
@@ -191,7 +191,7 @@ def test_a_configured_rank_file_counts_the_cost_and_json_names_the_tokenizer(
     (harmful,) = data["experiences"]
     assert harmful["tokens_per_case"] == len(block.encode("utf-8")) != estimate_tokens(block)
     assert harmful["tokenizer"] == "cl100k_base (tiktoken)"
-    assert f"; {len(block.encode('utf-8'))} tokens per case\n" in proc.stderr  # no ≈: counted
+    assert f"; {len(block.encode('utf-8'))} tokens per case —" in proc.stderr  # no ≈: counted
     saved = json.loads((root / UTILITY_FILE).read_text(encoding="utf-8"))
     assert saved["tokenizer"] == "cl100k_base (tiktoken)"
 
