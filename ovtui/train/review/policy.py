@@ -127,6 +127,12 @@ class ReviewPolicy:
         line = validation_line(measured)
         found = infer_counts(measured["cases"], len(measured["gained"]), len(measured["lost"]))
         rule = f"Δ {found.delta:+.1%}, 95% CI [{found.ci[0]:+.1%}, {found.ci[1]:+.1%}], p={found.p_value:.3g}"
+        null = measured.get("null")
+        if null is not None:
+            moved = infer_counts(measured["cases"], len(null["gained"]), len(null["lost"]))
+            rule += f"; A/A rerun moved {moved.informative} case(s)"
+            if moved.direction != "same":
+                return "pending", f"held: {line}: the policy against itself differs ({rule}): unstable"
         if found.direction != "better":
             why = found.why_not() or "it is worse"
             return "pending", f"held: {line}: no gain by the case ({rule}; {why})"
