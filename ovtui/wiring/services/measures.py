@@ -250,7 +250,8 @@ class Measures:
         nothing is run."""
         from ovtui.train.components.case_loader import ListCaseLoader
         from ovtui.train.components.trials import RepeatedCases
-        from ovtui.train.revalidation import Revalidation, before_drift, judge, stale_plan, trajectory_cases
+        from ovtui.train.drift_judgement import before_drift, judge
+        from ovtui.train.revalidation import Revalidation, stale_plan, trajectory_cases
         from ovtui.train.review.plans import ItemDecision
 
         parts, frame = self.parts, self.frame
