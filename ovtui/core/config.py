@@ -118,8 +118,8 @@ class ReviewConfig(Section):
 class EvaluationConfig(Section):
     """``[evaluation]``: when a difference between two policies counts, and which splits are sealed."""
 
-    # The paired rule of `ovtui compare` and the `gate` review policy: B beats A when the mean paired
-    # difference exceeds k standard errors (Δ > k·SE), and is worse below −k·SE.
+    # No longer used: `compare` and the `gate` policy judge by the case (ovtui.train.inference). Kept so
+    # an ovtui.toml that sets it still loads.
     k: float = Field(2.0, ge=0, le=10)
     # Splits scored only on explicit request (`--unseal`); each scoring is counted and reported, a
     # guard against tuning to the test.

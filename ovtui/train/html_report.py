@@ -6,7 +6,8 @@ The page holds the learning curve (accuracy per stage: the test split's evaluati
 intervals, the training epochs, the do-nothing floor), the flips map (case × stage, a flipped cell
 outlined and marked with an arrow), each case's results with what the agent did, what the run cost,
 and the verdict: a compare run's B against A with its A/A null, or a training run's final against
-its baseline by the paired rule. Every mark says what it is in text and shape as well as colour.
+its baseline by the case (``ovtui.train.inference``). Every mark says what it is in text and
+shape as well as colour.
 The plotted values are also attributes of their marks (``data-accuracy``, ``data-passed``), so
 what is drawn can be checked against the report.
 """

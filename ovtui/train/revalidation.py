@@ -6,9 +6,13 @@ Every apply records the **setup** it was made under in its history record
 schemas, the model and the agent (its name and the distribution that provides it). ``ovtui
 revalidate`` compares each experience's setup (that of the newest record that wrote it) with the
 setup now; the experiences whose setup drifted have their linked cases (the cases of the
-trajectories they were derived from) run again, and each experience one of whose cases now fails
-becomes a stale item of one plan parked in Review: the item proposes to deprecate it, with the
-failing cases and what drifted as its evidence. Nothing is written without a person.
+trajectories they were derived from) run again, and each one is judged by the paired rule of
+``compare`` (``ovtui.train.inference``): its cases' outcomes now against their outcomes before the
+drift (the results it fed, as the use ledger recorded them, by case). An experience whose cases do
+worse now by that rule becomes a stale item of one plan parked in Review: the item proposes to
+deprecate it, with the failing cases, the paired result and what drifted as its evidence. One
+failed trial is never enough, nor are cases with no outcome from before. Nothing is written
+without a person.
 """
 
 from __future__ import annotations
@@ -255,12 +259,22 @@ def check_drift(
 
 
 class StaleExperience(Model):
-    """An affected experience one of whose linked cases now fails."""
+    """An affected experience whose linked cases do worse now than before the drift."""
 
     uri: str
     name: str
     drift: list[Drift]
     failing: dict[str, str]  # case → what the agent did there now (its evidence line)
+    paired: str = ""  # before against now, by the case
+
+
+class Judged(Model):
+    """One affected experience, before the drift against now on its cases that have both."""
+
+    name: str
+    cases: int
+    stale: bool
+    line: str
 
 
 class Revalidation(Model):
@@ -270,6 +284,7 @@ class Revalidation(Model):
     run_id: str | None = None
     results: dict[str, list[int]] = Field(default_factory=dict)
     stale: list[StaleExperience] = Field(default_factory=list)
+    judged: list[Judged] = Field(default_factory=list)
     plan_id: str | None = None
 
     def lines(self) -> list[str]:
@@ -282,13 +297,14 @@ class Revalidation(Model):
             return out
         passing = sum(all(r) for r in self.results.values())
         out.append(f"rerun: {passing} of {len(self.results)} linked case(s) still pass")
+        out += [f"{j.name}: {j.line}" for j in self.judged]
         for stale in self.stale:
             out.append(f"stale: {stale.name} ({', '.join(d.part for d in stale.drift) or 'forced'})")
             out += [f"  {case}: {evidence}" for case, evidence in sorted(stale.failing.items())]
         if self.plan_id:
             out.append(f"queued for review as plan {self.plan_id} (ovtui review show {self.plan_id})")
         else:
-            out.append("nothing queued: every linked case still passes")
+            out.append("nothing queued: no experience does worse than before the drift by the paired rule")
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -308,30 +324,10 @@ class Revalidation(Model):
             "unknown": check.unknown,
             "agent_calls": check.agent_calls,
             "results": self.results,
-            "stale": [s.model_dump(include={"uri", "name", "failing"}) for s in self.stale],
+            "stale": [s.model_dump(include={"uri", "name", "failing", "paired"}) for s in self.stale],
+            "judged": [j.model_dump() for j in self.judged],
             "plan_id": self.plan_id,
         }
-
-
-def failing_cases(results: dict[str, list[int]]) -> set[str]:
-    """The cases that failed any of their trials now (what passed once and fails now is not kept)."""
-    return {case for case, trials in results.items() if not all(trials)}
-
-
-def stale_experiences(
-    check: DriftCheck, results: dict[str, list[int]], evidence: dict[str, str]
-) -> list[StaleExperience]:
-    failing = failing_cases(results)
-    return [
-        StaleExperience(
-            uri=a.uri,
-            name=a.name,
-            drift=a.drift,
-            failing={c: evidence.get(c, "failed") for c in a.cases if c in failing},
-        )
-        for a in check.affected
-        if failing.intersection(a.cases)
-    ]
 
 
 def stale_plan(
@@ -354,11 +350,14 @@ def stale_plan(
                 base_version=now.version,
                 metadata={
                     "status": PolicyStatus.DEPRECATED.value,
-                    "rationale": f"stale: its linked case(s) {cases} now fail after {drift}",
+                    "rationale": (
+                        f"stale: its linked case(s) {cases} now fail after {drift} ({experience.paired})"
+                    ),
                     REVALIDATION: {
                         "stale": True,
                         "drift": [d.model_dump() for d in experience.drift],
                         "failing": experience.failing,
+                        "paired": experience.paired,
                     },
                 },
             )

@@ -50,15 +50,39 @@ def test_compare_prints_one_object_that_agrees_with_the_runs_it_made(trained: tu
     assert all(
         e["a"].startswith("failed: ") and e["b"].startswith("passed: ") for e in data["evidence"].values()
     )
-    assert data["aa"] == {"delta": 0.0, "ci": [0.0, 0.0], "se": 0.0, "p_value": 1.0}  # the agent is scripted
-    assert 0 < data["p_value"] < 1 and data["verdict"].startswith("B is better than A")
+    # The agent is scripted: every trial of every case agreed, and the compare says so.
+    assert data["deterministic"] is True and data["noise"].startswith("noise is zero by construction")
+    assert data["aa"]["delta"] == 0.0 and data["aa"]["p_value"] == 1.0 and data["aa"]["direction"] == "same"
+    assert data["aa"]["ci"][0] < 0 < data["aa"]["ci"][1]  # no case moved: bounded, not zero-width
+    assert data["test"] == "exact sign test" and data["informative"] == len(data["flips"]["gained"])
+    # One epoch wins a handful of test cases: a verdict only with six or more and p < .05.
+    gain = data["p_value"] < 0.05 and data["informative"] >= 6
+    assert 0 < data["p_value"] < 1
+    assert data["verdict"].startswith("B is better than A" if gain else "not distinguishable from noise")
+    assert gain or "a verdict needs at least 6" in data["verdict"] or "p=" in data["verdict"]
+
+
+def test_more_trials_of_the_scripted_agent_give_the_same_p(trained: tuple[Path, list[str]]) -> None:
+    root, records = trained
+    found = {}
+    for trials in ("1", "5"):
+        args = ("compare", records[0], "current", "-w", str(root), "--trials", trials, "--json")
+        proc = run_ovtui(*args, cwd=root.parent)
+        assert proc.returncode == 0, proc.stderr
+        found[trials] = json.loads(proc.stdout)
+    one, five = found["1"], found["5"]
+    assert five["trials"] == 5 and all(len(c["a"]) == 5 for c in five["per_case"].values())
+    assert five["p_value"] == one["p_value"] and five["ci"] == one["ci"] and five["verdict"] == one["verdict"]
 
 
 def test_a_policy_against_itself_is_noise_and_bad_names_are_one_line(trained: tuple[Path, list[str]]) -> None:
     root, _ = trained
     same = run_ovtui("compare", "current", "current", "-w", str(root), cwd=root.parent)
     assert same.returncode == 0, same.stderr
-    assert "verdict (k=2): not distinguishable from noise" in same.stdout
+    assert (
+        "verdict (α=0.05, by the case): not distinguishable from noise: 0 informative case(s)" in same.stdout
+    )
+    assert "noise is zero by construction" not in same.stdout  # one trial per case cannot show it
     bad = run_ovtui("compare", "current", "no-such-thing", "-w", str(root), cwd=root.parent)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.startswith(

@@ -78,11 +78,12 @@ def _use_drifting(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Path:
-    """A sample workspace on the drifting environment, trained one epoch under an open policy."""
+    """A sample workspace on the drifting environment, trained two epochs under an open policy: the
+    second serves what the first learned, so the ledger holds outcomes from before a drift."""
     root = build_sample_workspace(tmp_path_factory.mktemp("revalidate") / "ws")
     _use_drifting(root)
     (root / "policy.md").write_text("# Help desk policy\nEvery request is served.\n", encoding="utf-8")
-    proc = _ovtui(root, site, "train", str(root), "--epochs", "1", "--approve", "all", "--no-eval")
+    proc = _ovtui(root, site, "train", str(root), "--epochs", "2", "--approve", "all", "--no-eval")
     assert proc.returncode == 0, proc.stderr
     return root
 
@@ -158,7 +159,7 @@ def test_a_changed_policy_is_named_and_the_experience_whose_cases_fail_is_queued
 
 
 def test_json_carries_the_drift_the_reruns_and_the_queued_plan(workspace: Path, site: Path) -> None:
-    # What fails already under the setup it was learned against (one epoch leaves some cases failing).
+    # What fails already under the setup it was learned against (training leaves some cases failing).
     forced = _revalidate(workspace, site, "--force", "--yes", "--json")
     assert forced.returncode == 0, forced.stderr
     before = json.loads(forced.stdout)
@@ -181,8 +182,14 @@ def test_json_carries_the_drift_the_reruns_and_the_queued_plan(workspace: Path, 
     failing = {c for c, trials in data["results"].items() if not all(trials)}
     assert failing - failing_before == {c for c in rerun if c.startswith("refund_request_")}
     assert "refund_request" in {s["name"] for s in data["stale"]}
-    assert {c for s in data["stale"] for c in s["failing"]} == failing
-    assert {p["plan_id"] for p in _pending(workspace)} == {before["plan_id"], data["plan_id"]}
+    refunds = {c for c in failing if c.startswith("refund_request_")}
+    assert refunds <= {c for s in data["stale"] for c in s["failing"]} <= failing
+    # Judged by the paired rule: the refund cases passed before the drift and fail now.
+    [judged] = [j for j in data["judged"] if j["name"] == "refund_request"]
+    assert judged["stale"] and judged["cases"] >= 6 and "worse: stale" in judged["line"]
+    # Cases that failed already before any drift made nothing stale: nothing did worse.
+    assert before["plan_id"] is None and before["stale"] == []
+    assert {p["plan_id"] for p in _pending(workspace)} == {data["plan_id"]}
 
 
 def test_without_a_terminal_or_yes_nothing_runs(workspace: Path, site: Path) -> None:

@@ -2,7 +2,7 @@
 
 It asks the ``Workspace`` facade for the comparison ``ovtui compare`` makes (the same use case, the
 same report under ``runs/``) in a worker, shows where its three runs are while they run, and then
-the verdict, Δ with its interval, McNemar's p, the A/A null and the flips both ways with what each
+the verdict, Δ with its interval and p by the case, the A/A null and the flips both ways with what each
 policy's agent did.
 """
 

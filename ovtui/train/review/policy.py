@@ -99,7 +99,7 @@ class ReviewPolicy:
     def decisions(self, plan: PolicyUpdatePlan) -> list[ItemDecision]:
         """Per item; an item carrying case-specific values or a sanitizer finding (hidden characters,
         an injection, tool-call markup, a secret, personal data) is never approved automatically, and the
-        gate approves only when validation gains by the paired rule (else the person decides)."""
+        gate approves only when validation gains by the case (else the person decides)."""
         result: list[ItemDecision] = []
         for index, item in enumerate(plan.items):
             if self.rule.kind == "gate":
@@ -132,6 +132,12 @@ class ReviewPolicy:
         line = validation_line(measured)
         found = infer_counts(measured["cases"], len(measured["gained"]), len(measured["lost"]))
         rule = f"Δ {found.delta:+.1%}, 95% CI [{found.ci[0]:+.1%}, {found.ci[1]:+.1%}], p={found.p_value:.3g}"
+        null = measured.get("null")
+        if null is not None:
+            moved = infer_counts(measured["cases"], len(null["gained"]), len(null["lost"]))
+            rule += f"; A/A rerun moved {moved.informative} case(s)"
+            if moved.direction != "same":
+                return "pending", f"held: {line}: the policy against itself differs ({rule}): unstable"
         if found.direction != "better":
             why = found.why_not() or "it is worse"
             return "pending", f"held: {line}: no gain by the case ({rule}; {why})"

@@ -250,7 +250,8 @@ class Measures:
         nothing is run."""
         from ovtui.train.components.case_loader import ListCaseLoader
         from ovtui.train.components.trials import RepeatedCases
-        from ovtui.train.revalidation import Revalidation, stale_experiences, stale_plan
+        from ovtui.train.drift_judgement import before_drift, judge
+        from ovtui.train.revalidation import Revalidation, stale_plan, trajectory_cases
         from ovtui.train.review.plans import ItemDecision
 
         parts, frame = self.parts, self.frame
@@ -270,7 +271,21 @@ class Measures:
             stage = (await pipeline.eval(cases, policy_set, stage="revalidate")).report
             report.stages.append(stage)
             result.results = stage.results
-            result.stale = stale_experiences(check, stage.results, stage.evidence)
+
+            def before() -> dict[str, dict[str, list[int]]]:
+                store, ledger = parts.store, parts.ledger()
+                return {
+                    a.uri: before_drift(
+                        (case, f.outcome)
+                        for f in ledger.fed(a.uri)
+                        if f.trajectory
+                        for case in trajectory_cases(store, [f.trajectory])
+                    )
+                    for a in check.affected
+                }
+
+            found = await asyncio.to_thread(before)
+            result.stale, result.judged = judge(check, stage.results, stage.evidence, found)
             if result.stale:
                 current = {e.uri: e for e in policy_set.policies}
                 plan = stale_plan(result.stale, current, check.setup)

@@ -138,6 +138,13 @@ def test_the_gate_approves_only_a_gain_by_the_case() -> None:
     }
     [approved] = ReviewPolicy("gate").decisions(plan)
     assert approved.decision == "approved" and approved.note.startswith("auto: gate (validation 5/20 → 11/20")
+    # The A/A null from the rerun: a still agent moves nothing; one that moves itself is unstable.
+    plan.metadata["validation"]["null"] = {"gained": [], "lost": []}
+    [still] = ReviewPolicy("gate").decisions(plan)
+    assert still.decision == "approved" and "A/A rerun moved 0 case(s)" in still.note
+    plan.metadata["validation"]["null"] = {"gained": [f"n{i}" for i in range(8)], "lost": []}
+    [restless] = ReviewPolicy("gate").decisions(plan)
+    assert restless.decision == "pending" and restless.note.endswith("unstable")
     # Validation that does not drop is no longer enough: nothing gained, nothing approved.
     plan.metadata["validation"] = {"before": 5, "after": 5, "cases": 10, "gained": [], "lost": []}
     assert [d.decision for d in ReviewPolicy("gate").decisions(plan)] == ["pending"]

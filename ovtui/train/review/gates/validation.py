@@ -2,8 +2,9 @@
 
 The plan's items are applied to an in-memory overlay of the policy set — never to the workspace —
 and the held-out validation cases are run with and without them, for the whole plan and for each
-item alone. The result ("validation 9/12 → 11/12, flips +3 −1", which cases flipped and what the
-agent did in them) goes into the plan's and the items' metadata, where Review shows it and the
+item alone, and the policy as it is once more: the A/A null, what the agent moves by itself. The
+result ("validation 9/12 → 11/12, flips +3 −1", which cases flipped and what the agent did in them,
+the null's flips) goes into the plan's and the items' metadata, where Review shows it and the
 ``gate`` review policy reads it.
 """
 
@@ -122,6 +123,9 @@ class ValidationGate:
             return {}
         before = await self._run(policy_set, "validation-before")
         result = compare(before, await self._run(overlay(policy_set, plan.items), "validation-after"))
+        # The A/A null from a rerun of the policy as it is: what the agent moves by itself.
+        again = compare(before, await self._run(policy_set, "validation-again"))
+        result["null"] = {"gained": again["gained"], "lost": again["lost"]}
         plan.metadata["validation"] = result
         for index, item in enumerate(plan.items):
             alone = await self._run(overlay(policy_set, [item]), f"validation-item-{index}")
