@@ -102,7 +102,7 @@ async def test_the_curve_plots_what_the_run_reported_as_the_html_report_does(app
         low, high = series[CI_LOW][1], series[CI_HIGH][1]
         assert all(lo <= acc <= hi for lo, acc, hi in zip(low, series[TEST][1], high, strict=True))
         text = widget_text(app, curve)
-        for label in ("base", "t0", "t1", "final", "test split", "training", "do-nothing"):
+        for label in ("base", "t0", "t1", "final", "evaluations", "training", "do-nothing"):
             assert label in text
 
 

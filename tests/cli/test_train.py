@@ -25,7 +25,7 @@ def test_train_prints_the_report_and_saves_it(tmp_path: Path) -> None:
     proc = _ovtui("train", str(root), "--epochs", "2", "--approve", "all", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert any(line.startswith("[baseline_eval] cases=15 accuracy=") for line in lines)  # no epoch -1
+    assert any(line.startswith("[baseline_eval] cases=10 accuracy=") for line in lines)  # no epoch -1
     assert sum(line.startswith("[train_epoch]") for line in lines) == 2
     assert any(line.startswith("accuracy delta: +") for line in lines)
     [run] = list((root / "runs").iterdir())
@@ -38,7 +38,8 @@ def test_train_prints_the_report_and_saves_it(tmp_path: Path) -> None:
     ]
     assert report["backend"] == "offline" and report["history_ids"]
 
-    evaluated = _ovtui("eval", str(root), "--split", "test", cwd=tmp_path)
+    assert report["split"] == "validation" and "scored on: support/validation" in proc.stdout
+    evaluated = _ovtui("eval", str(root), cwd=tmp_path)  # the validation split, as the run scored it
     assert evaluated.returncode == 0, evaluated.stderr
     final = report["stages"][-1]
     assert f"passed={final['passed']}/{final['cases']}" in evaluated.stdout  # eval agrees with the run
@@ -62,7 +63,9 @@ def test_a_failed_runs_report_says_why(tmp_path: Path) -> None:
     build_sample_workspace(root)
     (root / "datasets" / "support" / "train.jsonl").unlink()
     proc = _ovtui("train", str(root), "--approve", "all", cwd=tmp_path)
-    reason = "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test)"
+    reason = (
+        "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test, validation)"
+    )
     assert proc.returncode == 2 and proc.stderr.strip() == f"ovtui: error: {reason}"
     [run] = list((root / "runs").iterdir())
     report = json.loads((run / "report.json").read_text())

@@ -19,7 +19,8 @@ from ovtui.environments.sample.generate import (
     DEFAULT_SEED,
     DEFAULT_TEST_COUNT,
     DEFAULT_TRAIN_COUNT,
-    generate_dataset,
+    DEFAULT_VALIDATION_COUNT,
+    generate_splits,
 )
 from ovtui.environments.sample.guidance import unread_lines
 from ovtui.environments.sample.tools import TOOL_SPECS, load_policy
@@ -61,9 +62,13 @@ class SampleEnvironment:
     reader: ExperienceReader | None = READER
 
     def __init__(
-        self, seed: int = DEFAULT_SEED, train: int = DEFAULT_TRAIN_COUNT, test: int = DEFAULT_TEST_COUNT
+        self,
+        seed: int = DEFAULT_SEED,
+        train: int = DEFAULT_TRAIN_COUNT,
+        test: int = DEFAULT_TEST_COUNT,
+        validation: int = DEFAULT_VALIDATION_COUNT,
     ) -> None:
-        self._counts = (seed, train, test)
+        self._counts = (seed, train, test, validation)
         self._agent = SampleAgentExecutor()
         self._evaluator = SampleEvaluator()
         self._libraries: OrderedDict[str, ExperienceLibrary] = OrderedDict()
@@ -71,11 +76,10 @@ class SampleEnvironment:
     @cached_property
     def _cases(self) -> dict[str, list[Case]]:
         """Generated when first asked for: a workspace that only grades or validates never pays."""
-        train_cases, test_cases = generate_dataset(*self._counts)
-        return {"train": train_cases, "test": test_cases}
+        return {str(split): cases for split, cases in generate_splits(*self._counts).items()}
 
     def splits(self) -> list[str]:
-        return ["train", "test"]
+        return ["train", "validation", "test"]
 
     def cases(self, split: str) -> list[Case]:
         check_split(self, split)

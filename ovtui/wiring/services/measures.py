@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ovtui.core.config import VALIDATION_SPLIT
 from ovtui.core.errors import OvtuiError
 from ovtui.wiring.services.run_frame import BATCH, RunFrame, all_cases
 
@@ -38,7 +39,7 @@ class CompareOptions:
     a: str
     b: str
     dataset: str | None = None
-    split: str = "test"
+    split: str = VALIDATION_SPLIT
     trials: int | None = None  # None = [trainer] eval_trials
     unseal: bool = False
 
@@ -98,7 +99,7 @@ class Measures:
         a, b = await asyncio.to_thread(policies)  # a name that is no policy counts no scoring
         sealed = await frame.sealed(dataset, options.split, options.unseal)
         async with frame.open("compare", dataset, listeners, cancel) as (report, run):
-            report.sealed = sealed
+            report.sealed, report.split = sealed, options.split
             batch = self.config.trainer.batch_size
             cases = await asyncio.to_thread(parts.eval_cases, dataset, options.split, batch, trials)
             pipeline = parts.pipeline(None, run, dataset, report, record_outcomes=False)
@@ -181,14 +182,17 @@ class Measures:
         outcome = UtilityOutcome(run_id="", measured=[], cancelled=False)
         counter = tokens or await parts.token_counter()
 
-        async def save(entry: ExperienceUtility) -> None:
-            await asyncio.to_thread(save_utility, parts.paths, parts.store.lock, entry, counter.tokenizer)
-            outcome.measured.append(entry)
-
         async with frame.open("utility", plan.dataset, listeners, cancel) as (report, run):
+
+            async def save(entry: ExperienceUtility) -> None:
+                await asyncio.to_thread(save_utility, parts.paths, parts.store.lock, entry, counter.tokenizer)
+                outcome.measured.append(entry)
+                report.utility.append(entry.model_dump(mode="json"))  # the run's page shows it
+
             outcome.run_id = report.run_id
             pipeline = parts.pipeline(None, run, plan.dataset, report, record_outcomes=False)
             frame.started(run, report, split=plan.split, trials=plan.trials, experiences=len(plan.ablations))
+            report.split = plan.split
             batch, k = self.config.trainer.batch_size, self.config.evaluation.k
             await measure(plan, pipeline, batch, k, counter, save)
         outcome.cancelled, outcome.failed = report.cancelled, report.failed
