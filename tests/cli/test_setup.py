@@ -98,6 +98,8 @@ def test_init_prints_a_next_step_that_works_from_here(tmp_path: Path, sample: bo
         assert trained.returncode == 0, trained.stderr
     else:
         assert "add cases to ws/datasets/<name>/{train,validation,test}.jsonl" in proc.stdout
+        config = (tmp_path / "ws" / "ovtui.toml").read_text(encoding="utf-8")
+        assert "validation = 0.2" in config and 'sealed = [\n    "test",\n]' in config
 
 
 def test_train_names_the_workspace_and_prints_an_openable_report_path(tmp_path: Path) -> None:

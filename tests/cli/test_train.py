@@ -168,3 +168,21 @@ def test_trials_flag_refuses_zero_and_too_many(tmp_path: Path) -> None:
     assert "Traceback" not in many.stderr
     runs = root / "runs"
     assert not runs.exists() or not any(runs.iterdir())  # refused before a run (and its report) began
+
+
+def test_a_dataset_without_a_validation_split_is_refused_in_one_line_saying_how_to_add_one(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    (root / "datasets" / "support" / "validation.jsonl").unlink()
+    refused = _ovtui("train", str(root), "--epochs", "1", "--approve", "all", cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "datasets/support/validation.jsonl: dataset split not found" in refused.stderr
+    assert "`[trainer] validation = 0.2`" in refused.stderr and "--unseal" in refused.stderr
+    assert not (root / ".ovtui" / "sealed.json").exists()  # the test split was not scored instead
+    config = root / "ovtui.toml"
+    config.write_text(config.read_text().replace("[trainer]\n", "[trainer]\nvalidation = 0.2\n"))
+    held_out = _ovtui("train", str(root), "--epochs", "1", "--approve", "all", cwd=tmp_path)
+    assert held_out.returncode == 0, held_out.stderr
+    assert "scored on: support/validation" in held_out.stdout
