@@ -192,10 +192,11 @@ def _tau2_workspace(root: Path) -> dict[str, list[dict[str, object]]]:
     folder = root / "datasets" / TAU2_DATASET
     folder.mkdir(parents=True)
     task_ids = []
-    for split in ("train", "test"):
+    # tau2's held-out tasks are this workspace's validation split: what compare scores by default.
+    for split, named in (("train", "train"), ("test", "validation")):
         cases = environment.cases(split)
         task_ids += [str(c.input["task_id"]) for c in cases]
-        (folder / f"{split}.jsonl").write_text("".join(c.model_dump_json() + "\n" for c in cases))
+        (folder / f"{named}.jsonl").write_text("".join(c.model_dump_json() + "\n" for c in cases))
     config = (root / "ovtui.toml").read_text(encoding="utf-8")
     config = config.replace('agent = "sample"', 'agent = "tau2-replay"')
     config = config.replace('dataset = "support"', f'dataset = "{TAU2_DATASET}"')

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ovtui.cli.common import open_workspace, run_closing, where, whole_number
+from ovtui.cli.train import SPLIT_HELP, UNSEAL_HELP
+from ovtui.core.config import VALIDATION_SPLIT
 
 if TYPE_CHECKING:
     from ovtui.train.reports import RunReport
@@ -25,13 +27,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     compare.add_argument("b", metavar="B", help=POLICY_HELP)
     compare.add_argument("-w", "--workspace", default=".", type=Path)
     compare.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
-    compare.add_argument("--split", default="test")
+    compare.add_argument("--split", default=VALIDATION_SPLIT, help=SPLIT_HELP)
     compare.add_argument(
         "--trials", type=whole_number(1), help="runs of each case (default: [trainer] eval_trials)"
     )
-    compare.add_argument(
-        "--unseal", action="store_true", help="score the split even if [evaluation] sealed names it"
-    )
+    compare.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     compare.add_argument("--json", action="store_true", help="print one JSON object")
     compare.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one HTML file")
     compare.set_defaults(handler=run_compare)

@@ -14,6 +14,7 @@ from ovtui.cli.common import add_workspace_arguments, where
 from ovtui.core.errors import OvtuiError
 
 if TYPE_CHECKING:
+    from ovtui.core.config import OvtuiConfig
     from ovtui.storage.paths import WorkspacePaths
 
 FOLDERS = (
@@ -60,10 +61,17 @@ def refuse_target(root: Path) -> None:
         raise OvtuiError(f"{root} is already a workspace: nothing was changed")
 
 
+def fresh_config() -> OvtuiConfig:
+    """A new workspace's settings: the defaults, with a fifth of train held out as the validation
+    split for a dataset that brings none (the test split is sealed: runs never score it unasked)."""
+    from ovtui.core.config import OvtuiConfig, TrainerConfig
+
+    return OvtuiConfig(trainer=TrainerConfig(validation=0.2))
+
+
 def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
     """Make ``root`` a workspace, all or nothing: when a write fails (a full or read-only disk, no
     permission) what this call made is removed again and the error raised."""
-    from ovtui.core.config import OvtuiConfig
     from ovtui.storage.config_file import save_config
     from ovtui.storage.fsio import make_dirs, make_root
     from ovtui.storage.paths import WorkspacePaths
@@ -78,7 +86,7 @@ def init_workspace(root: Path, *, sample: bool = False) -> WorkspacePaths:
 
             write_sample_workspace(root)
         else:
-            save_config(root, OvtuiConfig())
+            save_config(root, fresh_config())
         paths = WorkspacePaths(root)
         for folder in FOLDERS:
             make_dirs(paths.root / folder, root=paths.root)
@@ -122,7 +130,9 @@ def next_steps(root: Path, *, sample: bool) -> list[str]:
             f"      or `ovtui {ws}` opens the app",
         ]
     return [
-        f"next: add cases to {where(root / 'datasets')}/<name>/{{train,test}}.jsonl (see docs/cases.md),",
+        f"next: add cases to {where(root / 'datasets')}/<name>/{{train,validation,test}}.jsonl "
+        "(see docs/cases.md;",
+        "      without validation.jsonl, [trainer] validation = 0.2 holds a fifth of train out),",
         f"      then `ovtui train {ws} --dataset <name>` or `ovtui {ws}`",
     ]
 

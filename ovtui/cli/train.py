@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing, where, whole_number
+from ovtui.core.config import VALIDATION_SPLIT
 
 if TYPE_CHECKING:
     import asyncio
@@ -18,7 +19,10 @@ if TYPE_CHECKING:
     from ovtui.wiring.workspace import Workspace
 
 T = TypeVar("T")
-UNSEAL_HELP = "score the eval split even if [evaluation] sealed names it (the scoring is counted)"
+UNSEAL_HELP = (
+    "score the split even though [evaluation] sealed names it (by default: test); each scoring is counted"
+)
+SPLIT_HELP = "the split to score (default: validation; a sealed split, e.g. test, needs --unseal)"
 TRIALS_HELP = "runs of each eval case; above 1 the report gives pass^k (default: [trainer] eval_trials)"
 
 
@@ -143,6 +147,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "another terminal, or the app), as the app's runs do; without it the run parks it and goes on",
     )
     train.add_argument("--no-eval", action="store_true", help="skip the baseline and final evaluation")
+    train.add_argument("--eval-split", default=VALIDATION_SPLIT, metavar="SPLIT", help=SPLIT_HELP)
     train.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
     train.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     train.add_argument(
@@ -155,7 +160,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     add_workspace_arguments(evaluate)
     evaluate.add_argument("--dataset", help="datasets/<NAME>/ (default: [trainer] dataset)")
-    evaluate.add_argument("--split", default="test", help="the split to evaluate (default: test)")
+    evaluate.add_argument("--split", default=VALIDATION_SPLIT, help=SPLIT_HELP)
     evaluate.add_argument("--trials", type=whole_number(1), help=TRIALS_HELP)
     evaluate.add_argument("--unseal", action="store_true", help=UNSEAL_HELP)
     evaluate.set_defaults(handler=run_eval)
@@ -190,7 +195,7 @@ def run_train(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         approve=args.approve,
         dry_run=args.dry_run,
-        eval_split=None if args.no_eval else "test",
+        eval_split=None if args.no_eval else args.eval_split,
         limit=args.limit,
         trials=args.trials,
         unseal=args.unseal,

@@ -80,6 +80,11 @@ class RunReport(Model):
     # Each sealed split this run scored ("<dataset>/<split>") -> runs that have scored it, this one
     # included: a guard against tuning to the test.
     sealed: dict[str, int] = Field(default_factory=dict)
+    # `ovtui utility`: what each experience measured in this run, in the order measured, as
+    # ``ovtui.train.utility.ExperienceUtility`` JSON (read back by the page; utility imports this).
+    utility: list[dict[str, Any]] = Field(default_factory=list)
+    # The split the evaluations scored (validation unless a sealed split was asked for); None: none.
+    split: str | None = None
 
     def stage(self, name: str) -> StageReport | None:
         return next((s for s in reversed(self.stages) if s.stage == name), None)
@@ -106,6 +111,8 @@ class RunReport(Model):
                 f"final accuracy: {last.accuracy:.2%} ({last.passed}/{last.cases})",
                 f"accuracy delta: {self.accuracy_delta * 100:+.2f}pp",
             ]
+            if self.split:
+                lines.append(f"scored on: {self.dataset}/{self.split}{self._sealed_note()}")
         lines += self._statistics(first, last)
         lines += [
             f"sealed split {key}: scored {count} time(s), this run included"
@@ -120,6 +127,11 @@ class RunReport(Model):
             lines.append(f"{len(self.errors)} error(s):")
             lines += [f"  - {e}" for e in self.errors[:20]]
         return "\n".join(lines)
+
+    def _sealed_note(self) -> str:
+        if self.sealed:
+            return " (a sealed split, unsealed on request)"
+        return " (held out of training; the test split stays sealed until --unseal)"
 
     def _statistics(self, first: StageReport | None, last: StageReport | None) -> list[str]:
         """Flips, the delta's interval and test by the case, pass^k and the do-nothing floor."""

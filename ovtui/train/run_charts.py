@@ -1,6 +1,8 @@
 """What a run's charts plot, read from its stages: the learning curve's points (each evaluation of
-the test split with its 95% interval, each training epoch), the do-nothing floor, and the flips map
-(case × stage: passed, failed or some trials, and whether the case flipped from the stage before).
+the scored split with its 95% interval, each training epoch), the do-nothing floor, and the flips
+map (case × stage: passed, failed or some trials, and whether the case flipped from the stage
+before). A compare run's stages are three policies, not points in time: ``is_comparison`` says
+so, and both pictures draw them side by side.
 
 The HTML report and the app's Run screen draw these same values, so a picture in the terminal and
 one in a browser never disagree about a run.
@@ -19,7 +21,19 @@ EVAL_STAGES = ("baseline_eval", "final_eval", "eval", "compare_a", "compare_b", 
 # against A's first run (not against B).
 FLIP_REFERENCE = {"compare_aa": "compare_a"}
 
-Series = Literal["test", "train"]
+# A stage as a column or x tick: short enough that a run of many epochs fits a narrow page and
+# 80 terminal columns.
+SHORT_STAGES = {
+    "baseline_eval": "base",
+    "final_eval": "final",
+    "eval": "eval",
+    "compare_a": "A",
+    "compare_b": "B",
+    "compare_aa": "A/A",
+}
+COMPARE_STAGES = ("compare_a", "compare_b", "compare_aa")
+
+Series = Literal["eval", "train"]
 Flip = Literal["gained", "lost", ""]
 
 
@@ -27,7 +41,7 @@ Flip = Literal["gained", "lost", ""]
 class CurvePoint:
     index: int  # the stage's place in the run: the curve's x
     stage: StageReport
-    series: Series  # an evaluation of the test split, or a training epoch
+    series: Series  # an evaluation of the scored split, or a training epoch
     interval: tuple[float, float] | None  # the accuracy's 95% interval (evaluations only)
 
 
@@ -51,6 +65,17 @@ class FlipsMap:
     cells: dict[str, list[FlipCell | None]]  # case -> one cell per stage (None: not run there)
 
 
+def stage_tick(stage: StageReport) -> str:
+    if stage.stage == "train_epoch":
+        return f"t{stage.epoch}"
+    return SHORT_STAGES.get(stage.stage, stage.stage)
+
+
+def is_comparison(stages: list[StageReport]) -> bool:
+    """Whether the stages are a compare run's policies (drawn side by side, never joined)."""
+    return bool(stages) and all(s.stage in COMPARE_STAGES for s in stages)
+
+
 def accuracy_interval(stage: StageReport) -> tuple[float, float] | None:
     """The exact 95% interval of a stage's accuracy by the case (``inference.rate_interval``:
     Clopper–Pearson at one trial per case; never zero-width). None without per-case results."""
@@ -60,8 +85,8 @@ def accuracy_interval(stage: StageReport) -> tuple[float, float] | None:
 def curve_points(stages: list[StageReport]) -> list[CurvePoint]:
     points = []
     for index, stage in enumerate(stages):
-        series: Series = "test" if stage.stage in EVAL_STAGES else "train"
-        interval = accuracy_interval(stage) if series == "test" else None
+        series: Series = "eval" if stage.stage in EVAL_STAGES else "train"
+        interval = accuracy_interval(stage) if series == "eval" else None
         points.append(CurvePoint(index, stage, series, interval))
     return points
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ovtui.core.config import VALIDATION_SPLIT
 from ovtui.core.errors import OvtuiError
+from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.wiring.parts import SharedParts
 from ovtui.wiring.registry import TRAINERS, agent, agent_origin, agent_reader, case_source
 
@@ -31,6 +33,13 @@ if TYPE_CHECKING:
     from ovtui.train.revalidation import Setup
     from ovtui.train.review.gates.model_contradictions import ModelContradictionCheck
     from ovtui.train.review.gates.runner import GateRunner
+
+
+NO_VALIDATION_HINT = (
+    "Runs score the validation split (the test split is sealed): add the dataset's validation.jsonl, "
+    "or hold out a share of train with `[trainer] validation = 0.2` in ovtui.toml; a sealed split is "
+    "scored only on request (--split test --unseal, or train --eval-split test --unseal), counted"
+)
 
 
 @dataclass(frozen=True)
@@ -63,9 +72,15 @@ class Composition(SharedParts):
     def training_run(self, run: RunContext, report: RunReport, plan: TrainPlan) -> TrainingRun:
         """Everything a train run needs, in one trip (file work: call it in a thread)."""
         train_cases = self.case_loader(plan.dataset, "train", plan.batch_size, plan.limit)
-        split = plan.eval_split
-        eval_cases = self.eval_cases(plan.dataset, split, plan.batch_size, plan.trials) if split else None
         validation = self.validation_cases(plan.dataset, train_cases, plan.batch_size)
+        split = plan.eval_split
+        eval_cases = None
+        if split == VALIDATION_SPLIT and self.held_out_of_train(plan.dataset):
+            # The share of train the gate holds out is this run's validation split too: the
+            # same cases, so the before/after figures and the gate never see a trained-on case.
+            eval_cases = self.repeated(ListCaseLoader(validation, plan.batch_size), plan.trials)
+        elif split:
+            eval_cases = self.eval_cases(plan.dataset, split, plan.batch_size, plan.trials)
         engine = self.engine(
             run,
             approve=plan.approve,
@@ -121,8 +136,28 @@ class Composition(SharedParts):
         return case_source(self.config, dataset).cases(self, selection)
 
     def eval_cases(self, dataset: str, split: str, batch_size: int, trials: int = 1) -> CaseLoader:
-        """An eval split, each case run ``trials`` times."""
-        cases = self.case_loader(dataset, split, batch_size)
+        """An eval split, each case run ``trials`` times. The validation split of a dataset without
+        ``validation.jsonl`` is the ``[trainer] validation`` share held out of its train split."""
+        if split == VALIDATION_SPLIT and self.held_out_of_train(dataset):
+            train = self.case_loader(dataset, "train", batch_size)
+            held_out = ListCaseLoader(self.validation_cases(dataset, train, batch_size), batch_size)
+            return self.repeated(held_out, trials)
+        try:
+            cases = self.case_loader(dataset, split, batch_size)
+        except OvtuiError as error:
+            if split != VALIDATION_SPLIT or not (self.paths.datasets / dataset).is_dir():
+                raise  # another split, or no such dataset at all: the datasets there are is the help
+            raise OvtuiError(f"{error}. {NO_VALIDATION_HINT}") from None
+        return self.repeated(cases, trials)
+
+    def held_out_of_train(self, dataset: str) -> bool:
+        """Whether ``dataset``'s validation split is a share of its train split (it has no
+        ``validation.jsonl`` and ``[trainer] validation`` holds one out)."""
+        own_file = (self.paths.datasets / dataset / f"{VALIDATION_SPLIT}.jsonl").exists()
+        return not own_file and self.config.trainer.validation > 0
+
+    @staticmethod
+    def repeated(cases: CaseLoader, trials: int) -> CaseLoader:
         if trials == 1:
             return cases
         from ovtui.train.components.trials import RepeatedCases
@@ -239,11 +274,10 @@ class Composition(SharedParts):
         """Held-out cases for the gate: ``validation.jsonl`` if the dataset has one, else a stable
         ``[trainer] validation`` share of the train split, which is then not trained on (streaming,
         which trains on the inbox, passes the train split itself)."""
-        from ovtui.train.components.case_loader import ListCaseLoader
         from ovtui.train.review.gates.validation import split_validation
 
-        if (self.paths.datasets / dataset / "validation.jsonl").exists():
-            loader = self.case_loader(dataset, "validation", batch)
+        if (self.paths.datasets / dataset / f"{VALIDATION_SPLIT}.jsonl").exists():
+            loader = self.case_loader(dataset, VALIDATION_SPLIT, batch)
             return list(loader.cases) if isinstance(loader, ListCaseLoader) else []
         if self.config.trainer.validation <= 0 or not isinstance(train_cases, ListCaseLoader):
             return []

@@ -72,6 +72,10 @@ async def test_training_the_sample_workspace_records_uses_and_links_their_outcom
     rollout, and links the rollout's outcome once graded (the trajectories of the training cases,
     the grades of the evaluations)."""
     root = sample_workspace.root
+    # Without a validation split the gate does not run: its overlay runs record uses with no outcome
+    # linked (as compare's do), which this test of training's own rollouts leaves out; the run's
+    # evaluations score the test split, unsealed for it.
+    (root / "datasets/support/validation.jsonl").unlink()
     train = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -82,6 +86,9 @@ async def test_training_the_sample_workspace_records_uses_and_links_their_outcom
         "1",
         "--approve",
         "all",
+        "--eval-split",
+        "test",
+        "--unseal",
         stdout=asyncio.subprocess.DEVNULL,
     )
     assert await train.wait() == 0

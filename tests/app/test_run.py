@@ -137,7 +137,7 @@ async def test_eval_shows_the_accuracy(sample_workspace: Workspace, make_app: Ma
         await run_until_idle(app, pilot, watch, review=False)
         await pilot.pause()
         assert run.last_report is not None and run.last_report.command == "eval"
-        assert "now 0.00% (0/15)" in str(run.query_one("#accuracy").render())
+        assert "now 0.00% (0/10)" in str(run.query_one("#accuracy").render())  # the validation split
 
 
 async def test_cancel_between_batches_keeps_the_workspace_consistent(
@@ -303,9 +303,9 @@ async def test_eval_on_a_served_dataset_runs_on_the_service(tmp_path: Path, make
             await pilot.pause()
             report = run.last_report
             assert report is not None and report.command == "eval" and report.dataset == "served"
-            assert report.errors == [] and report.services == {url: 15}  # every case ran on the service
+            assert report.errors == [] and report.services == {url: 10}  # every case ran on the service
             # the same accuracy as the local eval (test_eval_shows_the_accuracy)
-            assert "now 0.00% (0/15)" in str(run.query_one("#accuracy").render())
+            assert "now 0.00% (0/10)" in str(run.query_one("#accuracy").render())
             assert "eval: finished" in str(run.query_one("#run-status").render())
     finally:
         stop(proc)

@@ -25,7 +25,7 @@ from ovtui.app.widgets.charts import LearningCurvePlot, StageCostPlot
 from ovtui.app.widgets.pinned_log import PinnedLog
 from ovtui.core.events import Event
 from ovtui.train.components.remote_transport import SERVICE_ATTEMPTS, RemoteError
-from ovtui.train.html_report import learning_curve as html_curve
+from ovtui.train.html_charts import learning_curve as html_curve
 from ovtui.train.reports import RunReport, StageReport
 from ovtui.wiring.workspace import Workspace
 
@@ -81,7 +81,7 @@ async def fed(app: OvtuiApp, pilot: Pilot[None], events: list[Event]) -> RunScre
 
 def html_points(report: RunReport) -> dict[str, list[float]]:
     """The accuracies the HTML report plots, per series, read back from its SVG marks."""
-    found: dict[str, list[float]] = {"test": [], "train": []}
+    found: dict[str, list[float]] = {"eval": [], "train": []}
     for series, value in re.findall(r'data-series="(\w+)"[^>]*data-accuracy="([\d.]+)"', html_curve(report)):
         found[series].append(round(float(value) * 100, 4))
     return found
@@ -97,12 +97,12 @@ async def test_the_curve_plots_what_the_run_reported_as_the_html_report_does(app
         series = curve.series
         assert series[TEST] == ([0, 3], [25.0, 75.0]) and series[TRAIN] == ([1, 2], [50.0, 50.0])
         report = RunReport(run_id="r", command="train", backend="offline", dataset="d", stages=STAGES)
-        assert html_points(report) == {"test": series[TEST][1], "train": series[TRAIN][1]}
+        assert html_points(report) == {"eval": series[TEST][1], "train": series[TRAIN][1]}
         assert series[FLOOR] == ([0, 3], [25.0, 25.0])  # 1 of 4 cases passes doing nothing
         low, high = series[CI_LOW][1], series[CI_HIGH][1]
         assert all(lo <= acc <= hi for lo, acc, hi in zip(low, series[TEST][1], high, strict=True))
         text = widget_text(app, curve)
-        for label in ("base", "t0", "t1", "final", "test split", "training", "do-nothing"):
+        for label in ("base", "t0", "t1", "final", "evaluations", "training", "do-nothing"):
             assert label in text
 
 

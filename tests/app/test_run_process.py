@@ -33,7 +33,8 @@ async def test_a_worker_that_fails_reports_the_kernel_error(sample_workspace: Wo
     with pytest.raises(RunFailed) as failed:
         await process.run()
     assert str(failed.value) == (
-        "datasets/missing/train.jsonl: dataset split not found; the datasets here: support (test, train)"
+        "datasets/missing/train.jsonl: dataset split not found; "
+        "the datasets here: support (test, train, validation)"
     )
     (finished,) = [e for e in events if e.kind == "run_finished"]
     assert finished.data["failed"] == str(failed.value)
@@ -76,7 +77,8 @@ async def test_a_failed_runs_reason_is_on_the_screen_whole_at_80_columns(
     app = make_app(sample_workspace)
     dataset = "a_long_dataset_name_for_the_floor"
     reason = (
-        f"datasets/{dataset}/train.jsonl: dataset split not found; the datasets here: support (test, train)"
+        f"datasets/{dataset}/train.jsonl: dataset split not found; "
+        "the datasets here: support (test, train, validation)"
     )
     async with app.run_test(size=(80, 24)) as pilot:
         run = app.screen

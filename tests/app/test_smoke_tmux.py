@@ -166,7 +166,9 @@ def test_a_burst_of_keys_with_dd_leaves_the_app_quick_to_quit(tmp_path: Path) ->
 def test_a_failed_run_shows_its_whole_reason_at_80_by_24(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     (root / "datasets" / "support" / "train.jsonl").unlink()
-    reason = "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test)"
+    reason = (
+        "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test, validation)"
+    )
     pane = Pane([sys.executable, "-m", "ovtui", str(root)], REPO, then="sleep 30", size=(80, 24))
     try:
         pane.wait_for("1 Run", timeout=60)

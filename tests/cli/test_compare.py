@@ -94,30 +94,37 @@ def test_a_policy_against_itself_is_noise_and_bad_names_are_one_line(trained: tu
     assert missing.stderr == "ovtui: error: run 'no-such-run': no run with a report matches it under runs/\n"
 
 
-def test_a_sealed_split_is_scored_only_on_request_and_every_scoring_is_counted(tmp_path: Path) -> None:
-    root = build_sample_workspace(tmp_path / "ws")
-    config = root / "ovtui.toml"
-    config.write_text(
-        config.read_text(encoding="utf-8") + '\n[evaluation]\nsealed = ["test"]\n', encoding="utf-8"
-    )
-    refused = run_ovtui("eval", str(root), cwd=tmp_path)
+def test_the_test_split_is_sealed_by_default_scored_only_on_request_and_every_scoring_counted(
+    tmp_path: Path,
+) -> None:
+    root = build_sample_workspace(tmp_path / "ws")  # no [evaluation] edit: sealed is the default
+    test = ("--split", "test")
+    refused = run_ovtui("eval", str(root), *test, cwd=tmp_path)
     assert refused.returncode == 2, refused.stdout
     assert "split 'test' is sealed ([evaluation] sealed)" in refused.stderr and "0 time(s)" in refused.stderr
     assert not (root / "runs").exists() or not list((root / "runs").iterdir())  # nothing ran, no report
-    assert run_ovtui("train", str(root), "--epochs", "1", "--approve", "all", cwd=tmp_path).returncode == 2
-    assert run_ovtui("compare", "current", "current", "-w", str(root), cwd=tmp_path).returncode == 2
+    train = ("train", str(root), "--epochs", "1", "--approve", "all", "--eval-split", "test")
+    assert run_ovtui(*train, cwd=tmp_path).returncode == 2
+    assert run_ovtui("compare", "current", "current", "-w", str(root), *test, cwd=tmp_path).returncode == 2
 
-    first = run_ovtui("eval", str(root), "--unseal", cwd=tmp_path)
+    first = run_ovtui("eval", str(root), *test, "--unseal", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "sealed split support/test: scored 1 time(s), this run included" in first.stdout
-    compared = run_ovtui("compare", "current", "current", "-w", str(root), "--unseal", "--json", cwd=tmp_path)
+    compared = run_ovtui(
+        "compare", "current", "current", "-w", str(root), *test, "--unseal", "--json", cwd=tmp_path
+    )
     assert json.loads(compared.stdout)["sealed"] == {"support/test": 2}
-    again = run_ovtui("eval", str(root), cwd=tmp_path)
-    assert "support/test has been scored 2 time(s)" in again.stderr
+    trained = run_ovtui(*train, "--unseal", cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    assert "scored on: support/test (a sealed split, unsealed on request)" in trained.stdout
+    assert "sealed split support/test: scored 3 time(s), this run included" in trained.stdout
+    again = run_ovtui("eval", str(root), *test, cwd=tmp_path)
+    assert "support/test has been scored 3 time(s)" in again.stderr
     (root / ".ovtui" / "sealed.json").write_text("[1, 2]", encoding="utf-8")
-    broken = run_ovtui("eval", str(root), "--unseal", cwd=tmp_path)
+    broken = run_ovtui("eval", str(root), *test, "--unseal", cwd=tmp_path)
     assert broken.returncode == 2
     assert broken.stderr == "ovtui: error: .ovtui/sealed.json: not a JSON object of counts\n"
-    assert len(list((root / "runs").iterdir())) == 2  # the eval and the compare: the refusal left no run
-    other = run_ovtui("eval", str(root), "--split", "train", cwd=tmp_path)  # an unsealed split: as ever
-    assert other.returncode == 0 and "sealed split" not in other.stdout
+    assert len(list((root / "runs").iterdir())) == 3  # eval, compare, train: the refusals left no run
+    for unsealed in ((), ("--split", "train")):  # validation (the default) and train: never counted
+        other = run_ovtui("eval", str(root), *unsealed, cwd=tmp_path)
+        assert other.returncode == 0 and "sealed split" not in other.stdout

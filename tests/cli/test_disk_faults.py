@@ -77,7 +77,7 @@ COMMANDS = [
     ),
     Command("env list", lambda b, w: ["env", "list"], False),
     Command("env cases", lambda b, w: ["env", "cases", "tau2-airline", "--split", "test"], False),
-    Command("compare", lambda b, w: ["compare", b.record, "current", "-w", w, "--split", "test"], True),
+    Command("compare", lambda b, w: ["compare", b.record, "current", "-w", w], True),
     Command("report", lambda b, w: ["report", "-w", w, "--html", str(Path(w) / "report.html")], True),
     Command("serve", lambda b, w: ["serve", w, "--port", "0"], True),
 ]

@@ -15,7 +15,7 @@ from ovtui.cli.main import main
 def test_list_shows_case_counts(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["env", "list"]) == 0
     out = capsys.readouterr().out
-    assert "sample" in out and "train 30, test 15" in out
+    assert "sample" in out and "train 30, validation 10, test 15" in out
     assert "tau2-airline" in out and "train 30, test 20" in out and "Sierra Research" in out
 
 
@@ -35,7 +35,7 @@ def test_cases_print_jsonl_by_split(capsys: pytest.CaptureFixture[str]) -> None:
     cases = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len(cases) == 20 and cases[0]["task_signature"].startswith("tau2:airline:test:")
     assert main(["env", "cases", "sample"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == 45
+    assert len(capsys.readouterr().out.splitlines()) == 55  # every split: train, validation, test
     assert main(["env", "cases", "nope"]) == 2
     assert "unknown environment 'nope'" in capsys.readouterr().err
 

@@ -33,7 +33,11 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert second in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
 
 
-def test_the_first_setup_command_writes_only_an_ignored_folder_and_trains_it(tmp_path: Path) -> None:
+def test_the_first_setup_command_trains_an_ignored_folder_and_never_scores_its_test_split(
+    tmp_path: Path,
+) -> None:
+    """README command 1 on a workspace `ovtui init --sample` makes: a before/after figure on the
+    validation split; the sealed test split is never scored unless asked."""
     first, _ = setup_commands()
     steps = ovtui_steps(first)
     assert [step[0] for step in steps] == ["init", "train"]
@@ -47,7 +51,20 @@ def test_the_first_setup_command_writes_only_an_ignored_folder_and_trains_it(tmp
     for step in steps:  # in a fresh folder, as in a fresh clone
         proc = run_ovtui(*step, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
-    assert "final accuracy: 100.00%" in proc.stdout
+    assert "baseline accuracy: 0.00% (0/10)" in proc.stdout  # the before/after figure, on validation
+    assert "final accuracy: 100.00% (10/10)" in proc.stdout
+    assert "scored on: support/validation" in proc.stdout
+    workspace = tmp_path / folder
+    test_cases = {
+        json.loads(line)["name"]
+        for line in (workspace / "datasets/support/test.jsonl").read_text(encoding="utf-8").splitlines()
+    }
+    [run] = list((workspace / "runs").iterdir())
+    report = json.loads((run / "report.json").read_text(encoding="utf-8"))
+    assert report["split"] == "validation" and report["sealed"] == {}
+    scored = {case for stage in report["stages"] for case in stage["results"]}
+    assert scored and not scored & test_cases  # no stage ran a test case
+    assert not (workspace / ".ovtui" / "sealed.json").exists()  # nothing ever counted a scoring
     listed = run_ovtui("history", folder, "--json", cwd=tmp_path)
     records = json.loads(listed.stdout)
     assert records and all(sum(r["counts"].values()) > 0 for r in records)  # no empty ones
@@ -80,7 +97,9 @@ def test_init_prints_a_next_step_that_works_from_here(tmp_path: Path, sample: bo
         trained = run_ovtui(*shlex.split(command.group(1))[1:], "--no-eval", "--epochs", "1", cwd=tmp_path)
         assert trained.returncode == 0, trained.stderr
     else:
-        assert "add cases to ws/datasets/<name>/{train,test}.jsonl" in proc.stdout
+        assert "add cases to ws/datasets/<name>/{train,validation,test}.jsonl" in proc.stdout
+        config = (tmp_path / "ws" / "ovtui.toml").read_text(encoding="utf-8")
+        assert "validation = 0.2" in config and 'sealed = [\n    "test",\n]' in config
 
 
 def test_train_names_the_workspace_and_prints_an_openable_report_path(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ def test_train_prints_the_report_and_saves_it(tmp_path: Path) -> None:
     proc = _ovtui("train", str(root), "--epochs", "2", "--approve", "all", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert any(line.startswith("[baseline_eval] cases=15 accuracy=") for line in lines)  # no epoch -1
+    assert any(line.startswith("[baseline_eval] cases=10 accuracy=") for line in lines)  # no epoch -1
     assert sum(line.startswith("[train_epoch]") for line in lines) == 2
     assert any(line.startswith("accuracy delta: +") for line in lines)
     [run] = list((root / "runs").iterdir())
@@ -38,7 +38,8 @@ def test_train_prints_the_report_and_saves_it(tmp_path: Path) -> None:
     ]
     assert report["backend"] == "offline" and report["history_ids"]
 
-    evaluated = _ovtui("eval", str(root), "--split", "test", cwd=tmp_path)
+    assert report["split"] == "validation" and "scored on: support/validation" in proc.stdout
+    evaluated = _ovtui("eval", str(root), cwd=tmp_path)  # the validation split, as the run scored it
     assert evaluated.returncode == 0, evaluated.stderr
     final = report["stages"][-1]
     assert f"passed={final['passed']}/{final['cases']}" in evaluated.stdout  # eval agrees with the run
@@ -62,7 +63,9 @@ def test_a_failed_runs_report_says_why(tmp_path: Path) -> None:
     build_sample_workspace(root)
     (root / "datasets" / "support" / "train.jsonl").unlink()
     proc = _ovtui("train", str(root), "--approve", "all", cwd=tmp_path)
-    reason = "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test)"
+    reason = (
+        "datasets/support/train.jsonl: dataset split not found; the datasets here: support (test, validation)"
+    )
     assert proc.returncode == 2 and proc.stderr.strip() == f"ovtui: error: {reason}"
     [run] = list((root / "runs").iterdir())
     report = json.loads((run / "report.json").read_text())
@@ -165,3 +168,21 @@ def test_trials_flag_refuses_zero_and_too_many(tmp_path: Path) -> None:
     assert "Traceback" not in many.stderr
     runs = root / "runs"
     assert not runs.exists() or not any(runs.iterdir())  # refused before a run (and its report) began
+
+
+def test_a_dataset_without_a_validation_split_is_refused_in_one_line_saying_how_to_add_one(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    build_sample_workspace(root)
+    (root / "datasets" / "support" / "validation.jsonl").unlink()
+    refused = _ovtui("train", str(root), "--epochs", "1", "--approve", "all", cwd=tmp_path)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "datasets/support/validation.jsonl: dataset split not found" in refused.stderr
+    assert "`[trainer] validation = 0.2`" in refused.stderr and "--unseal" in refused.stderr
+    assert not (root / ".ovtui" / "sealed.json").exists()  # the test split was not scored instead
+    config = root / "ovtui.toml"
+    config.write_text(config.read_text().replace("[trainer]\n", "[trainer]\nvalidation = 0.2\n"))
+    held_out = _ovtui("train", str(root), "--epochs", "1", "--approve", "all", cwd=tmp_path)
+    assert held_out.returncode == 0, held_out.stderr
+    assert "scored on: support/validation" in held_out.stdout

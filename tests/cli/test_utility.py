@@ -164,7 +164,9 @@ def test_top_takes_the_most_used_a_priced_model_gets_a_cost_bound_and_sealed_spl
     # The agent retrieves the etiquette experience for every case: it is the most used.
     assert "\nmeasuring: conversation_etiquette\n" in proc.stdout
     assert "\ncost: at most ≈$" in proc.stdout and "not started" in proc.stdout  # estimated tokens
-    config.write_text(config.read_text(encoding="utf-8") + '\n[evaluation]\nsealed = ["train"]\n')
+    config.write_text(
+        config.read_text(encoding="utf-8").replace('sealed = [\n    "test",\n]', 'sealed = ["train"]')
+    )
     sealed = run_ovtui("utility", "-w", str(root), "--yes", cwd=tmp_path)
     assert sealed.returncode == 2 and "Traceback" not in sealed.stderr
     assert sealed.stderr == (

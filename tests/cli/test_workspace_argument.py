@@ -62,5 +62,5 @@ def test_eval_help_describes_every_option(here: Path) -> None:
 def test_an_unknown_dataset_lists_the_datasets_there_are(here: Path) -> None:
     proc = run_ovtui("eval", "W", "--dataset", "nope", cwd=here)
     assert proc.returncode == 2
-    assert "datasets/nope/test.jsonl: dataset split not found" in proc.stderr
-    assert "the datasets here: support (test, train)" in proc.stderr
+    assert "datasets/nope/validation.jsonl: dataset split not found" in proc.stderr
+    assert "the datasets here: support (test, train, validation)" in proc.stderr

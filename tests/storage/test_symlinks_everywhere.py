@@ -59,7 +59,7 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["history", "show", record_id, "-w", w],
         ["train", w, "--limit", "2", "--no-eval", "--dry-run"],
         ["train", w, "--limit", "2", "--no-eval"],
-        ["eval", w, "--split", "test"],
+        ["eval", w, "--split", "test", "--unseal"],
         ["compare", record_id, "current", "-w", w, "--html", str(ws.parent / "compare.html")],
         ["report", "-w", w, "--html", str(ws.parent / "report.html")],
         ["utility", "-w", w, "--yes"],

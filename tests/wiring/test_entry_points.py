@@ -141,14 +141,15 @@ def test_an_environment_from_another_package_is_listed_checked_run_graded_and_tr
     assert listed.returncode == 0, listed.stderr
     assert any(ln.startswith("toy-desk") and "train 4, test 2" in ln for ln in listed.stdout.splitlines())
     (root / "datasets/orders").mkdir(parents=True)
-    for split in ("train", "test"):
+    # Its held-out cases are the dataset's validation split: what training scores (test stays sealed).
+    for split, named in (("train", "train"), ("test", "validation")):
         arguments = ("env", "cases", "toy-desk", "--split", split)
         cases = run_ovtui(*arguments, cwd=tmp_path, also_installed=site)
         assert cases.returncode == 0, cases.stderr
-        (root / f"datasets/orders/{split}.jsonl").write_text(cases.stdout, encoding="utf-8")
+        (root / f"datasets/orders/{named}.jsonl").write_text(cases.stdout, encoding="utf-8")
 
     # check: the cases through the environment's validator, experiences through its agent's reader
-    good = json.loads((root / "datasets/orders/test.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    good = json.loads((root / "datasets/orders/validation.jsonl").read_text(encoding="utf-8").splitlines()[0])
     (root / "datasets/broken").mkdir()
     no_order = {**good, "input": {"user_query": "Where is it?"}}
     (root / "datasets/broken/test.jsonl").write_text(json.dumps(no_order) + "\n", encoding="utf-8")
@@ -330,7 +331,8 @@ def test_an_agent_from_another_package_runs_the_cases_and_the_datasets_environme
     report = _report(root)
     ran = sum(int(n) for n in (root / "tally.txt").read_text().split())
     baseline, final = _stage(report, "baseline_eval"), _stage(report, "final_eval")
-    assert ran == 3 + baseline["cases"] + final["cases"]  # every case it was given, trained and evaluated
+    # Every case it was given: trained, evaluated, and whole validation runs of the gate.
+    assert (ran - 3 - baseline["cases"] - final["cases"]) % baseline["cases"] == 0
     # Graded by the sample environment's rubric (an ungraded rollout would stop the eval): an agent
     # that calls no tool fails the cases that need one, and what it learned cannot change it.
     assert final["passed"] == baseline["passed"] < baseline["cases"]

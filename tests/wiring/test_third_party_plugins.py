@@ -151,10 +151,11 @@ def _workspace(tmp_path: Path, base_url: str, sides: str) -> Path:
 
 def _cases(root: Path, site: Path, cwd: Path) -> None:
     (root / "datasets/dice").mkdir(parents=True)
-    for split in ("train", "test"):
+    # The desk's held-out cases are the dataset's validation split: what training scores.
+    for split, named in (("train", "train"), ("test", "validation")):
         listed = run_ovtui("env", "cases", "dicedesk", "--split", split, cwd=cwd, also_installed=site)
         assert listed.returncode == 0, listed.stderr
-        (root / f"datasets/dice/{split}.jsonl").write_text(listed.stdout, encoding="utf-8")
+        (root / f"datasets/dice/{named}.jsonl").write_text(listed.stdout, encoding="utf-8")
 
 
 def _one(root: Path, pattern: str) -> Path:
@@ -180,8 +181,8 @@ def test_a_configured_environment_and_a_model_free_backend_from_another_package(
         _cases(root, site, tmp_path)
         checked = run_ovtui("check", str(root), cwd=tmp_path, also_installed=site)
         assert checked.returncode == 1, checked.stdout + checked.stderr
-        assert "datasets/dice/test.jsonl:4: die 3 is not on a 3-sided desk" in checked.stdout
-        for split in ("train", "test"):
+        assert "datasets/dice/validation.jsonl:4: die 3 is not on a 3-sided desk" in checked.stdout
+        for split in ("train", "validation"):
             cases = root / f"datasets/dice/{split}.jsonl"
             cases.write_text(
                 "".join(cases.read_text(encoding="utf-8").splitlines(True)[:3]), encoding="utf-8"

@@ -37,7 +37,9 @@ async def test_training_improves_held_out_and_new_cases(sample: Path) -> None:
     # New cases of the same intents, from another seed: the learning must carry over to them.
     write_cases(sample / "datasets/fresh/test.jsonl", generate_cases("test", 12, seed=4242))
     workspace = Workspace(sample)
-    before = await workspace.runs.evaluate(dataset="fresh", split="test")
+    # A test split is sealed: scored on request only, and each scoring counted.
+    before = await workspace.runs.evaluate(dataset="fresh", split="test", unseal=True)
+    assert before.sealed == {"fresh/test": 1}
 
     report = await workspace.runs.train(TrainOptions(epochs=3, approve="all"))
 
@@ -45,7 +47,8 @@ async def test_training_improves_held_out_and_new_cases(sample: Path) -> None:
     assert baseline is not None and final is not None
     assert baseline.accuracy <= 0.40 and final.accuracy >= 0.80, report.summary()
     assert report.errors == []
-    after = await workspace.runs.evaluate(dataset="fresh", split="test")
+    after = await workspace.runs.evaluate(dataset="fresh", split="test", unseal=True)
+    assert after.sealed == {"fresh/test": 2}
     assert before.stages[0].accuracy <= 0.40 and after.stages[0].accuracy >= 0.80
 
     saved = json.loads((sample / "runs" / report.run_id / "report.json").read_text())

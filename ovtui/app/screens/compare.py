@@ -24,6 +24,7 @@ from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.compare import EMPTY, progress_line, result_text
 from ovtui.app.widgets.footer import KeyFooter
+from ovtui.core.config import VALIDATION_SPLIT
 from ovtui.train.reports import failure_reason
 from ovtui.wiring.services.measures import CompareOptions
 
@@ -71,7 +72,7 @@ class CompareScreen(MainScreen):
                     placeholder="record id",
                 )
                 yield Label("split", classes="form-label")
-                yield Input("test", id="compare-split", classes="form-small", compact=True)
+                yield Input(VALIDATION_SPLIT, id="compare-split", classes="form-small", compact=True)
                 yield Label("trials", classes="form-label")
                 yield Input(id="compare-trials", type="integer", classes="form-small", compact=True)
             yield Static("", id="compare-status")
@@ -117,7 +118,7 @@ class CompareScreen(MainScreen):
             self._status("name both policies: A and B (current, a history record id or a folder)")
             return
         trials_text = self.query_one("#compare-trials", Input).value.strip()
-        split = self.query_one("#compare-split", Input).value.strip() or "test"
+        split = self.query_one("#compare-split", Input).value.strip() or VALIDATION_SPLIT
         options = CompareOptions(a=a, b=b, split=split, trials=int(trials_text) if trials_text else None)
         self.running = True
         self._cancel = asyncio.Event()

@@ -12,28 +12,13 @@ from dataclasses import dataclass, field
 from rich.text import Text
 
 from ovtui.train.reports import StageReport
-from ovtui.train.run_charts import curve_points, do_nothing_floor, flips_map
+from ovtui.train.run_charts import curve_points, do_nothing_floor, flips_map, stage_tick
 
-# A stage as an x tick: short enough that a run of many epochs still fits in 80 columns.
-SHORT_STAGES = {
-    "baseline_eval": "base",
-    "final_eval": "final",
-    "eval": "eval",
-    "compare_a": "A",
-    "compare_b": "B",
-    "compare_aa": "A/A",
-}
 # Each series' legend name and its marker: the marker alone tells the series apart without colour.
-TEST, TRAIN, CI_LOW, CI_HIGH, FLOOR = "test split", "training", "95% CI", "95% CI high", "do-nothing"
+TEST, TRAIN, CI_LOW, CI_HIGH, FLOOR = "evaluations", "training", "95% CI", "95% CI high", "do-nothing"
 MARKERS = {TEST: "o", TRAIN: "x", CI_LOW: "·", CI_HIGH: "·", FLOOR: ":"}
 FLIP_ARROWS = {"gained": "↑", "lost": "↓", "": " "}
 CASE_COLUMN = 22  # the flips map's case names are cut to this (the full name is in the Cases view)
-
-
-def stage_tick(stage: StageReport) -> str:
-    if stage.stage == "train_epoch":
-        return f"t{stage.epoch}"
-    return SHORT_STAGES.get(stage.stage, stage.stage)
 
 
 @dataclass(frozen=True)
@@ -60,7 +45,7 @@ def learning_curve(stages: list[StageReport]) -> CurveView:
         ys.append(round(y * 100, 4))
 
     for point in points:
-        add(TEST if point.series == "test" else TRAIN, point.index, point.stage.accuracy)
+        add(TEST if point.series == "eval" else TRAIN, point.index, point.stage.accuracy)
         if point.interval is not None:
             add(CI_LOW, point.index, point.interval[0])
             add(CI_HIGH, point.index, point.interval[1])

@@ -19,7 +19,7 @@ from ovtui.app.views.run_charts import CI_HIGH, MARKERS, CostView, CurveView
 
 
 class LearningCurvePlot(PlotextPlot):
-    """Accuracy per stage: the test split's evaluations, the training epochs, the 95% interval of
+    """Accuracy per stage: the scored split's evaluations, the training epochs, the 95% interval of
     each evaluation and the do-nothing floor as dotted lines."""
 
     def __init__(self, *, id: str | None = None) -> None:

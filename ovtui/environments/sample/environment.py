@@ -20,7 +20,8 @@ from ovtui.environments.sample.generate import (
     DEFAULT_SEED,
     DEFAULT_TEST_COUNT,
     DEFAULT_TRAIN_COUNT,
-    generate_dataset,
+    DEFAULT_VALIDATION_COUNT,
+    generate_splits,
 )
 from ovtui.environments.sample.guidance import unread_lines
 from ovtui.environments.sample.slip import SampleConfig, Slips
@@ -69,10 +70,11 @@ class SampleEnvironment:
         seed: int = DEFAULT_SEED,
         train: int = DEFAULT_TRAIN_COUNT,
         test: int = DEFAULT_TEST_COUNT,
+        validation: int = DEFAULT_VALIDATION_COUNT,
         *,
         slips: Slips | None = None,
     ) -> None:
-        self._counts = (seed, train, test)
+        self._counts = (seed, train, test, validation)
         self._slips = slips or Slips()
         self._agent = SampleAgentExecutor(slips=self._slips)
         self._evaluator = SampleEvaluator()
@@ -81,11 +83,10 @@ class SampleEnvironment:
     @cached_property
     def _cases(self) -> dict[str, list[Case]]:
         """Generated when first asked for: a workspace that only grades or validates never pays."""
-        train_cases, test_cases = generate_dataset(*self._counts)
-        return {"train": train_cases, "test": test_cases}
+        return {str(split): cases for split, cases in generate_splits(*self._counts).items()}
 
     def splits(self) -> list[str]:
-        return ["train", "test"]
+        return ["train", "validation", "test"]
 
     def cases(self, split: str) -> list[Case]:
         check_split(self, split)

@@ -1,9 +1,12 @@
 """Deterministic, seeded generation of sample-environment case sets.
 
 The same (split, count, seed) always gives the same cases. Train and test draw customer names and
-wordings from disjoint pools, and ``generate_dataset`` keeps ids unique across both splits, so the
-test split really is held out. Run ``python -m ovtui.environments.sample.generate DIR`` to (re)write
-``DIR/train.jsonl`` and ``DIR/test.jsonl``.
+wordings from disjoint pools, and ``generate_splits`` keeps ids unique across the splits, so the
+test split really is held out. The validation split (what training's gate and its before/after
+figures score; the test split stays sealed) is drawn like train, from train's wordings but its own
+customers: held-out cases of the distribution trained on, which leak nothing of the test's
+wordings. Run ``python -m ovtui.environments.sample.generate DIR`` to (re)write
+``DIR/{train,validation,test}.jsonl``.
 """
 
 from __future__ import annotations
@@ -20,15 +23,17 @@ from ovtui.environments.sample.intents import INTENTS, CaseFacts, Intent
 from ovtui.plugins import Case, DatasetError, Rubric
 from ovtui.plugins import read_cases as read_case_lines
 
-Split = Literal["train", "test"]
+Split = Literal["train", "validation", "test"]
 
 DEFAULT_SEED = 7
 DEFAULT_TRAIN_COUNT = 30
 DEFAULT_TEST_COUNT = 15
+DEFAULT_VALIDATION_COUNT = 10
 
 _FIRST_NAMES: dict[str, tuple[str, ...]] = {
     "train": ("Maria", "Jonas", "Aiko", "Samuel", "Leila", "Pedro", "Hannah", "Omar", "Greta", "Ravi"),
     "test": ("Ingrid", "Tomasz", "Nadia", "Felix", "Yuki", "Carmen", "Kwame", "Elif", "Bruno", "Saoirse"),
+    "validation": ("Astrid", "Mateo", "Priya", "Lars", "Zainab", "Diego", "Mei", "Tobias", "Amara", "Niko"),
 }
 _LAST_NAMES = ("Lopez", "Berg", "Tanaka", "Okafor", "Haddad", "Silva", "Novak", "Reyes", "Kowalski", "Moreau")
 _AIRPORTS = ("LIS", "DEN", "AMS", "BOS", "NRT", "CPH", "MAD", "YYZ", "DUB", "SIN")
@@ -164,13 +169,28 @@ def generate_cases(
     return cases
 
 
+def generate_splits(
+    seed: int = DEFAULT_SEED,
+    train: int = DEFAULT_TRAIN_COUNT,
+    test: int = DEFAULT_TEST_COUNT,
+    validation: int = DEFAULT_VALIDATION_COUNT,
+) -> dict[Split, list[Case]]:
+    """Every split, ids unique across them. Validation is drawn last, so train and test are the
+    same cases whether or not a validation split is asked for."""
+    used: set[str] = set()
+    splits: dict[Split, list[Case]] = {
+        "train": generate_cases("train", train, seed, used_ids=used),
+        "test": generate_cases("test", test, seed, used_ids=used),
+    }
+    splits["validation"] = generate_cases("validation", validation, seed, used_ids=used)
+    return splits
+
+
 def generate_dataset(
     seed: int = DEFAULT_SEED, train: int = DEFAULT_TRAIN_COUNT, test: int = DEFAULT_TEST_COUNT
 ) -> tuple[list[Case], list[Case]]:
-    used: set[str] = set()
-    return generate_cases("train", train, seed, used_ids=used), generate_cases(
-        "test", test, seed, used_ids=used
-    )
+    splits = generate_splits(seed, train, test, validation=0)
+    return splits["train"], splits["test"]
 
 
 def write_cases(path: Path, cases: Iterable[Case]) -> None:
@@ -187,23 +207,27 @@ def read_cases(path: Path) -> list[Case]:
 
 
 def write_dataset(
-    folder: Path, seed: int = DEFAULT_SEED, train: int = DEFAULT_TRAIN_COUNT, test: int = DEFAULT_TEST_COUNT
+    folder: Path,
+    seed: int = DEFAULT_SEED,
+    train: int = DEFAULT_TRAIN_COUNT,
+    test: int = DEFAULT_TEST_COUNT,
+    validation: int = DEFAULT_VALIDATION_COUNT,
 ) -> None:
-    train_cases, test_cases = generate_dataset(seed, train, test)
-    write_cases(folder / "train.jsonl", train_cases)
-    write_cases(folder / "test.jsonl", test_cases)
+    for split, cases in generate_splits(seed, train, test, validation).items():
+        write_cases(folder / f"{split}.jsonl", cases)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        description="Write a sample-environment dataset (train.jsonl, test.jsonl)."
+        description="Write a sample-environment dataset (train.jsonl, validation.jsonl, test.jsonl)."
     )
     parser.add_argument("folder", type=Path)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--train", type=int, default=DEFAULT_TRAIN_COUNT)
+    parser.add_argument("--validation", type=int, default=DEFAULT_VALIDATION_COUNT)
     parser.add_argument("--test", type=int, default=DEFAULT_TEST_COUNT)
     args = parser.parse_args(argv)
-    write_dataset(args.folder, args.seed, args.train, args.test)
+    write_dataset(args.folder, args.seed, args.train, args.test, args.validation)
 
 
 if __name__ == "__main__":

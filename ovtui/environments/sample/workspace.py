@@ -18,6 +18,7 @@ from ovtui.environments.sample.generate import (
     DEFAULT_SEED,
     DEFAULT_TEST_COUNT,
     DEFAULT_TRAIN_COUNT,
+    DEFAULT_VALIDATION_COUNT,
     write_dataset,
 )
 from ovtui.environments.sample.package_data import read_json
@@ -28,6 +29,8 @@ SAMPLE_CONFIG: dict[str, dict[str, Any]] = {
     "llm": {"backend": "offline"},
     "trainer": {"dataset": DATASET, "agent": "sample", "batch_size": 8, "epochs": 3},
     "review": {"policy": "ask", "dry_run": False},
+    # Said, not only defaulted: the sample shows where the held-out test split is sealed.
+    "evaluation": {"sealed": ["test"]},
     "workspace": {"user": "default"},
 }
 
@@ -87,15 +90,16 @@ def write_sample_workspace(
     seed: int = DEFAULT_SEED,
     train: int = DEFAULT_TRAIN_COUNT,
     test: int = DEFAULT_TEST_COUNT,
+    validation: int = DEFAULT_VALIDATION_COUNT,
 ) -> None:
     root.mkdir(parents=True, exist_ok=True)
     paths = WorkspacePaths(root, str(SAMPLE_CONFIG["workspace"]["user"]))
     _write(paths, paths.config_file, tomli_w.dumps(SAMPLE_CONFIG))
     write_starter_memories(paths)
     dataset = paths.datasets / DATASET
-    for split in ("train", "test"):  # the generator writes plain files: check where they land first
+    for split in ("train", "validation", "test"):  # the generator writes plain files: check first
         contained(dataset / f"{split}.jsonl", root=paths.root)
-    write_dataset(dataset, seed, train, test)
+    write_dataset(dataset, seed, train, test, validation)
     for inbox in ("rollouts", "sessions"):
         _write(paths, paths.inbox / inbox / ".gitkeep", "")
 

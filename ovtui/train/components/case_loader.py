@@ -34,7 +34,10 @@ def datasets_here(paths: WorkspacePaths) -> str:
         if folder.is_dir() and any(folder.glob("*.jsonl"))
     )
     if not found:
-        return "this workspace has no datasets yet: add datasets/<name>/{train,test}.jsonl (docs/cases.md)"
+        return (
+            "this workspace has no datasets yet: add datasets/<name>/{train,validation,test}.jsonl "
+            "(docs/cases.md)"
+        )
     return f"the datasets here: {'; '.join(found)}"
 
 

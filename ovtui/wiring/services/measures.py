@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ovtui.core.config import VALIDATION_SPLIT
 from ovtui.core.errors import OvtuiError
 from ovtui.wiring.services.run_frame import BATCH, RunFrame, all_cases
 
@@ -38,7 +39,7 @@ class CompareOptions:
     a: str
     b: str
     dataset: str | None = None
-    split: str = "test"
+    split: str = VALIDATION_SPLIT
     trials: int | None = None  # None = [trainer] eval_trials
     unseal: bool = False
 
@@ -98,7 +99,7 @@ class Measures:
         a, b = await asyncio.to_thread(policies)  # a name that is no policy counts no scoring
         sealed = await frame.sealed(dataset, options.split, options.unseal)
         async with frame.open("compare", dataset, listeners, cancel) as (report, run):
-            report.sealed = sealed
+            report.sealed, report.split = sealed, options.split
             batch = self.config.trainer.batch_size
             cases = await asyncio.to_thread(parts.eval_cases, dataset, options.split, batch, trials)
             pipeline = parts.pipeline(None, run, dataset, report, record_outcomes=False)
@@ -175,10 +176,6 @@ class Measures:
         outcome = UtilityOutcome(run_id="", measured=[], cancelled=False)
         counter = tokens or await parts.token_counter()
 
-        async def save(entry: ExperienceUtility) -> None:
-            await asyncio.to_thread(save_utility, parts.paths, parts.store.lock, entry, counter.tokenizer)
-            outcome.measured = [e for e in outcome.measured if e.name != entry.name] + [entry]
-
         def waiting() -> set[str]:
             plans = [p for p in parts.pending.list() if p.plan.metadata.get("source") == PLAN_SOURCE]
             return {item.target_uri or "" for p in plans for item in p.plan.items}
@@ -186,9 +183,17 @@ class Measures:
         check = PruneCheck()
 
         async with frame.open("utility", plan.dataset, listeners, cancel) as (report, run):
+
+            async def save(entry: ExperienceUtility) -> None:
+                await asyncio.to_thread(save_utility, parts.paths, parts.store.lock, entry, counter.tokenizer)
+                # An entry comes again once corrected together with the others: the latest stands.
+                outcome.measured = [e for e in outcome.measured if e.name != entry.name] + [entry]
+                report.utility = [e.model_dump(mode="json") for e in outcome.measured]  # the run's page
+
             outcome.run_id = report.run_id
             pipeline = parts.pipeline(None, run, plan.dataset, report, record_outcomes=False)
             frame.started(run, report, split=plan.split, trials=plan.trials, experiences=len(plan.ablations))
+            report.split = plan.split
             batch = self.config.trainer.batch_size
             with_it = await measure(plan, pipeline, batch, counter, save)
             chosen = candidates(outcome.measured, plan.policy, await asyncio.to_thread(waiting))

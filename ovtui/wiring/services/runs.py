@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ovtui.core.config import VALIDATION_SPLIT
 from ovtui.core.errors import OvtuiError
 from ovtui.wiring.composition import TrainPlan
 from ovtui.wiring.services.run_frame import RunFrame
@@ -33,7 +34,8 @@ class TrainOptions:
     batch_size: int | None = None
     approve: str | None = None  # review policy; None = from config
     dry_run: bool | None = None
-    eval_split: str | None = "test"
+    # Scored at baseline and after the epochs: validation; a sealed split only with ``unseal``.
+    eval_split: str | None = VALIDATION_SPLIT
     limit: int | None = None
     trials: int | None = None  # runs of each eval case (pass^k); None = [trainer] eval_trials
     unseal: bool = False  # evaluate on the eval split even when [evaluation] sealed names it
@@ -82,7 +84,7 @@ class Runs:
         plan = self.plan(options, wait_for_review=wait_for_review)
         sealed = await frame.sealed(plan.dataset, plan.eval_split, options.unseal)
         async with frame.open("train", plan.dataset, listeners, cancel, steering) as (report, run):
-            report.sealed = sealed
+            report.sealed, report.split = sealed, plan.eval_split
             built = await asyncio.to_thread(self.parts.training_run, run, report, plan)
             frame.started(run, report, epochs=plan.epochs, approve=plan.approve, dry_run=plan.dry_run)
             frame.warn_unread(run, built.policy_set)
@@ -101,7 +103,7 @@ class Runs:
     async def evaluate(
         self,
         dataset: str | None = None,
-        split: str = "test",
+        split: str = VALIDATION_SPLIT,
         listeners: list[Listener] | None = None,
         cancel: asyncio.Event | None = None,
         *,
@@ -116,7 +118,7 @@ class Runs:
         runs = frame.trials(trials)
         sealed = await frame.sealed(dataset, split, unseal)
         async with frame.open("eval", dataset, listeners, cancel) as (report, run):
-            report.sealed = sealed
+            report.sealed, report.split = sealed, split
             batch = self.config.trainer.batch_size
             cases = await asyncio.to_thread(parts.eval_cases, dataset, split, batch, runs)
             policy_set = await parts.loader.load()

@@ -35,7 +35,7 @@ async def test_train_from_recorded_conversations(tmp_path: Path) -> None:
     train, test = environment.cases("train")[:6], environment.cases("test")[:4]
     folder = root / "datasets" / "airline"
     folder.mkdir(parents=True)
-    for name, cases in (("train", train), ("test", test)):
+    for name, cases in (("train", train), ("validation", test)):  # tau2's held-out tasks: what runs score
         (folder / f"{name}.jsonl").write_text("".join(c.model_dump_json() + "\n" for c in cases))
     records = [record(c.input["task_id"], solve=i % 2 == 0, rollout_id=f"tr{i}") for i, c in enumerate(train)]
     # Two recorded trials per test task: the first solves it, the second does nothing.

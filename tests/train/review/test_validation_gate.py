@@ -202,14 +202,21 @@ async def test_items_list_their_evidence_and_what_they_might_break(tmp_path: Pat
         assert not set(item.metadata["counter_evidence"]) & set(item.metadata["evidence"])
 
 
-async def test_a_validation_share_of_the_train_split_feeds_the_gate(tmp_path: Path) -> None:
+async def test_a_validation_share_of_the_train_split_feeds_the_gate_and_the_runs_figures(
+    tmp_path: Path,
+) -> None:
     root = build_sample_workspace(tmp_path / "ws")
+    (root / "datasets/support/validation.jsonl").unlink()  # a dataset that brings no validation split
     (root / "ovtui.toml").write_text(
         '[trainer]\nvalidation = 0.2\n[review]\npolicy = "gate"\n', encoding="utf-8"
     )
     train = read_cases(root / "datasets/support/train.jsonl")
     held_out = split_validation(train, 0.2)[1]
-    report = await Workspace(root).runs.train(TrainOptions(epochs=1, eval_split=None))
+    report = await Workspace(root).runs.train(TrainOptions(epochs=1))
+    # The before/after figures score the same held-out share the gate runs, never a trained-on case.
+    for name in ("baseline_eval", "final_eval"):
+        stage = report.stage(name)
+        assert stage is not None and set(stage.results) == {c.name for c in held_out}, name
     progress = [json.loads(line) for line in (root / "runs" / report.run_id / "events.jsonl").open()]
     validated = [e for e in progress if e["kind"] == "plan_validated"]
     assert validated and all(e["data"]["cases"] == len(held_out) for e in validated), validated[:1]
@@ -224,6 +231,7 @@ async def test_a_validation_share_of_the_train_split_feeds_the_gate(tmp_path: Pa
 def test_streaming_validates_against_the_dataset_too(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     held_out = read_cases(root / "datasets/support/test.jsonl")[:4]
+    (root / "datasets/support/validation.jsonl").unlink()
     assert kernel_of(Workspace(root)).stream_validation() == []  # nothing configured: the gate will park
     write_cases(root / "datasets/support/validation.jsonl", held_out)
     assert kernel_of(Workspace(root)).stream_validation() == held_out
