@@ -3,8 +3,9 @@ have the terminal.
 
 Inline SVG only — no script, no stylesheet or font fetched, nothing a browser loads from elsewhere.
 The page holds the verdict (a compare run's B against A with its A/A null, or a training run's
-final against its baseline by the case: ``ovtui.train.inference``), the accuracy chart (``ovtui.train.html_charts``: a
-training run's curve, a compare run's policies side by side), the flips map, each case's results
+final against its baseline by the case: ``ovtui.train.inference``), the accuracy chart
+(``ovtui.train.html_charts``: a training run's curve, a compare run's policies side by side), the
+flips map, each case's results
 with what the agent did, and what the run cost; a ``utility`` run's page holds its experiences'
 verdicts, effects and tokens instead (``ovtui.train.html_utility``). It fits a page 800 px wide
 without sideways scrolling: tables and text wrap, charts shrink but never grow.
