@@ -1,7 +1,7 @@
 """Rejections that hold for the rule, not the case.
 
-A person's rejection (``PastRejection``, read back from the settled plans beside the pending ones,
-whichever backend planned them) turns down what the change says: its rules — a lesson compared
+A person's rejection with a reason (``PastRejection``, read back from the settled plans beside the
+pending ones, whichever backend planned them) turns down what the change says: its rules — a lesson compared
 by kind, tools, condition and detail as the offline learner words it, any other line by its
 normalised text (``line_key``) — not the cases that happened to produce it. A later plan item that
 adds one of those rules again, from any case, is:
@@ -50,13 +50,14 @@ def added_lines(item: PolicyPlanItem) -> list[str]:
 
 
 def matching_rejection(item: PolicyPlanItem, feedback: RejectionSource | None) -> PastRejection | None:
-    """The newest person's rejection (not an edit) of a rule this item brings back."""
+    """The newest person's rejection with a reason (not an edit) of a rule this item brings back;
+    one without a reason (a bulk "reject the rest") keeps holding only for the cases it saw."""
     if feedback is None:
         return None
     added = _keys(added_lines(item)) if item.kind == "upsert" else set()
     for rejection in feedback.rejections(item.memory_type, item.target_name):
-        if rejection.edited:
-            continue
+        if rejection.edited or not rejection.note.strip():
+            continue  # a correction, or a rejection without a reason: it holds for its own cases only
         if rejection.kind == "delete" and item.kind == "delete":
             return rejection
         if rejection.kind == item.kind and added & _rules(rejection):
