@@ -33,6 +33,7 @@ from ovtui.core.interfaces import ExperienceReader
 from ovtui.core.names import same_name, validate_name
 from ovtui.llm.tokens import rank_file_problem
 from ovtui.memory.cases import case_from_memory
+from ovtui.memory.chain import ChainVerifier
 from ovtui.memory.layout import MoveResult, layout_shape, move_former_files, space_layouts
 from ovtui.memory.ledger import UseLedger
 from ovtui.memory.store import MemoryStore
@@ -429,6 +430,17 @@ def _config_text(store: MemoryStore) -> str:
         return ""
 
 
+def check_history(store: MemoryStore, report: CheckReport) -> None:
+    """The history's hash chain and the records' targets (``ovtui history verify``); that records
+    predate the chain is a note (nothing could check them before)."""
+    found = ChainVerifier(store).verify()
+    for problem in found.problems:
+        path, _, message = problem.partition(": ")
+        report.problems.append(Problem(path, 1, message))
+    if found.earlier:
+        report.notes.append(Problem("history", 1, found.summary()))
+
+
 def check_workspace(store: MemoryStore) -> CheckReport:
     report = CheckReport()
     config = check_config(store, report)
@@ -439,6 +451,7 @@ def check_workspace(store: MemoryStore) -> CheckReport:
     check_file_names(store, report)
     check_pending(store, report)
     check_ledger(store, report)
+    check_history(store, report)
     if config is None:
         check_datasets(store, report)  # the environment is not known for sure: the cases as Cases only
         return report

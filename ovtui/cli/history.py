@@ -1,4 +1,5 @@
-"""``ovtui history [WORKSPACE]`` lists memory_diff records; ``ovtui history show ID`` shows one."""
+"""``ovtui history [WORKSPACE]`` lists memory_diff records; ``ovtui history show ID`` shows one;
+``ovtui history verify`` checks the records' hash chain and targets (exit 1 on a problem)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "history",
         help="list memory_diff records, newest first (`history show ID` shows one)",
         usage="ovtui history [WORKSPACE] [--kind K] [--grep TEXT] [--uri URI] [--limit N] [--json]\n"
-        "       ovtui history show ID [--workspace W] [--json]",
+        "       ovtui history show ID [--workspace W] [--json]\n"
+        "       ovtui history verify [--workspace W] [--json]",
     )
     history.add_argument(
-        "args", nargs="*", metavar="WORKSPACE | show ID", help="a workspace, or `show` and a record id"
+        "args",
+        nargs="*",
+        metavar="WORKSPACE | show ID | verify",
+        help="a workspace, `show` and a record id, or `verify` (check the records' hash chain)",
     )
     history.add_argument("--workspace", "-w", default=None, help="the workspace (default: current folder)")
     history.add_argument("--kind", choices=RECORD_KINDS, help="only records of this kind")
@@ -42,6 +47,10 @@ def run_history(args: argparse.Namespace) -> int:
         if len(rest) != 2:
             raise OvtuiError("usage: ovtui history show ID [--workspace W]")
         return show(args.workspace or ".", rest[1], as_json=args.json)
+    if rest[:1] == ["verify"]:
+        if len(rest) != 1:
+            raise OvtuiError("usage: ovtui history verify [--workspace W] [--json]")
+        return verify(args.workspace or ".", as_json=args.json)
     if len(rest) > 1 or (rest and args.workspace):
         raise OvtuiError("usage: ovtui history [WORKSPACE] [--kind K] [--grep TEXT] [--limit N] [--json]")
     workspace = rest[0] if rest else args.workspace or "."
@@ -65,6 +74,23 @@ def _row(entry: HistoryEntry) -> str:
     kind = entry.kind + (f" of {entry.reverts[-6:]}" if entry.reverts else "")
     changes = f"+{entry.adds} ~{entry.updates} -{entry.deletes}"
     return f"{entry.id:<29} {entry.extracted_at:<20} {kind:<17} {changes:<12} {files or '(no changes)'}"
+
+
+def verify(workspace: str, *, as_json: bool) -> int:
+    report = open_workspace(workspace, reading=True).reading.verify_history()
+    if as_json:
+        data = {
+            "ok": report.ok,
+            "chained": report.chained,
+            "earlier": report.earlier,
+            "problems": report.problems,
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        for problem in report.problems:
+            print(problem)
+        print(f"{'ok' if report.ok else f'{len(report.problems)} problem(s)'}: {report.summary()}")
+    return 0 if report.ok else 1
 
 
 def show(workspace: str, ref: str, *, as_json: bool) -> int:

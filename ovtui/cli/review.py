@@ -179,6 +179,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def _item_line(workspace: Workspace, plan: PendingPlan, index: int, item: PolicyPlanItem) -> str:
     from ovtui.train.review.policy import change_kind
+    from ovtui.train.review.rejections import PREVIOUSLY_REJECTED
 
     decision = plan.decisions[index].decision
     confidence = f"{item.confidence:.2f}" if item.confidence is not None else "-"
@@ -187,7 +188,9 @@ def _item_line(workspace: Workspace, plan: PendingPlan, index: int, item: Policy
     target = f"{item.memory_type}/{item.target_name}{peer}"
     approvals = workspace.review.approvals_line(plan, index)
     approvals = f"  [{approvals}]" if approvals else ""
-    return f"{index:>3}  {decision:<9} {change_kind(item):<7} {confidence:>5}  {target}{stale}{approvals}"
+    rejected = "  PREVIOUSLY REJECTED" if item.metadata.get(PREVIOUSLY_REJECTED) else ""
+    line = f"{index:>3}  {decision:<9} {change_kind(item):<7} {confidence:>5}  {target}{stale}{approvals}"
+    return line + rejected
 
 
 def field_diff(item: PolicyPlanItem, current_status: str | None) -> Iterator[str]:
@@ -228,6 +231,8 @@ def _colour_wanted(choice: str) -> bool:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from ovtui.train.review.rejections import marked_line
+
     workspace = _open(args, reading=True)
     _waiting(workspace)
     plan = workspace.review.pending_plan(workspace.review.resolve_plan(args.plan))
@@ -239,6 +244,8 @@ def run_show(args: argparse.Namespace) -> int:
         print("  #  decision  kind     conf  memory")
         for index, item in enumerate(plan.plan.items):
             print(_item_line(workspace, plan, index, item))
+        for line in plan.plan.metadata.get("held_back", []):
+            print(f"held back {line}")
         print(f"\n`ovtui review show {plan.plan_id} N` shows item N's diff")
         return 0
     if args.item >= len(plan.plan.items):
@@ -271,6 +278,8 @@ def run_show(args: argparse.Namespace) -> int:
     rationale = item.metadata.get("rationale")
     if rationale:
         print(f"why       {rationale}")
+    if rejected := marked_line(item):
+        print(f"REJECTED  {rejected}; never approved automatically")
     for uri in item.evidence_trajectory_uris:
         print(f"evidence  {uri}")
     print()

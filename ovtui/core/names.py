@@ -64,8 +64,13 @@ def validate_name(name: str, *, what: str = "name") -> str:
         raise UnsafePathError(f"{what} {name[:40]!r}… is longer than {MAX_NAME_BYTES} bytes (UTF-8)")
     if any(unicodedata.category(c) in ("Cc", "Cs") or c in _DECEPTIVE for c in name):
         raise UnsafePathError(f"{what} {name!r} contains a control character")
-    if any(c in _FORBIDDEN for c in name) or name.startswith("."):
-        raise UnsafePathError(f"{what} {name!r} contains a path separator or starts with a dot")
+    if "/" in name or "\\" in name:
+        raise UnsafePathError(f"{what} {name!r} contains a path separator")
+    if forbidden := sorted({c for c in name if c in _FORBIDDEN}):
+        shown = " ".join(forbidden)
+        raise UnsafePathError(f"{what} {name!r} contains {shown}, which file names may not hold (Windows)")
+    if name.startswith("."):
+        raise UnsafePathError(f"{what} {name!r} starts with a dot")
     if ".." in name:
         raise UnsafePathError(f"{what} {name!r} contains '..'")
     if name != name.strip() or name.endswith("."):

@@ -24,7 +24,6 @@ from ovtui.core.bounds import MAX_RECORD_BYTES
 from ovtui.core.errors import LockTimeoutError, OvtuiError
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.storage import fsio
-from ovtui.storage.journal import FileOp, Journal
 from ovtui.storage.locks import WorkspaceLock
 from ovtui.storage.paths import HISTORY_INDEX_FILE, RECORD_FILE, WorkspacePaths
 from ovtui.storage.reading import open_for_reading, read_model
@@ -175,16 +174,6 @@ class HistoryStore:
         return f"{self.paths.uri_prefix}{self.dir.name}/{self.check_id(record_id)}"
 
     # --- writing ---------------------------------------------------------------------------
-    def write(self, record: MemoryDiff, record_id: str | None = None) -> str:
-        """Write a record on its own (dry runs; the caller holds the workspace lock) and index it.
-        Through the journal, like every record: a crash leaves no temp file in a record folder, so
-        recovery never has to scan thousands of them."""
-        record_id = record_id or new_history_id()
-        op = FileOp(self.record_relpath(record_id), "write", record.render())
-        Journal(self.paths).commit([op], txid=record_id)
-        self.append_index(HistoryEntry.from_record(record_id, record))
-        return record_id
-
     def append_index(self, *entries: HistoryEntry) -> None:
         """Append lines with one O_APPEND write: concurrent appenders never interleave inside a line.
 

@@ -128,6 +128,21 @@ class Review(_Part):
     item_indices: list[int] | None = None
 
 
+class ChainLink(_Part):
+    """Where a record stands in the history's hash chain (``memory/chain.py``): its position, its
+    own id, the previous record's id and digest, and its digest (of the whole record, this field
+    included but for ``digest``). The first chained record also counts and digests the records that
+    predate the chain (``earlier``, ``earlier_digest``)."""
+
+    seq: int
+    id: str
+    previous: str | None = None
+    previous_digest: str | None = None
+    earlier: int | None = None
+    earlier_digest: str | None = None
+    digest: str = ""
+
+
 class MemoryDiff(_Part):
     archive_uri: str = ""
     trace_id: str = ""
@@ -139,6 +154,7 @@ class MemoryDiff(_Part):
     kind: str = "apply"
     reverts: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    chain: ChainLink | None = None
 
     @field_validator("trace_id", mode="before")
     @classmethod

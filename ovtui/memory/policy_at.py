@@ -89,6 +89,8 @@ def policy_from_folder(store: MemoryStore, folder: Path) -> NamedPolicy:
             texts[name] = data.decode("utf-8")
         except UnicodeDecodeError:
             raise MemoryFormatError(str(path), "is not valid UTF-8") from None
+    if not texts:  # comparing against nothing would run silently as an empty policy
+        raise OvtuiError(f"{folder} holds no experience file (*.md): not a policy to compare")
     return NamedPolicy(str(folder), _assemble(store, texts, str(folder)))
 
 

@@ -9,7 +9,8 @@ forced. Relations (``links``, ``backlinks``) are sets later applies add to — a
 link to each experience its runs fed — so they are no conflict: a revert takes out the links the
 record added, puts back those it removed, and keeps what changed after it. A forced revert says so
 in its own record. A record already undone by a revert (that was not itself reverted) is refused,
-naming that revert.
+naming that revert. A record that fails verification (``memory/chain.py``: edited, moved, or
+writing anything but a memory file of its declared type) is refused, forced or not.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from ovtui.core.errors import MemoryFormatError, OvtuiError, RevertConflictError
 from ovtui.core.fileformat import MemoryFile, parse_memory
+from ovtui.memory.chain import ChainVerifier
 from ovtui.memory.history import HistoryStore, new_history_id
 from ovtui.memory.links import RELATION_FIELDS, link_key, merge_links
 from ovtui.memory.memory_diff import (
@@ -176,6 +178,10 @@ def revert(
                 f"history record {record_id} is a dry run: it wrote no memory file, "
                 "so there is nothing to revert"
             )
+        distrust = ChainVerifier(store).check_record(record_id)
+        if distrust:
+            more = f" (and {len(distrust) - 1} more: see `ovtui history verify`)" if len(distrust) > 1 else ""
+            raise OvtuiError(f"cannot revert {record_id}, not even with --force: {distrust[0]}{more}")
         already = reverted_by(history, record_id)
         if already is not None:
             raise OvtuiError(f"history record {record_id} is already reverted by {already}")

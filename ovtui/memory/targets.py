@@ -65,3 +65,20 @@ def plan_target(store: MemoryStore, item: PolicyPlanItem, *, when: datetime | No
         # Never retarget an edit: a URI that disagrees with the name is an error, not a hint.
         raise OvtuiError(f"target URI {item.target_uri} does not match {schema.memory_type} {name!r} ({uri})")
     return Target(schema, name, path, uri, rel)
+
+
+def record_target_problem(store: MemoryStore, uri: str, memory_type: str) -> str | None:
+    """Why a history record may not write ``uri`` (None: it may): the write rule of apply. Only a
+    memory file (``WorkspacePaths.memory_rel``) where a declared type keeps its files, of the type
+    the record names, reached through no symbolic link."""
+    try:
+        rel = store.paths.memory_rel(uri)
+        schema = store.registry.for_path(rel)
+        if schema is None:
+            return f"{rel} is not where a declared memory type keeps its files"
+        if memory_type and memory_type != schema.memory_type:
+            return f"{rel} holds {schema.memory_type}, not {memory_type}"
+        linkless_path(str(store.paths.root), rel)
+    except UnsafePathError as exc:
+        return str(exc)
+    return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+from ovtui.memory.chain import seal
 from ovtui.memory.history import HistoryEntry, HistoryStore
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.storage.journal import FileOp, Journal, RecoveryReport, recover, sha256_text
@@ -43,14 +44,13 @@ def record_ops(paths: WorkspacePaths, record: MemoryDiff) -> list[FileOp]:
 def commit_record(
     paths: WorkspacePaths, record: MemoryDiff, record_id: str, *, dry_run: bool = False
 ) -> None:
-    """Perform the record's writes (unless ``dry_run``) and store the record, all-or-nothing;
-    then index it."""
+    """Perform the record's writes (unless ``dry_run``) and store the record, chained to the one
+    before it, all-or-nothing; then index it."""
     history = HistoryStore(paths)
-    if dry_run:
-        history.write(record, record_id)
-        return
-    ops = record_ops(paths, record)
-    ops.append(FileOp(history.record_relpath(record_id), "write", record.render()))
+    ops = [] if dry_run else record_ops(paths, record)
+    # The record is linked into the history's hash chain in the same transaction: a crash leaves
+    # either the files, the record and the chain's new head, or none of them.
+    ops += seal(history, record, record_id)
     Journal(paths).commit(ops, txid=record_id)
     # After the commit: a crash here only loses an index line, which the next listing restores.
     history.append_index(HistoryEntry.from_record(record_id, record))

@@ -49,6 +49,8 @@ LOCK_FILE = f"{STATE_DIR}/lock"
 LOCK_HOLDER_FILE = f"{STATE_DIR}/lock.holder"
 HISTORY_INDEX_FILE = "history/index.jsonl"
 INDEX_FILE = HISTORY_INDEX_FILE.rpartition("/")[2]
+# The head of the history's hash chain: the position and digest of the newest record.
+HISTORY_CHAIN_FILE = "history/chain.json"
 # The audit record of one applied plan, commit or revert (its folder is under history/ or an archive).
 RECORD_FILE = "memory_diff.json"
 CONFIG_FILE = "ovtui.toml"
@@ -72,6 +74,7 @@ BOOKKEEPING_FILES = (
     LOCK_FILE,
     LOCK_HOLDER_FILE,
     HISTORY_INDEX_FILE,
+    HISTORY_CHAIN_FILE,
     CONFIG_FILE,
     LEDGER_LOG_FILE,
     LEDGER_SUMMARY_FILE,
@@ -222,6 +225,17 @@ class WorkspacePaths:
             or any("\x00" in p or "\\" in p for p in parts)
         ):
             raise UnsafePathError(f"URI {uri!r} has an empty, '.', '..' or invalid segment")
+        return rel
+
+    def memory_rel(self, uri: str) -> str:
+        """The write rule for a memory file a URI names: lexically checked, inside ``memories/`` of
+        the user's own space or a peer's (``peers/<peer_id>/memories/``), never ovtui's own files
+        (``ovtui.toml``, ``.ovtui/``, ``history/``, ``runs/``, …). Raises UnsafePathError naming why.
+        The caller still checks the declared type (the registry) and links (``linkless_path``)."""
+        rel = self.relative_of(uri)
+        _peer, inner = split_peer(rel)
+        if not inner.startswith("memories/"):
+            raise UnsafePathError(f"{rel} is not a memory file (only files under memories/ are)")
         return rel
 
     def path_for(self, uri: str) -> Path:

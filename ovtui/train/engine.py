@@ -128,6 +128,8 @@ class PolicyTrainingEngine:
         latest = await self.loader.load(previous=policy_set)
         plan = await self.optimizer.plan(gradients, latest)
         self._count("plans", 1)
+        for line in plan.metadata.get("held_back", []):  # what a reviewer's rejection keeps out
+            self.events.log(f"held back: {line}", level="warning")
         outcome = ApplyOutcome(plan=plan)
         if not plan.items:
             self.events.log("plan is empty: nothing to review")

@@ -21,6 +21,7 @@ from ovtui.app.screens.memories import MemoriesScreen
 from ovtui.core.decisions import ReviewDecision
 from ovtui.core.events import Event
 from ovtui.memory.memory_diff import FileChange, Review, build_memory_diff
+from ovtui.memory.transaction import commit_record
 
 FLOOR = (80, 24)
 WIDE = (120, 36)
@@ -44,7 +45,8 @@ def with_history(app: OvtuiApp) -> OvtuiApp:
         plan_id="plan0000demo", decisions=[ReviewDecision(item=0, decision="approved", note="clear win")]
     )
     record = build_memory_diff([FileChange(uri, "experiences", before, after)], review=review, now=FIXED)
-    history_of(app.workspace).write(record, "20261129T120000000000_abcdef")
+    # Recorded without writing its file: the screen shows the record, not the memory.
+    commit_record(history_of(app.workspace).paths, record, "20261129T120000000000_abcdef", dry_run=True)
     return app
 
 

@@ -88,6 +88,14 @@ def test_a_policy_against_itself_is_noise_and_bad_names_are_one_line(trained: tu
     assert bad.stderr.startswith(
         "ovtui: error: 'no-such-thing' is not `current`, a folder of experience files"
     )
+    empty = root.parent / "empty"
+    empty.mkdir()
+    for folder in (empty, Path("/etc")):
+        nothing = run_ovtui("compare", "current", str(folder), "-w", str(root), cwd=root.parent)
+        assert nothing.returncode == 2 and "verdict" not in nothing.stdout
+        assert nothing.stderr == (
+            f"ovtui: error: {folder} holds no experience file (*.md): not a policy to compare\n"
+        )
     html = root.parent / "none.html"
     missing = run_ovtui("report", "no-such-run", "-w", str(root), "--html", str(html), cwd=root.parent)
     assert missing.returncode == 2 and not html.exists()

@@ -58,6 +58,21 @@ def test_train_with_a_bad_dataset_line_names_file_and_line(tmp_path: Path) -> No
     assert train.read_text().splitlines()[2] == '{"name": "broken"}'  # the user's file is untouched
 
 
+def test_train_names_a_case_colliding_experience_file_it_skipped(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    folder = root / "memories" / "experiences"
+    twin = folder / "Conversation_Etiquette.md"
+    twin.write_bytes((folder / "conversation_etiquette.md").read_bytes())
+    proc = _ovtui("train", str(root), "--epochs", "1", "--no-eval", "--approve", "none", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "warning: experience left out of this run: memories/experiences/Conversation_Etiquette.md: collides "
+        "with conversation_etiquette.md ignoring case (both name one memory): skipped; `ovtui check` says "
+        "how to merge them"
+    ) in proc.stdout + proc.stderr
+    assert twin.exists()  # named, never removed: the person merges it
+
+
 def test_a_failed_runs_report_says_why(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     build_sample_workspace(root)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -40,6 +41,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     outside = root.parent / "outside"
     (root / "memories" / "config_link.md").symlink_to(root / "ovtui.toml")
     (root / "memories" / "outside_dir").symlink_to(outside)
+    (root / "memories" / "root_link").symlink_to(root)  # the workspace itself, from inside the memories
+    (root / "memories" / "history_link").symlink_to(root / "history")
     return root
 
 
@@ -445,6 +448,10 @@ HOSTILE = [
     (f"{HOME}/memories/experiences/escape.md", 403, "PERMISSION_DENIED"),  # a link leaving the workspace
     (f"{HOME}/memories/outside_dir/secret.md", 403, "PERMISSION_DENIED"),  # through a linked folder
     (f"{HOME}/memories/config_link.md", 403, "PERMISSION_DENIED"),  # a link to the bookkeeping
+    (f"{HOME}/memories/root_link", 403, "PERMISSION_DENIED"),  # a link to the workspace root
+    (f"{HOME}/memories/root_link/ovtui.toml", 403, "PERMISSION_DENIED"),
+    (f"{HOME}/memories/root_link/memories", 403, "PERMISSION_DENIED"),
+    (f"{HOME}/memories/history_link", 403, "PERMISSION_DENIED"),  # out of the memory tree
 ]
 
 
@@ -465,6 +472,9 @@ def test_hostile_uris_are_refused_and_nothing_is_read(
     for response in answers:
         error = error_of(response, status, code)
         assert SECRET not in response.text and config not in response.text
+        if "_link" in uri:  # no name of what the link leads to
+            words = set(re.findall(r"[\w.]+", response.text))
+            assert not {"inbox", "datasets", "runs", "index.jsonl"} & words
         if code == "INVALID_URI":
             assert error["details"] == {"uri": uri, "reason": error["details"]["reason"]}
         else:

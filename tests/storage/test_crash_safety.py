@@ -24,6 +24,7 @@ from workspace_support import build_workspace, trajectory_uri
 from ovtui.core.context import ApplyOptions
 from ovtui.core.domain import PolicyUpdatePlan
 from ovtui.core.fileformat import parse_memory
+from ovtui.memory.chain import ChainVerifier
 from ovtui.memory.history import HistoryStore
 from ovtui.memory.memory_diff import MemoryDiff
 from ovtui.memory.store import MemoryStore
@@ -100,6 +101,8 @@ def _check_all_or_nothing(
     for rel, data in files.items():
         parse_memory(data.decode("utf-8"), source=rel)  # nothing truncated or torn
     entries = HistoryStore(store.paths).list()
+    chain = ChainVerifier(store).verify()
+    assert chain.ok, chain.problems  # the record and the chain's head are one transaction
     if files == before:
         assert entries == []
         return "none"

@@ -149,3 +149,18 @@ def test_trajectories_of_a_very_long_task_signature_round_trip_through_the_reade
     report = store.load_type("trajectories")
     assert not report.problems and {f.uri for f in report.files} >= set(uris)
     assert check_workspace(store).ok
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("a<b", "name 'a<b' contains <, which file names may not hold (Windows)"),
+        ('x:"y', "name 'x:\"y' contains \" :, which file names may not hold (Windows)"),
+        ("a/b", "name 'a/b' contains a path separator"),
+        (".hidden", "name '.hidden' starts with a dot"),
+    ],
+)
+def test_each_refused_character_is_named_for_what_it_is(name: str, message: str) -> None:
+    with pytest.raises(UnsafePathError) as refused:
+        validate_name(name)
+    assert str(refused.value) == message

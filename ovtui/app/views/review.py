@@ -26,6 +26,7 @@ from ovtui.train.review.gates.sanitizer import HAZARDS
 from ovtui.train.review.gates.validation import validation_line
 from ovtui.train.review.plans import PendingPlan
 from ovtui.train.review.policy import describe_apply
+from ovtui.train.review.rejections import marked_line
 
 # Unread-line notes shown in an item header (a few fixed rows); the rest are counted.
 UNREAD_SHOWN = 3
@@ -226,6 +227,8 @@ def assessment_text(pending: PendingPlan, item: PolicyPlanItem) -> Text:
     written = format_warning(item)
     if written:
         warnings.append(f"⚠ {written}")
+    if rejected := marked_line(item):
+        warnings.append(f"REJECTED: {rejected} (never approved automatically)")
     if item.metadata.get("leaks"):
         warnings.append(f"LEAK: {', '.join(item.metadata['leaks'])} (never approved automatically)")
     hazards = item.metadata.get(HAZARDS, [])

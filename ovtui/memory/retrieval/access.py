@@ -150,6 +150,26 @@ def check_allowed(rel: str, uri: str, visibility: Visibility) -> None:
     raise denied(uri, "ovtui's bookkeeping is not served")
 
 
+def _tree(rel: str) -> tuple[str, ...]:
+    """The tree a workspace-relative path lies in: its top folder, or a peer's space."""
+    parts = rel.split("/")
+    return tuple(parts[:2]) if parts[0] == PEERS_DIR else (parts[0],)
+
+
+def _no_link_out_of_tree(root: Path, inner: list[str], uri: str) -> None:
+    """Refuse a path through a link that leads out of the tree it sits in: a link to the root (or
+    from the memories into the history, a peer's space…) would show names that tree does not hold,
+    even when the path comes back into it (``memories/root_link/memories``)."""
+    tree = _tree("/".join(inner))
+    for end in range(1, len(inner) + 1):
+        step = root.joinpath(*inner[:end])
+        if not os.path.islink(step):
+            continue
+        real = Path(os.path.realpath(step))
+        if real == root or root not in real.parents or _tree(real.relative_to(root).as_posix()) != tree:
+            raise denied(uri, "it is a symbolic link that leaves its tree")
+
+
 def locate(paths: WorkspacePaths, uri: str, visibility: Visibility) -> Located:
     """The checked location of a request's URI (see the module's docstring); nothing is read."""
     full = expand(uri, visibility.user)
@@ -175,7 +195,7 @@ def locate(paths: WorkspacePaths, uri: str, visibility: Visibility) -> Located:
     if resolved != paths.root and paths.root not in resolved.parents:
         raise denied(full, "it leads outside the workspace (a symbolic link)")
     if resolved != lexical:
-        check_allowed(
-            resolved.relative_to(paths.root).as_posix() if resolved != paths.root else "", full, visibility
-        )
+        _no_link_out_of_tree(paths.root, inner, full)
+        real = resolved.relative_to(paths.root).as_posix() if resolved != paths.root else ""
+        check_allowed(real, full, visibility)
     return Located(paths.uri_prefix.rstrip("/") + (f"/{rel}" if rel else ""), rel, resolved)

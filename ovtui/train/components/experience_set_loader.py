@@ -60,6 +60,15 @@ def file_times(policy_set: ExperienceSet) -> dict[str, float]:
     return {prefix + name: sig[1] / 1e9 for name, sig in scan.items()}
 
 
+def _without_case_twins(names: list[str]) -> tuple[list[str], list[str]]:
+    """The file names to load, and those skipped: a name that differs only in case from the
+    lower-case file ovtui writes (``Refund_Request.md`` beside ``refund_request.md``) names the
+    same memory, so only the lower-case one is its file."""
+    present = set(names)
+    colliding = [n for n in names if n != n.lower() and n.lower() in present]
+    return [n for n in names if n not in colliding], colliding
+
+
 class ExperienceSetLoader:
     """The PolicySetLoader of a workspace: full loads, and incremental reloads from a previous set."""
 
@@ -167,8 +176,14 @@ class ExperienceSetLoader:
     def _assemble(self, parsed: Signatures, problems: list[str], scan: dict[str, Signature]) -> ExperienceSet:
         """The snapshot of the files in ``parsed``, by file name; the problems of the files that
         could not be read, then each experience_name that names another file."""
-        names = sorted(parsed)
+        names, colliding = _without_case_twins(sorted(parsed))
         problems = problems + [m for m in (parsed[n][2] for n in names) if m]
+        folder = self.store.paths.relative(self.store.type_dir(EXPERIENCES))
+        problems += [
+            f"{folder}/{name}: collides with {name.lower()} ignoring case (both name one memory): "
+            f"skipped; `ovtui check` says how to merge them"
+            for name in colliding
+        ]
         policy_set = ExperienceSet.model_construct(
             root_uri=self.store.type_uri(EXPERIENCES),
             policies=[parsed[n][1] for n in names],

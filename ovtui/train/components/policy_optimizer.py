@@ -27,6 +27,7 @@ from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import EXPERIENCES
 from ovtui.plugins.backends import REPORTED_CONTRADICTIONS, MergeDecision, PlanMerger
 from ovtui.train.components.experience_set_loader import experience_index
+from ovtui.train.review.rejections import held_back_line, mark, matching_rejection, stronger
 
 
 def similar_experiences(
@@ -69,7 +70,9 @@ def turned_down(
 
 class PatchMergePolicyOptimizer:
     """``feedback``: what reviewers rejected; an item identical to a rejected one, learned from
-    no new case, is left out of the plan (named in its ``held_back`` metadata)."""
+    no new case, is left out of the plan (named in its ``held_back`` metadata), and so is one that
+    brings a rejected rule back from other cases without stronger evidence; with it, the item is
+    marked ``previously_rejected`` (``train/review/rejections.py``)."""
 
     def __init__(
         self, store: MemoryStore, merger: PlanMerger, feedback: RejectionSource | None = None
@@ -97,12 +100,20 @@ class PatchMergePolicyOptimizer:
             item = self._item(decision, gradients, current)
             if item is None:
                 continue
-            rejection = turned_down(item, _cases(decision, gradients), self.feedback)
-            if rejection is None:
-                items.append(item)
-            else:
+            cases = _cases(decision, gradients)
+            rejection = turned_down(item, cases, self.feedback)
+            if rejection is not None:
                 why = f" ({rejection.note})" if rejection.note else ""
                 held_back.append(f"{item.target_name}: rejected in plan {rejection.plan_id}{why}")
+                continue
+            # The same rule rejected from other cases: back only on stronger evidence, marked.
+            previous = matching_rejection(item, self.feedback)
+            if previous is not None and not stronger(cases, previous):
+                held_back.append(held_back_line(item, previous, cases))
+                continue
+            if previous is not None:
+                mark(item, previous, cases)
+            items.append(item)
         if held_back:
             meta["held_back"] = held_back
         return PolicyUpdatePlan(items=items, metadata=meta)

@@ -26,6 +26,7 @@ from ovtui.train.review.gates.contradictions import contradiction_note, unchosen
 from ovtui.train.review.gates.sanitizer import held_note, item_hazards
 from ovtui.train.review.gates.validation import validation_line
 from ovtui.train.review.plans import Decision, ItemDecision, PendingPlan
+from ovtui.train.review.rejections import marked_line
 
 
 def change_kind(item: PolicyPlanItem) -> ChangeKind:
@@ -116,6 +117,8 @@ class ReviewPolicy:
                 decision, note = "pending", held_note(hazards)
             if decision == "approved" and (conflicts := unchosen(item)):
                 decision, note = "pending", f"held: {contradiction_note(conflicts[0])}: choose which stands"
+            if decision == "approved" and (rejected := marked_line(item)):
+                decision, note = "pending", f"held: {rejected}: a person decides"
             if decision == "approved" and approvals_needed(item, self.second_approver_for) > 1:
                 decision, note = "pending", f"held: a {change_kind(item)} needs two reviewers"
             reviewer = f"policy:{self.spec}" if decision != "pending" else ""

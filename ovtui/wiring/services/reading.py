@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ovtui.core.domain import Experience, ExperienceSet
     from ovtui.core.events import Event
     from ovtui.core.fileformat import MemoryFile
+    from ovtui.memory.chain import ChainReport
     from ovtui.memory.history import HistoryEntry
     from ovtui.memory.ledger_state import Fed, Usage
     from ovtui.memory.memory_diff import MemoryDiff
@@ -89,6 +90,12 @@ class Reading:
 
     def history_record(self, record_id: str) -> MemoryDiff:
         return self.parts.history.get(record_id)
+
+    def verify_history(self) -> ChainReport:
+        """The history's hash chain checked, and every record's targets (``memory/chain.py``)."""
+        from ovtui.memory.chain import ChainVerifier
+
+        return ChainVerifier(self.parts.store).verify()
 
     # --- experiences and the other memories ---------------------------------------------------------
     def experiences(self, previous: ExperienceSet | None = None) -> ExperienceSet:

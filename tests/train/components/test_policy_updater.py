@@ -299,7 +299,7 @@ async def test_dry_run_writes_only_the_record(store: MemoryStore) -> None:
     assert set(result.written_uris) == {experience_uri("refund_status"), experience_uri("brand_new")}
     assert snapshot(store.paths.root) == before
     assert sorted(p.name for p in store.paths.history.iterdir()) == sorted(
-        [result.history_id or "", "index.jsonl"]
+        [result.history_id or "", "index.jsonl", "chain.json"]  # the record, chained like any other
     )
     record = HistoryStore(store.paths).get(result.history_id or "")
     assert record.kind == "dry_run" and record.review.dry_run and record.review.plan_id == "dry-1"

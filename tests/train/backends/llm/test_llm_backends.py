@@ -37,6 +37,8 @@ from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.policy_optimizer import PatchMergePolicyOptimizer
 from ovtui.train.review.gates.contradictions import CONTRADICTIONS
 from ovtui.train.review.gates.model_contradictions import BY_MODEL, ModelContradictionCheck
+from ovtui.train.review.policy import ReviewPolicy
+from ovtui.train.review.rejections import PREVIOUSLY_REJECTED
 
 pytest_plugins = ["ovtui.testing.fixtures"]  # the `fake` server and `client` fixtures
 
@@ -85,8 +87,7 @@ TRAJECTORY_CONTENT = (
 
 
 def block(search: str, replace: str) -> str:
-    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE"
-
+    return f"
 
 async def test_extractor_one_call_per_rollout(
     fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
@@ -321,6 +322,7 @@ async def test_the_proposer_and_the_merger_are_shown_the_rejections_of_their_tar
     assert "reviewers rejected" not in fake.chat_requests[-1].messages[1]["content"]
 
 
+<<<<<<< HEAD
 async def test_the_merge_call_reports_contradictions_so_the_check_makes_no_call(
     fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
 ) -> None:
@@ -368,3 +370,42 @@ async def test_the_merge_call_reports_contradictions_so_the_check_makes_no_call(
         BY_MODEL,
     )
     assert REPORTED_CONTRADICTIONS not in item.metadata
+async def test_the_models_re_proposal_of_a_rejected_rule_is_held_back_unless_evidence_is_stronger(
+    fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
+) -> None:
+    """The model's merger brings the rejected rule back from cases the rejection never saw: held
+    back from one case (the rejection had one), back and marked from two."""
+    policy = ExperienceSetLoader(store).load_sync()
+    current = file_from_experience(policy.by_name()["reservation_cancellation"])
+    again = current.model_copy(update={"content": current.content + "\n- NEVER offer compensation"})
+
+    def gradient(case: str) -> PatchSemanticGradient:
+        return PatchSemanticGradient(
+            before_file=current, after_file=again, base_version=current.version, metadata={"case_name": case}
+        )
+
+    def merged(sources: list[int]) -> Reply:
+        edit = block(
+            "- NEVER cancel before explicit confirmation",
+            "- NEVER cancel before explicit confirmation\n- NEVER offer compensation",
+        )
+        found = {"experience_name": "reservation_cancellation", "content": edit, "source_gradients": sources}
+        return Reply.json({"experiences": [found], "deletes": []})
+
+    optimizer = PatchMergePolicyOptimizer(
+        store, LLMPlanMerger(client, store, feedback=OneRejection()), OneRejection()
+    )
+    fake.push(merged([0]))
+    held = await optimizer.plan([gradient("cancel_77")], policy)
+    assert held.items == []
+    assert held.metadata["held_back"] == [
+        "reservation_cancellation: previously rejected by ana: compensation is for a colleague to decide, "
+        "not a rule (plan p1, 1 case(s); again from 1: cancel_77: not stronger evidence)"
+    ]
+    fake.push(merged([0, 1]))
+    back = await optimizer.plan([gradient("cancel_77"), gradient("cancel_78")], policy)
+    (item,) = back.items
+    assert item.metadata[PREVIOUSLY_REJECTED]["evidence_cases"] == ["cancel_77", "cancel_78"]
+    (decision,) = ReviewPolicy("all").decisions(back)
+    assert decision.decision == "pending"
+    assert decision.note.startswith("held: previously rejected by ana: compensation is for a colleague")
