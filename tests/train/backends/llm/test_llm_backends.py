@@ -87,7 +87,8 @@ TRAJECTORY_CONTENT = (
 
 
 def block(search: str, replace: str) -> str:
-    return f"
+    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE"
+
 
 async def test_extractor_one_call_per_rollout(
     fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
@@ -322,7 +323,6 @@ async def test_the_proposer_and_the_merger_are_shown_the_rejections_of_their_tar
     assert "reviewers rejected" not in fake.chat_requests[-1].messages[1]["content"]
 
 
-<<<<<<< HEAD
 async def test_the_merge_call_reports_contradictions_so_the_check_makes_no_call(
     fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
 ) -> None:
@@ -370,6 +370,8 @@ async def test_the_merge_call_reports_contradictions_so_the_check_makes_no_call(
         BY_MODEL,
     )
     assert REPORTED_CONTRADICTIONS not in item.metadata
+
+
 async def test_the_models_re_proposal_of_a_rejected_rule_is_held_back_unless_evidence_is_stronger(
     fake: FakeOpenAIServer, client: LLMClient, store: MemoryStore
 ) -> None:
