@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 if TYPE_CHECKING:
     from ovtui.train.adherence.summary import Adherence
 
@@ -45,3 +47,14 @@ def adherence_panel(found: Adherence | None, relative: Callable[[str], str]) -> 
     if unchecked:
         lines.append(f"*{unchecked} line(s) no trajectory can show: not checked offline*")
     return "\n".join(lines)
+
+
+def adherence_text(found: Adherence | None) -> Text:
+    """Review's line about the experience an item edits: was it followed, and what it broke most."""
+    if found is None:
+        return Text("adherence: not recorded yet", style="dim")
+    line = f"adherence: {found.line()}"
+    broken = found.most_ignored
+    if broken is not None:
+        line += f" · most ignored: {broken.line} ({broken.violated} of {broken.violated + broken.followed})"
+    return Text(line, style="yellow" if found.klass in ("ignored", "misleads") else "")

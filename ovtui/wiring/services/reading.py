@@ -184,6 +184,13 @@ class Reading:
 
         return summaries(self.parts.adherence.store.read().experiences)
 
+    def adherence_of(self, uri: str) -> Adherence | None:
+        """One experience's adherence (None: nothing recorded); ``OvtuiError`` as ``adherence``."""
+        from ovtui.train.adherence.summary import summarise
+
+        record = self.parts.adherence.store.read().experiences.get(uri)
+        return summarise(uri, record) if record is not None else None
+
     # --- runs' reports ----------------------------------------------------------------------------
     def report_path(self, run_id: str) -> Path:
         """Where a run's report is saved."""
