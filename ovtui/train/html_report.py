@@ -194,7 +194,8 @@ def verdict_section(report: RunReport, k: float) -> str:
     )
 
 
-def render_html(report: RunReport, k: float = 2.0) -> str:
+def render_html(report: RunReport, k: float = 2.0, adherence: str = "") -> str:
+    """``adherence``: the adherence section's HTML (``train.adherence.html``), when there is one."""
     title = f"ovtui {report.command} {report.run_id}"
     sealed = "".join(
         f"<p>Sealed split {escape(key)}: scored {count} time(s), this run included.</p>"
@@ -210,6 +211,7 @@ def render_html(report: RunReport, k: float = 2.0) -> str:
         f"<h2>Flips map</h2>{flips_map(report)}"
         f"<h2>Per case</h2>{case_table(report)}"
         f"<h2>Cost</h2>{cost_table(report)}"
+        f"{f'<h2>Adherence</h2>{adherence}' if adherence else ''}"
         f"<h2>Report</h2><pre>{escape(report.summary())}</pre>"
         "</body></html>\n"
     )

@@ -12,6 +12,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from dataclasses import dataclass, field
+from html import escape
 from typing import TYPE_CHECKING
 
 from ovtui.core.errors import OvtuiError
@@ -223,9 +224,14 @@ class Reading:
 
     def html_report(self, report: RunReport) -> str:
         """A run's report as one self-contained HTML page (inline SVG, no script, no network)."""
+        from ovtui.train.adherence.html import adherence_section
         from ovtui.train.html_report import render_html
 
-        return render_html(report, self.parts.config.evaluation.k)
+        try:
+            section = adherence_section(self.adherence())
+        except OvtuiError as exc:
+            section = f"<p>Adherence not shown: {escape(str(exc))}</p>"
+        return render_html(report, self.parts.config.evaluation.k, section)
 
     # --- datasets, sessions, changes --------------------------------------------------------------
     def dataset_names(self) -> list[str]:
