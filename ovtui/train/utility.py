@@ -20,7 +20,6 @@ apply.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -40,6 +39,7 @@ from ovtui.train.comparison import PairedSummary, interval_text
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.train.components.trials import RepeatedCases
 from ovtui.train.paired import PairedResult, beyond_null, paired
+from ovtui.train.review.plans import proposal_metadata
 
 if TYPE_CHECKING:
     from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
@@ -318,13 +318,7 @@ def prune_plan(
         and current[entry.uri].version == entry.version
         and entry.uri not in proposed
     ]
-    metadata = {
-        "plan_id": uuid.uuid4().hex[:12],
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "backend": PLAN_SOURCE,
-        "source": PLAN_SOURCE,
-    }
-    return PolicyUpdatePlan(items=items, metadata=metadata)
+    return PolicyUpdatePlan(items=items, metadata=proposal_metadata(PLAN_SOURCE))
 
 
 @dataclass
