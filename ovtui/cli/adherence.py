@@ -21,11 +21,21 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     add_workspace_arguments(adherence)
     adherence.add_argument("--json", action="store_true", help="print one JSON object per experience")
+    adherence.add_argument(
+        "--propose",
+        action="store_true",
+        help="park a plan for review: ignored experiences made followable, misleading ones revised",
+    )
     adherence.set_defaults(handler=run_adherence)
 
 
 def run_adherence(args: argparse.Namespace) -> int:
-    found = open_workspace(args.workspace, reading=True).reading.adherence()
+    workspace = open_workspace(args.workspace, reading=not args.propose)
+    found = workspace.reading.adherence()
+    if args.propose:
+        plan_id = workspace.measures.propose_adherence()
+        print(f"parked plan {plan_id} for review (`ovtui review`)" if plan_id else "nothing to propose")
+        return 0
     if args.json:
         print(json.dumps([a.to_json() for a in found], ensure_ascii=False, indent=2))
         return 0

@@ -68,4 +68,4 @@ def record_session(
         passed=passed,
         trajectory=session,
     )
-    recorder.try_record(seen, key=f"commit:{outcome.key}" if outcome.key else None)
+    recorder.try_record([(f"commit:{outcome.key}" if outcome.key else None, seen)])

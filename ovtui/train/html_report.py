@@ -99,7 +99,8 @@ def verdict_section(report: RunReport) -> str:
     )
 
 
-def render_html(report: RunReport) -> str:
+def render_html(report: RunReport, adherence: str = "") -> str:
+    """``adherence``: the adherence section's HTML (``train.adherence.html``), when there is one."""
     title = f"ovtui {report.command} {report.run_id}"
     sealed = "".join(
         f"<p>Sealed split {escape(key)}: scored {count} time(s), this run included.</p>"
@@ -123,6 +124,7 @@ def render_html(report: RunReport) -> str:
         f"<p>dataset {escape(report.dataset)}{split} · backend {escape(report.backend)}"
         f"{' · cancelled' if report.cancelled else ''}</p>{sealed}{body}"
         f"<h2>Cost</h2>{cost_table(report)}"
+        f"{f'<h2>Adherence</h2>{adherence}' if adherence else ''}"
         f"<h2>Report</h2><pre>{escape(report.summary())}</pre>"
         "</body></html>\n"
     )

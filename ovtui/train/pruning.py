@@ -11,14 +11,13 @@ says so in every item: measured one at a time, checked together.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ovtui.core.domain import ExperienceSet, Model, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.train.inference import paired
+from ovtui.train.review.plans import proposal_metadata
 from ovtui.train.utility import PLAN_SOURCE, ExperienceUtility, UtilityPlan, case_runs, without
 
 if TYPE_CHECKING:
@@ -125,11 +124,7 @@ def prune_plan(check: PruneCheck, policy: ExperienceSet) -> PolicyUpdatePlan:
         )
         for entry in check.deleted
     ]
-    metadata = {
-        "plan_id": uuid.uuid4().hex[:12],
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "backend": PLAN_SOURCE,
-        "source": PLAN_SOURCE,
+    metadata = proposal_metadata(PLAN_SOURCE) | {
         "checked_together": {
             "line": check.line(),
             "cases": check.cases,

@@ -90,6 +90,14 @@ async def test_a_train_run_then_slips_are_reported(tmp_path: Path) -> None:
         examples = [v for d in reported[name]["directives"] for v in d["violations"]]  # type: ignore[attr-defined]
         assert {v["case"] for v in examples} & {c.name for c in cases}
 
+    # The run's HTML page has a row per experience, its counts as the command reports them.
+    out = tmp_path / "report.html"
+    assert run_ovtui("report", "-w", str(root), "--html", str(out), cwd=tmp_path).returncode == 0
+    page = out.read_text(encoding="utf-8")
+    assert "<h2>Adherence</h2>" in page
+    for name, entry in reported.items():
+        assert f'data-violated="{entry["violated"]}"><td>{name}</td>' in page
+
 
 def test_no_record_yet_is_one_line(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "sample")

@@ -31,6 +31,7 @@ from textual.widgets import Input, Label, Select
 from ovtui.app.messages import ExperiencesChanged, MemoriesChanged, WorkFailed, WorkspaceEdited, answer
 from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
+from ovtui.app.views.adherence import ADHERENCE_COLUMN, adherence_cell, adherence_panel
 from ovtui.app.views.memories import (
     USAGE_COLUMNS,
     UTILITY_COLUMN,
@@ -51,6 +52,7 @@ from ovtui.memory.ledger_state import Fed, Usage
 from ovtui.memory.types import EXPERIENCES
 
 if TYPE_CHECKING:
+    from ovtui.train.adherence.summary import Adherence
     from ovtui.train.utility import ExperienceUtility
 
 
@@ -66,6 +68,7 @@ class MemoryRow:
     hot: float = 0.0  # hotness: how often and how lately the agent used it; 0 when never used
     usage: Usage | None = None  # its record in the use ledger (None: never used)
     utility: ExperienceUtility | None = None  # its newest ablation (None: never measured)
+    adherence: Adherence | None = None  # whether its directives were followed (None: not recorded)
     reading: bool = False  # only its file's name and time known yet: the file is still to be read
 
     @cached_property
@@ -83,6 +86,7 @@ class MemoryRow:
             utility_cell(self.utility, self.version),
             f"{self.hot:.2f}" if self.hot else "–",
             READING if self.reading else str(self.links),
+            adherence_cell(self.adherence),
         )
 
 
@@ -179,6 +183,7 @@ class MemoriesScreen(MainScreen):
         self._loaded: ExperienceSet | None = None
         self._usage: dict[str, Usage] = {}  # the use ledger's records by URI, read once per load
         self._utility: dict[str, ExperienceUtility] = {}  # `ovtui utility`'s results by name, likewise
+        self._adherence: dict[str, Adherence] = {}  # `ovtui adherence`'s by URI, likewise
         # The rows of the last load of the experiences by URI, with the experience each was built from.
         self._built: dict[str, tuple[Experience, MemoryRow]] = {}
         self._all: MemoriesScreen.Loaded | None = None  # the type's rows before the filter
@@ -210,7 +215,8 @@ class MemoriesScreen(MainScreen):
     def on_mount(self) -> None:
         table = self.query_one("#memories", VimTable)
         table.add_columns(
-            "name", "status", "version", "changed (UTC)", *USAGE_COLUMNS, UTILITY_COLUMN, "hot", "links"
+            *("name", "status", "version", "changed (UTC)", *USAGE_COLUMNS, UTILITY_COLUMN, "hot", "links"),
+            ADHERENCE_COLUMN,
         )
         self._show_preview()
         # The whole list is read once the first rows are painted: its thread would slow that paint.
@@ -337,6 +343,11 @@ class MemoriesScreen(MainScreen):
         else:
             problems = []
         try:
+            self._adherence = {a.uri: a for a in self.workspace.reading.adherence()}
+        except OvtuiError as exc:
+            self._adherence = {}
+            problems.append(f"adherence not shown: {exc}")
+        try:
             self._usage = self.workspace.reading.memory_uses()
         except OvtuiError as exc:
             self._usage = {}
@@ -346,16 +357,18 @@ class MemoriesScreen(MainScreen):
     def _experience_row(self, e: Experience, changed: dict[str, str]) -> MemoryRow:
         when = changed.get(e.uri) or minute(self.workspace.reading.modified_time(e.uri))
         usage, utility = self._usage.get(e.uri), self._utility.get(e.name)
+        adherence = self._adherence.get(e.uri)
         built = self._built.get(e.uri)
         if built is not None and built[0] is e:  # the same snapshot's experience: the same file
             row = built[1]
             # A used memory's hotness decays with time: its row is built again.
-            if usage is None and row.usage is None and row.changed == when and row.utility == utility:
+            same = usage is None and row.usage is None and row.changed == when and row.utility == utility
+            if same and row.adherence == adherence:
                 return row
         links = len(e.metadata.get("links") or [])
         hot = self._hot(usage)
         return MemoryRow(
-            e.uri, e.name, e.status.value, e.version, when, links, e.content, hot, usage, utility
+            e.uri, e.name, e.status.value, e.version, when, links, e.content, hot, usage, utility, adherence
         )
 
     def _show_preview(self) -> None:
@@ -481,6 +494,7 @@ class MemoriesScreen(MainScreen):
         used = usage_panel(row.usage, row.hot, self._fed(row), row.version, self.relative)
         if self.memory_type == EXPERIENCES:
             used += "\n\n" + utility_panel(row.utility, row.version)
+            used += "\n\n" + adherence_panel(row.adherence, self.relative)
         view.show(f"{facts}{flags}\n\n{used}\n\n---\n\n{row.content}")
 
     def _fed(self, row: MemoryRow) -> list[Fed]:

@@ -27,6 +27,7 @@ from ovtui.app.screens.evidence import EvidenceScreen
 from ovtui.app.screens.help import HintFooter
 from ovtui.app.screens.stands import StandsModal
 from ovtui.app.services import ScreenServices
+from ovtui.app.views.adherence import adherence_text
 from ovtui.app.views.diff_model import HunkChoice, item_section
 from ovtui.app.views.review import (
     ITEM_COLUMNS,
@@ -282,9 +283,10 @@ class ReviewScreen(MainScreen):
             return None
         try:
             usage = self.workspace.reading.memory_use(current.uri)
+            followed = self.workspace.reading.adherence_of(current.uri)
         except OvtuiError as exc:
             return Text(f"uses not shown: {exc}", style="yellow")
-        return fared_text(usage, current.version)
+        return Text("\n").join([fared_text(usage, current.version), adherence_text(followed)])
 
     def _current_file(self, item: PolicyPlanItem) -> MemoryFile | None:
         try:

@@ -87,6 +87,7 @@ class AdherenceRecorder:
     ) -> None:
         """Record each rollout that names the experiences it used (keyed by its id, if it has one)."""
         written = {a.rollout.metadata.get(ROLLOUT_ID): a for a in analyses}
+        recordings: list[tuple[str | None, list[Observation]]] = []
         for rollout in rollouts:
             used = used_experiences(rollout, policy_set)
             if not used:
@@ -103,13 +104,14 @@ class AdherenceRecorder:
                 passed=passed,
                 trajectory=reference or (f"rollout:{rollout_id}" if isinstance(rollout_id, str) else None),
             )
-            self.try_record(seen, key=f"rollout:{rollout_id}" if isinstance(rollout_id, str) else None)
+            recordings.append((f"rollout:{rollout_id}" if isinstance(rollout_id, str) else None, seen))
+        self.try_record(recordings)  # one write for the batch
 
-    def try_record(self, seen: list[Observation], *, key: str | None) -> None:
-        """``store.record``; a record that cannot be written is logged, naming the file, and the
-        run goes on (as the ledger's)."""
+    def try_record(self, recordings: list[tuple[str | None, list[Observation]]]) -> None:
+        """``store.record_all``; a record that cannot be written is logged, naming the file, and
+        the run goes on (as the ledger's)."""
         try:
-            self.store.record(seen, key=key)
+            self.store.record_all(recordings)
         except OvtuiError as exc:
             log.warning("adherence not recorded: %s", exc)
         except OSError as exc:

@@ -171,19 +171,28 @@ class AdherenceStore:
     def record(self, observations: Iterable[Observation], *, key: str | None = None) -> bool:
         """Add ``observations`` (one recording: ``key`` names it, so it counts once); returns
         whether anything was added."""
-        seen = list(observations)
-        if not seen:
-            return False
+        return self.record_all([(key, list(observations))]) > 0
+
+    def record_all(self, recordings: Iterable[tuple[str | None, list[Observation]]]) -> int:
+        """Add each recording (its key, its observations) in one write; a key recorded before is
+        skipped. Returns how many were added."""
+        waiting = [(key, seen) for key, seen in recordings if seen]
+        if not waiting:
+            return 0
+        added = 0
         with self._locked():
             record = self.read()
-            if key is not None and key in record.keys:
-                return False
             at = time.time()
-            for observation in seen:
-                _add(record, observation, at)
-            if key is not None:
-                record.keys.append(key)
-                del record.keys[:-MAX_KEYS]
-            text = record.model_dump_json(exclude_defaults=False)
-            fsio.atomic_write_text(self.path, text, root=self.paths.root)
-        return True
+            for key, seen in waiting:
+                if key is not None and key in record.keys:
+                    continue
+                for observation in seen:
+                    _add(record, observation, at)
+                if key is not None:
+                    record.keys.append(key)
+                added += 1
+            del record.keys[:-MAX_KEYS]
+            if added:
+                text = record.model_dump_json(exclude_defaults=False)
+                fsio.atomic_write_text(self.path, text, root=self.paths.root)
+        return added

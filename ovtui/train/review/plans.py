@@ -9,6 +9,7 @@ applied by the same ``apply_reviewed`` path, so files and records are identical.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -144,6 +145,16 @@ class PendingPlan(Model):
             "run_id": self.run_id,
             "replannable": bool(self.evidence),
         }
+
+
+def proposal_metadata(source: str) -> dict[str, Any]:
+    """A plan's metadata when ``source`` (a measurement, not a training run) proposes it."""
+    return {
+        "plan_id": uuid.uuid4().hex[:12],
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "backend": source,
+        "source": source,
+    }
 
 
 def evidence_for(plan: PolicyUpdatePlan, analyses: list[RolloutAnalysis] | None) -> list[RolloutAnalysis]:

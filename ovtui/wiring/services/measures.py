@@ -213,6 +213,22 @@ class Measures:
         outcome.plan_id = await asyncio.to_thread(propose)
         return outcome
 
+    def propose_adherence(self) -> str | None:
+        """Park one plan for review that makes each ignored experience followable and revises each
+        that misleads (``train.adherence.proposals``); its id, None when nothing is to propose.
+        File work: call it in a thread."""
+        from ovtui.train.adherence.proposals import PLAN_SOURCE, adherence_plan
+        from ovtui.train.review.plans import ItemDecision
+
+        pending = self.parts.pending
+        waiting = [p for p in pending.list() if p.plan.metadata.get("source") == PLAN_SOURCE]
+        proposed = {item.target_uri or "" for p in waiting for item in p.plan.items}
+        plan = adherence_plan(self.reading.adherence(), self.parts.loader.load_sync(), proposed)
+        if not plan.items:
+            return None
+        decisions = [ItemDecision(item=i) for i in range(len(plan.items))]
+        return pending.park(plan, decisions).plan_id
+
     def utility_results(self) -> UtilityRecord:
         """What ``utility`` measured, by experience name (``OvtuiError`` naming a damaged file)."""
         from ovtui.train.utility import read_utility

@@ -12,6 +12,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import suppress
 from dataclasses import dataclass, field
+from html import escape
 from typing import TYPE_CHECKING
 
 from ovtui.core.errors import OvtuiError
@@ -192,6 +193,13 @@ class Reading:
 
         return summaries(self.parts.adherence.store.read().experiences)
 
+    def adherence_of(self, uri: str) -> Adherence | None:
+        """One experience's adherence (None: nothing recorded); ``OvtuiError`` as ``adherence``."""
+        from ovtui.train.adherence.summary import summarise
+
+        record = self.parts.adherence.store.read().experiences.get(uri)
+        return summarise(uri, record) if record is not None else None
+
     # --- runs' reports ----------------------------------------------------------------------------
     def report_path(self, run_id: str) -> Path:
         """Where a run's report is saved."""
@@ -244,9 +252,14 @@ class Reading:
 
     def html_report(self, report: RunReport) -> str:
         """A run's report as one self-contained HTML page (inline SVG, no script, no network)."""
+        from ovtui.train.adherence.html import adherence_section
         from ovtui.train.html_report import render_html
 
-        return render_html(report)
+        try:
+            section = adherence_section(self.adherence())
+        except OvtuiError as exc:
+            section = f"<p>Adherence not shown: {escape(str(exc))}</p>"
+        return render_html(report, section)
 
     # --- datasets, sessions, changes --------------------------------------------------------------
     def dataset_names(self) -> list[str]:
