@@ -64,3 +64,19 @@ async def test_the_note_dialog_names_the_button_enter_presses(
         await press_and_settle(pilot, "enter")
         decision = workspace.review.pending_plan(PLAN_ID).decisions[0].decision
         assert decision == "approved"
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_applying_an_all_rejected_plan_promises_no_record(
+    workspace: Workspace, make_app: MakeApp, size: tuple[int, int]
+) -> None:
+    park_demo_plan(workspace)
+    workspace.review.decide_items(PLAN_ID, None, "rejected")
+    app = make_app(workspace)
+    async with app.run_test(size=size) as pilot:
+        await press_and_settle(pilot, "2", "p")
+        assert isinstance(app.screen, ConfirmModal)
+        body = app.screen.body
+        assert body.startswith("Writes nothing and no History record") and "one History record" not in body
+        await press_and_settle(pilot, "enter")  # Apply is the default: nothing is written
+    assert workspace.reading.history() == []

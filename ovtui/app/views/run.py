@@ -324,6 +324,8 @@ def describe_event(event: Event) -> str | None:
         waits = "; the run waits for your review (press 2)" if data.get("waiting") else ""
         return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}{waits}"
     if event.kind == "plan_settled":
+        if data.get("status") == "applied" and not data.get("history_id"):
+            return f"plan {data.get('plan_id')} settled, nothing written (no item approved): the run goes on"
         return f"plan {data.get('plan_id')} {data.get('status')}: the run goes on"
     if event.kind == "plan_applied":
         return describe_plan_applied(data)
