@@ -186,6 +186,10 @@ class RunProgress:
         ]
 
     def _cases_row(self) -> tuple[str, int, int | None, str]:
+        if not self.stage and self.failed is not None:  # not "connecting…" under a FAILED status
+            return ("rollouts", 0, None, "failed before its first cases")
+        if not self.stage and self.finished:
+            return ("rollouts", 0, None, "stopped before its first cases")
         if not self.stage:  # no stage has its cases yet (a remote service may still be answering)
             return ("rollouts", 0, None, "connecting…" if self.connecting else "waiting for the first cases")
         return ("rollouts", self.done, self.total or None, f"{self.done}/{self.total} {self.stage_name()}")
