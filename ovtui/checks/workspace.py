@@ -44,7 +44,7 @@ from ovtui.storage.paths import CONFIG_FILE, PENDING_FOLDER, peer_space, split_p
 from ovtui.storage.reading import jsonl_lines, read_bounded
 from ovtui.train.review.gates.readability import unread_notes
 from ovtui.train.review.pending import read_plan
-from ovtui.wiring.registry import ENVIRONMENTS, agent_reader, unknown_names
+from ovtui.wiring.registry import ENVIRONMENTS, agent_reader, names_too, unknown_names
 
 SPLITS = ("train", "validation", "test")
 
@@ -318,7 +318,7 @@ def check_config(store: MemoryStore, report: CheckReport) -> OvtuiConfig | None:
     try:
         config = load_config(store.paths.root)
     except ConfigError as exc:
-        lines = str(exc).splitlines()
+        lines = str(names_too(exc)).splitlines()
         head = lines[0].split(": ", 1)[-1]
         _report_config(store, report, head, [ln.strip() for ln in lines[1:] if ln.strip()])
         return None

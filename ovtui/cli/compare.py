@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from ovtui.cli.common import open_workspace, run_closing, where, whole_number
 from ovtui.cli.train import SPLIT_HELP, UNSEAL_HELP
-from ovtui.core.config import VALIDATION_SPLIT
+from ovtui.core.errors import OvtuiError
+from ovtui.core.splits import VALIDATION_SPLIT
 
 if TYPE_CHECKING:
     from ovtui.train.reports import RunReport
@@ -36,13 +37,15 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     compare.add_argument("--html", type=Path, metavar="FILE", help="also write the report as one HTML file")
     compare.set_defaults(handler=run_compare)
 
-    report = sub.add_parser("report", help="a run's report as one self-contained HTML file")
+    report = sub.add_parser(
+        "report", help="a run's report: its summary, or (--html) one self-contained HTML file"
+    )
     report.add_argument(
         "run", nargs="?", metavar="RUN", help="a run id or part of one (default: the latest run)"
     )
     report.add_argument("-w", "--workspace", default=".", type=Path)
     report.add_argument(
-        "--html", type=Path, metavar="FILE", required=True, help="where to write the HTML file"
+        "--html", type=Path, metavar="FILE", help="write it as one HTML file (default: print its summary)"
     )
     report.set_defaults(handler=run_report)
 
@@ -53,6 +56,8 @@ def _write_html(workspace: Workspace, report: RunReport, path: Path) -> str:
     from ovtui.storage.fsio import atomic_write_text
 
     target = path.resolve()
+    if not target.parent.is_dir():  # else the write rule's reason for it reads as a link to /
+        raise OvtuiError(f"{path}: the folder {path.parent} does not exist (make it first)")
     atomic_write_text(target, workspace.reading.html_report(report), root=target.parent)
     return where(path)
 
@@ -94,5 +99,10 @@ def run_compare(args: argparse.Namespace) -> int:
 def run_report(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
     report = workspace.reading.run_report(args.run)
+    if args.html is None:
+        print(f"{report.command} {report.run_id} · dataset {report.dataset} · {report.backend}")
+        print(report.summary())
+        print(f"report: {where(workspace.reading.report_path(report.run_id))}")
+        return 0
     print(f"html: {_write_html(workspace, report, args.html)} (run {report.run_id})", file=sys.stdout)
     return 0

@@ -5,9 +5,11 @@ run looks first (so a refused feature is not asked for again)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing
+from ovtui.core.errors import OvtuiError
 
 if TYPE_CHECKING:
     from ovtui.wiring.services.measures import EndpointReport
@@ -44,7 +46,18 @@ def report_lines(report: EndpointReport) -> list[str]:
 
 def run_doctor(args: argparse.Namespace) -> int:
     workspace = open_workspace(args.workspace)
-    report = run_closing(workspace, workspace.measures.doctor())
+    llm = workspace.config.llm
+    if not workspace.uses_model:  # nothing to probe: no endpoint is ever called
+        print(
+            f'backend = "{llm.backend}" ([llm] in ovtui.toml) calls no model: it needs no endpoint, '
+            'so there is nothing to probe. To use one, set [llm] backend = "openai", base_url and model.'
+        )
+        return 0
+    print(f"probing {llm.base_url} (model {llm.model})…", file=sys.stderr, flush=True)
+    try:
+        report = run_closing(workspace, workspace.measures.doctor())
+    except OvtuiError as exc:  # the reason alone does not always say which endpoint it is about
+        raise OvtuiError(f"{llm.base_url}: {exc}") from exc
     for line in report_lines(report):
         print(line)
     return 0

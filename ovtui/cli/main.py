@@ -35,6 +35,7 @@ from ovtui.cli import (
 )
 from ovtui.cli.common import WORKSPACE_HELP, settle_workspace
 from ovtui.core.errors import OvtuiError
+from ovtui.core.suggest import closest
 
 # command name -> the module defining it. Add new commands here.
 COMMANDS: dict[str, ModuleType] = {
@@ -130,6 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     first = args_in[0] if args_in else None
     if first is None or (first not in COMMANDS and first != APP_COMMAND and not first.startswith("-")):
+        meant = None if first is None or Path(first).exists() else closest(first, [*COMMANDS, APP_COMMAND])
+        if meant is not None:  # `ovtui trian`: a misspelt command, not a workspace that is missing
+            said = f"{first!r} is not a command or a folder — did you mean {meant!r}?"
+            print(f"ovtui: error: {said}", file=sys.stderr)
+            return 2
         args_in = [APP_COMMAND, *args_in]
         first = APP_COMMAND
     parser = build_parser(first)

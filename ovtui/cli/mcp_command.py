@@ -12,7 +12,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     mcp = sub.add_parser(
         "mcp", help="serve the workspace's memories to an MCP client over stdio (its config: docs/agents.md)"
     )
-    mcp.add_argument("workspace", nargs="?", default=".", type=Path)
+    mcp.add_argument(
+        "workspace", nargs="?", default=".", type=Path, help="the workspace folder (default: the current one)"
+    )
     mcp.add_argument("--workers", type=int, default=4, help="commits extracted at once")
     mcp.set_defaults(handler=run_mcp)
 

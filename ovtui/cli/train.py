@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from ovtui.cli.common import add_workspace_arguments, open_workspace, run_closing, where, whole_number
-from ovtui.core.config import VALIDATION_SPLIT
+from ovtui.core.splits import VALIDATION_SPLIT
 
 if TYPE_CHECKING:
     import asyncio

@@ -59,12 +59,6 @@ class LLMConfig(Section):
 MAX_TRIALS = 32  # runs of one eval case ([trainer] eval_trials, --trials)
 
 
-# The split training's before/after figures, its gate, `eval` and `compare` score by default, and
-# the held-out split sealed by default: tuning on what reports the final figure would bias it.
-VALIDATION_SPLIT = "validation"
-TEST_SPLIT = "test"
-
-
 class TrainerConfig(Section):
     batch_size: int = Field(8, ge=1, le=10_000)
     epochs: int = Field(1, ge=1, le=1_000)

@@ -6,8 +6,10 @@ An API key never lives here: ``[llm] api_key_env`` names the environment variabl
 
 from __future__ import annotations
 
+import copy
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import tomli_w
 from pydantic import BaseModel, ValidationError
@@ -22,6 +24,32 @@ from ovtui.storage.paths import CONFIG_FILE
 from ovtui.storage.reading import read_bounded
 
 PLUGIN_TABLES = "ovtui.config"  # the entry point group of plug-ins' own tables: name -> PluginConfig
+
+
+class InvalidConfig(ConfigError):
+    """ovtui.toml's schema problems, with ``partial``: the configuration without the keys they
+    name (None when that does not read either), so the component names it gives can be checked
+    and said in the same report, not one fix later."""
+
+    def __init__(self, message: str, partial: OvtuiConfig | None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+def _without(raw: dict[str, Any], exc: ValidationError) -> OvtuiConfig | None:
+    """``raw`` validated again with each key an error names left out (its default then holds)."""
+    kept = copy.deepcopy(raw)
+    for err in exc.errors():
+        *path, last = err["loc"]
+        table: Any = kept
+        for part in path:
+            table = table.get(part) if isinstance(table, dict) else None
+        if isinstance(table, dict):
+            table.pop(last, None)
+    try:
+        return OvtuiConfig.model_validate(kept)
+    except ValidationError:
+        return None
 
 
 def _problems(exc: ValidationError, model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[str]:
@@ -94,13 +122,15 @@ def load_config_file(path: Path) -> OvtuiConfig:
         for name, value in raw.items()
         if name not in own and _plugin_table(name, value, problems) and isinstance(value, dict)
     }
-    config = None
+    config: OvtuiConfig | None = None
+    partial: OvtuiConfig | None = None
     try:
-        config = OvtuiConfig.model_validate(own)
+        config = partial = OvtuiConfig.model_validate(own)
     except ValidationError as exc:
         problems = _problems(exc, OvtuiConfig) + problems
+        partial = _without(own, exc)
     if problems or config is None:
-        raise ConfigError("\n".join([f"{path}: invalid configuration", *problems]))
+        raise InvalidConfig("\n".join([f"{path}: invalid configuration", *problems]), partial)
     return config.with_tables(tables)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ovtui.core.config import VALIDATION_SPLIT
 from ovtui.core.errors import OvtuiError
+from ovtui.core.splits import VALIDATION_SPLIT
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.wiring.parts import SharedParts
 from ovtui.wiring.registry import TRAINERS, agent, agent_origin, agent_reader, case_source

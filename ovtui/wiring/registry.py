@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from ovtui.core import plugins
 from ovtui.core.errors import ConfigError
+from ovtui.core.suggest import closest
 from ovtui.plugins.resources import (
     CaseSource,
     EnvironmentFactory,
@@ -137,7 +138,9 @@ class Registry(Generic[FactoryT]):
 
 
 def unknown_message(kind: str, name: str, registered: list[str]) -> str:
-    return f"unknown {kind} {name!r} (registered: {', '.join(registered) or REINSTALL_HINT})"
+    close = closest(name, registered)
+    hint = f" — did you mean {close!r}?" if close else ""
+    return f"unknown {kind} {name!r}{hint} (registered: {', '.join(registered) or REINSTALL_HINT})"
 
 
 def _is_backend(candidate: object) -> bool:
@@ -226,6 +229,18 @@ def unknown_names(config: OvtuiConfig) -> list[tuple[str, str]]:
     return [
         (key, unknown_message(kind, value, names)) for key, value, kind, names in chosen if value not in names
     ]
+
+
+def names_too(exc: ConfigError) -> ConfigError:
+    """A schema error of ovtui.toml with the unknown component names of the rest of the file
+    added, so one report says everything wrong (``backend = "offlne"`` beside a misspelt key)."""
+    from ovtui.storage.config_file import InvalidConfig
+
+    partial = exc.partial if isinstance(exc, InvalidConfig) else None
+    problems = unknown_names(partial) if partial is not None else []
+    if not problems:
+        return exc
+    return ConfigError("\n".join([str(exc), *(f"  [{key}] {problem}" for key, problem in problems)]))
 
 
 def check_names(config: OvtuiConfig, source: Path | str) -> None:

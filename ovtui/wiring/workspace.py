@@ -29,7 +29,7 @@ from ovtui.storage.config_file import load_config, save_config
 from ovtui.storage.opening import recover_on_start, require_workspace
 from ovtui.storage.paths import CONFIG_FILE, WorkspacePaths
 from ovtui.wiring.composition import Composition
-from ovtui.wiring.registry import check_names
+from ovtui.wiring.registry import check_names, names_too
 from ovtui.wiring.services.agent import AgentAPI
 from ovtui.wiring.services.measures import Measures
 from ovtui.wiring.services.reading import Reading
@@ -66,7 +66,10 @@ class Workspace:
         disk a recovery that cannot be finished is said in ``recovered`` instead of raised."""
         root = Path(root)
         require_workspace(root)
-        self.config = config or load_config(root)
+        try:
+            self.config = config or load_config(root)
+        except ConfigError as exc:
+            raise names_too(exc) from None
         check_names(self.config, root / CONFIG_FILE)
         store, self.recovered = open_memory(root, self.config.workspace.user, reading=reading)
         self.parts = Composition(self.config, store)

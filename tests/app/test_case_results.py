@@ -77,7 +77,7 @@ async def test_f_after_a_run_shows_the_cases_that_flipped_with_their_evidence(
         assert isinstance(cases, CaseResultsScreen)
         first = cases.rows[0]
         assert first.group == "fail→pass"  # the run improved: what it fixed comes first
-        assert str(cases.query_one(OptionList).get_option_at_index(0).prompt).startswith("fail→pass")
+        assert str(cases.query_one(OptionList).get_option_at_index(0).prompt).startswith("▶ fail→pass")
         evidence = str(cases.query_one("#case-evidence", Static).render())
         assert f"baseline: {report.stage('baseline_eval').evidence[first.case]}"[:60] in evidence  # type: ignore[union-attr]
         assert "final: passed: " in evidence

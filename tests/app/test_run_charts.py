@@ -284,3 +284,8 @@ async def test_a_run_on_a_service_that_is_down_says_it_is_connecting(tmp_path: P
         if event.kind != "run_finished":
             progress.apply(event)
     assert f"try {SERVICE_ATTEMPTS - 1} of {SERVICE_ATTEMPTS} failed" in progress.status_line()
+    for event in events:  # then its end: the rows stop saying "connecting…" under FAILED
+        if event.kind == "run_finished":
+            progress.apply(event)
+    assert progress.status_line().startswith("eval: FAILED")
+    assert progress.stage_rows()[0][3] == "failed before its first cases"

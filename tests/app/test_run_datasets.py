@@ -29,8 +29,12 @@ async def test_d_lists_the_workspaces_datasets_and_picks_one(
         assert isinstance(picker, DatasetPicker)
         options = picker.query_one(OptionList)
         shown = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
-        assert shown == ["holdout", "served", "support"]
-        assert options.highlighted == 2  # the current one, support
+        # The current one, support, is highlighted and marked (the mark seen without colour).
+        assert shown == ["  holdout", "  served", "▶ support"] and options.highlighted == 2
+        await pilot.press("g")  # the first row, as in every list
+        assert str(options.get_option_at_index(0).prompt) == "▶ holdout"
+        await pilot.press("G")
+        assert options.highlighted == 2 and str(options.get_option_at_index(0).prompt) == "  holdout"
         await pilot.press("k", "k", "enter")
         await pilot.pause()
         assert isinstance(app.screen, RunScreen)

@@ -120,8 +120,12 @@ def test_a_run_waiting_for_review_says_so_until_the_plan_is_settled() -> None:
     assert progress.status_line() == "train: WAITING FOR YOUR REVIEW — plan p1 (5 item(s)): press 2"
     progress.apply(Event("plan_settled", {"plan_id": "p1", "status": "applied"}))
     assert progress.status_line().startswith("train: running — training, epoch 1/3")
-    assert describe_event(Event("plan_settled", {"plan_id": "p1", "status": "applied"})) == (
-        "plan p1 applied: the run goes on"
+    applied = {"plan_id": "p1", "status": "applied", "history_id": "h1"}
+    assert describe_event(Event("plan_settled", applied)) == "plan p1 applied: the run goes on"
+    # An all-rejected plan writes nothing and no record: the log does not call it applied.
+    nothing = {"plan_id": "p1", "status": "applied", "history_id": None}
+    assert describe_event(Event("plan_settled", nothing)) == (
+        "plan p1 settled, nothing written (no item approved): the run goes on"
     )
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_support import run_ovtui
 from workspace_support import build_sample_workspace
 
 from ovtui.cli.main import main
@@ -60,8 +61,10 @@ def test_doctor_on_an_endpoint_that_is_down_is_one_line(
     (root / "ovtui.toml").write_text(f'[llm]\nbackend = "openai"\nbase_url = "{url}"\nmax_retries = 0\n')
 
     assert main(["doctor", str(root)]) == 2
-    [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("ovtui: error: [doctor] the model endpoint failed") and "connection error" in line
+    probing, line = capsys.readouterr().err.splitlines()  # the URL before the wait, and in the reason
+    assert probing.startswith(f"probing {url} ")
+    assert line.startswith(f"ovtui: error: {url}: [doctor] the model endpoint failed")
+    assert "connection error" in line
     assert not (root / ENDPOINTS_FILE).exists()
 
 
@@ -69,3 +72,11 @@ def test_endpoint_key_keeps_no_credentials() -> None:
     key = endpoint_key("https://user:s3cret@example.com:8443/v1/?api_key=s3cret#x", "m")
     assert key == "https://example.com:8443/v1 m"
     assert json.dumps(key).count("s3cret") == 0
+
+
+def test_an_offline_workspace_needs_no_endpoint_and_probes_none(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")  # the sample: [llm] backend = "offline"
+    done = run_ovtui("doctor", str(root), cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert 'backend = "offline"' in done.stdout and "needs no endpoint" in done.stdout
+    assert not (root / ENDPOINTS_FILE).exists()  # nothing was probed, nothing recorded

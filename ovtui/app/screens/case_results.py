@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.views.case_results import CaseResult, group_counts
 from ovtui.app.widgets.footer import KeyFooter
+from ovtui.app.widgets.marked_options import MarkedOptionList
 
 
 class CaseResultsScreen(GoesBack, Screen[None]):
@@ -32,7 +33,7 @@ class CaseResultsScreen(GoesBack, Screen[None]):
         yield Label(f"Cases of {self.run_label}: {group_counts(self.rows)}", id="cases-title", markup=False)
         width = max((len(r.group) for r in self.rows), default=0)
         options = [Option(f"{r.group:<{width}}  {r.case}", id=str(i)) for i, r in enumerate(self.rows)]
-        yield OptionList(*options, id="cases-list")
+        yield MarkedOptionList(*options, id="cases-list")
         yield Static(
             "" if self.rows else "No evaluated case: run an eval (v) or a train run with evaluation.",
             id="case-evidence",

@@ -24,7 +24,7 @@ from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.compare import EMPTY, progress_line, result_text
 from ovtui.app.widgets.footer import KeyFooter
-from ovtui.core.config import VALIDATION_SPLIT
+from ovtui.core.splits import VALIDATION_SPLIT
 from ovtui.train.reports import failure_reason
 from ovtui.wiring.services.measures import CompareOptions
 

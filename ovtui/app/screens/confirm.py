@@ -2,6 +2,8 @@
 
 Every dialog focuses its default button and says what Enter and Escape do: safe defaults (Cancel)
 for what deletes or overwrites, the action itself where it can be undone (a revert has its own record).
+The hint follows the focus: enter presses the focused button, and the hint names that one; ←/→ (and
+Tab) move between the buttons, and the focused one wears a ``▶`` mark, so it shows without colour.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from typing import ClassVar, Literal
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, Static
 
 from ovtui.app.screens.base import GoesBack, back_bindings
@@ -34,10 +36,57 @@ def keys_hint(enter: str) -> str:
     return f"enter: {enter} · esc: cancel"
 
 
-class ConfirmModal(ModalScreen[bool], GoesBack):
+FOCUS_MARK = "▶ "  # before the focused button's label: the focus seen without colour
+NO_MARK = "  "  # before the others': the buttons keep their width (a click never lands beside)
+
+
+def button_keys(context: str) -> list[BindingType]:
+    """←/→ between a dialog's buttons (ids ``<context>.left`` and ``<context>.right``)."""
+    return [
+        Binding("left", "move_button(-1)", "Previous button", id=f"{context}.left", show=False),
+        Binding("right", "move_button(1)", "Next button", id=f"{context}.right", show=False),
+    ]
+
+
+class ButtonsDialog(Screen[object]):
+    """A dialog's row of buttons (``#dialog-buttons``) and its hint (``#dialog-keys``): the hint
+    names what enter does now, ←/→ move between the buttons, the focused one is marked."""
+
+    _labels: dict[str, str] | None = None  # each button's own label, before any mark
+
+    def enter_does(self) -> str:
+        """What enter does while no button has the focus (a dialog's text field)."""
+        return "Cancel"
+
+    def _buttons(self) -> list[Button]:
+        return list(self.query("#dialog-buttons Button").results(Button))
+
+    def labels(self) -> dict[str, str]:
+        if self._labels is None:
+            self._labels = {str(b.id): str(b.label) for b in self._buttons()}
+        return self._labels
+
+    def action_move_button(self, step: int) -> None:
+        buttons = [b for b in self._buttons() if not b.disabled]
+        if not buttons:
+            return
+        at = buttons.index(self.focused) if self.focused in buttons else (-1 if step > 0 else 0)
+        buttons[(at + step) % len(buttons)].focus()
+
+    def on_descendant_focus(self) -> None:
+        focused, labels = self.focused, self.labels()
+        for button in self._buttons():
+            mark = FOCUS_MARK if button is focused else NO_MARK
+            button.label = mark + labels.get(str(button.id), str(button.label))
+        enter = labels.get(str(focused.id), "") if isinstance(focused, Button) else self.enter_does()
+        for hint in self.query("#dialog-keys").results(Label):
+            hint.update(f"enter: {enter} · ←/→ · esc: cancel")  # one line: the dialog never moves
+
+
+class ConfirmModal(ModalScreen[bool], GoesBack, ButtonsDialog):
     """Dismisses with True when confirmed, False when cancelled (esc, q, the Cancel button)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = back_bindings("modal", "Cancel")
+    BINDINGS: ClassVar[list[BindingType]] = [*back_bindings("modal", "Cancel"), *button_keys("modal")]
 
     def __init__(
         self,
@@ -77,14 +126,17 @@ class ConfirmModal(ModalScreen[bool], GoesBack):
         self.dismiss(False)
 
 
-class NoteModal(ModalScreen[tuple[Decision, str] | None], GoesBack):
+NOTE_ENTER = "Save note (keeps the decision)"
+
+
+class NoteModal(ModalScreen[tuple[Decision, str] | None], GoesBack, ButtonsDialog):
     """A note on an item: Enter saves the note and keeps the decision; the buttons decide with it.
 
     Dismisses with (decision, note), or None. esc with a note typed and not saved asks first (q is
-    text in the note).
+    text in the note; ←/→ move in it, and between the buttons once one has the focus).
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = back_bindings("note", "Cancel")
+    BINDINGS: ClassVar[list[BindingType]] = [*back_bindings("note", "Cancel"), *button_keys("note")]
 
     def __init__(self, target: str, note: str = "", decision: Decision = "pending") -> None:
         super().__init__()
@@ -101,7 +153,10 @@ class NoteModal(ModalScreen[tuple[Decision, str] | None], GoesBack):
                 yield Button("Approve", id="approved", variant="success")
                 yield Button("Reject", id="rejected", variant="error")
                 yield Button("Cancel", id="cancel")
-            yield Label(keys_hint("Save note (keeps the decision)"), id="dialog-keys")
+            yield Label(keys_hint(NOTE_ENTER), id="dialog-keys")
+
+    def enter_does(self) -> str:
+        return NOTE_ENTER
 
     def _note(self) -> str:
         return self.query_one("#note", Input).value.strip()

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.screens.confirm import keys_hint
+from ovtui.app.widgets.marked_options import MarkedOptionList
 
 
 class DatasetPicker(ModalScreen[str | None], GoesBack):
@@ -34,7 +35,7 @@ class DatasetPicker(ModalScreen[str | None], GoesBack):
         with Vertical(id="dialog"):
             yield Label("Dataset of the run", id="dialog-title")
             if self.names:
-                yield OptionList(*(Option(name, id=name) for name in self.names), id="dataset-list")
+                yield MarkedOptionList(*(Option(name, id=name) for name in self.names), id="dataset-list")
             else:
                 yield Label(
                     "No dataset yet: add datasets/<name>/train.jsonl and test.jsonl (one case per line), "

@@ -12,6 +12,7 @@ from textual.widgets import Label, OptionList
 
 from ovtui.app.screens.base import GoesBack, back_bindings
 from ovtui.app.widgets.footer import KeyFooter
+from ovtui.app.widgets.marked_options import MarkedOptionList
 from ovtui.app.widgets.text_markdown import TextMarkdown
 from ovtui.core.errors import OvtuiError
 from ovtui.wiring.workspace import Workspace
@@ -45,7 +46,7 @@ class EvidenceScreen(GoesBack, Screen[None]):
         ]
         yield Label(title, id="evidence-title")
         with Horizontal():
-            yield OptionList(*labels, id="evidence-list")
+            yield MarkedOptionList(*labels, id="evidence-list")
             with VerticalScroll(id="evidence-body"):
                 yield TextMarkdown(id="evidence-view")
         yield KeyFooter()

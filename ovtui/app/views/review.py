@@ -317,7 +317,9 @@ def apply_preview(pending: PendingPlan, where: Callable[[PolicyPlanItem], str], 
     kinds = [change_kind(item) for _, item in approved]
     rejected = len(pending.plan.items) - len(approved)
     counts = f"{kinds.count('new')} added, {kinds.count('edit')} updated, {kinds.count('delete')} deleted"
-    if dry_run:
+    if not approved:  # nothing to write, so no record either (the toast and the log say the same)
+        lines = ["Writes nothing and no History record: no item is approved. The plan is settled."]
+    elif dry_run:
         lines = [
             f"DRY RUN: checks {len(approved)} approved item(s) ({counts}) and writes only a dry-run "
             "History record; no memory file changes."

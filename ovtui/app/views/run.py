@@ -186,6 +186,10 @@ class RunProgress:
         ]
 
     def _cases_row(self) -> tuple[str, int, int | None, str]:
+        if not self.stage and self.failed is not None:  # not "connecting…" under a FAILED status
+            return ("rollouts", 0, None, "failed before its first cases")
+        if not self.stage and self.finished:
+            return ("rollouts", 0, None, "stopped before its first cases")
         if not self.stage:  # no stage has its cases yet (a remote service may still be answering)
             return ("rollouts", 0, None, "connecting…" if self.connecting else "waiting for the first cases")
         return ("rollouts", self.done, self.total or None, f"{self.done}/{self.total} {self.stage_name()}")
@@ -324,6 +328,8 @@ def describe_event(event: Event) -> str | None:
         waits = "; the run waits for your review (press 2)" if data.get("waiting") else ""
         return f"plan {data.get('plan_id')}: {data.get('items')} item(s) wait for review{stale}{waits}"
     if event.kind == "plan_settled":
+        if data.get("status") == "applied" and not data.get("history_id"):
+            return f"plan {data.get('plan_id')} settled, nothing written (no item approved): the run goes on"
         return f"plan {data.get('plan_id')} {data.get('status')}: the run goes on"
     if event.kind == "plan_applied":
         return describe_plan_applied(data)

@@ -93,11 +93,21 @@ def refusals(argument: str) -> Iterator[None]:
         raise refusal(exc, argument) from None
 
 
+def _version() -> str:
+    """ovtui's version, the ``serverInfo.version`` a client is told (it was "")."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ovtui")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 class MemoryServer(MCPServer[Any]):
     """The tools and the resource template, over one server's parts (see the module)."""
 
     def __init__(self, parts: ServerParts) -> None:
-        super().__init__("ovtui", instructions=INSTRUCTIONS, log_level="WARNING")
+        super().__init__("ovtui", instructions=INSTRUCTIONS, log_level="WARNING", version=_version())
         self.parts = parts
         self._register()
 

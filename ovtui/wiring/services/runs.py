@@ -13,8 +13,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ovtui.core.config import VALIDATION_SPLIT
 from ovtui.core.errors import OvtuiError
+from ovtui.core.splits import VALIDATION_SPLIT
 from ovtui.wiring.composition import TrainPlan
 from ovtui.wiring.services.run_frame import RunFrame
 
