@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from ovtui.core.review_grammar import parse_review_policy
+from ovtui.core.splits import TEST_SPLIT
 
 # The name of a registered component (ovtui.wiring.registry): its entry point's name.
 ComponentName = Annotated[str, Field(min_length=1, max_length=128)]
