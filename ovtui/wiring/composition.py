@@ -216,7 +216,8 @@ class Composition(SharedParts):
         from ovtui.train.review.gates.validation import ValidationGate
 
         # Built in the order the parts always were: the first that cannot be built names the error.
-        validating = ValidationGate(validation, self.executor()) if validation else None
+        reruns = self.config.trainer.eval_trials  # as many A/A reruns as an eval runs trials
+        validating = ValidationGate(validation, self.executor(), reruns=reruns) if validation else None
         reader = self.experience_reader()
         model_check = self.contradiction_check()
         gates: list[Gate] = [EvidenceGate()]

@@ -138,7 +138,8 @@ class ReviewPolicy:
         null = measured.get("null")
         if null is not None:
             moved = infer_counts(measured["cases"], len(null["gained"]), len(null["lost"]))
-            rule += f"; A/A rerun moved {moved.informative} case(s)"
+            reruns = int(null.get("reruns", 1))
+            rule += f"; A/A {'rerun' if reruns == 1 else f'{reruns} reruns'} moved {moved.informative} case(s)"
             if moved.direction != "same":
                 return "pending", f"held: {line}: the policy against itself differs ({rule}): unstable"
         if found.direction != "better":

@@ -16,10 +16,16 @@ from ovtui.core.domain import Case, PolicyPlanItem, PolicyUpdatePlan
 from ovtui.environments.sample import SampleAgentExecutor
 from ovtui.environments.sample.criteria import forbidden_call
 from ovtui.environments.sample.generate import read_cases, write_cases
+from ovtui.environments.sample.slip import Slips
 from ovtui.memory.store import MemoryStore
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.review.gates.leaks import mark_leaks
-from ovtui.train.review.gates.validation import ValidationGate, split_validation, validation_line
+from ovtui.train.review.gates.validation import (
+    ValidationGate,
+    overlay,
+    split_validation,
+    validation_line,
+)
 from ovtui.train.review.policy import ReviewPolicy
 from ovtui.wiring.workspace import TrainOptions, Workspace
 
@@ -235,3 +241,38 @@ def test_streaming_validates_against_the_dataset_too(tmp_path: Path) -> None:
     assert kernel_of(Workspace(root)).stream_validation() == []  # nothing configured: the gate will park
     write_cases(root / "datasets/support/validation.jsonl", held_out)
     assert kernel_of(Workspace(root)).stream_validation() == held_out
+
+
+async def test_the_a_a_null_counts_a_case_any_rerun_moved(tmp_path: Path) -> None:
+    """#31: the gate's null comes from as many reruns as an eval runs trials, each drawn anew by a
+    sampling agent; a case that moved in any of them is counted once."""
+    root = build_sample_workspace(tmp_path / "ws")
+    policy_set = ExperienceSetLoader(MemoryStore.open(root)).load_sync()
+    cases = read_cases(root / "datasets/support/validation.jsonl")
+    plan = PolicyUpdatePlan(
+        items=[
+            PolicyPlanItem(
+                kind="upsert",
+                target_name="booking_cancellation",
+                after_content=(PLAIN / "booking_cancellation.md").read_text(encoding="utf-8"),
+            )
+        ]
+    )
+
+    # The policy as it is already handles cancellations, so a slip (forgetting it) fails a case.
+    learned = overlay(policy_set, plan.items)
+    other = PolicyUpdatePlan(items=[PolicyPlanItem(kind="delete", target_name="seat_selection")])
+
+    async def null_of(reruns: int) -> dict[str, list[str]]:
+        slipping = SampleAgentExecutor(slips=Slips(0.5, seed=3))
+        result = await ValidationGate(cases, slipping, reruns=reruns).assess(other, learned)
+        null: dict[str, list[str]] = result["null"]
+        assert null["reruns"] == reruns  # type: ignore[comparison-overlap]
+        return null
+
+    once, thrice = await null_of(1), await null_of(3)
+    moved_once = {*once["gained"], *once["lost"]}
+    moved_thrice = {*thrice["gained"], *thrice["lost"]}
+    assert moved_once <= moved_thrice and len(moved_thrice) > len(moved_once)
+    deterministic = await ValidationGate(cases, SampleAgentExecutor(), reruns=3).assess(other, learned)
+    assert deterministic["null"] == {"gained": [], "lost": [], "reruns": 3}

@@ -2,7 +2,8 @@
 
 The plan's items are applied to an in-memory overlay of the policy set — never to the workspace —
 and the held-out validation cases are run with and without them, for the whole plan and for each
-item alone, and the policy as it is once more: the A/A null, what the agent moves by itself. The
+item alone, and the policy as it is again (once, or as many times as ``[trainer] eval_trials``
+asks): the A/A null, what the agent moves by itself — a case any rerun moved counts. The
 result ("validation 9/12 → 11/12, flips +3 −1", which cases flipped and what the agent did in them,
 the null's flips) goes into the plan's and the items' metadata, where Review shows it and the
 ``gate`` review policy reads it.
@@ -105,9 +106,10 @@ class ValidationGate:
 
     topic = "validation"
 
-    def __init__(self, cases: list[Case], executor: RolloutExecutor) -> None:
+    def __init__(self, cases: list[Case], executor: RolloutExecutor, *, reruns: int = 1) -> None:
         self.cases = cases
         self.executor = executor
+        self.reruns = max(1, reruns)  # runs of the policy as it is, for the A/A null
 
     async def check(self, planned: PlanToCheck) -> GateReport:
         result = await self.assess(planned.plan, planned.policy_set)
@@ -123,9 +125,16 @@ class ValidationGate:
             return {}
         before = await self._run(policy_set, "validation-before")
         result = compare(before, await self._run(overlay(policy_set, plan.items), "validation-after"))
-        # The A/A null from a rerun of the policy as it is: what the agent moves by itself.
-        again = compare(before, await self._run(policy_set, "validation-again"))
-        result["null"] = {"gained": again["gained"], "lost": again["lost"]}
+        # The A/A null from reruns of the policy as it is: what the agent moves by itself, a case
+        # that moved in any of them counted once (each rerun its own stage: a sampling agent draws anew).
+        gained: set[str] = set()
+        lost: set[str] = set()
+        for rerun in range(self.reruns):
+            label = "validation-again" if rerun == 0 else f"validation-again-{rerun + 1}"
+            again = compare(before, await self._run(policy_set, label))
+            gained.update(again["gained"])
+            lost.update(again["lost"])
+        result["null"] = {"gained": sorted(gained), "lost": sorted(lost - gained), "reruns": self.reruns}
         plan.metadata["validation"] = result
         for index, item in enumerate(plan.items):
             alone = await self._run(overlay(policy_set, [item]), f"validation-item-{index}")
