@@ -139,7 +139,8 @@ class ReviewPolicy:
         if null is not None:
             moved = infer_counts(measured["cases"], len(null["gained"]), len(null["lost"]))
             reruns = int(null.get("reruns", 1))
-            rule += f"; A/A {'rerun' if reruns == 1 else f'{reruns} reruns'} moved {moved.informative} case(s)"
+            runs = "rerun" if reruns == 1 else f"{reruns} reruns"
+            rule += f"; A/A {runs} moved {moved.informative} case(s)"
             if moved.direction != "same":
                 return "pending", f"held: {line}: the policy against itself differs ({rule}): unstable"
         if found.direction != "better":
