@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from types import ModuleType
 
@@ -34,6 +33,7 @@ from ovtui.cli import (
     utility,
 )
 from ovtui.cli.common import WORKSPACE_HELP, settle_workspace
+from ovtui.core.about import ovtui_version
 from ovtui.core.errors import OvtuiError
 
 # command name -> the module defining it. Add new commands here.
@@ -60,13 +60,6 @@ APP_COMMAND = "app"
 APP_PACKAGE = "ovtui.app"
 
 
-def _version() -> str:
-    try:
-        return version("ovtui")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser, or (``only``) one holding just that command's module."""
     parser = argparse.ArgumentParser(
@@ -74,7 +67,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Human-in-the-loop training of an agent's experience memory.",
         epilog="Without a command, `ovtui [WORKSPACE]` opens the app on WORKSPACE (default: current folder).",
     )
-    parser.add_argument("--version", action="version", version=f"ovtui {_version()}")
+    parser.add_argument("--version", action="version", version=f"ovtui {ovtui_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     app = sub.add_parser(APP_COMMAND, help="open the app (what `ovtui [WORKSPACE]` does)")
     app.add_argument("workspace", nargs="?", default=".", type=Path, help=WORKSPACE_HELP)
