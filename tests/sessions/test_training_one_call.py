@@ -7,6 +7,7 @@ a failed one's Reflect says what failed and what the agent did next."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,11 @@ def test_one_tool_call_parks_an_experience_plan(served: tuple[httpx.Client, Path
     name = f"cancel_order_{'ok' if passed else 'bad'}"
     task = commit_training(client, f"one_{name}", one_call_session(name, passed), TRAINING_POLICY)
     assert task["status"] == "completed", task
+    diff = json.loads(
+        (root / task["result"]["memory_diff_uri"].removeprefix("viking://user/default/")).read_text()
+    )
+    kinds = {k: sorted(o["memory_type"] for o in diff["operations"][k]) for k in ("adds", "updates")}
+    assert kinds == {"adds": ["cases", "trajectories"], "updates": []}, kinds  # as OpenViking lists them
     plans = task["result"]["pending_plans"]
     assert len(plans) == 1, task["result"]
     pending = Workspace(root).review.pending_plan(plans[0])
