@@ -45,6 +45,18 @@ def run_agent(ovtui_url: str, model: FakeOpenAIServer, session_id: str, request:
     return result
 
 
+def run_reading_agent(
+    ovtui_url: str, model: FakeOpenAIServer, session_id: str, experience: str
+) -> dict[str, Any]:
+    """The second request, by a model that reads ``experience`` before it does the task."""
+    model.push(
+        Reply.tools(("read_memory", {"uri": experience})),
+        Reply.tools(("update_email", {"customer_id": "C-99", "email": "lee@example.org"})),
+        Reply.text("Done: the email of C-99 is now lee@example.org."),
+    )
+    return run_agent(ovtui_url, model, session_id, SECOND)
+
+
 def read(client: httpx.Client, uri: str) -> Any:
     body = client.get("/api/v1/content/read", params={"uri": uri}).json()
     assert body["status"] == "ok", body
@@ -73,12 +85,7 @@ def test_the_example_agent_learns_from_its_first_session_and_uses_it_in_the_seco
             assert experience not in first["retrieved"]
             assert "update_email" in read(client, experience)
 
-            model.push(
-                Reply.tools(("read_memory", {"uri": experience})),
-                Reply.tools(("update_email", {"customer_id": "C-99", "email": "lee@example.org"})),
-                Reply.text("Done: the email of C-99 is now lee@example.org."),
-            )
-            second = run_agent(url, model, "second", SECOND)
+            second = run_reading_agent(url, model, "second", experience)
             assert second["retrieved"][0] == experience
             shown = model.chat_requests[-3]  # the second session's first model call
             assert experience in shown.messages[0]["content"] and shown.messages[0]["role"] == "system"
@@ -139,12 +146,7 @@ def test_on_a_default_workspace_what_it_learned_waits_for_review_then_serves(tmp
             ovtui_cli("review", "apply", plan_id, "-w", str(root))
             assert "update_email" in read(client, experience)
 
-            model.push(
-                Reply.tools(("read_memory", {"uri": experience})),
-                Reply.tools(("update_email", {"customer_id": "C-99", "email": "lee@example.org"})),
-                Reply.text("Done: the email of C-99 is now lee@example.org."),
-            )
-            after = run_agent(url, model, "after-review", SECOND)
+            after = run_reading_agent(url, model, "after-review", experience)
             assert after["retrieved"][0] == experience
     finally:
         stop(proc)
