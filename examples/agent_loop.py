@@ -10,10 +10,22 @@ For each request it:
    ``read_memory`` to read a memory in full (``GET /api/v1/content/read`` with the session id);
 3. records the conversation, tool calls included (``POST …/messages/batch``), commits the session
    (``POST …/commit``) and waits for the commit's task (``GET /api/v1/tasks/{id}``): ovtui learns
-   from it, and the next session retrieves what it learned.
+   from it.
 
-It prints one JSON line: the session, the memories retrieved, the answer and the commit's result
-(its ``memory_diff_uri`` names the audit record of what the commit wrote).
+What a commit learned reaches the next session as the workspace's ``[review] policy`` says. With
+the default, ``policy = "ask"``, an experience waits for a person: the commit's result lists its
+plan under ``pending_plans`` (also printed as ``waiting_for_review``), and the next session
+retrieves it once it is approved and applied::
+
+    ovtui review show PLAN -w my-workspace                  # what it would write
+    ovtui review approve PLAN -w my-workspace && ovtui review apply PLAN -w my-workspace
+
+(or the app's Review screen). A workspace with ``policy = "all"`` applies it at once, and the next
+session retrieves it without that step.
+
+It prints one JSON line: the session, the memories retrieved, the answer, the plans waiting for
+review and the commit's result (its ``memory_diff_uri`` names the audit record of what the commit
+wrote).
 
     ovtui serve my-workspace &          # prints its URL, http://127.0.0.1:1933 by default
     OPENAI_API_KEY=... python examples/agent_loop.py --session s1 \\
@@ -185,11 +197,13 @@ def answer(ovtui: Ovtui, model: OpenAI, model_name: str, session_id: str, reques
                 recorded.append({"role": "assistant", "parts": [part]})
     recorded.append({"role": "assistant", "content": reply or "(no answer)"})
     ovtui.call("POST", f"/api/v1/sessions/{session_id}/messages/batch", {"messages": recorded})
+    committed = ovtui.commit(session_id)
     return {
         "session_id": session_id,
         "retrieved": [e["uri"] for e in experiences],
         "answer": reply,
-        "commit": ovtui.commit(session_id),
+        "waiting_for_review": list(committed.get("pending_plans") or []),
+        "commit": committed,
     }
 
 

@@ -72,13 +72,9 @@ class _VersionAction(argparse.Action):
         )
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from importlib.metadata import PackageNotFoundError, version
+        from ovtui.core.about import ovtui_version
 
-        try:
-            found = version("ovtui")
-        except PackageNotFoundError:
-            found = "unknown"
-        print(f"ovtui {found}")  # on stdout, where argparse's own version action prints
+        print(f"ovtui {ovtui_version()}")  # on stdout, where argparse's own version action prints
         parser.exit()
 
 

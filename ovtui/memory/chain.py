@@ -135,7 +135,8 @@ def seal(history: HistoryStore, record: MemoryDiff, record_id: str) -> list[File
         earlier_digest=earlier[1] if earlier else None,
     )
     linked = record.model_copy(update={"chain": link})
-    link.digest = canonical_digest(linked.model_dump(mode="json", exclude_none=True))
+    # Over what the file will hold (OpenViking's shape: bodies, a null trace_id), as verify reads it.
+    link.digest = canonical_digest(json.loads(linked.render()))
     old_head = sha256_text(head_text) if head_text is not None else None
     new_head = Head(link.seq, record_id, link.digest)
     return [

@@ -1,10 +1,15 @@
 """memory_diff.json: the audit record of one applied (or dry-run) plan, commit, revert or move.
 
 OpenViking's keys (archive_uri, trace_id, extracted_at, operations, skipped_operations, summary)
-plus our ``review``, ``kind`` and ``reverts``. Operations hold the full rendered file text
-(MEMORY_FIELDS included) so a revert restores files exactly. An update whose before and after
-differ only in ``version`` or trace fields is a no-op and is not listed: every write bumps
-``version``, so comparing bytes never would.
+plus our ``review``, ``kind`` and ``reverts``. In memory, operations hold the full file text
+(MEMORY_FIELDS included) so a revert restores files exactly; the file holds them as OpenViking
+0.5.2 writes them, so one of its consumers reads the same text: ``after``, ``before`` and
+``deleted_content`` are the memory's body, the rest of the file (the blank line and the
+``<!-- MEMORY_FIELDS … -->`` trailer) is kept beside it in ``after_trailer``, ``before_trailer``,
+``deleted_trailer``; ``trace_id`` is null and ovtui's own is ``ovtui_trace_id``; ``extracted_at``
+is an ISO time ending ``+00:00``. A record of an older ovtui (full texts, a trace id, ``Z``) reads
+as it did. An update whose before and after differ only in ``version`` or trace fields is a no-op
+and is not listed: every write bumps ``version``, so comparing bytes never would.
 
 ``skipped_operations`` lists what was asked and not written, as OpenViking lists it (``memory_type``,
 ``reason_code``, ``reason``; ``uri`` where one is known; ``page_id`` is OpenViking's and never
@@ -14,6 +19,7 @@ no-ops and refusals OpenViking does not have. ``summary.total_skipped`` counts t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,20 +39,64 @@ class _Part(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class AddOperation(_Part):
+# Each text of an operation, and the key its trailer is kept under in the file.
+TRAILERS = {"after": "after_trailer", "before": "before_trailer", "deleted_content": "deleted_trailer"}
+
+
+def split_trailer(text: str) -> tuple[str, str]:
+    """A memory file's text as OpenViking's diff holds it: the body, and what follows it (the
+    MEMORY_FIELDS trailer; "" for a text that is no memory file, kept whole as its body)."""
+    try:
+        body = parse_memory(text).content
+    except MemoryFormatError:
+        return text, ""
+    if not body or not text.startswith(body):
+        return text, ""
+    return body, text[len(body) :]
+
+
+def _whole_texts(data: Any) -> Any:
+    """An operation read from a file: each text joined again with its trailer."""
+    if isinstance(data, dict) and any(key in data for key in TRAILERS.values()):
+        data = dict(data)
+        for text_key, trailer_key in TRAILERS.items():
+            trailer = data.pop(trailer_key, None)
+            if isinstance(trailer, str) and isinstance(data.get(text_key), str):
+                data[text_key] += trailer
+    return data
+
+
+def _openviking_texts(operation: dict[str, Any]) -> None:
+    """An operation as the file holds it: each text its body, the trailer beside it."""
+    for text_key, trailer_key in TRAILERS.items():
+        text = operation.get(text_key)
+        if isinstance(text, str):
+            body, trailer = split_trailer(text)
+            if trailer:
+                operation[text_key], operation[trailer_key] = body, trailer
+
+
+class _Operation(_Part):
+    @model_validator(mode="before")
+    @classmethod
+    def _joined(cls, data: Any) -> Any:
+        return _whole_texts(data)
+
+
+class AddOperation(_Operation):
     uri: str
     memory_type: str = ""
     after: str = ""
 
 
-class UpdateOperation(_Part):
+class UpdateOperation(_Operation):
     uri: str
     memory_type: str = ""
     before: str = ""
     after: str = ""
 
 
-class DeleteOperation(_Part):
+class DeleteOperation(_Operation):
     uri: str
     memory_type: str = ""
     deleted_content: str = ""
@@ -156,6 +206,14 @@ class MemoryDiff(_Part):
     metadata: dict[str, Any] = Field(default_factory=dict)
     chain: ChainLink | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _own_trace(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "ovtui_trace_id" in data:
+            data = {**data, "trace_id": data["ovtui_trace_id"]}
+            del data["ovtui_trace_id"]
+        return data
+
     @field_validator("trace_id", mode="before")
     @classmethod
     def _no_trace(cls, value: Any) -> Any:
@@ -173,7 +231,19 @@ class MemoryDiff(_Part):
         return self.kind == "dry_run" or self.review.dry_run
 
     def render(self) -> str:
-        return self.model_dump_json(indent=2, exclude_none=True) + "\n"
+        """The record as its file holds it (OpenViking's shape, see the module)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        ordered: dict[str, Any] = {}
+        for key, value in data.items():
+            ordered[key] = value
+            if key == "trace_id":
+                ordered["trace_id"] = None
+                if value:
+                    ordered["ovtui_trace_id"] = value
+        for kind in ("adds", "updates", "deletes"):
+            for operation in ordered["operations"][kind]:
+                _openviking_texts(operation)
+        return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -212,7 +282,8 @@ def same_memory(before: str, after: str) -> bool:
 
 
 def utc_stamp(now: datetime | None = None) -> str:
-    return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A record's time as OpenViking writes ``extracted_at``: ISO 8601, UTC, ``+00:00``."""
+    return (now or datetime.now(UTC)).astimezone(UTC).isoformat()
 
 
 def build_memory_diff(

@@ -106,6 +106,10 @@ class CommitOutcome:
     effective_memory_types: list[str] = field(default_factory=list)
     # The records of memory batches shared with other commits: which of their files are this one's.
     shared_records: dict[str, Callable[[str], bool]] = field(default_factory=dict)
+    # The trajectories the commit's analyses wrote themselves (write-once evidence, outside the
+    # History records): adds in its memory_diff, as OpenViking lists them, whatever later write of
+    # the commit (a backlink) touched them again.
+    created: dict[str, str] = field(default_factory=dict)
 
     def agent_memory(self) -> dict[str, Any]:
         """OpenViking's account of agent training: ovtui has no switch to turn it off, so it is on,
@@ -291,6 +295,7 @@ class SessionCommitter:
                 case_memory(case, [t.uri for t in analysis.trajectories] if analysis else None)
                 for case, analysis in zip(extraction.cases, analyses, strict=True)
             ]
+        outcome.created = {t.uri: "trajectories" for a in analyses if a is not None for t in a.trajectories}
         written = await self.memories.submit(to_write, archive.uri)
         if written.history_id:
             outcome.shared_records[written.history_id] = written.owns
@@ -403,6 +408,24 @@ class SessionCommitter:
             if pending and str(pending) not in outcome.pending_plans:
                 outcome.pending_plans.append(str(pending))
 
+    def _created_as_adds(self, ops: Operations, created: dict[str, str]) -> None:
+        """Files the commit created listed as adds, with the text they were left with (a backlink
+        written into one later is no update of a file that existed before)."""
+        updated = {op.uri: op for op in ops.updates if op.uri in created}
+        ops.updates = [op for op in ops.updates if op.uri not in created]
+        listed = {op.uri for op in ops.adds}
+        for uri, memory_type in created.items():
+            if uri in listed:
+                continue
+            if uri in updated:
+                after = updated[uri].after
+            else:
+                try:
+                    after = self.paths.path_for(uri).read_text(encoding="utf-8")
+                except OSError:
+                    continue  # gone again (reverted, removed): nothing of it to list
+            ops.adds.append(AddOperation(uri=uri, memory_type=memory_type, after=after))
+
     def _diff(self, outcome: CommitOutcome) -> MemoryDiff:
         """The commit's record: the operations of the history records it produced on its own files
         (a batch shared with other commits also holds theirs; History reverts the batch whole)."""
@@ -415,6 +438,7 @@ class SessionCommitter:
             ops.updates += [op for op in record.operations.updates if owns(op.uri)]
             ops.deletes += [op for op in record.operations.deletes if owns(op.uri)]
             skipped += record.skipped_operations
+        self._created_as_adds(ops, outcome.created)
         outcome.peer_files_written = peer_files(self.paths, [*ops.adds, *ops.updates])
         return MemoryDiff(
             archive_uri=outcome.archive.uri,

@@ -310,8 +310,9 @@ class SessionStore:
 
     def sweep_unborn(self) -> None:
         """Remove what a writer killed while creating a session left: its folder holds the lock and
-        a temp file of its meta, and no meta (it is no session, so nothing else settles it). A
-        session held by another process is left to it."""
+        a temp file of its meta, and no meta (it is no session, so nothing else settles it); a
+        folder left holding only the lock goes too. A session held by another process is left to
+        it."""
         if not self.root.is_dir():
             return
         for entry in os.scandir(self.root):
@@ -324,6 +325,10 @@ class SessionStore:
             with self._locked_if_free(session_id) as held:
                 if held and not self.exists(session_id):
                     sweep_temps(Path(entry.path), root=self.paths.root)
+                    if os.listdir(entry.path) == [LOCK]:  # nothing but the lock we hold
+                        fsio.remove_file(Path(entry.path) / LOCK, root=self.paths.root)
+                        os.rmdir(entry.path)
+                        self._locks.pop(entry.name, None)
 
     # --- messages ---
     def messages(self, session_id: str, archive: Archive | None = None) -> list[SessionMessage]:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent, TextResourceContents
+from mcp.types import CallToolResult, InitializeResult, TextContent, TextResourceContents
 from retrieval_support import SECRET, ledger_uses, trained_sample, with_a_link_out
 from server_support import start_cli_server, stop
 
@@ -46,7 +47,7 @@ async def over_stdio(root: Path) -> AsyncIterator[ClientSession]:
         command=sys.executable, args=["-m", "ovtui", "mcp", str(root)], env=dict(os.environ)
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+        introduced(await session.initialize())
         yield session
 
 
@@ -57,8 +58,14 @@ async def over_http(url: str, headers: dict[str, str] | None = None) -> AsyncIte
         streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
         ClientSession(read, write) as session,
     ):
-        await session.initialize()
+        introduced(await session.initialize())
         yield session
+
+
+def introduced(init: InitializeResult) -> None:
+    """The server names itself with ovtui's own version (OpenViking's gives its mcp library's)."""
+    assert init.server_info.name == "ovtui"
+    assert init.server_info.version == version("ovtui") != ""
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> CallToolResult:
@@ -132,6 +139,16 @@ async def check_tools(session: ClientSession, root: Path, session_id: str) -> No
     page = await result_of(session, "list_memories", uri=f"{HOME}/memories/experiences", limit=2)
     assert len(page["entries"]) == 2 and page["has_more"] is True
     assert all(e["uri"].startswith(f"{HOME}/memories/experiences/") for e in page["entries"])
+    cancellation = await result_of(session, "list_memories", uri=f"{HOME}/memories/experiences", limit=200)
+    abstracts = {e["uri"]: e["abstract"] for e in cancellation["entries"]}
+    assert all(abstracts.values()), abstracts  # each file says what it is about
+    assert "cancel" in abstracts[CANCELLATION].lower(), abstracts[CANCELLATION]
+    unknown_type = await refusal_of(
+        session, "search_memories", query=CANCEL_REQUEST, memory_types=["skills", "x"]
+    )
+    assert unknown_type.startswith("memory_types: unknown ['skills', 'x'] (this workspace has experiences"), (
+        unknown_type
+    )
 
     for uri, reason in [
         (f"{HOME}/memories/../../ovtui.toml", "(INVALID_URI)"),

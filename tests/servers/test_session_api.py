@@ -55,18 +55,29 @@ def test_commit_task_memory_diff_history_revert(served: tuple[httpx.Client, Path
     assert (root / "memories/profile.md").is_file()
     # (a file both records touched goes back to what it was before the first: the trajectory gains
     # a backlink in each, the case file added by one gains links to the experiences in the other)
-    added = [root / op.uri.split("/default/", 1)[1] for op in diff.operations.adds]
+    # (the trajectory the analysis wrote is an add, as OpenViking lists it, but write-once
+    # evidence outside the History records: a revert takes back the backlinks written into it)
+    trajectories = [
+        root / o.uri.split("/default/", 1)[1] for o in diff.operations.adds if o.memory_type == "trajectories"
+    ]
+    assert trajectories and not [o for o in diff.operations.updates if o.memory_type == "trajectories"]
+    added = [
+        root / op.uri.split("/default/", 1)[1]
+        for op in diff.operations.adds
+        if op.memory_type != "trajectories"
+    ]
     updated: dict[Path, str] = {}
     for op in diff.operations.updates:
         path = root / op.uri.split("/default/", 1)[1]
         if path not in added:
             updated.setdefault(path, op.before)
-    assert updated and added
+    assert added  # (the updates, if any, are backlinks written into files that existed)
     for history_id in reversed(result["history_ids"]):
         assert cli_main(["revert", history_id, "--workspace", str(root)]) == 0
     for path, before in updated.items():
         assert same_memory(path.read_text(), before)  # a revert is a write: version moves on
     assert not any(path.exists() for path in added)
+    assert all(path.exists() for path in trajectories)
 
 
 def test_invalid_fields_are_named(served: tuple[httpx.Client, Path]) -> None:

@@ -166,3 +166,14 @@ def test_three_sessions_of_one_kind_are_one_experience(served: tuple[httpx.Clien
     again = commit(client, "same-3", email_change(("Di Moss", "C-5555", "di@example.com")))
     assert again["result"]["pending_plans"] == [] and again["result"]["errors"] == []
     assert again["result"]["memories_extracted"]["cases"] == 1  # its case still went to the trainer
+
+
+def test_the_trajectory_keeps_the_task_not_the_person(served: tuple[httpx.Client, Workspace]) -> None:
+    """A trajectory's ``task_query`` is read back by later agents and matched by retrieval: it
+    keeps the request, not who asked (name, e-mail, what they prefer, the values they passed)."""
+    client, ws = served
+    commit(client, "whose-task", email_change(ANA))
+    [path] = (ws.root / "memories/trajectories").glob("change_email_customer_*.md")
+    query = str(parse_memory(path.read_text()).fields["task_query"])
+    assert query == "Please change the email of customer <value> to <value>.", query
+    assert_no_user_values(query)

@@ -212,3 +212,33 @@ def test_the_temp_file_of_a_writer_killed_mid_write_is_swept(store: SessionStore
     store.append("s", [said("three")])
     assert not list(store.folder("s").glob(".meta.json.*.tmp"))
     assert texts(store, "s") == ["one", "two", "three"]  # its whole line kept: at most once
+
+
+# A child that creates session "born" and is killed writing its meta's temp file.
+CREATE = """
+import sys
+from ovtui.sessions.store import SessionStore
+from ovtui.storage.paths import WorkspacePaths
+SessionStore(WorkspacePaths(sys.argv[1])).create("born")
+"""
+
+
+def test_folders_a_killed_creation_left_are_swept_lock_and_all(store: SessionStore) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", CREATE, str(store.paths.root)],
+        env={**os.environ, "OVTUI_CRASH_AT": "temp:meta.json"},
+        capture_output=True,
+        text=True,
+    )
+    assert child.returncode == -9, child.stderr
+    born = store.folder("born")
+    assert not store.exists("born") and "lock" in os.listdir(born)
+    only_lock = store.folder("locked")
+    only_lock.mkdir(parents=True)
+    (only_lock / "lock").write_text("")  # a kill between the lock and the temp file
+    store.create("kept")
+    store.sweep_unborn()
+    assert not born.exists() and not only_lock.exists()
+    assert store.exists("kept") and store.list_ids() == ["kept"]
+    store.create("born")  # the id is free again, and its lock works
+    assert store.exists("born")

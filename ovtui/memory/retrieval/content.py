@@ -199,7 +199,8 @@ class Lister:
         if options.output == "original":
             found["uri"] = located.uri
         if options.abstracts:
-            found["abstract"] = abbreviated(self.abstract(located), options.abs_limit) if is_dir else ""
+            shown = is_dir or options.file_abstracts
+            found["abstract"] = abbreviated(self.abstract(located), options.abs_limit) if shown else ""
         if options.include_overview and is_dir:
             found["overview"] = cut(self.overview(located), options.overview_limit)
         return found
@@ -277,6 +278,9 @@ class ListOptions:
     directories_only: bool = False
     sort_by: Literal["name", "mtime"] | None = None
     sort_order: Literal["asc", "desc"] = "asc"
+    # A file's abstract too (OpenViking's fs/ls gives files an empty one; an MCP listing is read by
+    # a model choosing what to open, which needs to know what each file is about)
+    file_abstracts: bool = False
 
     @property
     def abstracts(self) -> bool:

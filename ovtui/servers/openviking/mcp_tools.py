@@ -35,6 +35,7 @@ from mcp.types import Resource as MCPResource
 from pydantic import Field, ValidationError
 from starlette.types import ASGIApp
 
+from ovtui.core.about import ovtui_version
 from ovtui.core.errors import OvtuiError
 from ovtui.memory.retrieval.access import AccessError, Visibility
 from ovtui.memory.retrieval.content import ListOptions
@@ -93,21 +94,11 @@ def refusals(argument: str) -> Iterator[None]:
         raise refusal(exc, argument) from None
 
 
-def _version() -> str:
-    """ovtui's version, the ``serverInfo.version`` a client is told (it was "")."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ovtui")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 class MemoryServer(MCPServer[Any]):
     """The tools and the resource template, over one server's parts (see the module)."""
 
     def __init__(self, parts: ServerParts) -> None:
-        super().__init__("ovtui", instructions=INSTRUCTIONS, log_level="WARNING", version=_version())
+        super().__init__("ovtui", instructions=INSTRUCTIONS, version=ovtui_version(), log_level="WARNING")
         self.parts = parts
         self._register()
 
@@ -147,6 +138,10 @@ class MemoryServer(MCPServer[Any]):
             """The memories most relevant to a request, best first (OpenViking's search): each hit's
             uri, memory_type, abstract and score. With session_id, the session's recent user
             messages shape the ranking and the hits are recorded as used by it."""
+            declared = workspace.reading.memory_types()
+            unknown = sorted(set(memory_types or ()) - set(declared))
+            if unknown:  # a filter no file can pass would answer nothing and say nothing
+                raise ToolError(f"memory_types: unknown {unknown} (this workspace has {', '.join(declared)})")
             with refusals("target_uri"):
                 session = await sessions.require(session_id)
                 wanted = {"op": "must", "field": "memory_type", "conds": memory_types}
@@ -158,7 +153,7 @@ class MemoryServer(MCPServer[Any]):
                     filter=wanted if memory_types else None,
                 )
                 visibility = self._visibility(session)
-                asked, any_memory = find_query(request, workspace.reading.memory_types())
+                asked, any_memory = find_query(request, declared)
                 found = (
                     await workspace.agent.search(asked, visibility, session, via="mcp") if any_memory else []
                 )
@@ -187,11 +182,14 @@ class MemoryServer(MCPServer[Any]):
             offset: Annotated[int, Field(ge=0)] = 0,
             limit: Annotated[int, Field(ge=1, le=1000)] = 200,
         ) -> dict[str, Any]:
-            """A folder's entries (OpenViking's fs/ls, agent output: uri, isDir, size, abstract),
-            and whether more follow (has_more: call again with offset)."""
+            """A folder's entries (OpenViking's fs/ls, agent output: uri, isDir, size, abstract:
+            a file's too, what it is about), and whether more follow (has_more: call again with
+            offset)."""
             with refusals("uri"):
                 session = await sessions.require(session_id)
-                options = ListOptions(recursive=recursive, node_limit=limit, offset=offset)
+                options = ListOptions(
+                    recursive=recursive, node_limit=limit, offset=offset, file_abstracts=True
+                )
                 entries, more = await workspace.agent.ls(uri, self._visibility(session), options)
                 return {"entries": entries, "has_more": more}
 

@@ -34,6 +34,7 @@ from ovtui.memory.intake import INTAKE_FILE, INTAKE_KEY, commit_intake
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import TRAJECTORIES
 from ovtui.plugins.backends import TrajectoryDraft, TrajectoryExtractor
+from ovtui.plugins.wording.personal import without_personal
 
 
 def outcome_of(evaluation: RubricEvaluation) -> TrajectoryOutcome:
@@ -119,7 +120,9 @@ class TrajectoryRolloutAnalyzer:
         started = iso_time(rollout.metadata.get(FIRST_MESSAGE_AT)) or self.clock()
         archive = _str_or_none(rollout.metadata.get(SOURCE_ARCHIVE_URI))
         outcome = draft.outcome if draft.outcome != TrajectoryOutcome.UNKNOWN else outcome_of(evaluation)
-        query = task_query(rollout)
+        # what later agents read back (and retrieval matches): the task, not the person asking
+        passed = [str(v) for m in rollout.messages for t in m.tool_parts for v in t.tool_input.values()]
+        query = without_personal(task_query(rollout), passed) or rollout.case.task_signature
         anchor = draft.retrieval_anchor.strip() or rollout.case.task_signature.strip() or query
         fields = {
             "trajectory_name": name,

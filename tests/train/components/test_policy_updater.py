@@ -260,7 +260,7 @@ def test_record_holds_full_texts_review_and_errors(store: MemoryStore) -> None:
         (0, "approved", "looks right"),
         (3, "rejected", ""),
     ]
-    assert record.extracted_at == "2026-11-29T12:00:00Z"
+    assert record.extracted_at == "2026-11-29T12:00:00+00:00"  # OpenViking's form
     assert record.summary.total_adds == 1 and record.summary.total_updates == 1
     update = record.operations.updates[0]
     assert update.before == old_text

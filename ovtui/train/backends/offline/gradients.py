@@ -1,10 +1,13 @@
 """OfflineGradientProposer: experience edits from one analysed rollout, no model.
 
 One proposal per user intent, learned from what happened — never from the rubric's prose:
-- a rollout that passed adds the steps it took to ``## Approach``, under the facts it observed;
+- a rollout that passed adds the steps it took to ``## Approach``, under the facts it observed
+  (one call alone: the call that answered the request, as a conversation's);
 - each failed criterion adds a lesson to ``## Reflect`` from its *kind and parameters* (an order
   that was broken, a confirmation that was missing, a call that was required or forbidden) under
-  the facts observed before the step it is about (``facts``);
+  the facts observed before the step it is about (``facts``); a failed rollout whose criteria
+  have no kind (an outside grader's, such as OpenViking's CaseSpec) adds what followed each call
+  that failed;
 - the request becomes a scrubbed example in ``## Situation``, worded by us.
 A conversation case (a session commit) is learned from as ``conversation`` says: the calls that
 answered it, or what followed a failed call.
@@ -30,6 +33,7 @@ from ovtui.plugins import (
 )
 from ovtui.plugins.wording.facts import Facts, fact_timeline
 from ovtui.plugins.wording.lessons import ASK_STEP, Lesson, parse_lesson
+from ovtui.plugins.wording.personal import without_personal
 from ovtui.plugins.wording.sections import (
     EXAMPLE_PREFIX,
     SECTIONS,
@@ -111,18 +115,23 @@ def learned_lessons(analysis: RolloutAnalysis, name: str) -> list[Lesson]:
             lessons = answered_lesson(task_words(name), rollout.messages, observed.facts)
     elif evaluation.passed:
         lessons = lessons_from_success(rollout.messages, observed)
+        if not lessons:  # a single call: it answered the request
+            lessons = answered_lesson(task_words(name), rollout.messages, observed.facts)
     criteria = {c.name: c for c in rollout.case.rubric.criteria}
     for result in evaluation.criterion_results:
         criterion = criteria.get(result.criterion_name)
         if not result.passed and criterion is not None:
             lessons.extend(lessons_from_failure(criterion, observed))
+    if not evaluation.passed and not lessons:  # criteria that say nothing of how: what failed
+        lessons = error_lessons(rollout.messages)
     return lessons
 
 
 def situation_lines(name: str, request: str) -> list[str]:
     lines = [f"The request is about: {task_words(name)}."]
     if request:
-        lines.append(f'{EXAMPLE_PREFIX} "{scrub_specifics(request)}"')
+        example = without_personal(request)  # the task, not who asked (their name, their ways)
+        lines.append(f'{EXAMPLE_PREFIX} "{example or scrub_specifics(request)}"')
     return lines
 
 

@@ -51,25 +51,15 @@ from ovtui.plugins import (
     slugify,
     tool_parts,
 )
-from ovtui.plugins.wording.text import STOPWORDS, mask_values
-
-_SENTENCE = re.compile(r"[^.!?\n。！？]+")
-_PROFILE = [
-    re.compile(r"\bmy name is ([^,;]+)", re.I),
-    re.compile(r"\bi am (?:an?|the) ([^,;]+)", re.I),
-    re.compile(r"\bi work (?:as|at|for) ([^,;]+)", re.I),
-    re.compile(r"\bi live in ([^,;]+)", re.I),
-]
-_PREFERENCE = re.compile(
-    r"\b(?:i (?:really )?(?:prefer|like|love|hate|don't like|do not like|want)"
-    r"|(?:please )?(?:always|never))\b\s+(.+)",
-    re.I,
+from ovtui.plugins.wording.personal import (
+    PREFERENCE,
+    PROFILE,
+    TRAILING_FILLER,
+    clauses,
+    content_words,
+    request_pattern,
 )
-# Where one statement ends inside a sentence, and what closes one without adding to it.
-_CLAUSE_BREAK = re.compile(r";|,?\s+\b(?:and|but)\s+(?=(?:i|my)\b)", re.I)
-_TRAILING_FILLER = re.compile(r"(?:[\s,]+(?:thanks|thank you|please|if possible|by the way))+\s*$", re.I)
-# Words that say nothing about what a request asks for (besides the learner's stopwords).
-_FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there"})
+
 # What a greeting or a courtesy says: a message of these words only is not a request.
 _SMALL_TALK = frozenset(
     {
@@ -97,46 +87,30 @@ _SMALL_TALK = frozenset(
 )
 SIGNATURE_WORDS = 6
 _ENTITY_KEYS = re.compile(r"^(?:.*_id|id|name|.*_name|email|code|.*_code|number|.*_number)$", re.I)
+SIGNATURE_WORDS = 6
 MAX_ENTITY_VALUE = 120
 TOPIC_WORDS = 4
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
-
-
-def _clauses(text: str) -> list[str]:
-    return [c.strip(" ,") for s in _sentences(text) for c in _CLAUSE_BREAK.split(s) if c.strip(" ,")]
-
-
 def _stated(text: str) -> str:
-    text = _TRAILING_FILLER.sub("", text).strip(" ,")
+    text = TRAILING_FILLER.sub("", text).strip(" ,")
     return text[:1].upper() + text[1:]
 
 
 def _profile_fact(clause: str) -> str | None:
-    for pattern in _PROFILE:
+    for pattern in PROFILE:
         if match := pattern.search(clause):
             return _stated(clause[match.start() : match.end()])
     return None
 
 
-def _unstated(clause: str) -> str:
-    """A clause without the profile fact or preference it states (what is left asks for something)."""
-    for pattern in _PROFILE:
-        if match := pattern.search(clause):
-            return clause[: match.start()] + clause[match.end() :]
-    match = _PREFERENCE.search(clause)
-    return clause[: match.start()] if match else clause
-
-
 def _user_facts(message: SessionMessage) -> list[ExtractedMemory]:
     found: list[ExtractedMemory] = []
-    for clause in _clauses(message.text):
+    for clause in clauses(message.text):
         fact = _profile_fact(clause)
         if fact is not None:
             found.append(ExtractedMemory("profile", None, {"content": f"- {fact}"}, message.peer_id))
-        elif match := _PREFERENCE.search(clause):
+        elif match := PREFERENCE.search(clause):
             topic = slugify(" ".join(match.group(1).split()[:TOPIC_WORDS]), fallback="preference")
             content = f"- {_stated(clause[match.start() :])}"
             found.append(
@@ -171,31 +145,15 @@ def _entities(message: SessionMessage) -> list[ExtractedMemory]:
     return found
 
 
-def _content_words(clause: str) -> list[str]:
-    """The words of a masked clause that say what is asked: no placeholder, name or filler."""
-    tokens = re.findall(r"<?[A-Za-z][A-Za-z']*>?", clause)
-    if tokens:  # sentence case is no name
-        tokens[0] = tokens[0].lower()
-    return [
-        t
-        for t in tokens
-        if t.islower() and not t.startswith("<") and t not in STOPWORDS and t not in _FILLERS and len(t) > 1
-    ]
-
-
-def request_pattern(request: str, tools: list[ToolPart]) -> str:
-    """The request without the user's own: the profile facts and preferences it states left out,
-    the values passed to tools and other specifics masked ("Hi, I'm Ana. Please change the email
-    of customer 1001 to ana@x.org" → "Please change the email of customer <value> to <value>")."""
-    masked = mask_values(request, [str(v) for p in tools for v in p.tool_input.values()])
-    asked = [_unstated(c).strip(" ,") for c in _clauses(masked)]
-    return ". ".join(c for c in asked if _content_words(c))
+def tool_values(tools: list[ToolPart]) -> list[str]:
+    """What the agent passed to its tools, as text: the user's values, masked in a pattern."""
+    return [str(v) for p in tools for v in p.tool_input.values()]
 
 
 def request_signature(request: str, tools: list[ToolPart]) -> str:
     """What the request asks for in a few of its own words: the content words of its pattern
     (``change_email_customer``); the tool sequence when no word is left."""
-    kept = [w for c in _clauses(request_pattern(request, tools)) for w in _content_words(c)]
+    kept = [w for c in clauses(request_pattern(request, tool_values(tools))) for w in content_words(c)]
     if not kept:
         kept = list(dict.fromkeys(p.tool_name for p in tools))
     return slugify(" ".join(kept[:SIGNATURE_WORDS]), fallback="conversation")
@@ -203,7 +161,7 @@ def request_signature(request: str, tools: list[ToolPart]) -> str:
 
 def asks_something(text: str) -> bool:
     """Whether a user's message says what they want (a word beyond greetings and courtesy)."""
-    return any(w not in _SMALL_TALK for c in _clauses(text) for w in _content_words(c))
+    return any(w not in _SMALL_TALK for c in clauses(text) for w in content_words(c))
 
 
 def case_request(messages: list[SessionMessage]) -> str:
@@ -242,7 +200,7 @@ def case_of(messages: list[SessionMessage], session_id: str, archive_name: str) 
         task_signature=signature,
         input={
             "user_query": request,
-            "request_pattern": request_pattern(request, tools),
+            "request_pattern": request_pattern(request, tool_values(tools)),
             "tool_sequence": sequence,
             "outcome": answer,
         },

@@ -98,7 +98,8 @@ def test_one_successful_call_is_the_approach_with_argument_names_only() -> None:
     ]
     for value in ("C-4821", "4821", "ana@example.com", "Ana", GRADER_WORDS):
         assert value not in proposal.content
-    assert '"Hi, I\'m <name>. Please change the email of customer <value> to <value>."' in proposal.content
+    # the example is the task: who asked (their introduction) and their values are left out
+    assert '"Please change the email of customer <value> to <value>."' in proposal.content
 
 
 def test_the_answered_lesson_reads_back_as_written() -> None:

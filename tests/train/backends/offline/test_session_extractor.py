@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from ovtui.core.domain import TextPart, ToolPart
+from ovtui.plugins.wording.personal import request_pattern, without_personal
 from ovtui.protocols.sessions import SessionMessage
-from ovtui.train.backends.offline.session_extractor import extract_offline, request_pattern, request_signature
+from ovtui.train.backends.offline.session_extractor import extract_offline, request_signature, tool_values
 
 
 def user(text: str) -> SessionMessage:
@@ -75,7 +76,9 @@ def test_the_request_pattern_is_the_request_without_the_users_own() -> None:
     request = (
         "Hi, my name is Ana Ruiz. I prefer email. Please change the email of customer C-1001 to ana@x.org"
     )
-    assert request_pattern(request, [update]) == "Please change the email of customer <value> to <value>"
+    assert request_pattern(request, tool_values([update])) == (
+        "Please change the email of customer <value> to <value>"
+    )
 
 
 def said(role: str, text: str, index: int) -> SessionMessage:
@@ -102,3 +105,15 @@ def test_the_request_is_read_from_the_whole_conversation_not_its_greeting() -> N
     only_hello = [said("user", "Hello!", 1), SessionMessage(id="m2", role="assistant", parts=[lookup])]
     [greeted] = extract_offline(only_hello, "s2", "archive_001").cases
     assert greeted.input["user_query"] == "Hello!"
+
+
+def test_a_request_without_personal_is_the_request_as_written_less_the_person() -> None:
+    dana = "Hi, I'm Dana and I prefer email updates. Please cancel order 7."
+    assert without_personal(dana, ["7"]) == "Please cancel order <n>."  # a short value: any number
+    assert without_personal("Can I get an aisle seat?") == "Can I get an aisle seat?"  # nothing to take
+    mixed = "This is Bo Lee, reach me at bo@x.org. I always want texts. Why was my refund late?"
+    assert without_personal(mixed) == "Reach me at <email>. Why was my refund late?"
+    assert without_personal("My name is Ana Ruiz, I need to move my flight to Friday!") == (
+        "I need to move my flight to Friday!"
+    )
+    assert without_personal("Hi, I'm Dana.") == ""
