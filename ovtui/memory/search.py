@@ -14,14 +14,15 @@ import heapq
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 # Words that carry no intent; dropping them keeps short queries from matching everything.
 _STOP = frozenset(
     """a an and are as at be by for from has have i if in is it its my of on or so that the this to
-    was were will with you your me we our can could would please""".split()
+    was were will with you your me we our can could would please what which
+    does do here""".split()
 )
 K1 = 1.2
 B = 0.75
@@ -29,6 +30,10 @@ B = 0.75
 # words would touch every document and only add noise and time.
 MAX_QUERY_TERMS = 24
 COMMON_AFTER = 50  # documents: from this size on, words in more than half of them are skipped
+# Documents' worth of the frequency over every memory type a word's frequency in one type is
+# smoothed with (``shared_weights``): one is enough for a type of one file, and leaves the
+# ranking within a type of dozens as its own idf makes it (bench/retrieval.py measured 1 to 10).
+PRIOR_DOCS = 1.0
 
 
 class _EveryTerm:
@@ -183,43 +188,49 @@ class LexicalIndex:
             self._positions = {key: i for i, key in enumerate(self._tokens)}
         return self._positions
 
-    def _idf(self, term: str) -> float:
-        found = len(self._postings.get(term, ()))
-        return math.log(1 + (self.size - found + 0.5) / (found + 0.5))
-
     def knows(self, term: str) -> bool:
         return term in self._postings
 
-    def matches(
-        self, query: Sequence[str], known: Collection[str] | None = None
-    ) -> tuple[dict[Hashable, float], float]:
-        """The BM25 score of every document holding a query word, by key, and the most any document
-        could score (each scored word repeated without end): dividing by it gives a score in
-        [0, 1) that means the same whatever the size of the index. A word no document holds (an
-        id) is no evidence either way and does not count, unless it is in ``known`` (words other
-        indexes searched with this one hold: there it is a word this index lacks)."""
+    def matches(self, query: Sequence[str]) -> dict[Hashable, float]:
+        """The BM25 score of every document holding a query word, by key (the words as
+        ``weights`` keeps them): what ranks one index alone, on no fixed scale."""
         totals: dict[Hashable, float] = {}
-        # In a large set, a word found in most documents barely moves a score but touches every one.
-        common = self.size // 2 if self.size >= COMMON_AFTER else self.size + 1
-        words = set(query)
-        terms = [t for t in words if t in self._postings and len(self._postings[t]) <= common]
-        if len(terms) > MAX_QUERY_TERMS:
-            terms = sorted(terms, key=lambda t: (-self._idf(t), t))[:MAX_QUERY_TERMS]
-        lacking = sum(t not in self._postings for t in words & set(known or ()))
-        full = (sum(map(self._idf, terms)) + lacking * self._idf("")) * (K1 + 1)
         average = (self._total_length / self.size) if self.size else 0.0
         base, per_word = K1 * (1 - B), K1 * B / (average or 1.0)
         lengths = self._lengths
-        for term in terms:
-            idf = self._idf(term)
-            for key, count in self._postings[term].items():
+        for term, idf in self.weights(query).items():
+            for key, count in self._postings.get(term, {}).items():
                 norm = base + per_word * lengths[key]
                 totals[key] = totals.get(key, 0.0) + idf * count * (K1 + 1) / (count + norm)
-        return totals, full
+        return totals
+
+    def weights(self, query: Sequence[str]) -> dict[str, float]:
+        """The weight of each query word this index holds (its idf), as ``shared_weights`` gives
+        them for this index alone."""
+        return shared_weights(query, [self])
+
+    def similarities(self, weights: Mapping[str, float]) -> dict[Hashable, float]:
+        """The similarity in [0, 1) of every document holding a weighted word: ``tanh`` of the
+        share of the query's weight it holds, each word counted by BM25's saturated frequency
+        (1 for one occurrence in a document of average length, up to ``K1 + 1`` for many). About
+        the share itself for a partial match; 0.76 for a document of average length holding every
+        word once. ``weights``: ``shared_weights``, so the scores of indexes searched together
+        compare."""
+        total = sum(weights.values())
+        if total <= 0:
+            return {}
+        average = (self._total_length / self.size) if self.size else 0.0
+        base, per_word = K1 * (1 - B), K1 * B / (average or 1.0)
+        lengths, totals = self._lengths, dict[Hashable, float]()
+        for term, weight in weights.items():
+            for key, count in self._postings.get(term, {}).items():
+                saturated = count * (K1 + 1) / (count + base + per_word * lengths[key])
+                totals[key] = totals.get(key, 0.0) + weight * saturated
+        return {key: math.tanh(score / total) for key, score in totals.items()}
 
     def _accumulate(self, query: Sequence[str]) -> dict[int, float]:
         position = self._position
-        return {position[key]: score for key, score in self.matches(query)[0].items()}
+        return {position[key]: score for key, score in self.matches(query).items()}
 
     def scores(self, query: Sequence[str]) -> list[float]:
         """One score per document (0 where no query word occurs)."""
@@ -234,6 +245,42 @@ class LexicalIndex:
         return heapq.nsmallest(
             limit, ((i, s) for i, s in totals.items() if s > 0), key=lambda x: (-x[1], x[0])
         )
+
+
+def shared_weights(
+    query: Sequence[str], indexes: Sequence[LexicalIndex], own: LexicalIndex | None = None
+) -> dict[str, float]:
+    """The weight of each query word for ``own`` (default: the first index) searched together with
+    ``indexes``: an idf whose document frequency is ``own``'s, smoothed towards the frequency over
+    all the indexes by ``PRIOR_DOCS`` documents' worth (a memory type of one file still weighs
+    words sensibly, a large one mostly by itself). In a large set a word in more than half the
+    documents is dropped (it barely moves a score but touches every document), and a long query
+    keeps its ``MAX_QUERY_TERMS`` rarest words. A word none holds weighs as much as a word can:
+    the query asks for something the memories do not say ("penguins"), so every score is lower;
+    unless it holds a digit (an id, "C7642"), which is no evidence either way and gets none."""
+    own = own if own is not None else indexes[0]
+    size = sum(index.size for index in indexes)
+    found = {
+        term: count
+        for term in set(query)
+        if (count := sum(len(index._postings.get(term, ())) for index in indexes))
+    }
+    unheld = [term for term in set(query) if term not in found and term.isalpha()]
+    if size >= COMMON_AFTER:
+        found = {term: count for term, count in found.items() if count <= size // 2}
+    smooth = 0.5 / (own.size + PRIOR_DOCS)
+
+    def idf(share: float) -> float:
+        return math.log(1 + (1 - share + smooth) / (share + smooth))
+
+    weights = {
+        term: idf((len(own._postings.get(term, ())) + PRIOR_DOCS * count / size) / (own.size + PRIOR_DOCS))
+        for term, count in found.items()
+    }
+    if len(weights) > MAX_QUERY_TERMS:
+        kept = sorted(weights, key=lambda t: (-weights[t], t))[:MAX_QUERY_TERMS]
+        weights = {term: weights[term] for term in kept}
+    return weights | dict.fromkeys(unheld, idf(0.0))
 
 
 def _keys(documents: Sequence[Sequence[str]], keys: Sequence[Hashable] | None) -> list[Hashable]:

@@ -30,6 +30,7 @@ from ovtui.core.fileformat import parse_memory
 from ovtui.core.names import validate_name
 from ovtui.memory.retrieval.documents import EMBED_CHARS, MemoryDoc, cut, document, indexed_text, tokens_of
 from ovtui.memory.retrieval.ranking import POOL, Fusion, Mix, Ranked, RankedIndex, finish
+from ovtui.memory.search import shared_weights
 from ovtui.memory.store import MemoryStore
 from ovtui.memory.types import MemoryTypeSchema
 from ovtui.storage.paths import HIDDEN_MEMORY_NAMES, PEERS_DIR, peer_space
@@ -339,12 +340,14 @@ class MemoryIndex:
                 for memory_type, shard in sorted(self._shards.items())
                 if filters.memory_types is None or memory_type in filters.memory_types
             ]
-            # A word one type's files lack counts against them, as it does in one index of everything.
-            known = {t for t in tokens if any(s.lexical.knows(t) for s in shards)}
+            # Words weigh as in one index of every memory type, whatever the query's filter: a
+            # memory's score for a query is the same in any search, and compares across types.
+            every = [s.lexical for s in self._shards.values()]
             found: list[Ranked] = []
             for shard in shards:
+                weights = shared_weights(tokens, every, shard.lexical)
                 found += shard.candidates(
-                    tokens, pool=pool, vector=vector, accept=accept, threshold=threshold, known=known
+                    tokens, pool=pool, vector=vector, accept=accept, threshold=threshold, weights=weights
                 )
             return [Hit(docs[r.key], r.score) for r in finish(found, limit, mix)]
 

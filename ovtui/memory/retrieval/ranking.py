@@ -2,10 +2,13 @@
 the llm agent): BM25 always, cosine over dense vectors when there are some, fused, filtered, then
 mixed with hotness.
 
-Scores mean the same whatever the size of the index, so a threshold can be set once: the lexical
-score is BM25 divided by the most any document could score for the query (each of its words
-repeated without end; a document of average length holding each word once scores 0.45; words no
-document holds, such as ids, do not count), the dense one the cosine (negative counts as 0).
+Scores are similarities in [0, 1] on one scale for every memory type and index size, so a client's
+threshold (OpenViking's clients set one: Hermes Agent's drops hits under 0.15) keeps what matches
+the request: the lexical score is ``LexicalIndex.similarities`` — tanh of the share of the query's
+weight a document holds, each word weighted by an idf of its memory type smoothed towards all of
+them (``shared_weights``: a type of one file weighs words sensibly) and counted by BM25's saturated
+frequency; a file of average length holding every word once scores 0.76, a word no memory holds
+(an id) does not count. The dense score is the cosine (negative counts as 0).
 Fusion (``[embedding] fusion``): ``weighted`` is ``(1 - w) · lexical + w · dense``; ``rrf`` is
 reciprocal-rank fusion of the two rankings (k = 60), scaled to 1 for a document first in both.
 bench/retrieval.py measures both against lexical alone. Hotness is mixed last, over the relevant
@@ -15,7 +18,7 @@ documents only (``HotnessMix``'s contract: a memory matching nothing is never br
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Collection, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -89,10 +92,9 @@ class RankedIndex:
             self._vectors.discard(key)
 
     def lexical_scores(
-        self, tokens: Sequence[str], known: Collection[str] | None = None
+        self, tokens: Sequence[str], weights: Mapping[str, float] | None = None
     ) -> dict[Hashable, float]:
-        totals, full = self.lexical.matches(tokens, known)
-        return {key: score / full for key, score in totals.items()} if full > 0 else {}
+        return self.lexical.similarities(self.lexical.weights(tokens) if weights is None else weights)
 
     def _dense(
         self, vector: np.ndarray, wanted: int, accept: Callable[[str], bool] | None
@@ -132,11 +134,12 @@ class RankedIndex:
         vector: np.ndarray | None = None,
         accept: Callable[[str], bool] | None = None,
         threshold: float | None = None,
-        known: Collection[str] | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> list[Ranked]:
-        """``rank`` before hotness: the best ``pool`` by relevance alone (``known``: the query words
-        indexes ranked alongside this one hold, so their scores compare; ``LexicalIndex.matches``)."""
-        scores = {str(k): v for k, v in self.lexical_scores(tokens, known).items()}
+        """``rank`` before hotness: the best ``pool`` by relevance alone (``weights``: the query
+        words' weights over every index ranked alongside this one, so their scores compare;
+        ``shared_weights``)."""
+        scores = {str(k): v for k, v in self.lexical_scores(tokens, weights).items()}
         wanted = pool * POOL  # candidates of each kind: a document outside both cannot be fused into the pool
         lexical = _best_accepted(scores, wanted, accept)
         if vector is None or self._vectors is None or not len(self._vectors):
