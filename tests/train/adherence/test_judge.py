@@ -26,7 +26,7 @@ from ovtui.core.events import Event, EventBus
 from ovtui.llm.client import LLMClient
 from ovtui.memory.ledger_state import ROLLOUT_ID
 from ovtui.storage.paths import WorkspacePaths
-from ovtui.testing.helpers import make_client
+from ovtui.testing.helpers import KEY_ENV, make_client
 from ovtui.testing.openai_server import FakeOpenAIServer, Reply
 from ovtui.train.adherence.judge import STAGE, ModelJudge
 from ovtui.train.adherence.recorder import AdherenceRecorder, DirectiveReader
@@ -155,15 +155,26 @@ async def test_a_failed_call_is_a_warning_and_the_lines_stay_unchecked(
 
 
 @pytest.mark.parametrize(
-    ("toml", "judged"),
+    ("adherence", "calls"),
     [
-        ('[llm]\nbackend = "openai"\n', False),  # a model configured is not enough: off by default
-        ("[adherence]\nmodel_judge = true\n", True),
-        ("[adherence]\nmodel_judge = false\n", False),
+        ("", 0),  # a model configured is not enough: off by default
+        ("[adherence]\nmodel_judge = false\n", 0),
+        ("[adherence]\nmodel_judge = true\n", 1),
     ],
 )
-def test_the_switch_in_ovtui_toml(tmp_path: Path, toml: str, judged: bool) -> None:
+async def test_the_switch_in_ovtui_toml(
+    tmp_path: Path, fake: FakeOpenAIServer, adherence: str, calls: int
+) -> None:
     root = build_workspace(tmp_path / "ws")
-    (root / "ovtui.toml").write_text(toml, encoding="utf-8")
-    judge = kernel_of(Workspace(root)).adherence.judge
-    assert (judge is not None) is judged
+    llm = f'[llm]\nbackend = "openai"\nbase_url = "{fake.base_url}"\napi_key_env = "{KEY_ENV}"\n'
+    (root / "ovtui.toml").write_text(llm + adherence, encoding="utf-8")
+    fake.push(verdicts((1, "followed")))
+    workspace = Workspace(root)
+    record = kernel_of(workspace).adherence  # the workspace's own, its client from [llm]
+    try:
+        await record.record_rollouts([rollout("r1", "cancel")], POLICY, [], EventBus())
+    finally:
+        await workspace.aclose()
+    assert len(fake.chat_requests) == calls
+    assert (record.judge is not None) is bool(calls)
+    assert (polite(record.store).judged == {"followed": 1}) is bool(calls)
