@@ -7,6 +7,9 @@ optimizer), against the local fake OpenAI server with a fixed latency per call. 
 server received is counted, per stage; the contradiction check makes none while the merge call
 reports what it sees (one would be made per plan item that has partner rules otherwise). The ideal
 wall time is ``calls × latency / max_concurrency``: what a perfectly packed client would need.
+Last, on a client of its own (so none of the figures above include it), the adherence judge
+(``[adherence] model_judge``) records 48 rollouts: its calls, stage ``adherence``, per rollout with
+unchecked lines (the goal: at most 1; a rollout with none costs no call) and its prompt tokens.
 
 Prompt tokens are counted with OpenAI's cl100k encoding (tiktoken) over every request the server
 received, as billed: each message (content and the chat format's few tokens per message), the
@@ -52,9 +55,11 @@ from ovtui.core.config import LLMConfig, TokensConfig
 from ovtui.core.domain import (
     Case,
     CriterionResult,
+    Experience,
     ExperienceSet,
     Message,
     PatchSemanticGradient,
+    PolicyStatus,
     Rollout,
     RolloutAnalysis,
     Rubric,
@@ -68,9 +73,15 @@ from ovtui.core.events import EventBus
 from ovtui.core.fileformat import render_memory
 from ovtui.llm.client import LLMClient
 from ovtui.llm.tokens import TokenCounter, token_counter
+from ovtui.memory.ledger_state import ROLLOUT_ID
 from ovtui.memory.store import MemoryStore
+from ovtui.storage.paths import WorkspacePaths
 from ovtui.testing import realistic
 from ovtui.testing.openai_server import FakeOpenAIServer, RecordedRequest, Reply
+from ovtui.train.adherence.judge import STAGE as ADHERENCE_STAGE
+from ovtui.train.adherence.judge import ModelJudge
+from ovtui.train.adherence.recorder import AdherenceRecorder, DirectiveReader
+from ovtui.train.adherence.store import AdherenceStore
 from ovtui.train.backends.llm import LLMGradientProposer, LLMPlanMerger, LLMTrajectoryExtractor
 from ovtui.train.components.experience_set_loader import ExperienceSetLoader
 from ovtui.train.components.gradient_estimator import ExperienceGradientEstimator
@@ -100,6 +111,9 @@ def answer(request: RecordedRequest) -> Reply:
     system, user = request.messages[0]["content"], request.messages[1]["content"]
     if request.schema_name == "contradictions":  # the check's own call, for an item no merge looked at
         return Reply.json({"contradictions": []})
+    if request.schema_name == "adherence":  # the adherence judge: every line it was asked, followed
+        asked = re.findall(r"^(\d+): ", user, flags=re.MULTILINE)
+        return Reply.json({"verdicts": [{"line": int(n), "verdict": "followed"} for n in asked]})
     if request.schema_name == "trajectories_operations":
         intent = re.search(r"\(task: (\w+)\)", user).group(1)  # type: ignore[union-attr]
         item = {
@@ -159,8 +173,8 @@ def stage_of(body: dict[str, Any]) -> str:
     name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
     if name == "trajectories_operations":
         return "extract"
-    if name == "contradictions":
-        return "contradictions"
+    if name in ("contradictions", "adherence"):
+        return str(name)
     system = str(body["messages"][0].get("content") or "")
     return "merge" if "merge a batch" in system else "propose"
 
@@ -340,6 +354,45 @@ async def train_batch(
     return len(plan.items), carried
 
 
+# --- the adherence judge, on its own client: the figures above do not include it ------------------
+async def run_judge(
+    client: LLMClient, server: ServerProcess, encoding: TokenCounter, root: Path
+) -> dict[str, Any]:
+    """``TOKEN_ROLLOUTS`` rollouts recorded with ``[adherence] model_judge`` on: the synthetic
+    experiences' lines name no tool (unchecked offline: one call for the rollout), a rollout that
+    used only a checkable one costs none."""
+    policy = ExperienceSetLoader(make_workspace(root)).load_sync()
+    checkable = Experience(
+        name="checked_only",
+        uri=f"{policy.root_uri}/checked_only.md",
+        version=1,
+        status=PolicyStatus.PRODUCTION,
+        content="## Approach\n- NEVER call refund_payment",
+    )
+    policy = policy.model_copy(update={"policies": [*policy.policies, checkable]})
+    names = {p.name for p in policy.policies}
+    rollouts, with_unchecked = [], 0
+    for i in range(TOKEN_ROLLOUTS):
+        rollout, intent = make_rollout(i), f"intent_{i % INTENTS}"
+        used = [intent, checkable.name] if i % 2 and intent in names else [checkable.name]
+        rollout.metadata.update({ROLLOUT_ID: f"judge{i}", "experiences_used": used})
+        rollouts.append(rollout)
+        with_unchecked += len(used) > 1
+    reader = DirectiveReader(None, ("lookup", "refund_payment"))
+    recorder = AdherenceRecorder(AdherenceStore(WorkspacePaths(root)), reader, ModelJudge(lambda: client))
+    await recorder.record_rollouts(rollouts, policy, [], EventBus())
+    stages = client.usage.stages()
+    calls = stages[ADHERENCE_STAGE].calls if ADHERENCE_STAGE in stages else 0
+    figures = token_figures(encoding, server.drain(), len(rollouts))
+    return {
+        "rollouts": len(rollouts),
+        "rollouts_with_unchecked_lines": with_unchecked,
+        "calls": calls,
+        "calls_per_rollout_with_unchecked_lines": calls / with_unchecked if with_unchecked else 0.0,
+        "prompt_tokens_per_call": figures["prompt_tokens_per_call_by_stage"].get(ADHERENCE_STAGE, 0.0),
+    }
+
+
 def _serve(latency: float, conn: Connection) -> None:
     """Child process: run the fake server; on "drain" send the chat requests' bodies received since
     the last drain, on "stop" its counters."""
@@ -473,6 +526,9 @@ async def main(
                     figures["prompt_tokens_per_rollout"] / OPENVIKING_TOKENS[state]
                 )
                 results[workload][state] = figures
+        client = make_client(server.base_url, concurrency, aiohttp)
+        judged = await run_judge(client, server, encoding, Path(tmp) / "adherence")
+        await client.aclose()
     requests, peak = server.stats
 
     main_run = results["synthetic"]["experiences"]
@@ -508,6 +564,12 @@ async def main(
         for s, f in b.items()
     }
     print(f"contradiction checks carried by the merge call (no call of their own): {carried}")
+    print(
+        f"adherence judge ([adherence] model_judge, its own client, not in the figures above): "
+        f"{judged['calls']} calls for {judged['rollouts_with_unchecked_lines']} of {judged['rollouts']} "
+        f"rollouts with unchecked lines = {judged['calls_per_rollout_with_unchecked_lines']:.2f} per such "
+        f"rollout (goal <= 1), {judged['prompt_tokens_per_call']:.0f} prompt tokens per call"
+    )
     print(f"client CPU: {main_run['cpu_s']:.2f}s = {main_run['cpu_s'] / calls * 1000:.1f} ms per call")
     wall = main_run["wall_s"]
     print(f"wall time: {wall:.2f}s; ideal {ideal:.2f}s; ratio {wall / ideal:.2f}x (target <= 1.2x)")
@@ -523,11 +585,13 @@ async def main(
             "wall_over_ideal": wall / ideal,
             "workloads": results,
             "peak_in_flight": peak,
+            "adherence_judge": judged,
         },
         "floor": {"ideal_s": ideal, "bare_calls_over_ideal": main_run["floor_s"] / ideal},
         "baseline": {"openviking_cl100k_tokens_per_rollout": OPENVIKING_TOKENS},
         "goals": {
             "calls_per_rollout": 1 + 1 + 1 / BATCH,
+            "adherence_judge_calls_per_rollout_with_unchecked_lines": 1,
             "wall_over_ideal": 1.2,
             "share_of_openviking": GOAL_OF_OPENVIKING,
             "prompt_tokens_per_rollout": {s: GOAL_OF_OPENVIKING * t for s, t in OPENVIKING_TOKENS.items()},

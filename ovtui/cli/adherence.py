@@ -2,7 +2,8 @@
 
 One line per experience recorded: its class, its uses followed / violated / not applicable, the
 pass rate of its cases when followed and when violated with exact 95% intervals, and the directive
-broken most often. ``--json``: one object per experience (``experience``, ``uses``, ``followed``,
+broken most often (how many of its violations the model judged, with ``[adherence] model_judge``).
+``--json``: one object per experience (``experience``, ``uses``, ``followed``,
 ``violated``, ``not_applicable``, ``pass_rate_followed``, ``pass_rate_violated``, ``class`` and
 its directives with the trajectories that broke them).
 """
@@ -46,5 +47,10 @@ def run_adherence(args: argparse.Namespace) -> int:
         print(f"{entry.record.name}: {entry.line()}")
         broken = entry.most_ignored
         if broken is not None:
-            print(f"  most broken: {broken.line} ({broken.violated} of {broken.violated + broken.followed})")
+            judged = broken.judged.get("violated", 0)  # the model's word, not the offline check's
+            by_model = f", {judged} by the model" if judged else ""
+            print(
+                f"  most broken: {broken.line} "
+                f"({broken.violated} of {broken.violated + broken.followed}{by_model})"
+            )
     return 0

@@ -175,6 +175,15 @@ class TokensConfig(Section):
     rank_file_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
 
 
+class AdherenceConfig(Section):
+    """``[adherence]``: how the directives of the experiences a rollout used are checked
+    (docs/adherence.md)."""
+
+    # Also ask the `[llm]` model, in one call per rollout, about the lines the offline check could
+    # not check (its verdicts are marked as the model's). Off: every check is offline, no call made.
+    model_judge: bool = False
+
+
 class SessionsConfig(Section):
     """``[sessions]``: where the ``session-commit`` trainer sends rollouts (an ovtui serve or an
     OpenViking server) and how long it waits for a commit's task; how this workspace's own commits
@@ -250,6 +259,7 @@ class OvtuiConfig(Section):
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     tokens: TokensConfig = Field(default_factory=TokensConfig)
+    adherence: AdherenceConfig = Field(default_factory=AdherenceConfig)
     # Dense retrieval: present only when the workspace names an embeddings endpoint.
     embedding: EmbeddingConfig | None = None
     # The plug-ins' own tables, by name, as ovtui.toml gives them (each validated by its plug-in's

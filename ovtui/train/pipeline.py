@@ -177,7 +177,7 @@ class OfflinePolicyOptimizationPipeline:
         if self.ledger is not None and outcomes:
             await asyncio.to_thread(self.ledger.try_record, outcomes)  # a lock and an append: off the loop
         if self.adherence is not None:  # checked against the experiences they ran with
-            await asyncio.to_thread(self.adherence.rollouts, rollouts, policy_set, analyses or [])
+            await self.adherence.record_rollouts(rollouts, policy_set, analyses or [], self.events)
 
     def _trainer(self) -> PolicyTrainer:
         if self.trainer is None:

@@ -80,7 +80,8 @@ class SharedParts:
     @cached_property
     def adherence(self) -> AdherenceRecorder:
         """Where each use's directives are checked and recorded: the environment's reading of
-        them when it has one (``[trainer] environment``), else ovtui's over the tools it names."""
+        them when it has one (``[trainer] environment``), else ovtui's over the tools it names;
+        with ``[adherence] model_judge``, the model judges the lines left unchecked."""
         from ovtui.core.errors import OvtuiError
         from ovtui.train.adherence.recorder import AdherenceRecorder, DirectiveReader
         from ovtui.train.adherence.store import AdherenceStore
@@ -91,7 +92,12 @@ class SharedParts:
             environment = None  # its data not installed here: ovtui's reading of the lines
         schemas = getattr(environment, "tool_schemas", lambda: None)() or []
         tools = [str(s.get("name")) for s in schemas if isinstance(s, dict) and s.get("name")]
-        return AdherenceRecorder(AdherenceStore(self.paths), DirectiveReader(environment, tools))
+        judge = None
+        if self.config.adherence.model_judge:  # the model asked about the lines left unchecked
+            from ovtui.train.adherence.judge import ModelJudge
+
+            judge = ModelJudge(self.llm)
+        return AdherenceRecorder(AdherenceStore(self.paths), DirectiveReader(environment, tools), judge)
 
     @cached_property
     def _feedback(self) -> RejectionSource:

@@ -14,9 +14,10 @@ from ovtui.core.context import ExecutionContext
 from ovtui.environments.sample.agent import SampleAgentExecutor
 from ovtui.environments.sample.environment import SampleEnvironment
 from ovtui.plugins.adherence import ASK, Directive
-from ovtui.storage.paths import ADHERENCE_FILE
+from ovtui.storage.paths import ADHERENCE_FILE, WorkspacePaths
 from ovtui.testing.slipping_agent import SLIP, SlippingAgent
 from ovtui.train.adherence.checker import check
+from ovtui.train.adherence.store import BY_MODEL, AdherenceStore, Observation
 from ovtui.train.components.case_loader import ListCaseLoader
 from ovtui.train.components.snapshotter import ContentHashPolicySnapshotter
 from ovtui.train.pipeline import OfflinePolicyOptimizationPipeline
@@ -107,3 +108,22 @@ def test_no_record_yet_is_one_line(tmp_path: Path) -> None:
     (root / ADHERENCE_FILE).write_text("{not json")
     broken = run_ovtui("adherence", str(root), "--json", cwd=root)
     assert broken.returncode == 2 and "adherence.json" in broken.stderr and "Traceback" not in broken.stderr
+
+
+def test_the_models_verdicts_are_told_apart(tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "sample")
+    polite = Directive("unchecked", (), line="Keep the tone polite")
+    uri = "viking://user/default/memories/experiences/x.md"
+    uses = [
+        Observation(uri, "x", 1, f"case_{n}", False, ((polite, "violated"),), f"rollout:{n}", judged)
+        for n, judged in enumerate([frozenset({0}), frozenset({0}), frozenset()])
+    ]
+    AdherenceStore(WorkspacePaths(root)).record_all([(f"rollout:{n}", [u]) for n, u in enumerate(uses)])
+    done = run_ovtui("adherence", str(root), cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "most broken: Keep the tone polite (3 of 3, 2 by the model)" in done.stdout
+    directives = adherence_json(root)["x"]["directives"]
+    assert isinstance(directives, list)
+    [directive] = directives
+    assert directive["judged"] == {"violated": 2}
+    assert [v["by"] for v in directive["violations"]] == [BY_MODEL, BY_MODEL, None]

@@ -8,9 +8,11 @@ ovtui (``directives``) — once per version, and checked against the trajectory 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Collection, Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ovtui.core.domain import Experience, ExperienceSet, Message, Rollout, RolloutAnalysis
 from ovtui.core.errors import OvtuiError
@@ -20,6 +22,10 @@ from ovtui.storage.faults import os_error_line
 from ovtui.train.adherence.checker import Trajectory, check
 from ovtui.train.adherence.directives import directives_of
 from ovtui.train.adherence.store import AdherenceStore, Observation
+
+if TYPE_CHECKING:
+    from ovtui.core.events import EventBus
+    from ovtui.train.adherence.judge import ModelJudge
 
 USED_KEYS = ("experiences_used", "experiences")  # rollout metadata naming the experiences used
 
@@ -78,16 +84,25 @@ def observations(
     return found
 
 
-class AdherenceRecorder:
-    def __init__(self, store: AdherenceStore, reader: DirectiveReader) -> None:
-        self.store, self.reader = store, reader
+Recording = tuple[str | None, list[Observation]]  # its key (counted once by it), what was found
 
-    def rollouts(
-        self, rollouts: Iterable[Rollout], policy_set: ExperienceSet, analyses: Iterable[RolloutAnalysis] = ()
+
+class AdherenceRecorder:
+    """``judge``: the model asked about the lines the offline check could not check, when
+    ``[adherence] model_judge`` is on (None: every check is offline)."""
+
+    def __init__(
+        self, store: AdherenceStore, reader: DirectiveReader, judge: ModelJudge | None = None
     ) -> None:
-        """Record each rollout that names the experiences it used (keyed by its id, if it has one)."""
+        self.store, self.reader, self.judge = store, reader, judge
+
+    def observe(
+        self, rollouts: Iterable[Rollout], policy_set: ExperienceSet, analyses: Iterable[RolloutAnalysis] = ()
+    ) -> list[tuple[Recording, Rollout]]:
+        """Each rollout that names the experiences it used, checked offline (keyed by its id, if it
+        has one)."""
         written = {a.rollout.metadata.get(ROLLOUT_ID): a for a in analyses}
-        recordings: list[tuple[str | None, list[Observation]]] = []
+        found: list[tuple[Recording, Rollout]] = []
         for rollout in rollouts:
             used = used_experiences(rollout, policy_set)
             if not used:
@@ -104,10 +119,46 @@ class AdherenceRecorder:
                 passed=passed,
                 trajectory=reference or (f"rollout:{rollout_id}" if isinstance(rollout_id, str) else None),
             )
-            recordings.append((f"rollout:{rollout_id}" if isinstance(rollout_id, str) else None, seen))
-        self.try_record(recordings)  # one write for the batch
+            found.append(((f"rollout:{rollout_id}" if isinstance(rollout_id, str) else None, seen), rollout))
+        return found
 
-    def try_record(self, recordings: list[tuple[str | None, list[Observation]]]) -> None:
+    def rollouts(
+        self, rollouts: Iterable[Rollout], policy_set: ExperienceSet, analyses: Iterable[RolloutAnalysis] = ()
+    ) -> None:
+        """Record each rollout's offline checks (file work: call it in a thread)."""
+        self.try_record([recording for recording, _ in self.observe(rollouts, policy_set, analyses)])
+
+    async def record_rollouts(
+        self,
+        rollouts: list[Rollout],
+        policy_set: ExperienceSet,
+        analyses: list[RolloutAnalysis],
+        events: EventBus,
+    ) -> None:
+        """``rollouts``, off the loop, and with the judge (when there is one) asked about each
+        rollout's unchecked lines first — at most one call per rollout, none for one recorded before."""
+        found = await asyncio.to_thread(self.observe, rollouts, policy_set, analyses)
+        if self.judge is not None and found:
+            keys = [key for (key, _), _ in found if key is not None]
+            try:
+                recorded = await asyncio.to_thread(self.store.recorded, keys)
+            except (OvtuiError, OSError):
+                recorded = set()  # the write below says what is wrong with the record
+            judge = self.judge
+
+            async def judged(recording: Recording, rollout: Rollout) -> Recording:
+                key, seen = recording
+                if key in recorded:
+                    return recording
+                what = f"{rollout.case.name} ({key})" if key else rollout.case.name
+                return key, await judge.judge(seen, rollout.messages, events, what=what)
+
+            recordings = list(await asyncio.gather(*(judged(r, rollout) for r, rollout in found)))
+        else:
+            recordings = [recording for recording, _ in found]
+        await asyncio.to_thread(self.try_record, recordings)  # one write for the batch
+
+    def try_record(self, recordings: list[Recording]) -> None:
         """``store.record_all``; a record that cannot be written is logged, naming the file, and
         the run goes on (as the ledger's)."""
         try:

@@ -32,6 +32,7 @@ MAX_CASES = 512  # per experience: the cases its pass rates are taken over (the 
 MAX_VIOLATIONS = 5  # per directive: the newest trajectories that broke it
 MAX_KEYS = 8192
 _LOCK_TIMEOUT_S = 30.0
+BY_MODEL = "model"  # what gave a verdict the offline check could not: the model's judgement
 
 
 class Violation(BaseModel):
@@ -39,6 +40,7 @@ class Violation(BaseModel):
     case: str
     passed: bool | None
     trajectory: str | None = None  # the trajectory written for the rollout, else its consumer
+    by: str | None = None  # "model": the model judged it (``judge``); None: the offline check
 
 
 class DirectiveRecord(BaseModel):
@@ -50,9 +52,13 @@ class DirectiveRecord(BaseModel):
     not_applicable: int = 0
     unchecked: int = 0
     violations: list[Violation] = Field(default_factory=list)
+    # Of the counts above, those the model judged (``judge``): verdict → count.
+    judged: dict[str, int] = Field(default_factory=dict)
 
-    def count(self, verdict: Verdict) -> None:
+    def count(self, verdict: Verdict, *, by_model: bool = False) -> None:
         setattr(self, verdict, getattr(self, verdict) + 1)
+        if by_model:
+            self.judged[verdict] = self.judged.get(verdict, 0) + 1
 
 
 class ExperienceRecord(BaseModel):
@@ -97,6 +103,7 @@ class Observation:
     passed: bool | None  # None: not graded (a session without a case)
     verdicts: tuple[tuple[Directive, Verdict], ...]
     trajectory: str | None = None
+    judged: frozenset[int] = frozenset()  # the verdicts (by index) the model gave, not the checker
 
     @property
     def verdict(self) -> Verdict:
@@ -116,14 +123,16 @@ def _add(record: AdherenceRecord, seen: Observation, at: float) -> None:
         entry.version = seen.version
     verdict = seen.verdict
     setattr(entry, verdict, getattr(entry, verdict) + 1)
-    for directive, said in seen.verdicts:
+    for index, (directive, said) in enumerate(seen.verdicts):
         kept = entry.directive(directive)
         if kept is None:
             continue
-        kept.count(said)
+        by_model = index in seen.judged
+        kept.count(said, by_model=by_model)
         if said == "violated":
+            by = BY_MODEL if by_model else None
             kept.violations.append(
-                Violation(at=at, case=seen.case, passed=seen.passed, trajectory=seen.trajectory)
+                Violation(at=at, case=seen.case, passed=seen.passed, trajectory=seen.trajectory, by=by)
             )
             del kept.violations[:-MAX_VIOLATIONS]
     if verdict in ("followed", "violated") and seen.passed is not None:
@@ -167,6 +176,11 @@ class AdherenceStore:
             raise OvtuiError(
                 f"{ADHERENCE_FILE}: not an adherence record (move it aside to count afresh)"
             ) from None
+
+    def recorded(self, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` were recorded already (their recording would be skipped)."""
+        wanted = set(keys)
+        return wanted & set(self.read().keys) if wanted else set()
 
     def record(self, observations: Iterable[Observation], *, key: str | None = None) -> bool:
         """Add ``observations`` (one recording: ``key`` names it, so it counts once); returns
