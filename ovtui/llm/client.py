@@ -295,11 +295,14 @@ class LLMClient:
         schema_name: str,
         *,
         tools: list[dict[str, Any]] | None = None,
+        repair: bool = True,
     ) -> LLMResult:
-        """A JSON object matching ``schema``; one repair retry quoting the exact problem."""
+        """A JSON object matching ``schema``; one repair retry quoting the exact problem (none with
+        ``repair=False``: a caller held to one call per item takes the format error instead)."""
         convo = list(messages)
         spent: list[CallUsage] = []
-        for round_ in (1, 2):
+        last = 2 if repair else 1
+        for round_ in range(1, last + 1):
             reply = await self.chat(stage, convo, schema=schema, schema_name=schema_name, tools=tools)
             spent.append(reply.usage)
             if reply.refusal:
@@ -317,7 +320,7 @@ class LLMClient:
                         "it does not match the schema: " + "; ".join(problems[:12]) + more
                     )
             except AnswerFormatError as exc:
-                if round_ == 2:
+                if round_ == last:
                     raise LLMFormatError(stage, self.redact(str(exc)), reply.content or "") from None
                 log.info("[%s] answer unusable (%s); asking once for a corrected one", stage, exc)
                 convo += [

@@ -134,7 +134,7 @@ class ModelJudge:
             {"role": "user", "content": _prompt(seen, asked, messages)},
         ]
         try:
-            result = await self.client().complete_json(STAGE, prompt, SCHEMA, "adherence")
+            result = await self.client().complete_json(STAGE, prompt, SCHEMA, "adherence", repair=False)
         except Exception as exc:  # any failure of the call: the lines stay unchecked, the run goes on
             events.log(
                 f"the model's adherence check of {what} failed ({type(exc).__name__}: {exc}); "

@@ -154,6 +154,24 @@ async def test_a_failed_call_is_a_warning_and_the_lines_stay_unchecked(
     assert "1 unchecked line(s) stay unchecked" in warning["message"]
 
 
+async def test_an_answer_off_the_schema_is_not_repaired_with_a_second_call(
+    tmp_path: Path, fake: FakeOpenAIServer
+) -> None:
+    """The budget is one call per rollout: a malformed answer costs no repair request."""
+    fake.push(Reply.json({"verdicts": "not a list"}), verdicts((1, "followed")))
+    logged: list[Event] = []
+    client = make_client(fake)
+    record = recorder(tmp_path, client)
+    try:
+        await record.record_rollouts([rollout("r1", "cancel")], POLICY, [], EventBus([logged.append]))
+    finally:
+        await client.aclose()
+
+    assert len(fake.chat_requests) == 1
+    assert polite(record.store).unchecked == 1
+    assert any("stay unchecked" in e.data["message"] for e in logged if e.kind == "log")
+
+
 @pytest.mark.parametrize(
     ("adherence", "calls"),
     [
