@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from ovtui.core.errors import UnsafePathError
 from ovtui.core.names import validate_user
@@ -150,6 +150,12 @@ class WorkspaceConfig(Section):
         if len(set(users)) != len(users):
             raise ValueError("[workspace] users names a user twice")
         return users
+
+    @model_validator(mode="after")
+    def _owner_not_among_users(self) -> WorkspaceConfig:
+        if self.user in self.users:
+            raise ValueError(f"[workspace] users names {self.user!r}, the owner ([workspace] user)")
+        return self
 
 
 class UIConfig(Section):
