@@ -150,3 +150,23 @@ def test_health_answers_whoever_is_named(served: tuple[str, Path]) -> None:
     url, _ = served
     with as_user(url, "../x") as client:
         assert client.get("/health").json()["healthy"] is True
+
+
+def test_in_api_key_mode_the_key_admits_and_the_header_still_selects_the_space(tmp_path: Path) -> None:
+    root = approving_sample_workspace(tmp_path / "ws")
+    config = root / "ovtui.toml"
+    config.write_text(
+        config.read_text().replace('user = "default"', f'user = "{OWNER}"\nusers = ["{OTHER}"]')
+    )
+    args = ["serve", str(root), "--port", "0", "--api-key-env", "OVTUI_TEST_KEY"]
+    proc, url = start_cli_server(args, env={"OVTUI_TEST_KEY": "k-123"})
+    try:
+        with as_user(url, OTHER) as client:
+            refused = client.post("/api/v1/sessions", json={"session_id": "keyed"})
+            assert refused.status_code == 401 and OTHER not in refused.text  # no key: no user learned
+            client.headers["X-API-Key"] = "k-123"
+            ok(client.post("/api/v1/sessions", json={"session_id": "keyed"}))
+            assert ok(client.get("/api/v1/system/status"))["user"] == OTHER
+    finally:
+        stop(proc)
+    assert (root / "users" / OTHER / "sessions/keyed").is_dir() and not (root / "sessions/keyed").exists()
