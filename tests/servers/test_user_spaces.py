@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 from server_support import start_cli_server, stop
 from session_support import approving_sample_workspace, commit_and_wait, ok
 
@@ -170,3 +172,22 @@ def test_in_api_key_mode_the_key_admits_and_the_header_still_selects_the_space(t
     finally:
         stop(proc)
     assert (root / "users" / OTHER / "sessions/keyed").is_dir() and not (root / "sessions/keyed").exists()
+
+
+async def test_over_mcp_each_user_searches_and_reads_its_own_space_only(served: tuple[str, Path]) -> None:
+    url, _ = served
+    headers = {"X-OpenViking-User": OTHER}
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        found = await session.call_tool("search_memories", {"query": "name window aisle seats", "limit": 50})
+        assert not found.is_error and found.structured_content is not None, found.content
+        uris = [m["uri"] for m in found.structured_content["memories"]]
+        assert f"viking://user/{OTHER}/memories/profile.md" in uris
+        assert all(u.startswith(f"viking://user/{OTHER}/") for u in uris), uris
+        theirs = await session.call_tool("read_memory", {"uri": f"viking://user/{OWNER}/memories/profile.md"})
+        assert theirs.is_error and "Alice" not in str(theirs.content)
+        assert "the space of user 'alice' is not this caller's (PERMISSION_DENIED)" in str(theirs.content)
