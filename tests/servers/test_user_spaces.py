@@ -169,6 +169,12 @@ def test_in_api_key_mode_the_key_admits_and_the_header_still_selects_the_space(t
             client.headers["X-API-Key"] = "k-123"
             ok(client.post("/api/v1/sessions", json={"session_id": "keyed"}))
             assert ok(client.get("/api/v1/system/status"))["user"] == OTHER
+            ok(client.post("/api/v1/sessions/keyed/messages/batch", json={"messages": conversation(OTHER)}))
+            assert commit_and_wait(client, "keyed")["status"] == "completed"
+        proc.terminate()
+        said, _ = proc.communicate(timeout=30)
+        # the server's log line for the commit names whose space it was
+        assert f" user {OTHER}: commit keyed:archive_001: " in said, said
     finally:
         stop(proc)
     assert (root / "users" / OTHER / "sessions/keyed").is_dir() and not (root / "sessions/keyed").exists()

@@ -111,6 +111,14 @@ class McpOnFirstUse:
             await self._manager
 
 
+def _told_as(user: str, announce: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """``announce`` with each line naming the user whose space it is about."""
+    if announce is None:
+        return None
+    told = announce
+    return lambda line: told(f"user {user}: {line}")
+
+
 def create_session_app(
     workspace: Workspace,
     *,
@@ -135,7 +143,7 @@ def create_session_app(
             state=state / USERS_STATE / user if state is not None else None,
             watch_inbox=watch_inbox,
             host=host,
-            announce=announce,
+            announce=_told_as(user, announce),
         )
         for user in workspace.config.workspace.users
     }
