@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from ovtui.core.errors import UnsafePathError
+from ovtui.core.names import validate_user
 from ovtui.core.review_grammar import parse_review_policy
 from ovtui.core.splits import TEST_SPLIT
 
@@ -130,7 +132,30 @@ class EvaluationConfig(Section):
 
 
 class WorkspaceConfig(Section):
+    """``[workspace]``: ``user`` owns the workspace's own space (its memories at the root);
+    ``users``, the other users ``ovtui serve`` accepts (``X-OpenViking-User``), each with a space
+    of its own under ``users/<user>/``. A user not declared is refused, never created."""
+
     user: str = Field("default", max_length=64)
+    users: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list, max_length=256)
+
+    @field_validator("users")
+    @classmethod
+    def _valid_users(cls, users: list[str]) -> list[str]:
+        for user in users:
+            try:
+                validate_user(user, what="[workspace] users:")
+            except UnsafePathError as exc:
+                raise ValueError(str(exc)) from None
+        if len(set(users)) != len(users):
+            raise ValueError("[workspace] users names a user twice")
+        return users
+
+    @model_validator(mode="after")
+    def _owner_not_among_users(self) -> WorkspaceConfig:
+        if self.user in self.users:
+            raise ValueError(f"[workspace] users names {self.user!r}, the owner ([workspace] user)")
+        return self
 
 
 class UIConfig(Section):

@@ -80,6 +80,22 @@ def validate_name(name: str, *, what: str = "name") -> str:
     return name
 
 
+# A workspace user: the <user> of every URI and the folder of the user's space (one folder level,
+# so stricter than a name: ASCII letters, digits, ``_`` and ``-``, at most 64).
+USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
+
+
+def validate_user(name: str, *, what: str = "user") -> str:
+    """Return ``name`` if it is a valid user name (``USER_NAME``, not a reserved device name)."""
+    if isinstance(name, str) and USER_NAME.match(name) and not _is_reserved(name):
+        return name
+    shown = repr(name[:70]) if isinstance(name, str) else type(name).__name__
+    raise UnsafePathError(
+        f"{what} {shown} is not a valid user name (1-64 ASCII letters, digits, '_' or '-', "
+        "starting with a letter or digit)"
+    )
+
+
 def file_stem(name: str, *, what: str = "name") -> str:
     """The file name stem of a memory called ``name``, derived as OpenViking does: lower-cased
     (``Seat_Change_Request`` lives in ``seat_change_request.md``). Validated: it becomes a path."""

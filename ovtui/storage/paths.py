@@ -11,14 +11,13 @@ rollout file, a memory file, a peer id) are validated before they become paths: 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from ovtui.core.bounds import MAX_MEMORY_FILE_BYTES
 from ovtui.core.errors import UnsafePathError
-from ovtui.core.names import validate_name
+from ovtui.core.names import validate_name, validate_user
 
 __all__ = ["MAX_MEMORY_FILE_BYTES"]  # the read limit, re-exported where paths are named
 
@@ -44,6 +43,7 @@ BOOKKEEPING_FOLDERS = (
     "inbox/rejected",
     "inbox/sessions",
     "sessions",
+    "users",
 )
 LOCK_FILE = f"{STATE_DIR}/lock"
 LOCK_HOLDER_FILE = f"{STATE_DIR}/lock.holder"
@@ -89,9 +89,17 @@ BOOKKEEPING_FILES = (
     EXPERIENCE_CACHE_FILE,
 )
 
-# A workspace user: the <user> of every URI (one folder level, so stricter than a name).
-_USER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]{0,63}$")
 HIDDEN_MEMORY_NAMES = {".overview.md", ".abstract.md"}
+# The folder of the other users' spaces (``[workspace] users``): ``users/<user>/`` is a workspace
+# folder of its own, that user's memories, sessions and history.
+USERS_DIR = "users"
+
+
+def user_space(root: Path, user: str) -> Path:
+    """The folder of ``user``'s own space in the workspace at ``root`` (the name validated)."""
+    return Path(root) / USERS_DIR / validate_user(user)
+
+
 # The folder of the peers' spaces: ``peers/<peer_id>/`` mirrors the type folders of the root.
 PEERS_DIR = "peers"
 
@@ -163,8 +171,7 @@ class WorkspacePaths:
     user: str = "default"
 
     def __post_init__(self) -> None:
-        if not _USER.match(self.user):
-            raise UnsafePathError(f"workspace user {self.user!r} is not a valid user name")
+        validate_user(self.user, what="workspace user")
         object.__setattr__(self, "root", Path(os.path.realpath(self.root)))
 
     # --- folders ---

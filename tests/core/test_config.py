@@ -38,6 +38,8 @@ def _config(root: Path, text: str) -> Path:
         ('[review]\npolicy = "confidence>=abc"\n', "review.policy"),
         ('[review]\npolicy = "confidence>=1.01"\n', "review.policy"),
         ('[review]\npolicy = "confidence>=nan"\n', "review.policy"),
+        ('[workspace]\nusers = ["../x"]\n', "workspace.users"),
+        ('[workspace]\nusers = ["bob", "bob"]\n', "workspace.users"),
     ],
 )
 def test_wrong_types_and_values_out_of_bounds_are_refused_by_field(
@@ -58,6 +60,7 @@ def test_wrong_types_and_values_out_of_bounds_are_refused_by_field(
         "[trainer]\nepochs = 1000\n",
         '[review]\npolicy = "confidence>=0.75"\n',
         '[review]\npolicy = "confidence>=1"\n',
+        '[workspace]\nuser = "alice"\nusers = ["bob", "carol-2"]\n',
     ],
 )
 def test_values_at_the_bounds_are_accepted(tmp_path: Path, text: str) -> None:
@@ -104,3 +107,11 @@ def test_check_reports_an_oversized_config_in_one_line(
     assert main(["check", str(tmp_workspace)]) == 1
     out = capsys.readouterr().out
     assert f"ovtui.toml:1: the configuration is {MAX_CONFIG_BYTES + 1} bytes" in out
+
+
+def test_the_owner_among_the_other_users_is_refused_naming_it(tmp_path: Path) -> None:
+    _config(tmp_path, '[workspace]\nuser = "alice"\nusers = ["alice"]\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    assert "[workspace] users names 'alice', the owner" in str(caught.value)
+    assert str(caught.value).startswith(f"{tmp_path / 'ovtui.toml'}: invalid configuration")

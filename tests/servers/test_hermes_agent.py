@@ -165,3 +165,20 @@ def test_api_key_mode_setup_accepts_the_server_and_writes_the_keys_user(
     assert report["setup"] == [True, "", "user"]  # a user's key: the admin probe is refused, not ROOT
     assert report["remember"]["status"] == "stored", report["remember"]
     assert list((root / "peers/hermes/memories/preferences").glob("mem_*.md"))
+
+
+def test_a_declared_user_remembers_into_a_space_of_its_own(hermes_site: Path, tmp_path: Path) -> None:
+    root = build_sample_workspace(tmp_path / "ws")
+    config = root / "ovtui.toml"
+    config.write_text(config.read_text().replace('user = "default"', 'user = "alice"\nusers = ["bob"]'))
+    proc, url = start_cli_server(["serve", str(root), "--port", "0"])
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            report = drive(hermes_site, client, tmp_path / "bob", "remember", "bob")
+    finally:
+        stop(proc)
+    assert report["remember"]["status"] == "stored", report["remember"]
+    bobs = [p.read_text() for p in (root / "users/bob/peers/hermes/memories/preferences").rglob("mem_*.md")]
+    assert any("My name is Bob." in text for text in bobs), bobs
+    alices = [p for p in root.rglob("*.md") if "users" not in p.relative_to(root).parts]
+    assert not any("Bob" in p.read_text() for p in alices)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,8 @@ from ovtui.servers.openviking.session_context import session_context_router
 from ovtui.servers.openviking.sessions import sessions_router
 from ovtui.servers.openviking.system import auth_mode, system_router
 from ovtui.servers.openviking.tasks import tasks_router
-from ovtui.servers.openviking.tenancy import OneUserOnly
+from ovtui.servers.openviking.tenancy import UserSpaces
+from ovtui.wiring.user_spaces import open_user_space
 from ovtui.wiring.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
 MCP_PATH = "/mcp"  # exactly: a mount would answer POST /mcp with a redirect to /mcp/
 MCP_TOOLS = "ovtui.servers.openviking.mcp_tools"
+USERS_STATE = "users"  # under a server's --state: each other user's task store
 CLOSED_BODY = error_body("UNAVAILABLE", "the server is stopping: MCP is closed")
 
 
@@ -109,6 +111,14 @@ class McpOnFirstUse:
             await self._manager
 
 
+def _told_as(user: str, announce: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """``announce`` with each line naming the user whose space it is about."""
+    if announce is None:
+        return None
+    told = announce
+    return lambda line: told(f"user {user}: {line}")
+
+
 def create_session_app(
     workspace: Workspace,
     *,
@@ -124,9 +134,30 @@ def create_session_app(
     ``announce`` hears a line per finished commit (the server's log on its output)."""
     parts = open_parts(workspace, state=state, workers=workers, announce=announce)
     mcp = McpOnFirstUse(parts, host)
+    # Each other user's space is served by routes of its own, opened and closed with these.
+    spaces = {
+        user: create_session_app(
+            open_user_space(workspace, user),
+            api_key=api_key,
+            workers=workers,
+            state=state / USERS_STATE / user if state is not None else None,
+            watch_inbox=watch_inbox,
+            host=host,
+            announce=_told_as(user, announce),
+        )
+        for user in workspace.config.workspace.users
+    }
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as users:
+            for space in spaces.values():
+                await users.enter_async_context(space.router.lifespan_context(space))
+            async with own_lifespan():
+                yield
+
+    @asynccontextmanager
+    async def own_lifespan() -> AsyncIterator[None]:
         await parts.sessions.tasks.recover()
         stop = asyncio.Event()
         inbox = parts.sessions.inbox()
@@ -163,7 +194,8 @@ def create_session_app(
     app.include_router(system_router(parts))
     app.include_router(resources_router())
     # Innermost (after the key and the body limit): an unauthenticated caller learns no user name.
-    app.user_middleware.append(Middleware(OneUserOnly, user=parts.workspace.agent.visibility().user))
+    owner = parts.workspace.agent.visibility().user
+    app.user_middleware.append(Middleware(UserSpaces, owner=owner, spaces=spaces))
     app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]))
     app.state.parts = parts
     app.state.events = parts.events
