@@ -67,6 +67,7 @@ def commands(ws: Path, record_id: str) -> list[list[str]]:
         ["revert", record_id, "-w", w, "--force"],
         ["review", "list", "-w", w],
         ["review", "replan", "--all-stale", "-w", w],
+        ["adherence", "-w", w],
         ["init", w],
         ["commit", w, str(ws.parent / CONVERSATION)],
         ["train", w, "--watch"],
