@@ -31,12 +31,12 @@ from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.screens.case_results import CaseResultsScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.screens.dataset_picker import DatasetPicker
+from ovtui.app.screens.help import HintFooter
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.case_results import case_results
 from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line, wrapped
 from ovtui.app.views.run_charts import CurveView, flips_text, learning_curve, stage_costs
 from ovtui.app.widgets.charts import ChartOrEmpty, LearningCurvePlot, StageCostPlot
-from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.pinned_log import PinnedLog
 from ovtui.app.widgets.stage_progress import StageProgress
 from ovtui.core.events import Event
@@ -151,7 +151,7 @@ class RunScreen(MainScreen):
                     NO_COST if workspace.uses_model else NO_MODEL_COST.format(backend=workspace.backend_label)
                 )
                 yield ChartOrEmpty(StageCostPlot(id="cost-plot"), no_cost, id="run-cost")
-        yield KeyFooter()
+        yield HintFooter()
 
     def on_mount(self) -> None:
         self._load_last_run()
