@@ -60,6 +60,9 @@ _PROFILE = [
     re.compile(r"\bi work (?:as|at|for) ([^,;]+)", re.I),
     re.compile(r"\bi live in ([^,;]+)", re.I),
 ]
+# "I am Ana Silva, customer C1234": who is asking, not what (a capital or a masked value follows:
+# "I am looking to cancel" still asks something).
+_INTRODUCTION = re.compile(r"^(?i:(?:hi|hello|hey)\b[\s,!]*)?(?i:i am|i'm|this is|it's)\s+(?:[A-Z]|<)")
 _PREFERENCE = re.compile(
     r"\b(?:i (?:really )?(?:prefer|like|love|hate|don't like|do not like|want)"
     r"|(?:please )?(?:always|never))\b\s+(.+)",
@@ -69,7 +72,7 @@ _PREFERENCE = re.compile(
 _CLAUSE_BREAK = re.compile(r";|,?\s+\b(?:and|but)\s+(?=(?:i|my)\b)", re.I)
 _TRAILING_FILLER = re.compile(r"(?:[\s,]+(?:thanks|thank you|please|if possible|by the way))+\s*$", re.I)
 # Words that say nothing about what a request asks for (besides the learner's stopwords).
-_FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there"})
+_FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there", "am"})
 # What a greeting or a courtesy says: a message of these words only is not a request.
 _SMALL_TALK = frozenset(
     {
@@ -122,7 +125,10 @@ def _profile_fact(clause: str) -> str | None:
 
 
 def _unstated(clause: str) -> str:
-    """A clause without the profile fact or preference it states (what is left asks for something)."""
+    """A clause without the profile fact or preference it states (what is left asks for something);
+    nothing of a self-introduction."""
+    if _INTRODUCTION.search(clause):
+        return ""
     for pattern in _PROFILE:
         if match := pattern.search(clause):
             return clause[: match.start()] + clause[match.end() :]
