@@ -25,7 +25,7 @@ from textual.reactive import reactive
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, ContentSwitcher, Input, Label, Log, Static
 
-from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, WorkspaceEdited
+from ovtui.app.messages import InboxFilesArrived, PendingChanged, RunEvents, RunFinished, WorkspaceEdited
 from ovtui.app.run_process import RunProcess
 from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.screens.case_results import CaseResultsScreen
@@ -409,6 +409,17 @@ class RunScreen(MainScreen):
         self.query_one("#curve-plot", LearningCurvePlot).show(curve)
         self.query_one("#run-curve", ChartOrEmpty).showing(not curve.empty)
         self.query_one("#flips-map", Static).update(NO_FLIPS if flips is None else flips)
+
+    def on_pending_changed(self, _: PendingChanged) -> None:
+        """A plan this run sent to review may have been applied or discarded in Review."""
+        if not self.progress.sent_to_review:
+            return
+        try:
+            pending = {p.plan_id for p in self.workspace.review.pending_plans()}
+        except Exception:
+            return  # unreadable now: the count stays until the next change
+        self.progress.still_pending(pending)
+        self._draw()
 
     def on_inbox_files_arrived(self, message: InboxFilesArrived) -> None:
         for path in message.paths:
