@@ -4,6 +4,7 @@ check command works, and the README links the page."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shlex
 import subprocess
@@ -66,3 +67,20 @@ def test_the_pages_check_command_checks_the_example(tmp_path: Path) -> None:
         [sys.executable, "-c", script, "my_rollout.json"], cwd=tmp_path, capture_output=True, text=True
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_check_command_refuses_a_score_outside_0_to_1(tmp_path: Path) -> None:
+    """The page says a score is 0–1: 7 is refused, and the error names the field."""
+    page = (REPO / "docs" / "rollouts.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"```sh\n(python -c .*?) my_rollout.json\n```", page, re.S)
+    rollout = json.loads(example_rollout())
+    rollout["evaluation"]["score"] = 7
+    (tmp_path / "my_rollout.json").write_text(json.dumps(rollout), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", shlex.split(command)[2], "my_rollout.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0 and "evaluation.score" in done.stderr
+    assert "less than or equal to 1" in done.stderr

@@ -54,6 +54,11 @@ def footer_key_of(widget: Widget) -> str | None:
     return widget.key if isinstance(widget, FooterKey) else None
 
 
+def footer_key_shown(widget: Widget) -> tuple[str, str] | None:
+    """The key and the description a widget of the Footer draws, or None when it is not a key."""
+    return (widget.key_display, widget.description) if isinstance(widget, FooterKey) else None
+
+
 def style_key_as_footer(widget: Widget, compact: bool) -> None:
     """Give a Footer's key, before it mounts, the footer's ``compact`` and its class. A key starts
     compact, is styled so when it mounts, then its binding to the footer's value styles it again:

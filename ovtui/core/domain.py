@@ -116,10 +116,14 @@ class Case(Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+# A score is a share of the rubric met: 0 (none) to 1 (all), as docs/rollouts.md says.
+Score = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
 class CriterionResult(Model):
     criterion_name: str
     passed: bool
-    score: float
+    score: Score
     feedback: list[str] = Field(default_factory=list)
     evidence: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -127,7 +131,7 @@ class CriterionResult(Model):
 
 class RubricEvaluation(Model):
     passed: bool
-    score: float
+    score: Score
     criterion_results: list[CriterionResult] = Field(default_factory=list)
     feedback: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)

@@ -132,7 +132,7 @@ class PolicyTrainingEngine:
             self.events.log(f"held back: {line}", level="warning")
         outcome = ApplyOutcome(plan=plan)
         if not plan.items:
-            self.events.log("plan is empty: nothing to review")
+            self.events.log(empty_plan_line(plan))
             outcome.result = await self.updater.apply(plan, latest)
             return outcome
         await self.gates.assess(plan, latest, analyses or [], self.events)
@@ -214,3 +214,20 @@ class PolicyTrainingEngine:
             dry_run=result.dry_run,
             history_id=result.history_id,
         )
+
+
+def empty_plan_line(plan: PolicyUpdatePlan) -> str:
+    """Why a batch's edits came to an empty plan: counted as edits, they would otherwise seem lost."""
+    edits = int(plan.metadata.get("gradients", 0))
+    if not edits:
+        return "plan is empty: nothing to review"
+    unchanged = list(plan.metadata.get("unchanged", []))
+    held_back = list(plan.metadata.get("held_back", []))
+    why = []
+    if unchanged:
+        names = ", ".join(dict.fromkeys(unchanged))
+        why.append(f"they change nothing in {names} (the experiences already say it)")
+    if held_back:
+        why.append(f"{len(held_back)} held back as rejected before")
+    reason = "; ".join(why) or "the merge kept none of them"
+    return f"plan is empty: the batch's {edits} edit(s) were dropped: {reason}. Nothing to review"

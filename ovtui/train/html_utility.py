@@ -19,7 +19,8 @@ from ovtui.train.utility import ExperienceUtility
 
 ROW, TOP_AXIS, PLOT = 22, 28, 360  # px: a row, the axis above the rows, the effect scale's width
 SAID = {"helpful": "helpful", "harmful": "harmful", "none": "no measurable effect"}
-MARKS = {"helpful": "▲", "harmful": "▼", "none": "●"}
+# Each verdict its own glyph; "unknown" (too little evidence either way) is a hollow mark.
+MARKS = {"helpful": "▲", "harmful": "▼", "none": "●", "unknown": "○"}
 
 
 def effects_chart(entries: list[ExperienceUtility]) -> str:

@@ -102,7 +102,7 @@ async def test_experiences_table_and_markdown_view(workspace: Workspace, make_ap
         table = app.screen.query_one("#memories", VimTable)
         assert table.row_count == 3
         text = screen_text(app)
-        assert "3 experiences" in text and "2026-09-21" in text
+        assert "experiences: 3 files" in text and "2026-09-21" in text
         await pilot.press("G")
         await pilot.pause()
         assert "reservation_cancellation · production · version 2" in screen_text(app)

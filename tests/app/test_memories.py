@@ -3,7 +3,10 @@ Memories screen lists it under its type, and History reverts it."""
 
 from __future__ import annotations
 
-from app_support import MakeApp, notifications, screen_text, settle
+import re
+
+import pytest
+from app_support import MakeApp, notifications, press_and_settle, screen_text, settle, widget_text
 from textual.widgets import Select
 from workspace_support import memory_of, plans_of
 
@@ -61,14 +64,14 @@ async def test_review_shows_and_applies_a_preference_then_memories_lists_it(
         await settle(app, pilot)
         assert isinstance(app.screen, MemoriesScreen)
         table = app.screen.query_one("#memories", VimTable)
-        assert table.row_count == 3 and "3 experiences" in screen_text(app)  # experiences first
+        assert table.row_count == 3 and "experiences: 3 files" in screen_text(app)  # experiences first
         await pilot.press("t")  # cases, entities, events, identity, preferences, …: to preferences
         await pilot.press("t", "t", "t", "t")
         await settle(app, pilot)
         assert app.screen.memory_type == "preferences"
         assert table.row_count == 1
         text = screen_text(app)
-        assert "1 preferences" in text and "seating · – · version 1" in text and "aisle seat" in text
+        assert "preferences: 1 file" in text and "seating · – · version 1" in text and "aisle seat" in text
 
         await pilot.press("3")
         await settle(app, pilot)
@@ -130,3 +133,21 @@ async def test_a_peer_s_files_are_listed_with_the_peer(workspace: Workspace, mak
         await settle(app, pilot)
         text = screen_text(app)
         assert "peers/alice/memories/preferences/alice/trains.md" in text and "night trains" in text
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_title_counts_files_so_one_and_none_read_right(
+    workspace: Workspace, make_app: MakeApp, size: tuple[int, int]
+) -> None:
+    """Issue 33: a type is a folder's name, so "1 cases" and "0 soul" read wrong."""
+    app = make_app(workspace)
+    async with app.run_test(size=size) as pilot:
+        await press_and_settle(pilot, "4")
+        titles = set()
+        for _ in workspace.reading.memory_types():
+            titles.add(widget_text(app, app.screen.query_one("#memories-title")))
+            await press_and_settle(pilot, "t")
+        assert "experiences: 3 files" in titles
+        assert "soul: 0 files" in titles, titles
+        for title in titles:
+            assert re.fullmatch(r"\w+: (1 file|\d+ files)", title), title

@@ -69,7 +69,7 @@ async def test_the_filter_keeps_the_rows_holding_its_words(
         screen = app.screen
         assert isinstance(screen, MemoriesScreen)
         assert list(screen.rows) == [sample_workspace.reading.experiences().policies[3].uri]
-        assert "1 of 12 experiences" in screen_text(app)
+        assert "experiences: 1 of 12 files" in screen_text(app)
         assert isinstance(app.focused, VimTable)
 
 

@@ -289,3 +289,35 @@ async def test_a_run_on_a_service_that_is_down_says_it_is_connecting(tmp_path: P
             progress.apply(event)
     assert progress.status_line().startswith("eval: FAILED")
     assert progress.stage_rows()[0][3] == "failed before its first cases"
+
+
+LONG_CASES = [f"booking_cancellation_test_{i:03}" for i in range(9)]
+
+
+def long_named_stage(name: str, epoch: int) -> StageReport:
+    results = {case: [1] for case in LONG_CASES}
+    n = len(LONG_CASES)
+    return StageReport(stage=name, epoch=epoch, cases=n, passed=n, avg_reward=1.0, results=results)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_flips_map_names_cases_whole_and_the_legend_leaves_points_at_100(
+    app: OvtuiApp, size: tuple[int, int]
+) -> None:
+    stages = [long_named_stage("baseline_eval", -1), long_named_stage("final_eval", 0)]
+    events = [Event("run_started", {"command": "evaluate", "dataset": "support"}, AT)]
+    events += [Event("eval", {**s.model_dump(), "accuracy": s.accuracy}, AT + 1) for s in stages]
+    async with app.run_test(size=size) as pilot:
+        await fed(app, pilot, events)
+        await pilot.press("g")
+        await settle(app, pilot)
+        curve = app.screen.query_one(LearningCurvePlot)
+        rows = screen_text(app).splitlines()[curve.region.y : curve.region.bottom]
+        top = next(row for row in rows if re.match(r"\s*100(\.0)?\s*┤", row))  # the 100% row
+        assert top.count("o") >= 2, "\n".join(rows)  # both evaluations' points, none under a legend
+        assert "o evaluations" in rows[0] and ": do-nothing" in rows[0]  # the title is the legend
+        await pilot.press("g")
+        await settle(app, pilot)
+        text = screen_text(app)
+        for case in LONG_CASES:  # nine names that differ only at their end, each whole
+            assert re.search(rf"{case}\s+✓\s+✓", text), text

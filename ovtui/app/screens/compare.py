@@ -21,9 +21,9 @@ from textual.widgets import Input, Label, ProgressBar, Static
 
 from ovtui.app.messages import EventPump, KernelEventsReady
 from ovtui.app.screens.base import MainScreen, back_bindings
+from ovtui.app.screens.help import HintFooter
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.compare import EMPTY, progress_line, result_text
-from ovtui.app.widgets.footer import KeyFooter
 from ovtui.core.splits import VALIDATION_SPLIT
 from ovtui.train.reports import failure_reason
 from ovtui.wiring.services.measures import CompareOptions
@@ -79,7 +79,7 @@ class CompareScreen(MainScreen):
             yield ProgressBar(total=1, show_eta=False, id="compare-bar")
             with VerticalScroll(id="compare-result"):
                 yield Static(EMPTY, id="compare-text", markup=False)
-        yield KeyFooter()
+        yield HintFooter()
 
     def _policy_names(self) -> list[str]:
         try:

@@ -4,8 +4,9 @@ its key (after ``[keys]`` remaps), id and description; and the footer that alway
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -15,7 +16,7 @@ from textual.widgets import Footer, Label
 
 from ovtui.app.keys import BindingInfo
 from ovtui.app.screens.base import GoesBack, back_bindings
-from ovtui.app.textual_private import footer_key, footer_key_of
+from ovtui.app.textual_private import footer_key, footer_key_of, footer_key_shown
 from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.vim_table import VimTable
 
@@ -29,12 +30,24 @@ WITH_DIFF = frozenset({"Review", "History"})  # the screens that show a field di
 
 
 HELP_BINDING_ID = "app.help"
+KEY_GAP = 1  # a compact footer's margin after each key
+HELP_KEY_EDGE = 2  # the help key's border on its left and its padding on its right
+
+
+def key_width(widget: Widget) -> int:
+    """The columns a compact footer's key takes: its key, a space and its description."""
+    shown = footer_key_shown(widget)
+    if shown is None:
+        return 0
+    key, description = shown
+    return cell_len(key) + (1 + cell_len(description) if description else 0)
 
 
 class HintFooter(KeyFooter):
     """A compact footer whose right end is always the help key (``? keys``), where the command
     palette's key was: at 80 columns a screen's keys do not all fit, and the ones cut off must
-    still be findable. The palette's key (ctrl+p) is named in the help's title."""
+    still be findable. The palette's key (ctrl+p) is named in the help's title. A key that would
+    not fit whole before the help key is left out, never drawn cut (``u U▏`` read as two keys)."""
 
     # The key docked at the right end lands one column short of the edge (where the cut-off keys
     # beneath showed through): shifted onto it, with the full footer's right padding.
@@ -47,16 +60,28 @@ class HintFooter(KeyFooter):
     def __init__(self) -> None:
         super().__init__(compact=True, show_command_palette=False)
 
+    def shown_from(self) -> tuple[Any, ...]:
+        return (*super().shown_from(), self.app.size.width)  # a resize can fit more keys, or fewer
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.recompose)
+
     def compose(self) -> ComposeResult:
         active = self.screen.active_bindings.values()
         help_binding = next((b.binding for b in active if b.binding.id == HELP_BINDING_ID), None)
+        help_key = None if help_binding is None else self._help_key(help_binding)
+        room = self.app.size.width - (0 if help_key is None else key_width(help_key) + HELP_KEY_EDGE)
         shown = False  # the footer shows nothing until the screen's bindings are ready
         for widget in super().compose():
             shown = True
-            if help_binding is None or footer_key_of(widget) != help_binding.key:
-                yield widget
-        if shown and help_binding is not None:
-            yield self._help_key(help_binding)
+            if help_binding is not None and footer_key_of(widget) == help_binding.key:
+                continue
+            room -= key_width(widget) + KEY_GAP
+            if room < -KEY_GAP:  # the last key needs no gap after it
+                break  # the keys are in the order of importance: the rest is in the help
+            yield widget
+        if shown and help_key is not None:
+            yield help_key
 
     def _help_key(self, binding: Binding) -> Widget:
         key = footer_key(binding.key, self.app.get_key_display(binding), "keys", binding.action, right=True)

@@ -440,7 +440,10 @@ class MemoriesScreen(MainScreen):
         else:  # every row, as the worker built, keyed and measured them
             rows, self.rows = message.rows, message.by_uri
             table.fill(message.cells, widths=message.widths)
-        title = f"{len(rows)} of {len(message.rows)} {memory_type}" if words else f"{len(rows)} {memory_type}"
+        # The type is a folder's name (cases, soul): "1 cases" and "0 soul" read wrong, files count.
+        files = "file" if len(message.rows) == 1 else "files"
+        shown = f"{len(rows)} of {len(message.rows)}" if words else str(len(rows))
+        title = f"{memory_type}: {shown} {files}"
         if message.reading:
             title += " · reading each file…"
         if problems:  # the file first: a narrow terminal cuts the end of the line, not the name

@@ -25,18 +25,18 @@ from textual.reactive import reactive
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, ContentSwitcher, Input, Label, Log, Static
 
-from ovtui.app.messages import InboxFilesArrived, RunEvents, RunFinished, WorkspaceEdited
+from ovtui.app.messages import InboxFilesArrived, PendingChanged, RunEvents, RunFinished, WorkspaceEdited
 from ovtui.app.run_process import RunProcess
 from ovtui.app.screens.base import MainScreen, back_bindings
 from ovtui.app.screens.case_results import CaseResultsScreen
 from ovtui.app.screens.confirm import ConfirmModal, when_confirmed
 from ovtui.app.screens.dataset_picker import DatasetPicker
+from ovtui.app.screens.help import HintFooter
 from ovtui.app.services import ScreenServices
 from ovtui.app.views.case_results import case_results
 from ovtui.app.views.run import RunProgress, accuracy_line, clock, log_line, usage_line, wrapped
 from ovtui.app.views.run_charts import CurveView, flips_text, learning_curve, stage_costs
 from ovtui.app.widgets.charts import ChartOrEmpty, LearningCurvePlot, StageCostPlot
-from ovtui.app.widgets.footer import KeyFooter
 from ovtui.app.widgets.pinned_log import PinnedLog
 from ovtui.app.widgets.stage_progress import StageProgress
 from ovtui.core.events import Event
@@ -151,7 +151,7 @@ class RunScreen(MainScreen):
                     NO_COST if workspace.uses_model else NO_MODEL_COST.format(backend=workspace.backend_label)
                 )
                 yield ChartOrEmpty(StageCostPlot(id="cost-plot"), no_cost, id="run-cost")
-        yield KeyFooter()
+        yield HintFooter()
 
     def on_mount(self) -> None:
         self._load_last_run()
@@ -409,6 +409,17 @@ class RunScreen(MainScreen):
         self.query_one("#curve-plot", LearningCurvePlot).show(curve)
         self.query_one("#run-curve", ChartOrEmpty).showing(not curve.empty)
         self.query_one("#flips-map", Static).update(NO_FLIPS if flips is None else flips)
+
+    def on_pending_changed(self, _: PendingChanged) -> None:
+        """A plan this run sent to review may have been applied or discarded in Review."""
+        if not self.progress.sent_to_review:
+            return
+        try:
+            pending = {p.plan_id for p in self.workspace.review.pending_plans()}
+        except Exception:
+            return  # unreadable now: the count stays until the next change
+        self.progress.still_pending(pending)
+        self._draw()
 
     def on_inbox_files_arrived(self, message: InboxFilesArrived) -> None:
         for path in message.paths:

@@ -63,7 +63,8 @@ class RunProgress:
     finished: bool = False
     cancelled: bool = False
     failed: str | None = None
-    waiting_plans: int = 0
+    # The plans this run sent to review and still pending (one applied in Review leaves it).
+    sent_to_review: set[str] = field(default_factory=set)
     # The plan the run waits on now (a person must settle it before the run goes on) and its size.
     waiting_on: str | None = None
     waiting_items: int = 0
@@ -105,7 +106,7 @@ class RunProgress:
             self.stages.append(StageReport.model_validate({k: data[k] for k in STAGE_FIELDS if k in data}))
             self.stages_version += 1
         elif event.kind == "plan_pending":
-            self.waiting_plans += 1
+            self.sent_to_review.add(str(data.get("plan_id")))
             if data.get("waiting"):
                 self.waiting_on, self.waiting_items = str(data.get("plan_id")), int(data.get("items") or 0)
         elif event.kind == "plan_settled" and data.get("plan_id") == self.waiting_on:
@@ -153,6 +154,14 @@ class RunProgress:
             self.baseline = found
         elif stage in ("final_eval", "eval") or self.latest is None or self.latest.stage == "train_epoch":
             self.latest = found
+
+    def still_pending(self, pending: set[str]) -> None:
+        """Of the plans sent to review, keep the ones still pending (the rest were settled)."""
+        self.sent_to_review &= pending
+
+    def _in_review(self) -> str:
+        count = len(self.sent_to_review)
+        return f" · {count} plan(s) in review" if count else ""
 
     def stage_rows(self) -> list[tuple[str, int, int | None, str]]:
         """(stage, done, total, text) for the four progress rows."""
@@ -228,7 +237,7 @@ class RunProgress:
                 f"({self.waiting_items} item(s)): press 2{waits}"
             )
         if self.command == "stream" and self.run_id:
-            waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
+            waiting = self._in_review()
             return f"stream: watching inbox/rollouts/ · {self.inbox_files} file(s) trained on{waiting}"
         if self.connecting is not None:
             retry = self.connecting
@@ -238,7 +247,7 @@ class RunProgress:
             )
         where = STAGE_NAMES.get(self.stage, self.stage or "starting")
         epoch = f", epoch {self.epoch + 1}/{self.epochs}" if self.stage == "train_rollouts" else ""
-        waiting = f" · {self.waiting_plans} plan(s) sent to review" if self.waiting_plans else ""
+        waiting = self._in_review()
         return f"{self.command}: running — {where}{epoch}{waiting}"
 
 

@@ -18,7 +18,22 @@ from ovtui.train.run_charts import curve_points, do_nothing_floor, flips_map, st
 TEST, TRAIN, CI_LOW, CI_HIGH, FLOOR = "evaluations", "training", "95% CI", "95% CI high", "do-nothing"
 MARKERS = {TEST: "o", TRAIN: "x", CI_LOW: "·", CI_HIGH: "·", FLOOR: ":"}
 FLIP_ARROWS = {"gained": "↑", "lost": "↓", "": " "}
-CASE_COLUMN = 22  # the flips map's case names are cut to this (the full name is in the Cases view)
+# The flips map's case column: as wide as its longest name, up to this; a longer name loses its
+# middle, never its end, where names of one task differ (``booking_cancellation_test_007``).
+MAX_CASE_COLUMN = 40
+
+
+def case_label(case: str, room: int) -> str:
+    if len(case) <= room:
+        return case
+    head = (room - 1) // 2
+    return case[:head] + "…" + case[len(case) - (room - 1 - head) :]
+
+
+def curve_legend() -> str:
+    """Each series' marker and name, said in the curve's title: plotext draws a legend in the plot's
+    top corner, over the points at 100%."""
+    return " · ".join(f"{MARKERS[name]} {name}" for name in (TEST, TRAIN, CI_LOW, FLOOR))
 
 
 @dataclass(frozen=True)
@@ -64,10 +79,10 @@ def flips_text(stages: list[StageReport]) -> Text | None:
     ticks = [stage_tick(s) for s in read.stages]
     width = max(4, *(len(t) + 1 for t in ticks))  # a column: its tick, or a glyph and an arrow
     text = Text()
-    text.append(" " * CASE_COLUMN + "".join(f"{t:<{width}}" for t in ticks) + "\n", style="bold")
+    column = min(MAX_CASE_COLUMN, max(len(case) for case in read.cases) + 1)
+    text.append(" " * column + "".join(f"{t:<{width}}" for t in ticks) + "\n", style="bold")
     for case in read.cases:
-        name = case if len(case) <= CASE_COLUMN - 1 else case[: CASE_COLUMN - 2] + "…"
-        text.append(f"{name:<{CASE_COLUMN}}")
+        text.append(f"{case_label(case, column - 1):<{column}}")
         for cell in read.cells[case]:
             if cell is None:
                 text.append(" " * width)

@@ -15,7 +15,9 @@ from textual.widgets import ContentSwitcher, Static
 from textual_plotext import PlotextPlot
 
 from ovtui.app.views.review import PlanValidation
-from ovtui.app.views.run_charts import CI_HIGH, MARKERS, CostView, CurveView
+from ovtui.app.views.run_charts import MARKERS, TEST, TRAIN, CostView, CurveView, curve_legend
+
+POINTS = frozenset({TEST, TRAIN})
 
 
 class LearningCurvePlot(PlotextPlot):
@@ -30,16 +32,16 @@ class LearningCurvePlot(PlotextPlot):
         self.series = view.series
         plt = self.plt
         plt.clear_figure()
-        plt.title("accuracy % per stage")
+        plt.title(f"accuracy % · {curve_legend()}")
         plt.ylim(0, 100)
         plt.yticks([0, 25, 50, 75, 100])
         plt.xticks(list(range(len(view.ticks))), view.ticks)
         if len(view.ticks) == 1:  # one stage: room on both sides, or the point sits on the frame
             plt.xlim(-1, 1)
-        for name, (xs, ys) in view.series.items():
-            # The interval's upper line shares the lower one's legend entry.
-            label = None if name == CI_HIGH else name
-            plt.plot(xs, ys, marker=MARKERS[name], label=label)
+        # The points last, so no interval or floor line is drawn over them; no label: the title is
+        # the legend.
+        for name, (xs, ys) in sorted(view.series.items(), key=lambda item: item[0] in POINTS):
+            plt.plot(xs, ys, marker=MARKERS[name])
         self.refresh()
 
 

@@ -33,10 +33,13 @@ PREFERENCE = re.compile(
 _INTRODUCTION = re.compile(
     r"\b(?:[Ii]'m|I am|[Tt]his is|[Cc]all me)\s+(?:<name>|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
 )  # (``<name>``: a name the specifics scrub already masked)
+# A clause that begins by saying who is speaking ("I am Ana Silva, customer C1234"): it names who asks,
+# not what (a capital or a masked value follows: "I am looking to cancel" still asks something).
+_INTRODUCED = re.compile(r"^(?i:(?:hi|hello|hey)\b[\s,!]*)?(?i:i am|i'm|this is|it's)\s+(?:[A-Z]|<)")
 _CLAUSE_BREAK = re.compile(r";|,?\s+\b(?:and|but)\s+(?=(?:i|my)\b)", re.I)
 TRAILING_FILLER = re.compile(r"(?:[\s,]+(?:thanks|thank you|please|if possible|by the way))+\s*$", re.I)
 # Words that say nothing about what a request asks for (besides the learner's stopwords).
-_FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there"})
+_FILLERS = frozenset({"hey", "ok", "okay", "also", "want", "need", "help", "wanted", "there", "am"})
 
 
 def sentences(text: str) -> list[str]:
@@ -76,7 +79,7 @@ def request_pattern(request: str, values: Iterable[str]) -> str:
     the values passed to tools and other specifics masked ("Hi, I'm Ana. Please change the email
     of customer 1001 to ana@x.org" → "Please change the email of customer <value> to <value>")."""
     masked = mask_values(request, values)
-    asked = [unstated(c).strip(" ,") for c in clauses(masked)]
+    asked = ["" if _INTRODUCED.search(c) else unstated(c).strip(" ,") for c in clauses(masked)]
     return ". ".join(c for c in asked if content_words(c))
 
 

@@ -96,10 +96,12 @@ class PatchMergePolicyOptimizer:
         current = policy_set.by_name()
         items: list[PolicyPlanItem] = []
         held_back: list[str] = []
+        accounted: set[int] = set()  # the gradients behind an item, or behind one held back
         for decision in decisions:
             item = self._item(decision, gradients, current)
             if item is None:
                 continue
+            accounted.update(decision.source_gradients)
             cases = _cases(decision, gradients)
             rejection = turned_down(item, cases, self.feedback)
             if rejection is not None:
@@ -116,6 +118,11 @@ class PatchMergePolicyOptimizer:
             items.append(item)
         if held_back:
             meta["held_back"] = held_back
+        # The rest were merged into experiences that already say it (the merger or ``_item`` left
+        # them out): named, so an empty plan can say why its counted edits came to nothing.
+        unchanged = [g.target_experience_name for i, g in enumerate(gradients) if i not in accounted]
+        if unchanged:
+            meta["unchanged"] = list(dict.fromkeys(unchanged))
         return PolicyUpdatePlan(items=items, metadata=meta)
 
     def _item(

@@ -117,3 +117,19 @@ def test_a_request_without_personal_is_the_request_as_written_less_the_person() 
         "I need to move my flight to Friday!"
     )
     assert without_personal("Hi, I'm Dana.") == ""
+
+
+def test_a_self_introduction_is_not_part_of_the_cases_name() -> None:
+    """Issue 33: "I am Ana Silva, customer C1234. Please cancel booking…" was named
+    ``am_customer_cancel_booking_…``: who asks is not what is asked."""
+    cancel = ToolPart(
+        tool_id="t1", tool_name="cancel_booking", tool_input={"booking_id": "B9"}, tool_output="ok"
+    )
+    for text in [
+        "I am Ana Silva, customer C1234. Please cancel booking B9, my plans changed.",
+        "I'm Ana Silva, customer C1234. Please cancel booking B9, my plans changed.",
+        "Hi, this is Ana Silva. Please cancel booking B9, my plans changed.",
+    ]:
+        assert request_signature(text, [cancel]) == "cancel_booking_plans_changed", text
+    # "I am" that goes on to ask something is still the request
+    assert request_signature("I am looking to cancel booking B9.", [cancel]) == "looking_cancel_booking"
