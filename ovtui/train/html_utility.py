@@ -18,7 +18,7 @@ from ovtui.train.reports import RunReport
 from ovtui.train.utility import ExperienceUtility
 
 ROW, TOP_AXIS, PLOT = 22, 28, 360  # px: a row, the axis above the rows, the effect scale's width
-SAID = {"helpful": "helpful", "harmful": "harmful", "none": "no measurable effect"}
+SAID = {"helpful": "helpful", "harmful": "harmful", "none": "no measurable effect", "unknown": "unknown"}
 # Each verdict its own glyph; "unknown" (too little evidence either way) is a hollow mark.
 MARKS = {"helpful": "▲", "harmful": "▼", "none": "●", "unknown": "○"}
 

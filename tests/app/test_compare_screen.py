@@ -66,7 +66,10 @@ async def test_a_comparison_shows_what_ovtui_compare_saved(
 ) -> None:
     await sample_workspace.runs.train(TrainOptions(epochs=1, approve="all", eval_split=None))
     app = make_app(sample_workspace)
+    # A: a policy of manners only (an empty folder is refused: it is no policy), which solves no task.
     (tmp_path / "no_experiences").mkdir()
+    manners = sample_workspace.root / "memories/experiences/conversation_etiquette.md"
+    (tmp_path / "no_experiences" / manners.name).write_bytes(manners.read_bytes())
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await compare(app, pilot, str(tmp_path / "no_experiences"), "current")
         report = sample_workspace.reading.run_report()

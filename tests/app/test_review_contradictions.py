@@ -111,6 +111,8 @@ async def test_an_approved_edit_that_now_contradicts_goes_back_to_undecided_with
         for mine, theirs in pairs
     )
     decision = workspace.review.pending_plan(PLAN_ID).decisions[0]
-    assert decision.decision == "pending" and "choose which stands and approve it again" in decision.note
+    # Undecided again: the edit took its approval back (signed review: an approval is for the text it
+    # saw), and the contradiction holds it until a person chooses which line stands.
+    assert decision.decision == "pending" and "approve it again" in decision.note
     with pytest.raises(OvtuiError, match="undecided"):
         await workspace.review.apply_pending(PLAN_ID)

@@ -56,7 +56,8 @@ COMMANDS = [
     Command("train", lambda b, w: ["train", w, "--epochs", "1", "--limit", "4", "--approve", "all"], True),
     Command("eval", lambda b, w: ["eval", w], True),
     Command("check", lambda b, w: ["check", w], False),
-    Command("doctor", lambda b, w: ["doctor", w], True),
+    # An offline workspace's doctor probes no endpoint (its backend calls no model): it only reads.
+    Command("doctor", lambda b, w: ["doctor", w], False),
     Command("history", lambda b, w: ["history", w], False),
     Command("history show", lambda b, w: ["history", "show", b.record, "-w", w], False),
     Command("revert", lambda b, w: ["revert", b.record, "-w", w], True),
