@@ -209,7 +209,7 @@ def test_a_session_killed_while_its_meta_was_written_is_no_session_and_leaves_no
     try:
         with httpx.Client(base_url=url, timeout=30) as client:
             listed = ok(client.get("/api/v1/sessions"))  # answered once the start's recovery is done
-            assert {p.name for p in folder.iterdir()} == {LOCK}
+            assert not folder.exists()  # its temp removed, then the folder left holding a lock only
             assert "fresh" not in {s["session_id"] for s in listed}, listed
             ok(client.post("/api/v1/sessions/fresh/messages", json={"role": "user", "content": "hello"}))
             assert ok(client.get("/api/v1/sessions/fresh"))["message_count"] == 1
