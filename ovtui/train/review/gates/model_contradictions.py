@@ -198,6 +198,8 @@ class ModelContradictionCheck:
 
     async def mark(self, plan: PolicyUpdatePlan, policy_set: ExperienceSet, events: EventBus) -> int:
         """Add the model's findings to the items' contradictions; returns how many calls it made."""
+        if self.client is None and not any(REPORTED_CONTRADICTIONS in i.metadata for i in plan.items):
+            return 0  # no model to ask and no merger report to check (the offline path): no overlay
         after_plan = overlay(policy_set, plan.items)
         to_ask: list[Question] = []
         for item in plan.items:
