@@ -46,17 +46,22 @@ def experiences(root: Path) -> dict[str, str]:
     }
 
 
+def learn_cancellations() -> PolicyPlanItem:
+    """The plain-English cancellation experience the sample agent follows, as a plan item."""
+    return PolicyPlanItem(
+        kind="upsert",
+        target_name="booking_cancellation",
+        after_content=(PLAIN / "booking_cancellation.md").read_text(encoding="utf-8"),
+    )
+
+
 async def test_the_overlay_never_touches_the_workspace(tmp_path: Path) -> None:
     root = build_sample_workspace(tmp_path / "ws")
     policy_set = ExperienceSetLoader(MemoryStore.open(root)).load_sync()
     cases = read_cases(root / "datasets/support/test.jsonl")
     plan = PolicyUpdatePlan(
         items=[
-            PolicyPlanItem(
-                kind="upsert",
-                target_name="booking_cancellation",
-                after_content=(PLAIN / "booking_cancellation.md").read_text(encoding="utf-8"),
-            ),
+            learn_cancellations(),
             PolicyPlanItem(kind="delete", target_name="seat_selection"),
         ]
     )
@@ -249,18 +254,9 @@ async def test_the_a_a_null_counts_a_case_any_rerun_moved(tmp_path: Path) -> Non
     root = build_sample_workspace(tmp_path / "ws")
     policy_set = ExperienceSetLoader(MemoryStore.open(root)).load_sync()
     cases = read_cases(root / "datasets/support/validation.jsonl")
-    plan = PolicyUpdatePlan(
-        items=[
-            PolicyPlanItem(
-                kind="upsert",
-                target_name="booking_cancellation",
-                after_content=(PLAIN / "booking_cancellation.md").read_text(encoding="utf-8"),
-            )
-        ]
-    )
 
     # The policy as it is already handles cancellations, so a slip (forgetting it) fails a case.
-    learned = overlay(policy_set, plan.items)
+    learned = overlay(policy_set, [learn_cancellations()])
     other = PolicyUpdatePlan(items=[PolicyPlanItem(kind="delete", target_name="seat_selection")])
 
     async def null_of(reruns: int) -> dict[str, list[str]]:
